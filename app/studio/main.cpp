@@ -1,0 +1,53 @@
+// cuda-agent-studio: the desktop studio's composition root.
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QSettings>
+
+#include "cas/version.hpp"
+#include "widgets/main_window.hpp"
+#include "widgets/translations.hpp"
+
+namespace {
+
+// The example opened when the user names none and has no recent project: next to an installed
+// binary, above a build tree, or in the source tree this binary was built from.
+QString defaultProject() {
+  const QString exeDir = QCoreApplication::applicationDirPath();
+  for (const QString& candidate : {exeDir + QStringLiteral("/../projects"), exeDir + QStringLiteral("/../../projects"),
+                                   QString::fromUtf8(cas::kSourceDir) + QStringLiteral("/projects")}) {
+    const QString project = QDir(candidate).filePath(QStringLiteral("tictactoe-alphazero"));
+    if (QFileInfo::exists(project + QStringLiteral("/project.toml"))) return QDir::cleanPath(project);
+  }
+  return {};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QCoreApplication::setOrganizationName(QStringLiteral("CUDA-Agent"));
+  QCoreApplication::setApplicationName(QStringLiteral("cuda-agent-studio"));
+  QCoreApplication::setApplicationVersion(QString::fromLatin1(cas::kVersion));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("CUDA-Agent Studio: design, train and debug RL policies."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  QCommandLineOption lang(QStringLiteral("lang"), QStringLiteral("Interface language: zh_CN or en (default: the system's)."),
+                          QStringLiteral("language"));
+  parser.addOption(lang);
+  parser.addPositionalArgument(QStringLiteral("project"), QStringLiteral("Project folder to open."));
+  parser.process(app);
+
+  cas::widgets::installTranslations(app, parser.value(lang));
+
+  cas::widgets::MainWindow window;
+  window.show();
+  QString project = parser.positionalArguments().value(0);
+  if (project.isEmpty()) project = window.recentProjects().value(0);
+  if (project.isEmpty() || !QFileInfo::exists(project)) project = defaultProject();
+  if (!project.isEmpty()) window.openProject(project);
+  return app.exec();
+}

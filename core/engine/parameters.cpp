@@ -1,0 +1,238 @@
+#include "core/engine/parameters.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+// Marks help texts for the studio's translation catalogue without depending on Qt: lupdate reads
+// this token in the source text; here it is the identity.
+#define QT_TRANSLATE_NOOP(context, text) text
+
+namespace cas::engine {
+namespace {
+
+ParameterSpec intParam(std::string name, std::int64_t lo, std::int64_t hi, std::int64_t def, bool live, std::string help) {
+  return {std::move(name), ParamType::Int, double(lo), double(hi), {}, def, std::move(help), live};
+}
+ParameterSpec floatParam(std::string name, double lo, double hi, double def, bool live, std::string help) {
+  return {std::move(name), ParamType::Float, lo, hi, {}, def, std::move(help), live};
+}
+ParameterSpec boolParam(std::string name, bool def, bool live, std::string help) {
+  return {std::move(name), ParamType::Bool, 0, 1, {}, def, std::move(help), live};
+}
+ParameterSpec choiceParam(std::string name, std::vector<std::string> choices, std::string def, bool live, std::string help) {
+  return {std::move(name), ParamType::Choice, 0, 0, std::move(choices), std::move(def), std::move(help), live};
+}
+
+// The one declaration of every tunable parameter. docs/project-format.md documents the same list;
+// tests/core/test_parameters.cpp checks that the document and this table agree.
+std::vector<ParameterSpec> standardSpecs() {
+  constexpr bool kLive = true, kRestart = false;
+  return {
+      intParam("search.simulations", 1, 100000, 64, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Simulations per move in self-play.")),
+      floatParam("search.c_puct", 0.0, 100.0, 1.5, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Exploration constant of the PUCT selection rule.")),
+      floatParam("search.dirichlet_alpha", 0.001, 10.0, 0.3, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Concentration of the Dirichlet noise added to root priors.")),
+      floatParam("search.dirichlet_fraction", 0.0, 1.0, 0.25, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Weight of the Dirichlet noise in root priors (0 disables it).")),
+      intParam("search.leaves_per_step", 1, 64, 1, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Leaves selected per game per step, spread by virtual loss.")),
+      floatParam("search.virtual_loss", 0.0, 10.0, 1.0, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Virtual loss added on a path while its leaf awaits evaluation.")),
+      floatParam("search.temperature", 0.0, 10.0, 1.0, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Move-choice temperature over root visits in the opening (0 picks the most visited).")),
+      intParam("search.temperature_moves", 0, 1000, 8, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Moves per game played with the temperature; later moves pick the most visited.")),
+      intParam("search.node_budget", 64, 1 << 24, 16384, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Tree nodes per game; when full, least recently used subtrees are recycled.")),
+      choiceParam("search.root_policy", {"puct", "gumbel"}, "puct", kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Root action selection: PUCT with Dirichlet noise, or Gumbel sequential halving.")),
+      intParam("search.gumbel_arms", 2, 512, 16, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Actions sampled at the root by the Gumbel policy.")),
+      boolParam("search.subtree_reuse", true, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Keep the chosen child's subtree as the next root.")),
+
+      intParam("train.parallel_games", 1, 65536, 64, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Self-play games played side by side, evaluated in one batch.")),
+      intParam("train.games_per_iteration", 1, 1000000, 64, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Finished self-play games between training phases.")),
+      intParam("train.batch_size", 1, 65536, 256, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Samples per training step.")),
+      intParam("train.steps_per_iteration", 1, 100000, 32, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Training steps per iteration.")),
+      choiceParam("train.optimizer", {"adam", "sgd"}, "adam", kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Optimizer.")),
+      floatParam("train.learning_rate", 1e-7, 10.0, 1e-3, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Optimizer step size.")),
+      floatParam("train.momentum", 0.0, 0.999, 0.9, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Momentum of the SGD optimizer.")),
+      floatParam("train.weight_decay", 0.0, 1.0, 1e-4, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "L2 penalty on the weights in the loss.")),
+      floatParam("train.grad_clip", 0.0, 1e6, 5.0, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Global-norm gradient clipping threshold (0 disables clipping).")),
+      intParam("train.replay_capacity", 64, 100000000, 100000, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Positions kept in the replay buffer.")),
+      intParam("train.eval_every", 1, 100000, 5, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Iterations between evaluations against the baselines.")),
+      intParam("train.eval_games", 0, 100000, 20, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Games per baseline at each evaluation.")),
+      intParam("train.checkpoint_every", 1, 100000, 1, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Iterations between checkpoints.")),
+
+      choiceParam("runtime.device", {"auto", "cpu", "cuda"}, "auto", kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Backend: auto uses CUDA when it is available, else the CPU.")),
+      intParam("runtime.threads", 0, 1024, 0, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "CPU worker threads (0 uses every core).")),
+      intParam("runtime.seed", 0, 2147483647, 1, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Seed of every random choice in the run.")),
+      intParam("runtime.threads_per_block", 0, 1024, 0, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "CUDA threads per block (0 asks the occupancy calculator).")),
+  };
+}
+
+std::string formatNumber(double v) {
+  std::ostringstream ss;
+  ss << v;
+  return ss.str();
+}
+
+}  // namespace
+
+const ParameterRegistry& ParameterRegistry::standard() {
+  static const ParameterRegistry registry(standardSpecs());
+  return registry;
+}
+
+const ParameterSpec* ParameterRegistry::find(std::string_view name) const {
+  for (const ParameterSpec& s : specs_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+std::vector<std::string> ParameterRegistry::sections() const {
+  std::vector<std::string> out;
+  for (const ParameterSpec& s : specs_)
+    if (out.empty() || out.back() != s.section()) out.push_back(s.section());
+  return out;
+}
+
+std::vector<const ParameterSpec*> ParameterRegistry::inSection(std::string_view section) const {
+  std::vector<const ParameterSpec*> out;
+  for (const ParameterSpec& s : specs_)
+    if (s.section() == section) out.push_back(&s);
+  return out;
+}
+
+const char* typeName(ParamType t) {
+  switch (t) {
+    case ParamType::Int: return "integer";
+    case ParamType::Float: return "number";
+    case ParamType::Bool: return "boolean";
+    case ParamType::Choice: return "string";
+  }
+  return "value";
+}
+
+std::string describeRange(const ParameterSpec& spec) {
+  switch (spec.type) {
+    case ParamType::Int:
+      return "an integer in [" + std::to_string(std::int64_t(spec.min)) + ", " + std::to_string(std::int64_t(spec.max)) + "]";
+    case ParamType::Float: return "a number in [" + formatNumber(spec.min) + ", " + formatNumber(spec.max) + "]";
+    case ParamType::Bool: return "true or false";
+    case ParamType::Choice: {
+      std::string s = "one of:";
+      for (size_t i = 0; i < spec.choices.size(); ++i) s += (i ? ", " : " ") + spec.choices[i];
+      return s;
+    }
+  }
+  return {};
+}
+
+std::string formatValue(const ParamValue& v) {
+  if (auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
+  if (auto* d = std::get_if<double>(&v)) return formatNumber(*d);
+  if (auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  return std::get<std::string>(v);
+}
+
+std::optional<std::string> checkValue(const ParameterSpec& spec, const ParamValue& value) {
+  auto outOfRange = [&] {
+    return spec.name + " = " + formatValue(value) + " is out of range: expected " + describeRange(spec);
+  };
+  auto wrongType = [&] { return spec.name + " expects " + describeRange(spec); };
+  switch (spec.type) {
+    case ParamType::Int: {
+      auto* i = std::get_if<std::int64_t>(&value);
+      if (!i) return wrongType();
+      if (double(*i) < spec.min || double(*i) > spec.max) return outOfRange();
+      return std::nullopt;
+    }
+    case ParamType::Float: {
+      auto* d = std::get_if<double>(&value);
+      if (!d) return wrongType();
+      if (!std::isfinite(*d) || *d < spec.min || *d > spec.max) return outOfRange();
+      return std::nullopt;
+    }
+    case ParamType::Bool:
+      if (!std::holds_alternative<bool>(value)) return wrongType();
+      return std::nullopt;
+    case ParamType::Choice: {
+      auto* s = std::get_if<std::string>(&value);
+      if (!s) return wrongType();
+      for (const std::string& c : spec.choices)
+        if (c == *s) return std::nullopt;
+      return spec.name + " = \"" + *s + "\" is not allowed: expected " + describeRange(spec);
+    }
+  }
+  return wrongType();
+}
+
+std::optional<ParamValue> parseValue(const ParameterSpec& spec, std::string_view text, std::string* error) {
+  auto fail = [&]() -> std::optional<ParamValue> {
+    if (error) *error = spec.name + ": '" + std::string(text) + "' is not valid: expected " + describeRange(spec);
+    return std::nullopt;
+  };
+  ParamValue value;
+  switch (spec.type) {
+    case ParamType::Int: {
+      std::int64_t i = 0;
+      auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
+      if (ec != std::errc() || p != text.data() + text.size() || text.empty()) return fail();
+      value = i;
+      break;
+    }
+    case ParamType::Float: {
+      double d = 0;
+      auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+      if (ec != std::errc() || p != text.data() + text.size() || text.empty()) return fail();
+      value = d;
+      break;
+    }
+    case ParamType::Bool:
+      if (text == "true" || text == "1" || text == "on") value = true;
+      else if (text == "false" || text == "0" || text == "off") value = false;
+      else return fail();
+      break;
+    case ParamType::Choice:
+      value = std::string(text);
+      break;
+  }
+  if (auto problem = checkValue(spec, value)) {
+    if (error) *error = *problem;
+    return std::nullopt;
+  }
+  return value;
+}
+
+ParameterSet::ParameterSet() {
+  for (const ParameterSpec& s : ParameterRegistry::standard().all()) values_.emplace(s.name, s.defaultValue);
+}
+
+std::optional<std::string> ParameterSet::set(std::string_view name, const ParamValue& value) {
+  const ParameterSpec* spec = ParameterRegistry::standard().find(name);
+  if (!spec) return "unknown parameter '" + std::string(name) + "'";
+  if (auto problem = checkValue(*spec, value)) return problem;
+  values_.find(name)->second = value;
+  return std::nullopt;
+}
+
+std::optional<std::string> ParameterSet::assign(std::string_view keyEqualsValue) {
+  size_t eq = keyEqualsValue.find('=');
+  if (eq == std::string_view::npos)
+    return "expected key=value, got '" + std::string(keyEqualsValue) + "'";
+  std::string_view key = keyEqualsValue.substr(0, eq);
+  const ParameterSpec* spec = ParameterRegistry::standard().find(key);
+  if (!spec) return "unknown parameter '" + std::string(key) + "' (`cuda-agent params` lists them)";
+  std::string error;
+  auto value = parseValue(*spec, keyEqualsValue.substr(eq + 1), &error);
+  if (!value) return error;
+  values_.find(key)->second = *value;
+  return std::nullopt;
+}
+
+const ParamValue& ParameterSet::get(std::string_view name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) throw std::out_of_range("unknown parameter " + std::string(name));
+  return it->second;
+}
+
+bool ParameterSet::isDefault(std::string_view name) const {
+  const ParameterSpec* spec = ParameterRegistry::standard().find(name);
+  return spec && get(name) == spec->defaultValue;
+}
+
+}  // namespace cas::engine

@@ -1,0 +1,131 @@
+// The cuda-agent executable driven as a user would: exit codes, messages, and what it links.
+#include <QDir>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "core/exec/backend.hpp"
+
+namespace {
+
+struct Run {
+  int status = -1;
+  QString out, err;
+};
+
+Run run(const QString& program, const QStringList& args) {
+  QProcess p;
+  p.start(program, args);
+  if (!p.waitForFinished(120000)) return {};
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+          QString::fromUtf8(p.readAllStandardError())};
+}
+
+Run cli(const QStringList& args) { return run(QStringLiteral(CAS_BIN_DIR "/cuda-agent"), args); }
+
+void write(const QString& path, const QByteArray& text) {
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write(text);
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+  QString project(const QString& name, const QByteArray& toml, bool policy = true) {
+    const QString folder = dir_.filePath(name);
+    QDir().mkpath(folder);
+    write(folder + QStringLiteral("/project.toml"), toml);
+    if (policy) write(folder + QStringLiteral("/policy.pdl"), "def policy(obs):\n    return obs\n");
+    return folder;
+  }
+
+ private slots:
+  void versionAndHelp() {
+    Run v = cli({QStringLiteral("--version")});
+    QCOMPARE(v.status, 0);
+    QVERIFY2(v.out.startsWith(QStringLiteral("cuda-agent 0.")), qPrintable(v.out));
+    Run h = cli({QStringLiteral("--help")});
+    QCOMPARE(h.status, 0);
+    for (const char* sub : {"devices", "check", "params"}) QVERIFY2(h.out.contains(QLatin1String(sub)), qPrintable(h.out));
+    Run none = cli({});
+    QCOMPARE(none.status, 2);
+  }
+
+  void devicesNamesBackendsAndReasons() {
+    Run d = cli({QStringLiteral("devices")});
+    QCOMPARE(d.status, 0);
+    QVERIFY2(d.out.contains(QStringLiteral("cpu: CPU reference backend — available")), qPrintable(d.out));
+    const auto* cuda = cas::exec::BackendRegistry::instance().find("cuda");
+    if (cuda->available()) {
+      QVERIFY2(d.out.contains(QStringLiteral("probe: passed")), qPrintable(d.out));
+    } else {
+      QVERIFY2(d.out.contains(QStringLiteral("cuda: CUDA backend — unavailable\n  reason: ") +
+                              QString::fromStdString(cuda->unavailableReason)),
+               qPrintable(d.out));
+      QVERIFY2(d.out.contains(QStringLiteral("in use by default: CPU backend (CUDA unavailable: ")), qPrintable(d.out));
+    }
+  }
+
+  void checkAcceptsExamples() {
+    QDir projects(QStringLiteral(CAS_SOURCE_DIR "/projects"));
+    QStringList args{QStringLiteral("check")};
+    for (const QString& n : projects.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) args << projects.filePath(n);
+    Run c = cli(args);
+    QCOMPARE(c.status, 0);
+    QCOMPARE(c.out.count(QStringLiteral(": ok\n")), args.size() - 1);
+  }
+
+  void checkRejectsWithLocations_data() {
+    QTest::addColumn<QByteArray>("toml");
+    QTest::addColumn<bool>("policy");
+    QTest::addColumn<QString>("expected");
+    const QByteArray head = "name = \"t\"\nenvironment = \"tictactoe\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\n";
+    QTest::newRow("syntax") << head + "[search\n" << true << "project.toml:5:8: error: TOML syntax error";
+    QTest::newRow("type") << head + "[search]\nc_puct = \"x\"\n" << true
+                          << "project.toml:6:10: error: search.c_puct must be a number in [0, 100], got a string";
+    QTest::newRow("range") << head + "[search]\nsimulations = 0\n" << true
+                           << "project.toml:6:15: error: search.simulations = 0 is out of range: expected an integer in [1, 100000]";
+    QTest::newRow("environment") << QByteArray("name = \"t\"\nenvironment = \"go\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\n")
+                                 << true << "project.toml:2:15: error: unknown environment 'go'";
+    QTest::newRow("policy") << head << false << "project.toml:4:10: error: policy file 'policy.pdl' not found";
+  }
+
+  void checkRejectsWithLocations() {
+    QFETCH(QByteArray, toml);
+    QFETCH(bool, policy);
+    QFETCH(QString, expected);
+    const QString folder = project(QString::fromLatin1(QTest::currentDataTag()), toml, policy);
+    Run c = cli({QStringLiteral("check"), folder});
+    QCOMPARE(c.status, 1);
+    QVERIFY2(c.err.contains(folder + QStringLiteral("/") + expected), qPrintable(c.err));
+    QVERIFY2(c.err.contains(QStringLiteral(": rejected (1 error)")), qPrintable(c.err));
+  }
+
+  void unknownKeyWarnsWithLine() {
+    const QString folder = project(QStringLiteral("warn"),
+                                   "name = \"t\"\nenvironment = \"tictactoe\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\nspeed = 3\n");
+    Run c = cli({QStringLiteral("check"), folder});
+    QCOMPARE(c.status, 0);
+    QVERIFY2(c.err.contains(folder + QStringLiteral("/project.toml:5:1: warning: unknown key 'speed' is ignored")), qPrintable(c.err));
+  }
+
+  void executablesLinkNoCudaOrVulkan() {
+    const QStringList forbidden{QStringLiteral("libcuda.so"),  QStringLiteral("libcudart"), QStringLiteral("libnvrtc"),
+                                QStringLiteral("libcublas"),   QStringLiteral("libcudnn"),  QStringLiteral("libnccl"),
+                                QStringLiteral("libvulkan")};
+    QStringList executables{QStringLiteral(CAS_BIN_DIR "/cuda-agent")};
+    if (QFile::exists(QStringLiteral(CAS_BIN_DIR "/cuda-agent-studio"))) executables << QStringLiteral(CAS_BIN_DIR "/cuda-agent-studio");
+    for (const QString& exe : executables) {
+      Run l = run(QStringLiteral("ldd"), {exe});
+      QCOMPARE(l.status, 0);
+      for (const QString& lib : forbidden) QVERIFY2(!l.out.contains(lib), qPrintable(exe + " links " + lib + ":\n" + l.out));
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"

@@ -1,0 +1,149 @@
+// project.toml loading: the example projects are accepted; each kind of mistake is reported at
+// its line and column.
+#include <QDir>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <fstream>
+
+#include "core/project/project.hpp"
+
+using cas::project::loadProject;
+
+class TestProject : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir dir_;
+
+  // Writes a project folder with the given project.toml (and a policy.pdl) and loads it.
+  cas::project::LoadResult load(const std::string& toml, bool withPolicy = true) {
+    static int n = 0;
+    const std::string folder = dir_.filePath(QString::number(++n)).toStdString();
+    std::filesystem::create_directories(folder);
+    std::ofstream(folder + "/project.toml") << toml;
+    if (withPolicy) std::ofstream(folder + "/policy.pdl") << "def policy(obs):\n    return obs\n";
+    return loadProject(folder);
+  }
+
+  static std::string only(const cas::project::LoadResult& r, cas::Severity s = cas::Severity::Error) {
+    std::string out;
+    for (const cas::Diagnostic& d : r.diagnostics.items())
+      if (d.severity == s) out += (out.empty() ? "" : "\n") + std::to_string(d.location.line) + ":" +
+                                  std::to_string(d.location.column) + " " + d.message;
+    return out;
+  }
+
+  const std::string header = "name = \"t\"\nenvironment = \"tictactoe\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\n";
+
+ private slots:
+  void examplesAreAccepted() {
+    QDir projects(QStringLiteral(CAS_SOURCE_DIR "/projects"));
+    const QStringList names = projects.entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    QVERIFY(names.size() >= 2);
+    for (const QString& name : names) {
+      auto r = loadProject(projects.filePath(name).toStdString());
+      QVERIFY2(r.project.has_value(), qPrintable(name + ": " + QString::fromStdString(only(r))));
+      QVERIFY2(r.diagnostics.empty(), qPrintable(name + " has warnings: " + QString::fromStdString(only(r, cas::Severity::Warning))));
+      QCOMPARE(r.project->name, name.toStdString());
+    }
+  }
+
+  void valuesOverrideDefaults() {
+    auto r = load(header + "[search]\nc_puct = 2\nsimulations = 100\n[runtime]\ndevice = \"cpu\"\n");
+    QVERIFY(r.project);
+    QCOMPARE(r.project->parameters.getFloat("search.c_puct"), 2.0);  // an integer is a valid number
+    QCOMPARE(r.project->parameters.getInt("search.simulations"), std::int64_t(100));
+    QCOMPARE(r.project->parameters.getChoice("runtime.device"), std::string("cpu"));
+    QCOMPARE(r.project->parameters.getFloat("train.grad_clip"), 5.0);  // untouched default
+  }
+
+  void syntaxError() {
+    auto r = load(header + "[search\nc_puct = 1\n");
+    QVERIFY(!r.project);
+    const std::string e = only(r);
+    QVERIFY2(e.rfind("5:8 TOML syntax error:", 0) == 0, e.c_str());
+  }
+
+  void wrongType() {
+    auto r = load(header + "[search]\nc_puct = \"high\"\n");
+    QVERIFY(!r.project);
+    QCOMPARE(only(r), std::string("6:10 search.c_puct must be a number in [0, 100], got a string"));
+  }
+
+  void integerParameterRejectsFraction() {
+    auto r = load(header + "[search]\nsimulations = 6.5\n");
+    QCOMPARE(only(r), std::string("6:15 search.simulations must be an integer in [1, 100000], got a number"));
+  }
+
+  void outOfRange() {
+    auto r = load(header + "[train]\nlearning_rate = -0.5\n");
+    QVERIFY(!r.project);
+    QCOMPARE(only(r), std::string("6:17 train.learning_rate = -0.5 is out of range: expected a number in [1e-07, 10]"));
+  }
+
+  void badChoice() {
+    auto r = load(header + "[runtime]\ndevice = \"tpu\"\n");
+    QCOMPARE(only(r), std::string("6:10 runtime.device = \"tpu\" is not allowed: expected one of: auto, cpu, cuda"));
+  }
+
+  void unknownEnvironment() {
+    auto r = load("name = \"t\"\nenvironment = \"chess\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\n");
+    QVERIFY(!r.project);
+    QCOMPARE(only(r), std::string("2:15 unknown environment 'chess'; known environments: tictactoe, connect4, cartpole"));
+  }
+
+  void algorithmChecks() {
+    auto ppo = load("name = \"t\"\nenvironment = \"cartpole\"\nalgorithm = \"ppo\"\npolicy = \"policy.pdl\"\n");
+    QCOMPARE(only(ppo), std::string("3:13 algorithm 'ppo' is not available yet; use 'alphazero'"));
+    auto single = load("name = \"t\"\nenvironment = \"cartpole\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\n");
+    QCOMPARE(only(single), std::string("3:13 algorithm 'alphazero' needs a two-player board game, but 'cartpole' is a single-agent environment"));
+    auto unknown = load("name = \"t\"\nenvironment = \"tictactoe\"\nalgorithm = \"dqn\"\npolicy = \"policy.pdl\"\n");
+    QCOMPARE(only(unknown), std::string("3:13 unknown algorithm 'dqn'; known algorithms: alphazero"));
+  }
+
+  void missingPolicyFile() {
+    auto r = load(header, /*withPolicy=*/false);
+    QVERIFY(!r.project);
+    const std::string e = only(r);
+    QVERIFY2(e.rfind("4:10 policy file 'policy.pdl' not found in ", 0) == 0, e.c_str());
+  }
+
+  void missingKeys() {
+    auto r = load("name = \"t\"\n");
+    QCOMPARE(only(r), std::string("1:1 missing required key 'environment'\n1:1 missing required key 'algorithm'\n1:1 missing required key 'policy'"));
+  }
+
+  void unknownKeysAreWarnings() {
+    auto r = load(header + "colour = \"blue\"\n[search]\nc_put = 1.0\n");
+    QVERIFY(r.project);  // warnings do not reject a project
+    const std::string w = only(r, cas::Severity::Warning);
+    QVERIFY2(w.find("5:1 unknown key 'colour' is ignored") == 0, w.c_str());
+    QVERIFY2(w.find("\n7:1 unknown key 'c_put' in [search] is ignored; known keys: simulations, c_puct,") != std::string::npos, w.c_str());
+  }
+
+  void sectionMustBeTable() {
+    auto r = load(header + "search = 3\n");
+    QCOMPARE(only(r), std::string("5:10 'search' must be a table ([search]), got an integer"));
+  }
+
+  void missingProjectFile() {
+    auto r = loadProject(dir_.filePath(QStringLiteral("nowhere")).toStdString());
+    QVERIFY(!r.project);
+    QVERIFY(r.diagnostics.hasErrors());
+  }
+
+  void severalErrorsInOnePass() {
+    auto r = load("name = \"t\"\nenvironment = \"go\"\nalgorithm = \"alphazero\"\npolicy = \"none.pdl\"\n[search]\nc_puct = -1\n");
+    QCOMPARE(r.diagnostics.errorCount(), 3);
+  }
+
+  void diagnosticFormatting() {
+    auto r = load(header + "[search]\nc_puct = \"high\"\n");
+    const std::string text = cas::formatDiagnostic(r.diagnostics.items().at(0), r.source);
+    QVERIFY2(text.find("/project.toml:6:10: error: search.c_puct must be a number") != std::string::npos, text.c_str());
+    QVERIFY2(text.find("\n    c_puct = \"high\"\n             ^") != std::string::npos, text.c_str());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestProject)
+#include "test_project.moc"

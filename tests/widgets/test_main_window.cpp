@@ -1,0 +1,121 @@
+// The studio shell, offscreen: docks, the example project, the status bar, persisted state,
+// the parameter model, and the zh_CN translation.
+#include <QAbstractItemModelTester>
+#include <QDockWidget>
+#include <QFile>
+#include <QMenuBar>
+#include <QPlainTextEdit>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTest>
+#include <QTranslator>
+#include <QTreeView>
+
+#include "widgets/log_panel.hpp"
+#include "widgets/main_window.hpp"
+#include "widgets/parameter_table_model.hpp"
+#include "widgets/policy_view.hpp"
+#include "widgets/project_panel.hpp"
+#include "widgets/translations.hpp"
+
+using cas::widgets::MainWindow;
+
+static const QString kExample = QStringLiteral(CAS_SOURCE_DIR "/projects/tictactoe-alphazero");
+
+class TestMainWindow : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // QSettings go to a test location
+    QCoreApplication::setOrganizationName(QStringLiteral("CUDA-Agent-Test"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_main_window"));
+    QSettings().clear();
+  }
+
+  void hasEveryDock() {
+    MainWindow w;
+    for (const char* name : {"projectDock", "policyDock", "searchTreeDock", "metricsDock", "kernelsDock", "tuningDock", "logDock"})
+      QVERIFY2(w.findChild<QDockWidget*>(QLatin1String(name)), name);
+    QStringList menus;
+    for (QAction* a : w.menuBar()->actions()) menus << a->text();
+    QCOMPARE(menus, (QStringList{QStringLiteral("&File"), QStringLiteral("&View"), QStringLiteral("&Help")}));
+  }
+
+  void opensTheExampleProject() {
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openProject(kExample));
+    QCOMPARE(w.windowTitle(), QStringLiteral("tictactoe-alphazero — CUDA-Agent Studio"));
+    // The policy opens read-only with the file's text.
+    QPlainTextEdit* text = w.policyView()->text();
+    QVERIFY(text->isReadOnly());
+    QVERIFY(text->toPlainText().contains(QStringLiteral("def policy(obs):")));
+    // The backend is named in the status bar.
+    QVERIFY2(w.backendStatusText().startsWith(QStringLiteral("CPU backend")) || w.backendStatusText().startsWith(QStringLiteral("CUDA: ")),
+             qPrintable(w.backendStatusText()));
+    // The project's files are listed (QFileSystemModel fills in asynchronously).
+    QTreeView* files = w.projectPanel()->fileView();
+    QTRY_VERIFY_WITH_TIMEOUT(files->model()->rowCount(files->rootIndex()) >= 3, 5000);
+    QStringList names;
+    for (int r = 0; r < files->model()->rowCount(files->rootIndex()); ++r)
+      names << files->model()->index(r, 0, files->rootIndex()).data().toString();
+    QVERIFY2(names.contains(QStringLiteral("policy.pdl")) && names.contains(QStringLiteral("project.toml")), qPrintable(names.join(',')));
+    QVERIFY(w.logPanel()->toPlainText().contains(QStringLiteral("Opened project tictactoe-alphazero")));
+  }
+
+  void rejectedProjectGoesToTheLog() {
+    MainWindow w;
+    QVERIFY(!w.openProject(QStringLiteral(CAS_SOURCE_DIR "/no-such-project")));
+    QVERIFY2(w.logPanel()->toPlainText().contains(QStringLiteral("error: no project.toml here")), qPrintable(w.logPanel()->toPlainText()));
+  }
+
+  void recentProjectsPersist() {
+    {
+      MainWindow w;
+      QVERIFY(w.openProject(kExample));
+      w.close();
+    }
+    MainWindow again;
+    QCOMPARE(again.recentProjects().value(0), QFileInfo(kExample).absoluteFilePath());
+  }
+
+  void parameterModelIsConsistent() {
+    MainWindow w;
+    QVERIFY(w.openProject(kExample));
+    auto* model = w.parameterModel();
+    QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(model->rowCount() > 10);
+    bool found = false;
+    for (int r = 0; r < model->rowCount(); ++r) {
+      if (model->index(r, 0).data().toString() == QLatin1String("search.c_puct")) {
+        found = true;
+        QCOMPARE(model->index(r, 1).data().toString(), QStringLiteral("1.5"));
+        QCOMPARE(model->index(r, 3).data().toString(), QStringLiteral("live"));
+        QVERIFY(!model->index(r, 0).data(Qt::ToolTipRole).toString().isEmpty());
+      }
+    }
+    QVERIFY(found);
+  }
+
+  void vulkanIsNeverLoaded() {
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QFile maps(QStringLiteral("/proc/self/maps"));
+    QVERIFY(maps.open(QIODevice::ReadOnly));
+    QVERIFY(!maps.readAll().contains("libvulkan"));
+  }
+
+  void followsChineseTranslation() {
+    QCOMPARE(cas::widgets::installTranslations(*QCoreApplication::instance(), QStringLiteral("zh_CN")), QStringLiteral("zh_CN"));
+    MainWindow w;
+    QCOMPARE(w.windowTitle(), QStringLiteral("CUDA-Agent 工作室"));
+    QVERIFY(w.openProject(kExample));
+    QVERIFY2(w.backendStatusText().startsWith(QStringLiteral("CPU 后端")) || w.backendStatusText().startsWith(QStringLiteral("CUDA: ")),
+             qPrintable(w.backendStatusText()));
+    for (QTranslator* t : QCoreApplication::instance()->findChildren<QTranslator*>()) QCoreApplication::removeTranslator(t);
+  }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "test_main_window.moc"

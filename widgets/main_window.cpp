@@ -1,0 +1,210 @@
+#include "widgets/main_window.hpp"
+
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "cas/version.hpp"
+#include "core/exec/backend.hpp"
+#include "core/project/project.hpp"
+#include "widgets/log_panel.hpp"
+#include "widgets/parameter_table_model.hpp"
+#include "widgets/policy_view.hpp"
+#include "widgets/project_panel.hpp"
+
+namespace cas::widgets {
+
+namespace {
+constexpr int kMaxRecentProjects = 8;
+const QString kRecentKey = QStringLiteral("recentProjects");
+const QString kGeometryKey = QStringLiteral("window/geometry");
+const QString kStateKey = QStringLiteral("window/state");
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent),
+      projectPanel_(new ProjectPanel),
+      policyView_(new PolicyView),
+      logPanel_(new LogPanel),
+      parameterModel_(new ParameterTableModel(this)),
+      backendLabel_(new QLabel) {
+  setWindowTitle(tr("CUDA-Agent Studio"));
+  setObjectName(QStringLiteral("mainWindow"));
+  setDockNestingEnabled(true);
+  resize(1280, 800);
+
+  auto* fileMenu = menuBar()->addMenu(tr("&File"));
+  fileMenu->addAction(tr("&Open Project..."), QKeySequence::Open, this, &MainWindow::chooseProject);
+  recentMenu_ = fileMenu->addMenu(tr("&Recent Projects"));
+  fileMenu->addSeparator();
+  fileMenu->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  viewMenu_ = menuBar()->addMenu(tr("&View"));
+  auto* helpMenu = menuBar()->addMenu(tr("&Help"));
+  helpMenu->addAction(tr("&About CUDA-Agent Studio"), this, &MainWindow::showAbout);
+
+  auto* tuning = new QWidget;
+  auto* tuningLayout = new QVBoxLayout(tuning);
+  tuningLayout->setContentsMargins(4, 4, 4, 4);
+  auto* tuningNote = new QLabel(tr("Values from project.toml. Changing them during a run is not available yet."));
+  tuningNote->setWordWrap(true);
+  auto* table = new QTableView;
+  table->setObjectName(QStringLiteral("parameterTable"));
+  table->setModel(parameterModel_);
+  table->verticalHeader()->hide();
+  table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 6);
+  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  tuningLayout->addWidget(tuningNote);
+  tuningLayout->addWidget(table, 1);
+
+  QDockWidget* project = addPanel(QStringLiteral("projectDock"), tr("Project"), projectPanel_, Qt::LeftDockWidgetArea);
+  QDockWidget* tuningDock = addPanel(QStringLiteral("tuningDock"), tr("Tuning"), tuning, Qt::LeftDockWidgetArea);
+  QDockWidget* editor = addPanel(QStringLiteral("policyDock"), tr("Policy editor"), policyView_, Qt::RightDockWidgetArea);
+  QDockWidget* tree = addPanel(QStringLiteral("searchTreeDock"), tr("Search tree"),
+                               notYetPanel(tr("The live search tree of a self-play game appears here; self-play training is not available yet.")),
+                               Qt::RightDockWidgetArea);
+  QDockWidget* metrics = addPanel(QStringLiteral("metricsDock"), tr("Metrics"),
+                                  notYetPanel(tr("Loss and strength curves appear here during training; training is not available yet.")),
+                                  Qt::RightDockWidgetArea);
+  QDockWidget* kernels = addPanel(QStringLiteral("kernelsDock"), tr("Kernels"),
+                                  notYetPanel(tr("Per-kernel time and occupancy appear here for runs on the CUDA backend; kernel metrics are not available yet.")),
+                                  Qt::RightDockWidgetArea);
+  QDockWidget* log = addPanel(QStringLiteral("logDock"), tr("Log"), logPanel_, Qt::BottomDockWidgetArea);
+  splitDockWidget(project, tuningDock, Qt::Vertical);
+  splitDockWidget(editor, metrics, Qt::Horizontal);
+  tabifyDockWidget(editor, tree);
+  tabifyDockWidget(metrics, kernels);
+  editor->raise();
+  metrics->raise();
+  defaultDockSizes_ = [this, project, tuningDock, editor, metrics, log] {
+    resizeDocks({project, editor, metrics}, {340, 560, 380}, Qt::Horizontal);
+    resizeDocks({editor, metrics, project, tuningDock, log}, {560, 560, 190, 370, 150}, Qt::Vertical);
+  };
+
+  statusBar()->addPermanentWidget(backendLabel_);
+  backendLabel_->setObjectName(QStringLiteral("backendStatus"));
+  updateBackendStatus(QStringLiteral("auto"));
+
+  connect(projectPanel_, &ProjectPanel::fileActivated, policyView_, &PolicyView::openFile);
+
+  QSettings settings;
+  recent_ = settings.value(kRecentKey).toStringList();
+  rebuildRecentMenu();
+  restoreGeometry(settings.value(kGeometryKey).toByteArray());
+  if (restoreState(settings.value(kStateKey).toByteArray())) defaultDockSizes_ = nullptr;
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+  QMainWindow::showEvent(event);
+  // Dock sizes only take once the window has its geometry, so the default layout is applied on
+  // the first show (a restored layout replaces it).
+  if (defaultDockSizes_) QTimer::singleShot(0, this, std::exchange(defaultDockSizes_, nullptr));
+}
+
+MainWindow::~MainWindow() = default;
+
+QDockWidget* MainWindow::addPanel(const QString& objectName, const QString& title, QWidget* content, Qt::DockWidgetArea area) {
+  auto* dock = new QDockWidget(title, this);
+  dock->setObjectName(objectName);  // saveState() keys on it
+  dock->setWidget(content);
+  addDockWidget(area, dock);
+  viewMenu_->addAction(dock->toggleViewAction());
+  return dock;
+}
+
+QWidget* MainWindow::notYetPanel(const QString& sentence) {
+  auto* label = new QLabel(sentence);
+  label->setWordWrap(true);
+  label->setAlignment(Qt::AlignCenter);
+  label->setMargin(16);
+  return label;
+}
+
+QString MainWindow::backendStatusText() const { return backendLabel_->text(); }
+
+void MainWindow::updateBackendStatus(const QString& device) {
+  const auto& registry = exec::BackendRegistry::instance();
+  std::string error;
+  auto backend = registry.select(device.toStdString(), &error);
+  const exec::BackendEntry* cuda = registry.find("cuda");
+  QString text;
+  if (!backend) {
+    text = tr("No backend: %1").arg(QString::fromStdString(error));
+  } else if (backend->id() == "cpu") {
+    text = cuda && !cuda->available()
+               ? tr("CPU backend (CUDA unavailable: %1)").arg(QString::fromStdString(cuda->unavailableReason))
+               : tr("CPU backend");
+  } else {
+    text = QString::fromStdString(backend->statusText());
+  }
+  backendLabel_->setText(text);
+}
+
+bool MainWindow::openProject(const QString& folder) {
+  const project::LoadResult result = project::loadProject(folder.toStdString());
+  for (const Diagnostic& d : result.diagnostics.items()) {
+    logPanel_->appendMessage(d.severity == Severity::Error ? LogPanel::Level::Error : LogPanel::Level::Warning,
+                             QString::fromStdString(formatHeadline(d)));
+  }
+  if (!result.project) {
+    projectPanel_->showRejectedProject(folder, result.diagnostics.errorCount());
+    statusBar()->showMessage(tr("%1 could not be opened; see the Log.").arg(folder), 10000);
+    return false;
+  }
+  const project::Project& p = *result.project;
+  projectPanel_->showProject(p);
+  policyView_->openFile(QString::fromStdString(p.policyFile.string()));
+  parameterModel_->showParameters(p.parameters);
+  updateBackendStatus(QString::fromStdString(p.parameters.getChoice("runtime.device")));
+  setWindowTitle(tr("%1 — CUDA-Agent Studio").arg(QString::fromStdString(p.name)));
+  logPanel_->appendMessage(LogPanel::Level::Info, tr("Opened project %1 (%2).").arg(QString::fromStdString(p.name), folder));
+  rememberProject(QFileInfo(folder).absoluteFilePath());
+  return true;
+}
+
+void MainWindow::chooseProject() {
+  const QString folder = QFileDialog::getExistingDirectory(this, tr("Open Project"), recent_.value(0));
+  if (!folder.isEmpty()) openProject(folder);
+}
+
+void MainWindow::showAbout() {
+  QMessageBox::about(this, tr("About CUDA-Agent Studio"),
+                     tr("<b>CUDA-Agent Studio %1</b><p>Design, train, search-debug and export reinforcement-learning "
+                        "policies on NVIDIA GPUs, with a CPU reference backend.</p><p>Backend: %2</p>")
+                         .arg(QString::fromLatin1(kVersion), backendLabel_->text().toHtmlEscaped()));
+}
+
+void MainWindow::rememberProject(const QString& folder) {
+  recent_.removeAll(folder);
+  recent_.prepend(folder);
+  while (recent_.size() > kMaxRecentProjects) recent_.removeLast();
+  QSettings().setValue(kRecentKey, recent_);
+  rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recentMenu_->clear();
+  for (const QString& folder : recent_)
+    recentMenu_->addAction(QDir::toNativeSeparators(folder), this, [this, folder] { openProject(folder); });
+  recentMenu_->setEnabled(!recent_.isEmpty());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  QSettings settings;
+  settings.setValue(kGeometryKey, saveGeometry());
+  settings.setValue(kStateKey, saveState());
+  event->accept();
+}
+
+}  // namespace cas::widgets

@@ -1,0 +1,62 @@
+#pragma once
+// The studio's main window: docks (Project, Policy editor, Search tree, Metrics, Kernels,
+// Tuning, Log), menus, the backend in the status bar, and persisted window state and recent
+// projects (QSettings). GUI thread only.
+#include <QMainWindow>
+#include <QStringList>
+
+#include <functional>
+
+class QDockWidget;
+class QLabel;
+class QMenu;
+
+namespace cas::widgets {
+
+class LogPanel;
+class PolicyView;
+class ProjectPanel;
+class ParameterTableModel;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  QStringList recentProjects() const { return recent_; }
+  QString backendStatusText() const;
+  PolicyView* policyView() const { return policyView_; }
+  ProjectPanel* projectPanel() const { return projectPanel_; }
+  LogPanel* logPanel() const { return logPanel_; }
+  ParameterTableModel* parameterModel() const { return parameterModel_; }
+
+ public slots:
+  // Loads and validates the project; problems go to the Log. Returns whether it opened.
+  bool openProject(const QString& folder);
+  void chooseProject();
+  void showAbout();
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+  void showEvent(QShowEvent* event) override;
+
+ private:
+  QDockWidget* addPanel(const QString& objectName, const QString& title, QWidget* content, Qt::DockWidgetArea area);
+  QWidget* notYetPanel(const QString& sentence);
+  void rememberProject(const QString& folder);
+  void rebuildRecentMenu();
+  void updateBackendStatus(const QString& device);
+
+  ProjectPanel* projectPanel_;
+  PolicyView* policyView_;
+  LogPanel* logPanel_;
+  ParameterTableModel* parameterModel_;
+  QLabel* backendLabel_;
+  QMenu* recentMenu_ = nullptr;
+  QMenu* viewMenu_ = nullptr;
+  QStringList recent_;
+  std::function<void()> defaultDockSizes_;
+};
+
+}  // namespace cas::widgets

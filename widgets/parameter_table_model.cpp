@@ -1,0 +1,66 @@
+#include "widgets/parameter_table_model.hpp"
+
+#include <QCoreApplication>
+#include <QFont>
+
+namespace cas::widgets {
+
+static const std::vector<engine::ParameterSpec>& specs() { return engine::ParameterRegistry::standard().all(); }
+
+ParameterTableModel::ParameterTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+int ParameterTableModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(specs().size());
+}
+
+int ParameterTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant ParameterTableModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+  const engine::ParameterSpec& spec = specs()[static_cast<size_t>(index.row())];
+  if (role == Qt::ToolTipRole) return QCoreApplication::translate("cas::Parameters", spec.help.c_str());
+  if (role == Qt::FontRole && index.column() == Value && !values_.isDefault(spec.name)) {
+    QFont bold;
+    bold.setBold(true);
+    return bold;
+  }
+  if (role != Qt::DisplayRole) return {};
+  switch (index.column()) {
+    case Name: return QString::fromStdString(spec.name);
+    case Value: return QString::fromStdString(engine::formatValue(values_.get(spec.name)));
+    case Allowed:
+      switch (spec.type) {
+        case engine::ParamType::Int:
+          return QStringLiteral("[%1, %2]").arg(qint64(spec.min)).arg(qint64(spec.max));
+        case engine::ParamType::Float:
+          return QStringLiteral("[%1, %2]").arg(spec.min).arg(spec.max);
+        case engine::ParamType::Bool: return QStringLiteral("true / false");
+        case engine::ParamType::Choice: {
+          QStringList c;
+          for (const std::string& s : spec.choices) c << QString::fromStdString(s);
+          return c.join(QStringLiteral(" / "));
+        }
+      }
+      return {};
+    case Applies: return spec.live ? tr("live") : tr("on restart");
+  }
+  return {};
+}
+
+QVariant ParameterTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
+  switch (section) {
+    case Name: return tr("Parameter");
+    case Value: return tr("Value");
+    case Allowed: return tr("Allowed");
+    case Applies: return tr("Applies");
+  }
+  return {};
+}
+
+void ParameterTableModel::showParameters(const engine::ParameterSet& values) {
+  values_ = values;
+  if (rowCount() > 0) emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+}
+
+}  // namespace cas::widgets

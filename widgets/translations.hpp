@@ -1,0 +1,12 @@
+#pragma once
+// Loads the studio's translation (embedded under :/i18n) and Qt's own for a language.
+#include <QString>
+
+class QCoreApplication;
+
+namespace cas::widgets {
+
+// language: "zh_CN", "en", or empty for the system locale. Returns the language applied.
+QString installTranslations(QCoreApplication& app, const QString& language);
+
+}  // namespace cas::widgets
