@@ -58,6 +58,10 @@ class CudaBackend final : public exec::Backend {
             {"NVRTC", nvrtcVersionText()}};
   }
 
+  std::unique_ptr<exec::Executable> compile(const ir::Graph&) override {
+    throw std::runtime_error("the CUDA backend cannot run graphs yet: kernel generation is not implemented");
+  }
+
   std::optional<exec::ProbeReport> probe() override {
     exec::ProbeReport report;
     try {

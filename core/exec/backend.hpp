@@ -6,21 +6,48 @@
 // registry's discovery runs once, guarded, and its results are immutable afterwards.
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "core/ir/graph.hpp"
+
 namespace cas::exec {
 
 // Bumped whenever the Backend class layout changes, so a stale plugin is refused, not crashed.
-inline constexpr int kBackendPluginAbi = 1;
+inline constexpr int kBackendPluginAbi = 2;
 
 struct ProbeReport {
   bool passed = false;
   std::string summary;  // one sentence: what ran and what came out
   double compileMs = 0;
   double runMs = 0;
+};
+
+class ThreadPool;
+
+// A graph compiled for one backend. It owns storage for every input of the graph (parameters
+// and optimizer state stay resident between runs); after each run, every (output, input) pair in
+// the graph's `updates` list copies the output's value into that input, which is how a training
+// step updates its parameters in place.
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  virtual const ir::Graph& graph() const = 0;
+  // Copy values in or out by input name; count must equal the input's element count. Throw
+  // std::invalid_argument naming the input otherwise.
+  virtual void setInput(const std::string& name, const float* data, std::size_t count) = 0;
+  virtual void readInput(const std::string& name, float* data, std::size_t count) const = 0;
+  virtual void run() = 0;  // throws NonFiniteError when checking is on and a node made NaN/Inf
+  virtual void readOutput(const std::string& name, float* data, std::size_t count) const = 0;
+  // Check every node's result for NaN/Inf (slower; names the first node that produced one).
+  virtual void setFiniteCheck(bool on) = 0;
+};
+
+struct NonFiniteError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 class Backend {
@@ -33,6 +60,8 @@ class Backend {
   // A small self-test (the CUDA backend compiles and runs a kernel with NVRTC); nullopt when the
   // backend has none.
   virtual std::optional<ProbeReport> probe() { return std::nullopt; }
+  // Compiles a graph (after the IR passes) for this backend.
+  virtual std::unique_ptr<Executable> compile(const ir::Graph& graph) = 0;
 };
 
 struct BackendEntry {

@@ -1,7 +1,9 @@
 // The CPU reference backend: the executable spec every GPU kernel is tested against.
+#include <mutex>
 #include <thread>
 
 #include "core/exec/backend.hpp"
+#include "core/exec/cpu_program.hpp"
 
 namespace cas::exec {
 namespace {
@@ -14,6 +16,14 @@ class CpuBackend final : public Backend {
     return {{"threads", std::to_string(std::max(1u, std::thread::hardware_concurrency()))},
             {"role", "reference implementation of every operation"}};
   }
+  std::unique_ptr<Executable> compile(const ir::Graph& graph) override {
+    std::call_once(poolOnce_, [this] { pool_ = std::make_shared<ThreadPool>(); });
+    return compileForCpu(graph, pool_);
+  }
+
+ private:
+  std::once_flag poolOnce_;
+  std::shared_ptr<ThreadPool> pool_;
 };
 
 }  // namespace

@@ -1,0 +1,13 @@
+#pragma once
+// Single-precision matrix product on the CPU: C[M,N] = op(A) op(B) (+ C when accumulate),
+// row-major with leading dimensions; op transposes when asked.
+#include <cstdint>
+
+#include "core/exec/thread_pool.hpp"
+
+namespace cas::exec {
+
+void gemm(ThreadPool* pool, bool transposeA, bool transposeB, std::int64_t m, std::int64_t n, std::int64_t k,
+          const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c, std::int64_t ldc, bool accumulate);
+
+}  // namespace cas::exec

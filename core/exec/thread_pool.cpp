@@ -1,0 +1,82 @@
+#include "core/exec/thread_pool.hpp"
+
+#include <algorithm>
+
+namespace cas::exec {
+
+namespace {
+thread_local bool tInsideChunk = false;
+}
+
+ThreadPool::ThreadPool(int threads) {
+  if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+bool ThreadPool::runChunk() {
+  std::int64_t begin;
+  const std::function<void(std::int64_t, std::int64_t)>* body;
+  {
+    std::lock_guard lock(mutex_);
+    if (!body_ || next_ >= n_) return false;
+    begin = next_;
+    next_ = std::min(n_, next_ + chunk_);
+    body = body_;
+  }
+  tInsideChunk = true;
+  (*body)(begin, std::min(n_, begin + chunk_));
+  tInsideChunk = false;
+  std::lock_guard lock(mutex_);
+  if (--pending_ == 0) done_.notify_all();
+  return true;
+}
+
+void ThreadPool::work() {
+  std::uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || (generation_ != seen && body_ && next_ < n_); });
+      if (stopping_) return;
+      seen = generation_;
+    }
+    while (runChunk()) {
+    }
+  }
+}
+
+void ThreadPool::parallelFor(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& body) {
+  if (n <= 0) return;
+  grain = std::max<std::int64_t>(1, grain);
+  if (workers_.empty() || tInsideChunk || n <= grain) {
+    body(0, n);
+    return;
+  }
+  const std::int64_t chunks = std::min<std::int64_t>((n + grain - 1) / grain, std::int64_t(size()) * 4);
+  {
+    std::lock_guard lock(mutex_);
+    body_ = &body;
+    n_ = n;
+    chunk_ = (n + chunks - 1) / chunks;
+    next_ = 0;
+    pending_ = (n + chunk_ - 1) / chunk_;
+    ++generation_;
+  }
+  wake_.notify_all();
+  while (runChunk()) {
+  }
+  std::unique_lock lock(mutex_);
+  done_.wait(lock, [&] { return pending_ == 0; });
+  body_ = nullptr;
+}
+
+}  // namespace cas::exec

@@ -1,0 +1,66 @@
+#pragma once
+// The PDL compiler: lexes, parses, checks and lowers a program into the graph IR for one batch
+// size. The user writes the network for one sample; the entry function is vectorised over the
+// batch (the IR's leading axis). Every problem is a diagnostic with file:line:col; the compiler
+// never crashes, never loops, and bounds its memory on any input (see the limits below).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ir/graph.hpp"
+#include "core/support/diagnostic.hpp"
+
+namespace cas::pdl {
+
+struct CompileOptions {
+  std::string fileName = "policy.pdl";
+  std::vector<std::int64_t> observationShape;  // per sample
+  std::int64_t actionCount = 0;                // `action_dim` in PDL
+  std::string entry = "policy";
+  std::string algorithm;  // "" (any outputs) or "alphazero" (checks (logits[action_dim], value[1]))
+  std::int64_t batch = 1;
+  bool training = false;      // dropout is active only when training
+  std::uint64_t seed = 0;     // seeds dropout masks
+};
+
+// Limits that keep compilation bounded.
+inline constexpr std::int64_t kMaxStatementsExecuted = 200000;  // after unrolling and inlining
+inline constexpr int kMaxCallDepth = 64;
+inline constexpr std::int64_t kMaxElementsPerSample = std::int64_t(1) << 28;
+inline constexpr std::int64_t kMaxParameters = std::int64_t(1) << 31;
+inline constexpr std::int64_t kMaxLoopIterations = 100000;
+
+struct LayerSummary {
+  std::string name;  // "policy/conv2d_0"
+  std::string kind;  // "conv2d"
+  std::vector<std::int64_t> outputShape;  // per sample
+  std::int64_t parameters = 0;
+  std::int64_t flops = 0;  // per sample; a multiply-add counts 2
+  int line = 0, column = 0;
+};
+
+struct ParameterSummary {
+  std::string name;  // IR input name, e.g. "policy/dense_0/weight"
+  std::vector<std::int64_t> shape;
+};
+
+struct CompiledPolicy {
+  ir::Graph graph;  // input "obs" [batch, obs...]; parameters by name; outputs (see outputNames)
+  std::vector<std::string> outputNames;  // alphazero: logits, value; otherwise output0, output1, ...
+  std::vector<std::vector<std::int64_t>> outputShapes;  // per sample
+  std::vector<LayerSummary> layers;
+  std::vector<ParameterSummary> parameters;
+  std::int64_t parameterCount = 0;
+  std::int64_t flopsPerSample = 0;
+};
+
+struct CompileResult {
+  std::optional<CompiledPolicy> policy;  // set when there is no error
+  DiagnosticList diagnostics;
+};
+
+CompileResult compile(std::string_view source, const CompileOptions& options);
+
+}  // namespace cas::pdl

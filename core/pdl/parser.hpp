@@ -1,0 +1,14 @@
+#pragma once
+// PDL's recursive-descent parser. On a syntax error it reports, skips to the next line and goes
+// on, so one pass finds the independent errors. Nesting depth is bounded (kMaxNesting), so no
+// input can exhaust the stack.
+#include "core/pdl/ast.hpp"
+#include "core/pdl/lexer.hpp"
+
+namespace cas::pdl {
+
+inline constexpr int kMaxNesting = 100;
+
+Module parse(const std::vector<Token>& tokens, const std::string& file, DiagnosticList& diags);
+
+}  // namespace cas::pdl

@@ -1,0 +1,189 @@
+#include "core/train/update.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/exec/initialise.hpp"
+#include "core/ir/autodiff.hpp"
+#include "core/ir/passes.hpp"
+
+namespace cas::train {
+namespace {
+
+using ir::NodeId;
+
+std::vector<std::int64_t> allAxes(const ir::Shape& s) {
+  std::vector<std::int64_t> axes;
+  for (size_t d = 0; d < s.size(); ++d) axes.push_back(std::int64_t(d));
+  return axes;
+}
+
+
+struct Heads {
+  NodeId logits, value;  // [B, A], [B]
+};
+
+Heads splitHeads(ir::Builder& b, const pdl::CompiledPolicy& p, std::int64_t batch, std::int64_t actions) {
+  const ir::Graph& g = b.graph();
+  if (p.outputNames.size() == 2) {
+    return {g.output(p.outputNames[0]), b.reshape(g.output(p.outputNames[1]), {batch})};
+  }
+  if (p.outputNames.size() != 1 || p.outputShapes[0] != std::vector<std::int64_t>{actions + 1})
+    throw std::invalid_argument("the policy must return (logits, value) or one tensor of shape [action_dim + 1]");
+  NodeId out = g.output(p.outputNames[0]);
+  return {b.slice(out, 1, 0, actions), b.reshape(b.slice(out, 1, actions, 1), {batch})};
+}
+
+struct LossTerms {
+  NodeId total;
+  std::vector<std::pair<std::string, NodeId>> terms;
+};
+
+LossTerms policyGradientLoss(ir::Builder& b, const Heads& h, std::int64_t batch, std::int64_t actions) {
+  NodeId actionIds = b.input("actions", {batch});
+  NodeId advantages = b.input("advantages", {batch});
+  NodeId returns = b.input("returns", {batch});
+  NodeId logp = b.logSoftmax(h.logits, 1);
+  std::vector<float> columns(static_cast<size_t>(actions));
+  for (std::int64_t a = 0; a < actions; ++a) columns[size_t(a)] = float(a);
+  NodeId oneHot = b.binary(ir::Op::Equal, b.reshape(actionIds, {batch, 1}), b.constant({actions}, std::move(columns)));
+  NodeId chosen = b.reduceSum(b.mul(oneHot, logp), {1}, false);
+  NodeId pg = b.unary(ir::Op::Neg, b.reduceMean(b.mul(chosen, advantages), {0}, false));
+  NodeId err = b.sub(h.value, returns);
+  NodeId valueLoss = b.scale(b.reduceMean(b.mul(err, err), {0}, false), 0.5f);
+  NodeId p = b.unary(ir::Op::Exp, logp);
+  NodeId entropy = b.reduceMean(b.unary(ir::Op::Neg, b.reduceSum(b.mul(p, logp), {1}, false)), {0}, false);
+  NodeId total = b.sub(b.add(pg, valueLoss), b.scale(entropy, 0.01f));
+  return {total, {{"policy", pg}, {"value", valueLoss}, {"entropy", entropy}}};
+}
+
+LossTerms alphaZeroLoss(ir::Builder& b, const Heads& h, std::int64_t batch, std::int64_t actions, float weightDecay,
+                        const std::vector<NodeId>& weights) {
+  NodeId pi = b.input("policy_targets", {batch, actions});
+  NodeId z = b.input("value_targets", {batch});
+  NodeId logp = b.logSoftmax(h.logits, 1);
+  NodeId policyLoss = b.reduceMean(b.unary(ir::Op::Neg, b.reduceSum(b.mul(pi, logp), {1}, false)), {0}, false);
+  NodeId err = b.sub(h.value, z);
+  NodeId valueLoss = b.reduceMean(b.mul(err, err), {0}, false);
+  NodeId total = b.add(policyLoss, valueLoss);
+  std::vector<std::pair<std::string, NodeId>> terms = {{"policy", policyLoss}, {"value", valueLoss}};
+  if (weightDecay > 0 && !weights.empty()) {
+    NodeId l2 = b.scalar(0);
+    for (NodeId w : weights) l2 = b.add(l2, b.reduceSum(b.mul(w, w), allAxes(b.shape(w)), false));
+    NodeId penalty = b.scale(l2, weightDecay);
+    total = b.add(total, penalty);
+    terms.emplace_back("l2", penalty);
+  }
+  NodeId entropy = b.reduceMean(b.unary(ir::Op::Neg, b.reduceSum(b.mul(b.unary(ir::Op::Exp, logp), logp), {1}, false)), {0}, false);
+  terms.emplace_back("entropy", entropy);
+  return {total, terms};
+}
+
+}  // namespace
+
+ir::Graph buildUpdateGraph(pdl::CompiledPolicy policy, LossKind lossKind, const OptimizerConfig& config, std::int64_t actions) {
+  ir::Graph& g = policy.graph;
+  ir::Builder b(g);
+  b.setOrigin("loss", 0, 0);
+  const std::int64_t batch = g.node(g.findInput("obs")).shape[0];
+  const std::vector<NodeId> params = g.inputsWithRole(ir::InputRole::Parameter);
+  std::vector<NodeId> weights;
+  for (NodeId p : params)
+    if (g.node(p).attrs.name.ends_with("/weight")) weights.push_back(p);
+
+  Heads heads = splitHeads(b, policy, batch, actions);
+  LossTerms loss = lossKind == LossKind::PolicyGradient ? policyGradientLoss(b, heads, batch, actions)
+                                                        : alphaZeroLoss(b, heads, batch, actions, config.weightDecay, weights);
+  std::vector<NodeId> grads = ir::appendGradients(b, loss.total, params);
+
+  b.setOrigin("optimizer", 0, 0);
+  NodeId sumSquares = b.scalar(0);
+  for (NodeId gr : grads) sumSquares = b.add(sumSquares, b.reduceSum(b.mul(gr, gr), allAxes(b.shape(gr)), false));
+  NodeId norm = b.unary(ir::Op::Sqrt, sumSquares);
+  NodeId clip = b.input("optimizer/clip", {}, ir::InputRole::State);
+  // As torch.nn.utils.clip_grad_norm_: scale by min(1, clip / (norm + 1e-6)).
+  NodeId coefficient = b.binary(ir::Op::Minimum, b.scalar(1.0f), b.div(clip, b.add(norm, b.scalar(1e-6f))));
+  NodeId stepSize = b.input("optimizer/step_size", {}, ir::InputRole::State);
+  NodeId bc2 = b.input("optimizer/bias_correction2_rsqrt", {}, ir::InputRole::State);
+
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ir::Node param = g.node(params[i]);
+    const std::string& name = param.attrs.name;
+    NodeId gr = b.mul(grads[i], coefficient);
+    NodeId updated;
+    if (config.kind == "adam") {
+      NodeId m = b.input("adam.m/" + name, param.shape, ir::InputRole::State);
+      NodeId v = b.input("adam.v/" + name, param.shape, ir::InputRole::State);
+      NodeId m2 = b.add(b.scale(m, config.beta1), b.scale(gr, 1.0f - config.beta1));
+      NodeId v2 = b.add(b.scale(v, config.beta2), b.scale(b.mul(gr, gr), 1.0f - config.beta2));
+      NodeId denom = b.add(b.mul(b.unary(ir::Op::Sqrt, v2), bc2), b.scalar(config.epsilon));
+      updated = b.sub(params[i], b.mul(stepSize, b.div(m2, denom)));
+      g.outputs.push_back({"new:adam.m/" + name, m2});
+      g.outputs.push_back({"new:adam.v/" + name, v2});
+      g.updates.push_back({"new:adam.m/" + name, "adam.m/" + name});
+      g.updates.push_back({"new:adam.v/" + name, "adam.v/" + name});
+    } else if (config.kind == "sgd") {
+      NodeId buf = b.input("sgd.momentum/" + name, param.shape, ir::InputRole::State);
+      NodeId buf2 = b.add(b.scale(buf, config.momentum), gr);
+      updated = b.sub(params[i], b.mul(stepSize, buf2));
+      g.outputs.push_back({"new:sgd.momentum/" + name, buf2});
+      g.updates.push_back({"new:sgd.momentum/" + name, "sgd.momentum/" + name});
+    } else {
+      throw std::invalid_argument("unknown optimizer '" + config.kind + "'; expected adam or sgd");
+    }
+    g.outputs.push_back({"new:" + name, updated});
+    g.updates.push_back({"new:" + name, name});
+  }
+  g.outputs.push_back({"loss", loss.total});
+  for (const auto& [term, node] : loss.terms) g.outputs.push_back({"loss/" + term, node});
+  g.outputs.push_back({"grad_norm", norm});
+  g.name = policy.graph.name + "_update";
+  ir::runPasses(g, ir::defaultPipeline());
+  return std::move(g);
+}
+
+Updater::Updater(exec::Backend& backend, const pdl::CompiledPolicy& policy, LossKind loss, OptimizerConfig config,
+                 std::int64_t actionCount, std::uint64_t seed)
+    : config_(std::move(config)), parameters_(policy.parameters) {
+  ir::Graph g = buildUpdateGraph(policy, loss, config_, actionCount);
+  exe_ = backend.compile(g);
+  for (const ir::Node& n : exe_->graph().nodes)
+    if (n.op == ir::Op::Input && n.attrs.role == ir::InputRole::Parameter) {
+      std::vector<float> v = exec::initialValues(n, seed);
+      exe_->setInput(n.attrs.name, v.data(), v.size());
+    }
+}
+
+float Updater::step() {
+  ++steps_;
+  const double t = double(steps_);
+  float stepSize = config_.learningRate, bc2 = 1.0f;
+  if (config_.kind == "adam") {
+    stepSize = float(config_.learningRate / (1.0 - std::pow(double(config_.beta1), t)));
+    bc2 = float(1.0 / std::sqrt(1.0 - std::pow(double(config_.beta2), t)));
+  }
+  const float clip = config_.gradClip > 0 ? config_.gradClip : 3.0e38f;
+  exe_->setInput("optimizer/step_size", &stepSize, 1);
+  exe_->setInput("optimizer/bias_correction2_rsqrt", &bc2, 1);
+  exe_->setInput("optimizer/clip", &clip, 1);
+  exe_->run();
+  float loss = 0;
+  exe_->readOutput("loss", &loss, 1);
+  return loss;
+}
+
+std::vector<float> Updater::parameter(const std::string& name) const {
+  for (const pdl::ParameterSummary& p : parameters_)
+    if (p.name == name) {
+      std::vector<float> v(size_t(ir::numel(p.shape)));
+      exe_->readInput(name, v.data(), v.size());
+      return v;
+    }
+  throw std::invalid_argument("no parameter named '" + name + "'");
+}
+
+void Updater::setParameter(const std::string& name, const std::vector<float>& values) {
+  exe_->setInput(name, values.data(), values.size());
+}
+
+}  // namespace cas::train

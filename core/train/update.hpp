@@ -1,0 +1,66 @@
+#pragma once
+// Training updates built on the IR: a loss over the policy's outputs, reverse-mode gradients,
+// global-norm clipping and an optimizer step (Adam or SGD with momentum), all one graph that any
+// backend runs; parameters and optimizer state are updated in place through the graph's updates.
+//
+// Graph interface (names of inputs and outputs):
+//   inputs   obs, the loss's targets (see LossKind), parameters by name, optimizer state
+//            "adam.m/<param>", "adam.v/<param>" or "sgd.momentum/<param>", and the scalars
+//            "optimizer/step_size", "optimizer/bias_correction2_rsqrt", "optimizer/clip"
+//   outputs  "loss", each loss term ("loss/<term>"), "grad_norm"
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/exec/backend.hpp"
+#include "core/pdl/compiler.hpp"
+
+namespace cas::train {
+
+enum class LossKind {
+  // The figures in TARGETS.md: targets "actions" [B] (integer-valued), "advantages" [B],
+  // "returns" [B]; loss = -mean(logp[a] * adv) + 0.5 * mean((v - ret)^2) - 0.01 * mean(entropy).
+  // A policy returning one tensor uses its last column as the value.
+  PolicyGradient,
+  // AlphaZero: targets "policy_targets" [B, A] (visit distributions), "value_targets" [B];
+  // loss = mean(-sum(pi * logp)) + mean((v - z)^2) + weight_decay * sum(w^2) over weights.
+  AlphaZero,
+};
+
+struct OptimizerConfig {
+  std::string kind = "adam";  // "adam" or "sgd"
+  float learningRate = 1e-3f;
+  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;
+  float momentum = 0.9f;
+  float gradClip = 5.0f;     // 0 disables clipping
+  float weightDecay = 0.0f;  // AlphaZero's L2 term
+};
+
+// Builds the update graph from a compiled policy (its graph is extended in place).
+ir::Graph buildUpdateGraph(pdl::CompiledPolicy policy, LossKind loss, const OptimizerConfig& config, std::int64_t actionCount);
+
+// Drives an update graph on a backend: owns the step count for Adam's bias correction.
+class Updater {
+ public:
+  Updater(exec::Backend& backend, const pdl::CompiledPolicy& policy, LossKind loss, OptimizerConfig config,
+          std::int64_t actionCount, std::uint64_t seed);
+
+  exec::Executable& executable() { return *exe_; }
+  const std::vector<pdl::ParameterSummary>& parameters() const { return parameters_; }
+  void setConfig(const OptimizerConfig& config) { config_ = config; }
+
+  // One update on the data set by setInput (obs and targets); returns the loss before the step.
+  float step();
+  std::int64_t steps() const { return steps_; }
+
+  std::vector<float> parameter(const std::string& name) const;
+  void setParameter(const std::string& name, const std::vector<float>& values);
+
+ private:
+  OptimizerConfig config_;
+  std::unique_ptr<exec::Executable> exe_;
+  std::vector<pdl::ParameterSummary> parameters_;
+  std::int64_t steps_ = 0;
+};
+
+}  // namespace cas::train
