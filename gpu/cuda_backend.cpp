@@ -58,8 +58,9 @@ class CudaBackend final : public exec::Backend {
             {"NVRTC", nvrtcVersionText()}};
   }
 
-  std::unique_ptr<exec::Executable> compile(const ir::Graph&) override {
-    throw std::runtime_error("the CUDA backend cannot run graphs yet: kernel generation is not implemented");
+  std::unique_ptr<exec::Executable> compile(const ir::Graph&) override { throw std::runtime_error(*cannotRunGraphs()); }
+  std::optional<std::string> cannotRunGraphs() const override {
+    return "the CUDA backend cannot run graphs yet: kernel generation is not implemented";
   }
 
   std::optional<exec::ProbeReport> probe() override {

@@ -3,9 +3,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include "core/env/environments.hpp"
 #include "core/exec/backend.hpp"
-#include "core/project/project.hpp"
+#include "core/engine/parameters.hpp"
 
 namespace cas::cli {
 
@@ -26,38 +25,6 @@ int runDevices() {
   }
   std::cout << "in use by default: " << registry.statusLine("auto") << "\n";
   return 0;
-}
-
-static std::string shapeText(const std::vector<int>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-int runCheck(const std::vector<std::string>& paths) {
-  int status = 0;
-  for (const std::string& path : paths) {
-    project::LoadResult result = project::loadProject(path);
-    for (const Diagnostic& d : result.diagnostics.items()) std::cerr << formatDiagnostic(d, result.source) << "\n";
-    if (!result.project) {
-      std::cerr << path << ": rejected (" << result.diagnostics.errorCount() << " error"
-                << (result.diagnostics.errorCount() == 1 ? "" : "s") << ")\n";
-      status = 1;
-      continue;
-    }
-    const project::Project& p = *result.project;
-    const env::EnvironmentInfo* e = env::findEnvironment(p.environment);
-    std::cout << path << ": ok\n"
-              << "  name:        " << p.name << "\n"
-              << "  environment: " << p.environment << " (observation " << shapeText(e->observationShape) << ", "
-              << e->actionCount << " actions)\n"
-              << "  algorithm:   " << p.algorithm << "\n"
-              << "  policy:      " << p.policyFile.string() << "\n";
-    for (const engine::ParameterSpec& spec : engine::ParameterRegistry::standard().all())
-      if (!p.parameters.isDefault(spec.name))
-        std::cout << "  " << spec.name << " = " << engine::formatValue(p.parameters.get(spec.name)) << "\n";
-  }
-  return status;
 }
 
 int runParams(bool markdown) {

@@ -1,13 +1,65 @@
 #pragma once
 // The CLI's subcommands. Each returns the process exit status: 0 success, 1 the input was
 // rejected (diagnostics printed), 2 a usage error.
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace cas::cli {
 
+struct CheckOptions {
+  bool printIr = false;
+  std::int64_t batch = 1;
+  // Standalone .pdl files:
+  std::vector<std::int64_t> observationShape;
+  std::int64_t actionCount = 0;
+  std::string entry = "policy";
+  std::string algorithm;
+};
+
+struct BenchOptions {
+  std::string net;
+  std::int64_t batch = 1024;
+  std::string device = "auto";
+  std::string precision = "fp32";
+  double seconds = 2.0;  // timing budget per measurement
+  bool json = false;
+};
+
+struct TrainOptions {
+  std::string project, device = "auto", out, resume;
+  double minutes = 0;
+  std::int64_t iterations = 0;
+  std::vector<std::string> sets;
+};
+
+struct EvalOptions {
+  std::string run, device = "auto", opponent = "random";
+  int games = 20;
+  std::uint64_t seed = 1;
+  bool json = false;
+};
+
+struct AnalyzeOptions {
+  std::string run, device = "auto", positionsFile;
+  std::vector<std::string> positions;
+  int simulations = 0;  // 0: the run's search.simulations
+  bool json = false;
+};
+
+struct PlayOptions {
+  std::string run, device = "auto";
+  bool humanSecond = false;
+  int simulations = 0;
+};
+
+int runTrain(const TrainOptions& options);
+int runEval(const EvalOptions& options);
+int runAnalyze(const AnalyzeOptions& options);
+int runPlay(const PlayOptions& options);
 int runDevices();
-int runCheck(const std::vector<std::string>& paths);
+int runBenchUpdate(const BenchOptions& options);
+int runCheck(const std::vector<std::string>& paths, const CheckOptions& options);
 int runParams(bool markdown);
 
 }  // namespace cas::cli

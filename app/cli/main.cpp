@@ -2,6 +2,8 @@
 // commands.cpp and core/.
 #include <CLI/CLI.hpp>
 
+#include <iostream>
+
 #include "app/cli/commands.hpp"
 #include "cas/version.hpp"
 
@@ -15,12 +17,70 @@ int main(int argc, char** argv) {
   auto* devices = app.add_subcommand("devices", "List the backends, whether each is usable and why not; probe the GPU");
 
   std::vector<std::string> checkPaths;
-  auto* check = app.add_subcommand("check", "Validate projects (project folders or project.toml files)");
-  check->add_option("paths", checkPaths, "Project folders")->required()->check(CLI::ExistingPath);
+  cas::cli::CheckOptions checkOptions;
+  std::string obsShape;
+  auto* check = app.add_subcommand("check",
+      "Validate projects (folders with project.toml) or standalone .pdl files; print each policy's layers,\n"
+      "parameters and FLOPs, and run one forward pass on the CPU backend");
+  check->add_option("paths", checkPaths, "Project folders or .pdl files")->required()->check(CLI::ExistingPath);
+  check->add_flag("--ir", checkOptions.printIr, "Print the IR after the passes (fold, dce, fuse, plan-memory)");
+  check->add_option("--batch", checkOptions.batch, "Batch size to compile and run with")->check(CLI::Range(1, 65536))->capture_default_str();
+  check->add_option("--obs-shape", obsShape, "Observation shape for a .pdl file, e.g. 4,84,84");
+  check->add_option("--action-dim", checkOptions.actionCount, "Number of actions for a .pdl file")->check(CLI::Range(1, 1 << 20));
+  check->add_option("--entry", checkOptions.entry, "Entry function of a .pdl file")->capture_default_str();
+  check->add_option("--algorithm", checkOptions.algorithm, "Check the entry's signature for an algorithm")->check(CLI::IsMember({"alphazero"}));
 
   bool markdown = false;
   auto* params = app.add_subcommand("params", "List the tuning parameters: type, range, default, live or restart");
   params->add_flag("--markdown", markdown, "Print a Markdown table (as in docs/project-format.md)");
+
+  cas::cli::BenchOptions bench;
+  auto* benchCmd = app.add_subcommand("bench", "Measure performance");
+  benchCmd->require_subcommand(1);
+  auto* benchUpdate = benchCmd->add_subcommand("update", "Time one update (forward, loss, backward, clip, Adam) and one forward pass");
+  benchUpdate->add_option("--net", bench.net, "cartpole_mlp64, connect4_mlp256 or atari_nature_cnn")->required()
+      ->check(CLI::IsMember({"cartpole_mlp64", "connect4_mlp256", "atari_nature_cnn"}));
+  benchUpdate->add_option("--batch", bench.batch, "Batch size")->check(CLI::Range(1, 65536))->capture_default_str();
+  benchUpdate->add_option("--device", bench.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+  benchUpdate->add_option("--precision", bench.precision, "fp32 or bf16")->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
+  benchUpdate->add_option("--seconds", bench.seconds, "Timing budget per measurement")->check(CLI::Range(0.01, 600.0))->capture_default_str();
+  benchUpdate->add_flag("--json", bench.json, "Print one JSON object");
+
+  const auto devices3 = CLI::IsMember({"auto", "cpu", "cuda"});
+  cas::cli::TrainOptions train;
+  auto* trainCmd = app.add_subcommand("train", "Train a project's policy (AlphaZero self-play) into a run folder");
+  trainCmd->add_option("project", train.project, "Project folder")->check(CLI::ExistingDirectory);
+  trainCmd->add_option("--device", train.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
+  trainCmd->add_option("--minutes", train.minutes, "Stop after this many minutes")->check(CLI::Range(0.0, 1e6));
+  trainCmd->add_option("--iterations", train.iterations, "Stop after this many iterations")->check(CLI::Range(std::int64_t(0), std::int64_t(1) << 40));
+  trainCmd->add_option("--set", train.sets, "Override a parameter: --set search.c_puct=2.0 (repeatable; `cuda-agent params` lists them)");
+  trainCmd->add_option("--out", train.out, "Run folder to create (default: runs/NAME-DATE-TIME)");
+  trainCmd->add_option("--resume", train.resume, "Continue the run in this folder from its newest valid checkpoint")->check(CLI::ExistingDirectory);
+
+  cas::cli::EvalOptions eval;
+  auto* evalCmd = app.add_subcommand("eval", "Play a trained run against a baseline");
+  evalCmd->add_option("run", eval.run, "Run folder")->required()->check(CLI::ExistingDirectory);
+  evalCmd->add_option("--opponent", eval.opponent, "random, mcts:ROLLOUTS or perfect (tictactoe)")->capture_default_str();
+  evalCmd->add_option("--games", eval.games, "Games (half with the agent moving first)")->check(CLI::Range(1, 100000))->capture_default_str();
+  evalCmd->add_option("--seed", eval.seed, "Seed of the opponent's choices")->capture_default_str();
+  evalCmd->add_option("--device", eval.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
+  evalCmd->add_flag("--json", eval.json, "Print one JSON object");
+
+  cas::cli::AnalyzeOptions analyze;
+  auto* analyzeCmd = app.add_subcommand("analyze", "Search positions with a trained run and show the root's statistics");
+  analyzeCmd->add_option("run", analyze.run, "Run folder")->required()->check(CLI::ExistingDirectory);
+  analyzeCmd->add_option("--position", analyze.positions, "Moves from the start (connect4: columns 1-7; tictactoe: cells 1-9); repeatable");
+  analyzeCmd->add_option("--positions", analyze.positionsFile, "File with one position per line")->check(CLI::ExistingFile);
+  analyzeCmd->add_option("--sims", analyze.simulations, "Simulations (default: the run's search.simulations)")->check(CLI::Range(1, 1000000));
+  analyzeCmd->add_option("--device", analyze.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
+  analyzeCmd->add_flag("--json", analyze.json, "One JSON object per position per line");
+
+  cas::cli::PlayOptions play;
+  auto* playCmd = app.add_subcommand("play", "Play against a trained run in the terminal");
+  playCmd->add_option("run", play.run, "Run folder")->required()->check(CLI::ExistingDirectory);
+  playCmd->add_flag("--second", play.humanSecond, "Let the agent move first");
+  playCmd->add_option("--sims", play.simulations, "The agent's simulations per move")->check(CLI::Range(1, 1000000));
+  playCmd->add_option("--device", play.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -28,7 +88,38 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   if (*devices) return cas::cli::runDevices();
-  if (*check) return cas::cli::runCheck(checkPaths);
+  if (*check) {
+    if (!obsShape.empty()) {
+      for (const std::string& part : CLI::detail::split(obsShape, ',')) {
+        try {
+          const long long d = std::stoll(part);
+          if (d < 1 || d > (1 << 24)) throw std::out_of_range(part);
+          checkOptions.observationShape.push_back(d);
+        } catch (const std::exception&) {
+          std::cerr << "--obs-shape: '" << obsShape << "' is not a list of positive integers such as 4,84,84\n";
+          return 2;
+        }
+      }
+    }
+    return cas::cli::runCheck(checkPaths, checkOptions);
+  }
   if (*params) return cas::cli::runParams(markdown);
+  if (*benchUpdate) return cas::cli::runBenchUpdate(bench);
+  if (*trainCmd) {
+    if (train.project.empty() == train.resume.empty()) {
+      std::cerr << "train: give a project folder, or --resume RUN_DIR\n";
+      return 2;
+    }
+    return cas::cli::runTrain(train);
+  }
+  if (*evalCmd) return cas::cli::runEval(eval);
+  if (*analyzeCmd) {
+    if (analyze.positions.empty() && analyze.positionsFile.empty()) {
+      std::cerr << "analyze: give --position MOVES or --positions FILE\n";
+      return 2;
+    }
+    return cas::cli::runAnalyze(analyze);
+  }
+  if (*playCmd) return cas::cli::runPlay(play);
   return 2;
 }

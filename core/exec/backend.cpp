@@ -37,6 +37,17 @@ std::shared_ptr<Backend> BackendRegistry::select(std::string_view device, std::s
   return e->backend;
 }
 
+std::shared_ptr<Backend> BackendRegistry::selectForGraphs(std::string_view device, std::string* error) const {
+  std::shared_ptr<Backend> chosen = select(device, error);
+  if (!chosen) return nullptr;
+  if (auto why = chosen->cannotRunGraphs()) {
+    if (device == "auto") return find("cpu")->backend;
+    if (error) *error = *why;
+    return nullptr;
+  }
+  return chosen;
+}
+
 std::string BackendRegistry::statusLine(std::string_view device) const {
   std::string error;
   std::shared_ptr<Backend> chosen = select(device, &error);

@@ -62,6 +62,8 @@ class Backend {
   virtual std::optional<ProbeReport> probe() { return std::nullopt; }
   // Compiles a graph (after the IR passes) for this backend.
   virtual std::unique_ptr<Executable> compile(const ir::Graph& graph) = 0;
+  // Whether compile() works yet; nullopt when it does, else why not.
+  virtual std::optional<std::string> cannotRunGraphs() const { return std::nullopt; }
 };
 
 struct BackendEntry {
@@ -83,6 +85,9 @@ class BackendRegistry {
   // device: "auto" (CUDA when available, else CPU), "cpu" or "cuda". Returns null with `error`
   // filled when the requested backend is unavailable.
   std::shared_ptr<Backend> select(std::string_view device, std::string* error) const;
+  // As select, for running graphs (training, evaluation): "auto" takes CUDA only when it can
+  // run graphs, and "cuda" is refused with the reason when it cannot.
+  std::shared_ptr<Backend> selectForGraphs(std::string_view device, std::string* error) const;
 
   // The status-bar sentence for `device`: the backend in use, and why CUDA is not, when it is not.
   std::string statusLine(std::string_view device = "auto") const;

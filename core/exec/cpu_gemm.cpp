@@ -1,7 +1,8 @@
-// Blocked SGEMM: B (or its transpose) is packed into row-major panels so the inner loop runs
-// over contiguous columns of C and B, which the compiler vectorises; rows of C are spread over
-// the pool. Built with -O3; the inner kernel is cloned for AVX-512, AVX2 and baseline x86-64 and
-// chosen at load time.
+// SGEMM on the CPU. B (or B^T) is packed, one K-block at a time, into panels of 16 columns
+// ([panel][k][16], zero-padded); a micro-kernel keeps a 4x16 tile of C in registers across the
+// K-block, so each step is 4 broadcasts and 4 vector FMAs. Row blocks are spread over the pool.
+// Built with -O3; the micro-kernel is cloned for AVX-512, AVX2 and baseline x86-64 and chosen at
+// load time.
 #include "core/exec/cpu_gemm.hpp"
 
 #include <algorithm>
@@ -12,44 +13,36 @@ namespace cas::exec {
 namespace {
 
 constexpr std::int64_t kBlockK = 256;
-constexpr std::int64_t kBlockN = 1024;
+constexpr std::int64_t kPanel = 16;
+constexpr std::int64_t kRows = 4;
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define CAS_GEMM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define CAS_GEMM_CLONES __attribute__((target_clones("avx512f", "arch=haswell", "default")))
 #else
 #define CAS_GEMM_CLONES
 #endif
 
-// C[rows, n] += A[rows, k] * Bp[k, n] where A is row-major (stride lda) and Bp packed (stride n).
+// C[rows, cols] += A[rows, k] * P[k, 16] for rows <= 4, cols <= 16; A row-major (stride lda).
 CAS_GEMM_CLONES
-void kernel(std::int64_t rows, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda, const float* bp,
-            float* c, std::int64_t ldc) {
-  std::int64_t i = 0;
-  for (; i + 4 <= rows; i += 4) {
-    float* c0 = c + (i + 0) * ldc;
-    float* c1 = c + (i + 1) * ldc;
-    float* c2 = c + (i + 2) * ldc;
-    float* c3 = c + (i + 3) * ldc;
-    for (std::int64_t p = 0; p < k; ++p) {
-      const float a0 = a[(i + 0) * lda + p], a1 = a[(i + 1) * lda + p], a2 = a[(i + 2) * lda + p], a3 = a[(i + 3) * lda + p];
-      const float* __restrict brow = bp + p * n;
-      for (std::int64_t j = 0; j < n; ++j) {
-        const float bv = brow[j];
-        c0[j] += a0 * bv;
-        c1[j] += a1 * bv;
-        c2[j] += a2 * bv;
-        c3[j] += a3 * bv;
-      }
+void microKernel(std::int64_t rows, std::int64_t cols, std::int64_t k, const float* a, std::int64_t lda, const float* panel,
+                 float* c, std::int64_t ldc) {
+  float acc[kRows][kPanel] = {};
+  const float* a0 = a;
+  const float* a1 = a + (rows > 1 ? lda : 0);
+  const float* a2 = a + (rows > 2 ? 2 * lda : 0);
+  const float* a3 = a + (rows > 3 ? 3 * lda : 0);
+  for (std::int64_t p = 0; p < k; ++p) {
+    const float* b = panel + p * kPanel;
+    const float v0 = a0[p], v1 = a1[p], v2 = a2[p], v3 = a3[p];
+    for (int j = 0; j < kPanel; ++j) {
+      acc[0][j] += v0 * b[j];
+      acc[1][j] += v1 * b[j];
+      acc[2][j] += v2 * b[j];
+      acc[3][j] += v3 * b[j];
     }
   }
-  for (; i < rows; ++i) {
-    float* ci = c + i * ldc;
-    for (std::int64_t p = 0; p < k; ++p) {
-      const float av = a[i * lda + p];
-      const float* __restrict brow = bp + p * n;
-      for (std::int64_t j = 0; j < n; ++j) ci[j] += av * brow[j];
-    }
-  }
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < cols; ++j) c[r * ldc + j] += acc[r][j];
 }
 
 }  // namespace
@@ -70,22 +63,26 @@ void gemm(ThreadPool* pool, bool transposeA, bool transposeB, std::int64_t m, st
     a = aRowMajor.data();
     lda = k;
   }
-  std::vector<float> panel;
+  const std::int64_t panels = (n + kPanel - 1) / kPanel;
+  std::vector<float> packed;
   for (std::int64_t p0 = 0; p0 < k; p0 += kBlockK) {
     const std::int64_t kb = std::min(kBlockK, k - p0);
-    for (std::int64_t j0 = 0; j0 < n; j0 += kBlockN) {
-      const std::int64_t nb = std::min(kBlockN, n - j0);
-      panel.resize(size_t(kb * nb));
-      for (std::int64_t p = 0; p < kb; ++p)
-        for (std::int64_t j = 0; j < nb; ++j)
-          panel[size_t(p * nb + j)] = transposeB ? b[(j0 + j) * ldb + (p0 + p)] : b[(p0 + p) * ldb + (j0 + j)];
-      auto rows = [&](std::int64_t r0, std::int64_t r1) {
-        kernel(r1 - r0, nb, kb, a + r0 * lda + p0, lda, panel.data(), c + r0 * ldc + j0, ldc);
-      };
-      const std::int64_t work = m * nb * kb;
-      if (pool && work > (1 << 16)) pool->parallelFor(m, std::max<std::int64_t>(4, (1 << 16) / (nb * kb)), rows);
-      else rows(0, m);
-    }
+    packed.assign(size_t(panels * kb * kPanel), 0.0f);
+    for (std::int64_t p = 0; p < kb; ++p)
+      for (std::int64_t j = 0; j < n; ++j)
+        packed[size_t(((j / kPanel) * kb + p) * kPanel + j % kPanel)] = transposeB ? b[j * ldb + p0 + p] : b[(p0 + p) * ldb + j];
+    const std::int64_t rowBlocks = (m + kRows - 1) / kRows;
+    auto blocks = [&](std::int64_t r0, std::int64_t r1) {
+      for (std::int64_t rb = r0; rb < r1; ++rb) {
+        const std::int64_t i = rb * kRows, rows = std::min(kRows, m - i);
+        for (std::int64_t q = 0; q < panels; ++q)
+          microKernel(rows, std::min(kPanel, n - q * kPanel), kb, a + i * lda + p0, lda, packed.data() + q * kb * kPanel,
+                      c + i * ldc + q * kPanel, ldc);
+      }
+    };
+    const std::int64_t work = m * n * kb;
+    if (pool && work > (1 << 16)) pool->parallelFor(rowBlocks, std::max<std::int64_t>(1, (1 << 16) / (kRows * n * kb)), blocks);
+    else blocks(0, rowBlocks);
   }
 }
 

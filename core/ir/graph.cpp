@@ -60,7 +60,7 @@ static std::string attrText(const Node& n) {
   std::ostringstream s;
   switch (n.op) {
     case Op::Input: {
-      const char* role = a.role == InputRole::Data ? "input" : a.role == InputRole::Parameter ? "param" : "state";
+      const char* role = a.role == InputRole::Data ? "data" : a.role == InputRole::Parameter ? "param" : "state";
       s << " " << role << " \"" << a.name << "\"";
       break;
     }

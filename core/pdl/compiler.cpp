@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "core/ir/builder.hpp"
 #include "core/pdl/lexer.hpp"
@@ -28,6 +29,7 @@ struct Value {
   std::vector<Value> items;
   NodeId node = ir::kNoNode;
   Shape shape;  // per sample, for tensors
+  std::int64_t count = 1;  // this value and, for a tuple, all the values nested in it
   Pos origin;   // where the value was made
   std::string originText;  // e.g. "the tuple returned by residual"
 
@@ -170,12 +172,23 @@ struct Frame {
 
 struct Abort {};  // a limit was hit: stop evaluating (one diagnostic already says why)
 
+// Limits of the evaluator besides those in compiler.hpp. They bound compile time, memory and the
+// C++ stack on any input: without them a loop can copy ever larger tuples (`t = t, t`), run a
+// very long argument list many times, or nest inlined calls deeper than the stack allows.
+constexpr std::int64_t kMaxEvaluations = 2000000;  // expressions evaluated after unrolling and inlining; a tuple counts its values
+constexpr std::int64_t kMaxTupleValues = 1024;     // values in one tuple, nested tuples counted with their values
+constexpr int kMaxEvalNesting = 500;               // statements and expressions being evaluated at once, across inlined calls (bounds the stack)
+
 class Compiler {
  public:
   Compiler(const CompileOptions& o, DiagnosticList& d, const Module& m) : opt_(o), diags_(d), mod_(m), b_(graph_) {}
 
   std::optional<CompiledPolicy> run() {
-    declareGlobals();
+    try {
+      declareGlobals();  // constants may call functions, so a limit can be hit here too
+    } catch (const Abort&) {
+      return std::nullopt;
+    }
     const Function* entry = findFunction(opt_.entry);
     if (!entry) {
       error({1, 1}, "no function named '" + opt_.entry + "' (the entry point) is defined" + suggestion(opt_.entry, functionNames()));
@@ -214,9 +227,16 @@ class Compiler {
  private:
   // --- diagnostics ---------------------------------------------------------------------------
 
-  void error(Pos p, std::string message) { diags_.error({opt_.fileName, p.line, p.column}, std::move(message)); }
+  // A function inlined at several call sites, or a loop body, would report the same mistake once
+  // per copy; only the first diagnostic at each position is kept.
+  bool firstAt(Pos p, Severity s) { return reported_.insert({p.line, p.column, int(s)}).second; }
+
+  void error(Pos p, std::string message) {
+    if (firstAt(p, Severity::Error)) diags_.error({opt_.fileName, p.line, p.column}, std::move(message));
+  }
 
   void errorWithNote(Pos p, std::string message, Pos notePos, std::string note) {
+    if (!firstAt(p, Severity::Error)) return;
     Diagnostic d{Severity::Error, {opt_.fileName, p.line, p.column}, std::move(message), {}};
     if (notePos.line > 0) d.notes.push_back({Severity::Note, {opt_.fileName, notePos.line, notePos.column}, std::move(note), {}});
     diags_.add(std::move(d));
@@ -229,6 +249,7 @@ class Compiler {
     Value obsShape;
     obsShape.kind = Value::Kind::Tuple;
     for (std::int64_t d : opt_.observationShape) obsShape.items.push_back(Value::integer(d));
+    obsShape.count += std::int64_t(obsShape.items.size());
     globals_["obs_shape"] = {obsShape, {}};
     std::set<std::string> seen;
     for (const Function& f : mod_.functions) {
@@ -240,6 +261,10 @@ class Compiler {
     Frame top;
     top.path = "const";
     for (const ConstDecl& c : mod_.consts) {
+      if (c.name == "action_dim" || c.name == "obs_shape") {
+        error(c.pos, "'" + c.name + "' is set by the environment; choose another name for this constant");
+        continue;
+      }
       if (globals_.count(c.name) || seen.count(c.name) || builtins().count(c.name)) {
         error(c.pos, "'" + c.name + "' is already defined; constants cannot be redefined");
         continue;
@@ -301,6 +326,11 @@ class Compiler {
   // --- statements ----------------------------------------------------------------------------
 
   void countStatement(Pos p) {
+    if (graph_.nodes.size() > size_t(kMaxOperations)) {
+      error(p, "the program generates more than " + std::to_string(kMaxOperations) +
+                   " operations; reduce the loop counts or the depth of calls");
+      throw Abort{};
+    }
     if (++statements_ > kMaxStatementsExecuted) {
       error(p, "the program unrolls to more than " + std::to_string(kMaxStatementsExecuted) +
                    " statements; reduce the loop counts or the depth of calls");
@@ -321,13 +351,14 @@ class Compiler {
   }
 
   std::optional<Value> statement(const Stmt& s, Frame& frame) {
+    Nesting nesting(*this, s.pos);
     countStatement(s.pos);
     switch (s.kind) {
       case Stmt::Kind::Pass: return std::nullopt;
       case Stmt::Kind::Expression: {
         Value v = eval(*s.value, frame);
         if (v.kind != Value::Kind::Poison)
-          diags_.warning({opt_.fileName, s.pos.line, s.pos.column}, "this expression's value is not used");
+          if (firstAt(s.pos, Severity::Warning)) diags_.warning({opt_.fileName, s.pos.line, s.pos.column}, "this expression's value is not used");
         return std::nullopt;
       }
       case Stmt::Kind::Return: {
@@ -351,8 +382,8 @@ class Compiler {
         if (v.kind != Value::Kind::Tuple) {
           error(s.value->pos, "cannot unpack " + describe(v) + " into " + std::to_string(s.targets.size()) + " names");
         } else if (v.items.size() != s.targets.size()) {
-          error(s.value->pos, "expected " + std::to_string(s.targets.size()) + " values to unpack, got " + describe(v) +
-                                  " with " + std::to_string(v.items.size()));
+          error(s.value->pos, "cannot unpack " + describe(v) + (v.originText.empty() ? "" : " (" + std::to_string(v.items.size()) + " values)") +
+                                  " into " + std::to_string(s.targets.size()) + " names");
         } else {
           for (size_t i = 0; i < s.targets.size(); ++i) frame.locals[s.targets[i].first] = {v.items[i], s.targets[i].second};
           return std::nullopt;
@@ -413,11 +444,13 @@ class Compiler {
       }
       const long double count = std::max<long double>(0, std::ceil((static_cast<long double>(stop) - start) / step));
       if (count > kMaxLoopIterations) {
-        error(e.pos, "this loop runs " + std::to_string(static_cast<long long>(count)) + " times; loops are unrolled at compile time and limited to " +
-                         std::to_string(kMaxLoopIterations) + " iterations");
+        error(e.pos, "this loop runs more than " + std::to_string(kMaxLoopIterations) +
+                         " times; loops are unrolled at compile time and limited to that many iterations");
         return false;
       }
-      for (std::int64_t i = 0; i < std::int64_t(count); ++i) items.push_back(Value::integer(start + i * step));
+      // start + i * step stays between start and stop, so it cannot overflow once count fits.
+      for (std::int64_t i = 0; i < std::int64_t(count); ++i)
+        items.push_back(Value::integer(std::int64_t(static_cast<long double>(start) + static_cast<long double>(i) * step)));
       return true;
     }
     Value it = eval(e, frame);
@@ -432,9 +465,35 @@ class Compiler {
 
   // --- expressions ---------------------------------------------------------------------------
 
+  // Counts statements and expressions being evaluated at once (they recurse on the C++ stack).
+  struct Nesting {
+    Compiler& c;
+    Nesting(Compiler& compiler, Pos p) : c(compiler) {
+      if (++c.nesting_ > kMaxEvalNesting) {
+        --c.nesting_;  // the destructor does not run for a constructor that throws
+        c.error(p, "expressions, blocks and inlined calls nest more than " + std::to_string(kMaxEvalNesting) +
+                       " levels deep here; make the recursion shallower");
+        throw Abort{};  // unwinds every Nesting; the counter is not used again
+      }
+    }
+    ~Nesting() { --c.nesting_; }
+  };
+
+  void countEvaluations(std::int64_t n, Pos p) {
+    evaluations_ += n;
+    if (evaluations_ > kMaxEvaluations) {
+      error(p, "the program evaluates more than " + std::to_string(kMaxEvaluations) +
+                   " expressions once loops are unrolled and calls inlined; reduce the loop counts, the number of arguments or the depth of calls");
+      throw Abort{};
+    }
+  }
+
   Value eval(const Expr& e, Frame& frame) {
+    Nesting nesting(*this, e.pos);
+    countEvaluations(1, e.pos);
     Value v = evalInner(e, frame);
     if (v.origin.line == 0) v.origin = e.pos;
+    if (v.kind == Value::Kind::Tuple) countEvaluations(v.count, e.pos);  // what copying it costs
     return v;
   }
 
@@ -449,7 +508,15 @@ class Compiler {
       case Expr::Kind::Tuple: {
         Value t;
         t.kind = Value::Kind::Tuple;
-        for (const auto& item : e.items) t.items.push_back(eval(*item, frame));
+        for (const auto& item : e.items) {
+          t.items.push_back(eval(*item, frame));
+          t.count += t.items.back().count;
+          if (t.count > kMaxTupleValues) {
+            error(e.pos, "this tuple would hold more than " + std::to_string(kMaxTupleValues) +
+                             " values (nested tuples count with their values); tuples are for a few outputs, shapes or loop items");
+            throw Abort{};
+          }
+        }
         return t;
       }
       case Expr::Kind::Call: return call(e, frame);
@@ -633,11 +700,13 @@ class Compiler {
   }
 
   // Refuses shapes past the per-sample element limit (the guard on memory for any input).
-  bool checkSize(const Shape& s, Pos pos) {
+  // Parameters (`parameter` true) are held to the same limit.
+  bool checkSize(const Shape& s, Pos pos, bool parameter = false) {
     long double n = 1;
     for (std::int64_t d : s) n *= static_cast<long double>(d);
     if (n > static_cast<long double>(kMaxElementsPerSample)) {
-      error(pos, "a tensor of shape " + shapeText(s) + " would have more than " + std::to_string(kMaxElementsPerSample) + " elements per sample");
+      error(pos, std::string(parameter ? "a parameter" : "a tensor") + " of shape " + shapeText(s) + " would have more than " +
+                     std::to_string(kMaxElementsPerSample) + (parameter ? " elements" : " elements per sample"));
       return false;
     }
     return true;
@@ -738,7 +807,8 @@ class Compiler {
       for (const auto& a : e.items) args.positionalPos.push_back(a->pos);
     } else {
       if (positional.size() > spec.params.size()) {
-        error(e.items[spec.params.size()]->pos, fn + "() takes at most " + std::to_string(spec.params.size()) + " arguments, got " +
+        error(e.items[spec.params.size()]->pos, fn + "() takes at most " + std::to_string(spec.params.size()) +
+                                                    (spec.params.size() == 1 ? " argument" : " arguments") + ", got " +
                                                     std::to_string(positional.size()));
         return false;
       }
@@ -814,8 +884,8 @@ class Compiler {
     const Value& v = a.get(n);
     if (v.kind == Value::Kind::String && std::find(choices.begin(), choices.end(), v.s) != choices.end()) return v.s;
     std::string list;
-    for (const std::string& c : choices) list += (list.empty() ? "'" : ", '") + c + "'";
-    error(a.pos(n), a.fn + "'s " + n + " must be one of " + list + ", got " + describe(v));
+    for (size_t i = 0; i < choices.size(); ++i) list += (i == 0 ? "'" : i + 1 == choices.size() ? " or '" : ", '") + choices[i] + "'";
+    error(a.pos(n), a.fn + "'s " + n + " must be " + list + ", got " + describe(v));
     return std::nullopt;
   }
 
@@ -840,8 +910,8 @@ class Compiler {
     for (std::int64_t ax : perSample) {
       const auto r = std::int64_t(rank);
       if (ax < -r || ax >= r) {
-        error(a.pos(n), a.fn + "'s axis " + std::to_string(ax) + " is out of range for a tensor of shape with " + std::to_string(rank) +
-                            " axes (valid: " + std::to_string(-r) + " to " + std::to_string(r - 1) + ")");
+        error(a.pos(n), a.fn + "'s axis " + std::to_string(ax) + " is out of range for a tensor with " + std::to_string(rank) +
+                            (rank == 1 ? " axis" : " axes") + " (valid: " + std::to_string(-r) + " to " + std::to_string(r - 1) + ")");
         return std::nullopt;
       }
       const std::int64_t k = (ax < 0 ? ax + r : ax) + 1;
@@ -856,8 +926,10 @@ class Compiler {
 
   std::string layerName(Frame& frame, const std::string& kind, const Args& a) {
     const int index = frame.counters[kind]++;
-    if (a.named.count("name") && a.get("name").kind == Value::Kind::String) return frame.path + "/" + a.get("name").s;
-    return frame.path + "/" + kind + "_" + std::to_string(index);
+    std::string name = frame.path + "/" + kind + "_" + std::to_string(index);
+    if (a.named.count("name") && a.get("name").kind == Value::Kind::String) name = frame.path + "/" + a.get("name").s;
+    b_.setOrigin(name, a.call.line, a.call.column);  // the layer's nodes carry its name
+    return name;
   }
 
   std::optional<NodeId> parameter(const std::string& name, Shape shape, ir::Init init, std::int64_t fanIn, Pos pos) {
@@ -961,7 +1033,10 @@ class Compiler {
   std::map<std::string, std::pair<Value, Pos>> globals_;
   std::map<std::string, Pos> parameterPos_;
   std::int64_t statements_ = 0;
+  std::int64_t evaluations_ = 0;
   int callDepth_ = 0;
+  int nesting_ = 0;
+  std::set<std::tuple<int, int, int>> reported_;  // line, column, severity
   CompiledPolicy out_;
 };
 
@@ -1016,7 +1091,7 @@ Value Compiler::lower(const std::string& fn, const Args& a, Frame& frame, Pos po
     if (!x || !units || !bias) return Value::poison();
     const std::string name = layerName(frame, "dense", a);
     const std::int64_t k = ir::numel(x->shape);
-    if (!checkSize({k, *units}, a.pos("units"))) return Value::poison();
+    if (!checkSize({k, *units}, a.pos("units"), true)) return Value::poison();
     NodeId flat = b_.reshape(x->node, {opt_.batch, k});
     auto w = parameter(name + "/weight", {k, *units}, ir::Init::FanInUniform, k, pos);
     if (!w) return Value::poison();
@@ -1055,7 +1130,7 @@ Value Compiler::lower(const std::string& fn, const Args& a, Frame& frame, Pos po
                                  "x" + std::to_string(wd) + " input with padding='valid'");
       return Value::poison();
     }
-    if (!checkSize({*filters, c, k, k}, a.pos("filters"))) return Value::poison();
+    if (!checkSize({*filters, c, k, k}, a.pos("filters"), true)) return Value::poison();
     const std::string name = layerName(frame, "conv2d", a);
     auto w = parameter(name + "/weight", {*filters, c, k, k}, ir::Init::FanInUniform, c * k * k, pos);
     if (!w) return Value::poison();
@@ -1091,7 +1166,7 @@ Value Compiler::lower(const std::string& fn, const Args& a, Frame& frame, Pos po
     int unknown = 0;
     for (const Value& d : dims) {
       if (d.kind != Value::Kind::Int || d.i == 0 || d.i < -1) {
-        error(a.pos("shape"), "reshape's shape must be positive integers (one may be -1), got " + describe(sv));
+        error(a.pos("shape"), "reshape's shape must be positive integers (one may be -1), got " + describe(d));
         return Value::poison();
       }
       unknown += d.i == -1;
@@ -1101,7 +1176,11 @@ Value Compiler::lower(const std::string& fn, const Args& a, Frame& frame, Pos po
     for (std::int64_t d : target)
       if (d > 0 && __builtin_mul_overflow(known, d, &known)) known = std::numeric_limits<std::int64_t>::max();
     const std::int64_t total = ir::numel(x->shape);
-    if (unknown > 1 || (unknown == 0 && known != total) || (unknown == 1 && total % known != 0)) {
+    if (unknown > 1) {
+      error(a.pos("shape"), "reshape's shape may have only one -1, got " + shapeText(target));
+      return Value::poison();
+    }
+    if ((unknown == 0 && known != total) || (unknown == 1 && total % known != 0)) {
       error(a.pos("shape"), "cannot reshape a tensor of shape " + shapeText(x->shape) + " (" + std::to_string(total) + " elements) to " +
                                 shapeText(target));
       return Value::poison();
@@ -1137,7 +1216,11 @@ Value Compiler::lower(const std::string& fn, const Args& a, Frame& frame, Pos po
     Shape s = first;
     for (size_t i = 1; i < a.positional.size(); ++i) {
       const Shape& o = a.positional[i].shape;
-      bool fits = o.size() == s.size();
+      if (o.size() != first.size()) {
+        error(a.positionalPos[i], "concat needs tensors with the same number of axes, got " + shapeText(first) + " and " + shapeText(o));
+        return Value::poison();
+      }
+      bool fits = true;
       for (size_t d = 0; fits && d < o.size(); ++d) fits = std::int64_t(d) == ax || o[d] == first[d];
       if (!fits) {
         error(a.positionalPos[i], "concat along axis " + std::to_string(ax) + " needs equal shapes on the other axes, got " + shapeText(first) +
@@ -1158,7 +1241,8 @@ Value Compiler::lower(const std::string& fn, const Args& a, Frame& frame, Pos po
       return Value::poison();
     }
     if (x->shape[1] != y->shape[0]) {
-      error(pos, "matmul's inner dimensions differ: " + shapeText(x->shape) + " times " + shapeText(y->shape));
+      error(pos, "matmul cannot multiply " + shapeText(x->shape) + " by " + shapeText(y->shape) + ": the first has " +
+                     std::to_string(x->shape[1]) + " columns but the second has " + std::to_string(y->shape[0]) + " rows");
       return Value::poison();
     }
     Shape s = {x->shape[0], y->shape[1]};
@@ -1171,7 +1255,7 @@ Value Compiler::lower(const std::string& fn, const Args& a, Frame& frame, Pos po
     auto vocab = intArg(a, "vocab", 0, 1, kMaxElementsPerSample);
     auto dim = intArg(a, "dim", 0, 1, kMaxElementsPerSample);
     if (!ids || !vocab || !dim) return Value::poison();
-    if (!checkSize({*vocab, *dim}, a.pos("vocab"))) return Value::poison();
+    if (!checkSize({*vocab, *dim}, a.pos("vocab"), true)) return Value::poison();
     Shape s = ids->shape;
     s.push_back(*dim);
     if (!checkSize(s, pos)) return Value::poison();

@@ -31,6 +31,7 @@ inline constexpr int kMaxCallDepth = 64;
 inline constexpr std::int64_t kMaxElementsPerSample = std::int64_t(1) << 28;
 inline constexpr std::int64_t kMaxParameters = std::int64_t(1) << 31;
 inline constexpr std::int64_t kMaxLoopIterations = 100000;
+inline constexpr std::int64_t kMaxOperations = 100000;  // IR nodes made by one program
 
 struct LayerSummary {
   std::string name;  // "policy/conv2d_0"

@@ -112,10 +112,12 @@ std::vector<Token> lex(std::string_view src, const std::string& file, Diagnostic
           while (j < src.size() && std::isdigit(static_cast<unsigned char>(src[j]))) ++j;
         }
       }
-      if (j < src.size() && isNameStart(src[j])) {
+      // A letter, or a second '.' ("1.2.3", "1..2"), right after a number makes it malformed.
+      if (j < src.size() && (isNameStart(src[j]) || (isFloat && src[j] == '.'))) {
         size_t k = j;
-        while (k < src.size() && isNameChar(src[k])) ++k;
+        while (k < src.size() && (isNameChar(src[k]) || src[k] == '.')) ++k;
         error(line, col, "'" + std::string(src.substr(i, k - i)) + "' is not a valid number");
+        out.push_back({Tok::Int, "0", {line, col}});  // stands in for it, so the parser reports nothing more here
         i = k;
         continue;
       }

@@ -83,7 +83,8 @@ class Parser {
 
   std::pair<std::string, Pos> expectName(const std::string& what) {
     if (!at(Tok::Name)) fail(peek(), "expected " + what + ", got " + describe(peek()));
-    if (kKeywords.count(peek().text)) fail(peek(), "'" + peek().text + "' is a keyword and cannot be used as " + what);
+    if (kKeywords.count(peek().text))
+      fail(peek(), "'" + peek().text + "' is a keyword and cannot be used as " + what.substr(0, what.find(" after ")));
     const Token& t = next();
     return {t.text, t.pos};
   }
@@ -100,7 +101,9 @@ class Parser {
       if (at(Tok::Indent)) ++depth;
       if (at(Tok::Dedent)) {
         if (depth == 0) return;
-        --depth;
+        next();
+        if (--depth == 0) return;  // the block under the bad line is skipped; what follows is parsed again
+        continue;
       }
       const bool newline = at(Tok::Newline);
       next();
@@ -108,12 +111,17 @@ class Parser {
     }
   }
 
+  static std::string nestingMessage() {
+    return "this is nested too deeply (more than " + std::to_string(kMaxNesting) +
+           " levels of blocks, brackets, calls and operators); split it into smaller statements";
+  }
+
   struct DepthGuard {
     Parser& p;
     DepthGuard(Parser& parser, const Token& at) : p(parser) {
       if (++p.depth_ > kMaxNesting) {
         --p.depth_;  // the destructor will not run for a constructor that throws
-        p.fail(at, "this is nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)");
+        p.fail(at, nestingMessage());
       }
     }
     ~DepthGuard() { --p.depth_; }
@@ -164,7 +172,8 @@ class Parser {
 
   Block block(const std::string& owner) {
     DepthGuard guard(*this, peek());
-    if (!at(Tok::Newline)) fail(peek(), "expected a new line after ':', got " + describe(peek()));
+    if (!at(Tok::Newline))
+      fail(peek(), "expected a new line after ':', got " + describe(peek()) + "; the body of " + owner + " goes on the following lines, indented");
     next();
     if (!at(Tok::Indent)) fail(peek(), "expected an indented block for " + owner);
     next();
@@ -213,10 +222,10 @@ class Parser {
       fail(peek(), "PDL has no 'while' loops; use 'for i in range(N)', which is unrolled at compile time");
     } else if (at(Tok::Name) && (isOp("=", 1) || isOp(",", 1))) {
       s->kind = Stmt::Kind::Assign;
-      s->targets.push_back(expectName("a name to assign"));
+      s->targets.push_back(expectName("a variable name"));
       while (isOp(",")) {
         next();
-        s->targets.push_back(expectName("a name to assign"));
+        s->targets.push_back(expectName("a variable name"));
       }
       expectOp("=", "after the names to assign");
       s->value = exprList();
@@ -224,7 +233,10 @@ class Parser {
     } else {
       s->kind = Stmt::Kind::Expression;
       s->value = exprList();
-      if (isOp("=")) fail(peek(), "only plain names can be assigned to");
+      if (isOp("=")) {
+        diags_.error({file_, s->pos.line, s->pos.column}, "only plain names can be assigned to");
+        throw SyntaxError{};
+      }
       expectNewline();
     }
     return s;
@@ -285,7 +297,7 @@ class Parser {
   void deepen(ChainDepth& chain) {
     ++chain.added;
     if (++depth_ > kMaxNesting)
-      fail(peek(), "this expression is nested too deeply (more than " + std::to_string(kMaxNesting) + " levels)");
+      fail(peek(), nestingMessage());
   }
 
   ExprPtr orExpr() {
@@ -481,10 +493,19 @@ class Parser {
           }
           ExprPtr inner = exprList();
           expectOp(")", "to close the parenthesis opened at " + std::to_string(t.pos.line) + ":" + std::to_string(t.pos.column));
+          if (inner->kind == Expr::Kind::Tuple) inner->pos = t.pos;  // a tuple in brackets starts at its '('
           return inner;
         }
         break;
       default: break;
+    }
+    // `x += 1` and `a // b` reach here at their second character; name the operator instead.
+    if (t.kind == Tok::Op && pos_ > 0 && toks_[pos_ - 1].kind == Tok::Op && toks_[pos_ - 1].pos.line == t.pos.line &&
+        toks_[pos_ - 1].pos.column + 1 == t.pos.column) {
+      const Token& op = toks_[pos_ - 1];
+      if (t.text == "=" && (op.text == "+" || op.text == "-" || op.text == "*" || op.text == "/"))
+        fail(op, "PDL has no '" + op.text + "=' operator; write 'x = x " + op.text + " ...'");
+      if (t.text == "/" && op.text == "/") fail(op, "PDL has no '//' operator; use '/', which does not round");
     }
     fail(t, "expected an expression, got " + describe(t));
   }

@@ -157,6 +157,28 @@ class Validator {
 
 bool isKnownAlgorithm(const std::string& name) { return name == "alphazero"; }
 
+pdl::CompileResult compilePolicy(const Project& project, std::int64_t batch, std::string* source, bool training) {
+  pdl::CompileResult result;
+  std::string error;
+  auto text = readFile(project.policyFile, &error);
+  if (!text) {
+    result.diagnostics.error({project.policyFile.string(), 0, 0}, error);
+    return result;
+  }
+  const env::EnvironmentInfo* e = env::findEnvironment(project.environment);
+  pdl::CompileOptions options;
+  options.fileName = project.policyFile.string();
+  options.observationShape.assign(e->observationShape.begin(), e->observationShape.end());
+  options.actionCount = e->actionCount;
+  options.algorithm = project.algorithm;
+  options.batch = batch;
+  options.training = training;
+  options.seed = std::uint64_t(project.parameters.getInt("runtime.seed"));
+  result = pdl::compile(*text, options);
+  if (source) *source = std::move(*text);
+  return result;
+}
+
 LoadResult loadProject(const std::filesystem::path& folderOrFile) {
   LoadResult result;
   Project p;

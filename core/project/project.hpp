@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/engine/parameters.hpp"
+#include "core/pdl/compiler.hpp"
 #include "core/support/diagnostic.hpp"
 
 namespace cas::project {
@@ -39,6 +40,10 @@ struct LoadResult {
 
 // Accepts a project folder or the path of its project.toml.
 LoadResult loadProject(const std::filesystem::path& folderOrFile);
+
+// Compiles the project's policy for its environment and algorithm at `batch`. `source` receives
+// the file's text (for diagnostics' excerpts); a file that cannot be read is a diagnostic.
+pdl::CompileResult compilePolicy(const Project& project, std::int64_t batch, std::string* source, bool training = false);
 
 // Algorithms a project may name, and those that are declared but not implemented yet.
 bool isKnownAlgorithm(const std::string& name);

@@ -52,6 +52,7 @@ class Updater {
   // One update on the data set by setInput (obs and targets); returns the loss before the step.
   float step();
   std::int64_t steps() const { return steps_; }
+  void setSteps(std::int64_t steps) { steps_ = steps; }  // when resuming (Adam's bias correction)
 
   std::vector<float> parameter(const std::string& name) const;
   void setParameter(const std::string& name, const std::vector<float>& values);

@@ -39,7 +39,9 @@ class TestCli : public QObject {
     const QString folder = dir_.filePath(name);
     QDir().mkpath(folder);
     write(folder + QStringLiteral("/project.toml"), toml);
-    if (policy) write(folder + QStringLiteral("/policy.pdl"), "def policy(obs):\n    return obs\n");
+    if (policy)
+      write(folder + QStringLiteral("/policy.pdl"),
+            "def policy(obs):\n    h = relu(dense(obs, units=8))\n    return dense(h, units=action_dim), tanh(dense(h, units=1))\n");
     return folder;
   }
 

@@ -1,0 +1,114 @@
+// `cuda-agent bench update`: times one policy update (forward, loss, backward, global-norm clip,
+// Adam) and one forward pass for the TARGETS.md networks, on the chosen backend.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <random>
+
+#include "app/cli/commands.hpp"
+#include "core/exec/initialise.hpp"
+#include "core/ir/passes.hpp"
+#include "core/train/benchmark_nets.hpp"
+#include "core/train/update.hpp"
+
+namespace cas::cli {
+namespace {
+
+std::vector<float> randomNormal(std::size_t n, std::mt19937& rng) {
+  std::normal_distribution<float> d;
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// Mean microseconds per call: warm-up, then enough calls to fill about `seconds`.
+template <typename F>
+std::pair<double, int> timeCalls(F&& call, double seconds, int minCalls) {
+  for (int i = 0; i < 3; ++i) call();
+  auto start = std::chrono::steady_clock::now();
+  call();
+  const double once = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const int calls = std::max(minCalls, int(seconds / std::max(once, 1e-6)));
+  start = std::chrono::steady_clock::now();
+  for (int i = 0; i < calls; ++i) call();
+  const double total = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
+  return {total / calls, calls};
+}
+
+}  // namespace
+
+int runBenchUpdate(const BenchOptions& o) {
+  const train::BenchmarkNet* net = train::findBenchmarkNet(o.net);
+  if (!net) {
+    std::cerr << "bench: unknown network '" << o.net << "'; known: cartpole_mlp64, connect4_mlp256, atari_nature_cnn\n";
+    return 2;
+  }
+  std::string error;
+  auto backend = exec::BackendRegistry::instance().selectForGraphs(o.device, &error);
+  if (!backend) {
+    std::cerr << "bench: " << error << "\n";
+    return 1;
+  }
+  if (o.precision != "fp32" && backend->id() == "cpu") {
+    std::cerr << "bench: the CPU backend computes in fp32 only; --precision " << o.precision << " needs the CUDA backend\n";
+    return 1;
+  }
+  pdl::CompileOptions co;
+  co.fileName = net->name + ".pdl";
+  co.observationShape = net->observationShape;
+  co.actionCount = net->actionCount;
+  co.batch = o.batch;
+  pdl::CompileResult compiled = pdl::compile(net->source, co);
+  if (!compiled.policy) {
+    std::cerr << "bench: " << formatHeadline(compiled.diagnostics.items().at(0)) << "\n";
+    return 1;
+  }
+  try {
+    std::mt19937 rng(1);
+    train::Updater updater(*backend, *compiled.policy, train::LossKind::PolicyGradient, train::OptimizerConfig{}, net->actionCount, 1);
+    exec::Executable& exe = updater.executable();
+    std::int64_t obsCount = o.batch;
+    for (std::int64_t d : net->observationShape) obsCount *= d;
+    auto obs = randomNormal(size_t(obsCount), rng);
+    std::vector<float> actions(size_t(o.batch));
+    for (size_t i = 0; i < actions.size(); ++i) actions[i] = float(i % size_t(net->actionCount));
+    auto advantages = randomNormal(size_t(o.batch), rng), returns = randomNormal(size_t(o.batch), rng);
+    exe.setInput("obs", obs.data(), obs.size());
+    exe.setInput("actions", actions.data(), actions.size());
+    exe.setInput("advantages", advantages.data(), advantages.size());
+    exe.setInput("returns", returns.data(), returns.size());
+    auto [updateUs, updateCalls] = timeCalls([&] { updater.step(); }, o.seconds, 5);
+
+    ir::Graph forward = compiled.policy->graph;
+    ir::runPasses(forward, ir::defaultPipeline());
+    auto fwd = backend->compile(forward);
+    for (const ir::Node& n : fwd->graph().nodes)
+      if (n.op == ir::Op::Input && n.attrs.role == ir::InputRole::Parameter) {
+        auto v = exec::initialValues(n, 1);
+        fwd->setInput(n.attrs.name, v.data(), v.size());
+      }
+    fwd->setInput("obs", obs.data(), obs.size());
+    auto [forwardUs, forwardCalls] = timeCalls([&] { fwd->run(); }, o.seconds, 5);
+
+    std::string threads;
+    for (const auto& [k, v] : backend->properties())
+      if (k == "threads") threads = v;
+    if (o.json) {
+      std::printf("{\"net\": \"%s\", \"batch\": %lld, \"device\": \"%s\", \"precision\": \"%s\", \"threads\": %s, "
+                  "\"parameters\": %lld, \"update_us\": %.2f, \"update_calls\": %d, \"forward_us\": %.2f, \"forward_calls\": %d}\n",
+                  net->name.c_str(), static_cast<long long>(o.batch), backend->id().c_str(), o.precision.c_str(),
+                  threads.empty() ? "null" : threads.c_str(), static_cast<long long>(compiled.policy->parameterCount), updateUs,
+                  updateCalls, forwardUs, forwardCalls);
+    } else {
+      std::printf("%s, batch %lld, %s (%s threads), %s: update %.1f us (%d calls), forward %.1f us (%d calls)\n", net->name.c_str(),
+                  static_cast<long long>(o.batch), backend->statusText().c_str(), threads.c_str(), o.precision.c_str(), updateUs,
+                  updateCalls, forwardUs, forwardCalls);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "bench: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace cas::cli

@@ -1,0 +1,152 @@
+// `cuda-agent check`: validates projects (project.toml and the policy it names) or standalone
+// PDL files, prints each policy's layers, parameters and FLOPs, and runs one forward pass on the
+// CPU backend to show the program executes.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <random>
+
+#include "app/cli/commands.hpp"
+#include "core/env/environments.hpp"
+#include "core/exec/backend.hpp"
+#include "core/exec/initialise.hpp"
+#include "core/ir/passes.hpp"
+#include "core/project/project.hpp"
+#include "core/support/atomic_file.hpp"
+
+namespace cas::cli {
+namespace {
+
+std::string shapeText(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string count(double v) {
+  char buf[32];
+  if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.2fG", v / 1e9);
+  else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.2fM", v / 1e6);
+  else if (v >= 1e4) std::snprintf(buf, sizeof buf, "%.1fK", v / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+void printDiagnostics(const DiagnosticList& diags, const std::string& source) {
+  for (const Diagnostic& d : diags.items()) std::cerr << formatDiagnostic(d, source) << "\n";
+}
+
+// Prints the policy's summary and runs it once on the CPU; returns false if the run fails.
+bool describePolicy(const pdl::CompiledPolicy& p, const CheckOptions& options) {
+  std::cout << "  outputs:";
+  for (size_t i = 0; i < p.outputNames.size(); ++i)
+    std::cout << (i ? ", " : " ") << p.outputNames[i] << " " << shapeText(p.outputShapes[i]);
+  std::cout << "\n";
+  std::printf("  %-34s %-11s %-16s %10s %10s\n", "layer", "kind", "output", "params", "FLOPs");
+  for (const pdl::LayerSummary& l : p.layers)
+    std::printf("  %-34s %-11s %-16s %10s %10s\n", l.name.c_str(), l.kind.c_str(), shapeText(l.outputShape).c_str(),
+                count(double(l.parameters)).c_str(), count(double(l.flops)).c_str());
+  std::printf("  total: %lld parameters, %s FLOPs per sample (layers only; a multiply-add counts 2)\n",
+              static_cast<long long>(p.parameterCount), count(double(p.flopsPerSample)).c_str());
+
+  ir::Graph g = p.graph;
+  ir::runPasses(g, ir::defaultPipeline());
+  if (options.printIr) std::cout << ir::toText(g);
+  try {
+    auto exe = exec::BackendRegistry::instance().find("cpu")->backend->compile(g);
+    exe->setFiniteCheck(true);
+    for (const ir::Node& n : exe->graph().nodes)
+      if (n.op == ir::Op::Input && n.attrs.role == ir::InputRole::Parameter) {
+        auto v = exec::initialValues(n, 1);
+        exe->setInput(n.attrs.name, v.data(), v.size());
+      }
+    const ir::Node& obs = exe->graph().node(exe->graph().findInput("obs"));
+    std::vector<float> input(size_t(ir::numel(obs.shape)));
+    std::mt19937 rng(1);
+    std::normal_distribution<float> normal;
+    for (float& x : input) x = normal(rng);
+    exe->setInput("obs", input.data(), input.size());
+    exe->run();  // warm-up
+    const int runs = 5;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < runs; ++i) exe->run();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / runs;
+    std::printf("  CPU forward pass, batch %lld: %.3f ms (mean of %d runs, random observation)\n",
+                static_cast<long long>(options.batch), ms, runs);
+  } catch (const std::exception& e) {
+    std::cerr << "  the forward pass failed on the CPU backend: " << e.what() << "\n";
+    return false;
+  }
+  return true;
+}
+
+int checkPdlFile(const std::string& path, const CheckOptions& options) {
+  std::string error;
+  auto source = readFile(path, &error);
+  if (!source) {
+    std::cerr << path << ": error: " << error << "\n";
+    return 1;
+  }
+  if (options.observationShape.empty() || options.actionCount <= 0) {
+    std::cerr << path << ": error: a standalone PDL file needs --obs-shape and --action-dim (e.g. --obs-shape 4,84,84 --action-dim 6)\n";
+    return 2;
+  }
+  pdl::CompileOptions o;
+  o.fileName = path;
+  o.observationShape = options.observationShape;
+  o.actionCount = options.actionCount;
+  o.entry = options.entry;
+  o.algorithm = options.algorithm;
+  o.batch = options.batch;
+  pdl::CompileResult r = pdl::compile(*source, o);
+  printDiagnostics(r.diagnostics, *source);
+  if (!r.policy) {
+    std::cerr << path << ": rejected (" << r.diagnostics.errorCount() << " error" << (r.diagnostics.errorCount() == 1 ? "" : "s") << ")\n";
+    return 1;
+  }
+  std::cout << path << ": ok (observation " << shapeText(o.observationShape) << ", " << o.actionCount << " actions)\n";
+  return describePolicy(*r.policy, options) ? 0 : 1;
+}
+
+int checkProject(const std::string& path, const CheckOptions& options) {
+  project::LoadResult result = project::loadProject(path);
+  printDiagnostics(result.diagnostics, result.source);
+  if (!result.project) {
+    std::cerr << path << ": rejected (" << result.diagnostics.errorCount() << " error"
+              << (result.diagnostics.errorCount() == 1 ? "" : "s") << ")\n";
+    return 1;
+  }
+  const project::Project& p = *result.project;
+  std::string source;
+  pdl::CompileResult compiled = project::compilePolicy(p, options.batch, &source);
+  printDiagnostics(compiled.diagnostics, source);
+  if (!compiled.policy) {
+    std::cerr << path << ": rejected: the policy does not compile (" << compiled.diagnostics.errorCount() << " error"
+              << (compiled.diagnostics.errorCount() == 1 ? "" : "s") << ")\n";
+    return 1;
+  }
+  const env::EnvironmentInfo* e = env::findEnvironment(p.environment);
+  std::cout << path << ": ok\n"
+            << "  name:        " << p.name << "\n"
+            << "  environment: " << p.environment << " (observation " << shapeText({e->observationShape.begin(), e->observationShape.end()})
+            << ", " << e->actionCount << " actions)\n"
+            << "  algorithm:   " << p.algorithm << "\n"
+            << "  policy:      " << p.policyFile.string() << "\n";
+  for (const engine::ParameterSpec& spec : engine::ParameterRegistry::standard().all())
+    if (!p.parameters.isDefault(spec.name))
+      std::cout << "  " << spec.name << " = " << engine::formatValue(p.parameters.get(spec.name)) << "\n";
+  return describePolicy(*compiled.policy, options) ? 0 : 1;
+}
+
+}  // namespace
+
+int runCheck(const std::vector<std::string>& paths, const CheckOptions& options) {
+  int status = 0;
+  for (const std::string& path : paths) {
+    const bool pdlFile = path.size() > 4 && path.compare(path.size() - 4, 4, ".pdl") == 0;
+    status = std::max(status, pdlFile ? checkPdlFile(path, options) : checkProject(path, options));
+  }
+  return status;
+}
+
+}  // namespace cas::cli

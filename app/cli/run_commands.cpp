@@ -1,0 +1,284 @@
+// `cuda-agent train`, `eval`, `analyze` and `play`: AlphaZero runs on the engine, and what a
+// trained run can do.
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "app/cli/commands.hpp"
+#include "core/engine/engine.hpp"
+#include "core/support/atomic_file.hpp"
+
+namespace cas::cli {
+namespace {
+
+std::atomic<bool> gInterrupted{false};
+extern "C" void onSignal(int) { gInterrupted = true; }
+
+std::string percent(double x) {
+  char b[16];
+  std::snprintf(b, sizeof b, "%.0f%%", 100 * x);
+  return b;
+}
+
+std::string duration(double seconds) {
+  char b[32];
+  if (seconds >= 3600) std::snprintf(b, sizeof b, "%dh%02dm", int(seconds / 3600), int(seconds / 60) % 60);
+  else if (seconds >= 60) std::snprintf(b, sizeof b, "%dm%02ds", int(seconds / 60), int(seconds) % 60);
+  else std::snprintf(b, sizeof b, "%ds", int(seconds));
+  return b;
+}
+
+// A trainer for an existing run, restored from its newest valid checkpoint.
+std::unique_ptr<train::AlphaZeroTrainer> openRun(const std::string& dir, const std::string& device, std::optional<engine::RunFolder>* folder,
+                                                 bool requireCheckpoint) {
+  project::Project p;
+  std::string error;
+  auto run = engine::RunFolder::open(dir, &p, &error);
+  if (!run) {
+    std::cerr << "error: " << error << "\n";
+    return nullptr;
+  }
+  auto backend = exec::BackendRegistry::instance().selectForGraphs(device, &error);
+  if (!backend) {
+    std::cerr << "error: " << error << "\n";
+    return nullptr;
+  }
+  auto trainer = std::make_unique<train::AlphaZeroTrainer>(p, backend);
+  std::vector<std::string> skipped;
+  std::string name;
+  auto bytes = run->newestCheckpoint(&skipped, &name);
+  for (const std::string& s : skipped) std::cerr << "warning: skipping checkpoint " << s << "\n";
+  if (bytes) {
+    if (!trainer->restore(*bytes, &error)) {
+      std::cerr << "error: checkpoint " << name << " cannot be used: " << error << "\n";
+      return nullptr;
+    }
+    std::cerr << "resumed from " << (run->path() / "checkpoints" / name).string() << " (iteration " << trainer->iteration() << ")\n";
+  } else if (requireCheckpoint) {
+    std::cerr << "error: " << dir << " has no valid checkpoint yet\n";
+    return nullptr;
+  }
+  if (folder) *folder = std::move(run);
+  return trainer;
+}
+
+void printRoot(const env::BoardGames& board, const search::RootStats& r) {
+  std::printf("  move  visits      q  prior\n");
+  for (int a = 0; a < board.actionCount(); ++a)
+    if (r.visits[size_t(a)] > 0 || r.prior[size_t(a)] > 0)
+      std::printf("  %4s  %6d  %+.3f  %.3f\n", board.actionName(a).c_str(), r.visits[size_t(a)], r.q[size_t(a)], r.prior[size_t(a)]);
+  std::printf("  chosen %s, value %+.3f, principal variation:", board.actionName(r.chosen).c_str(), r.value);
+  for (int a : r.pv) std::printf(" %s", board.actionName(a).c_str());
+  std::printf("\n");
+}
+
+template <typename T>
+std::string jsonArray(const std::vector<T>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    char b[32];
+    if constexpr (std::is_floating_point_v<T>) std::snprintf(b, sizeof b, "%.5g", double(v[i]));
+    else std::snprintf(b, sizeof b, "%lld", static_cast<long long>(v[i]));
+    s += (i ? ", " : "") + std::string(b);
+  }
+  return s + "]";
+}
+
+}  // namespace
+
+int runTrain(const TrainOptions& o) {
+  std::unique_ptr<train::AlphaZeroTrainer> trainer;
+  std::optional<engine::RunFolder> run;
+  if (!o.resume.empty()) {
+    if (!o.sets.empty()) {
+      std::cerr << "error: a resumed run keeps its configuration; --set cannot be combined with --resume\n";
+      return 2;
+    }
+    trainer = openRun(o.resume, o.device, &run, false);
+    if (!trainer) return 1;
+  } else {
+    project::LoadResult loaded = project::loadProject(o.project);
+    for (const Diagnostic& d : loaded.diagnostics.items()) std::cerr << formatDiagnostic(d, loaded.source) << "\n";
+    if (!loaded.project) return 1;
+    for (const std::string& assignment : o.sets)
+      if (auto problem = loaded.project->parameters.assign(assignment)) {
+        std::cerr << "error: --set " << assignment << ": " << *problem << "\n";
+        return 2;
+      }
+    std::string out = o.out;
+    if (out.empty()) {
+      char stamp[32];
+      const std::time_t now = std::time(nullptr);
+      std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+      out = "runs/" + loaded.project->name + "-" + stamp;
+    }
+    std::string error;
+    run = engine::RunFolder::create(out, *loaded.project, &error);
+    if (!run) {
+      std::cerr << "error: " << error << "\n";
+      return 1;
+    }
+    auto backend = exec::BackendRegistry::instance().selectForGraphs(o.device, &error);
+    if (!backend) {
+      std::cerr << "error: " << error << "\n";
+      return 1;
+    }
+    try {
+      trainer = std::make_unique<train::AlphaZeroTrainer>(*loaded.project, backend);
+    } catch (const std::exception& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  std::cerr << "run folder: " << run->path().string() << "\n";
+
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  std::atomic<bool> finished{false}, failed{false};
+  const auto start = std::chrono::steady_clock::now();
+  const std::int64_t firstIteration = trainer->iteration();
+  engine::EngineEvents events;
+  events.iterationFinished = [&](const train::IterationReport& r) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double perIteration = elapsed / double(std::max<std::int64_t>(1, r.iteration - firstIteration));
+    double eta = -1;
+    if (o.iterations > 0) eta = perIteration * double(o.iterations - (r.iteration - firstIteration));
+    if (o.minutes > 0) eta = std::max(0.0, o.minutes * 60 - elapsed);
+    std::string wins;
+    for (const auto& e : r.evaluations)
+      wins += " | " + e.opponent + " W" + percent(e.winRate()) + " D" + percent(e.games ? double(e.draws) / e.games : 0) + " L" +
+              percent(e.games ? double(e.losses) / e.games : 0);
+    std::printf("iter %lld | games %lld | loss %.3f (policy %.3f value %.3f) |%s %.0f sims/s %.1f games/s%s | ETA %s\n",
+                static_cast<long long>(r.iteration), static_cast<long long>(r.gamesPlayed), r.loss, r.policyLoss, r.valueLoss,
+                wins.empty() ? "" : "", r.simulationsPerSecond, r.gamesPerSecond, wins.c_str(), eta < 0 ? "-" : duration(eta).c_str());
+    std::fflush(stdout);
+  };
+  events.parameterApplied = [](const engine::ParameterChange& c) {
+    std::printf("set %s = %s (was %s) from iteration %lld\n", c.name.c_str(), c.to.c_str(), c.from.c_str(), static_cast<long long>(c.iteration));
+  };
+  events.message = [](const std::string& m) { std::cerr << m << "\n"; };
+  events.failed = [&](const std::string& m) {
+    std::cerr << "error: the run stopped: " << m << "\n";
+    failed = true;
+  };
+  events.finished = [&] { finished = true; };
+  engine::Engine engine(std::move(trainer), std::move(*run), events, {o.iterations, o.minutes});
+  engine.start();
+  while (!finished) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (gInterrupted.exchange(false)) {
+      std::cerr << "stopping after this iteration (the run will be checkpointed)...\n";
+      engine.stop();
+    }
+  }
+  engine.wait();
+  return failed ? 1 : 0;
+}
+
+int runEval(const EvalOptions& o) {
+  auto trainer = openRun(o.run, o.device, nullptr, true);
+  if (!trainer) return 1;
+  train::EvaluationResult r;
+  try {
+    r = trainer->evaluate(o.opponent, o.games, o.seed);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+  if (o.json) {
+    std::printf("{\"opponent\": \"%s\", \"games\": %d, \"wins\": %d, \"draws\": %d, \"losses\": %d, "
+                "\"first\": {\"wins\": %d, \"draws\": %d, \"losses\": %d}, \"second\": {\"wins\": %d, \"draws\": %d, \"losses\": %d}}\n",
+                r.opponent.c_str(), r.games, r.wins, r.draws, r.losses, r.winsFirst, r.drawsFirst, r.lossesFirst, r.winsSecond,
+                r.drawsSecond, r.lossesSecond);
+  } else {
+    std::printf("%d games against %s: %d wins, %d draws, %d losses\n", r.games, r.opponent.c_str(), r.wins, r.draws, r.losses);
+    std::printf("  moving first:  %d wins, %d draws, %d losses\n", r.winsFirst, r.drawsFirst, r.lossesFirst);
+    std::printf("  moving second: %d wins, %d draws, %d losses\n", r.winsSecond, r.drawsSecond, r.lossesSecond);
+  }
+  return 0;
+}
+
+int runAnalyze(const AnalyzeOptions& o) {
+  auto trainer = openRun(o.run, o.device, nullptr, true);
+  if (!trainer) return 1;
+  std::vector<std::string> positions = o.positions;
+  if (!o.positionsFile.empty()) {
+    std::ifstream in(o.positionsFile);
+    if (!in) {
+      std::cerr << "error: cannot read " << o.positionsFile << "\n";
+      return 1;
+    }
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line[0] != '#') positions.push_back(line);
+  }
+  int status = 0;
+  for (const std::string& moves : positions) {
+    std::string error;
+    search::RootStats r = trainer->analyse(moves, o.simulations, &error);
+    if (!error.empty()) {
+      std::cerr << "error: position '" << moves << "': " << error << "\n";
+      status = 1;
+      continue;
+    }
+    const env::BoardGames& board = trainer->analysisBoard();
+    if (o.json) {
+      std::vector<std::string> pv;
+      std::string pvText = "[";
+      for (size_t i = 0; i < r.pv.size(); ++i) pvText += (i ? ", \"" : "\"") + board.actionName(r.pv[i]) + "\"";
+      pvText += "]";
+      std::printf("{\"position\": \"%s\", \"move\": \"%s\", \"value\": %.5g, \"visits\": %s, \"q\": %s, \"prior\": %s, \"pv\": %s}\n",
+                  moves.c_str(), board.actionName(r.chosen).c_str(), double(r.value), jsonArray(r.visits).c_str(), jsonArray(r.q).c_str(),
+                  jsonArray(r.prior).c_str(), pvText.c_str());
+    } else {
+      std::printf("position %s\n%s", moves.empty() ? "(start)" : moves.c_str(), board.render(0).c_str());
+      printRoot(board, r);
+    }
+  }
+  return status;
+}
+
+int runPlay(const PlayOptions& o) {
+  auto trainer = openRun(o.run, o.device, nullptr, true);
+  if (!trainer) return 1;
+  std::string moves;
+  const int human = o.humanSecond ? 1 : 0;
+  std::printf("You play %s. Enter a move (%s), or q to quit.\n", human == 0 ? "first (X)" : "second (O)",
+              trainer->project().environment == "tictactoe" ? "a cell 1-9" : "a column 1-7");
+  for (;;) {
+    std::string error;
+    env::BoardGames& board = trainer->analysisBoard();
+    board.playMoves(0, moves, &error);
+    std::printf("\n%s", board.render(0).c_str());
+    if (board.terminal(0)) {
+      const float v = board.terminalValue(0);
+      const bool humanToMove = board.toMove(0) == human;
+      std::printf("%s\n", v == 0 ? "Draw." : (humanToMove == (v > 0) ? "You win." : "The agent wins."));
+      return 0;
+    }
+    if (board.toMove(0) == human) {
+      std::printf("your move: ");
+      std::fflush(stdout);
+      std::string line;
+      if (!std::getline(std::cin, line) || line == "q") return 0;
+      const std::string candidate = moves + line;
+      env::BoardGames& check = trainer->analysisBoard();
+      if (line.size() != 1 || !check.playMoves(0, candidate, &error)) {
+        std::printf("not a legal move%s\n", error.empty() ? "" : (": " + error).c_str());
+        continue;
+      }
+      moves = candidate;
+    } else {
+      search::RootStats r = trainer->analyse(moves, o.simulations, &error);
+      std::printf("agent plays %s\n", board.actionName(r.chosen).c_str());
+      printRoot(board, r);
+      moves += board.actionName(r.chosen);
+    }
+  }
+}
+
+}  // namespace cas::cli

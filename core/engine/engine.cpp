@@ -1,0 +1,138 @@
+#include "core/engine/engine.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+namespace cas::engine {
+
+Engine::Engine(std::unique_ptr<train::AlphaZeroTrainer> trainer, RunFolder run, EngineEvents events, EngineLimits limits)
+    : trainer_(std::move(trainer)), run_(std::move(run)), events_(std::move(events)), limits_(limits) {}
+
+Engine::~Engine() {
+  stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Engine::start() {
+  std::lock_guard lock(mutex_);
+  if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+}
+
+void Engine::pause() {
+  std::lock_guard lock(mutex_);
+  paused_ = true;
+}
+
+void Engine::resume() {
+  {
+    std::lock_guard lock(mutex_);
+    paused_ = false;
+  }
+  wake_.notify_all();
+}
+
+void Engine::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+}
+
+void Engine::wait() {
+  std::unique_lock lock(mutex_);
+  wake_.wait(lock, [&] { return done_ || !thread_.joinable(); });
+}
+
+std::optional<std::string> Engine::requestParameter(const std::string& name, const std::string& text) {
+  const ParameterSpec* spec = ParameterRegistry::standard().find(name);
+  if (!spec) return "unknown parameter '" + name + "' (`cuda-agent params` lists them)";
+  std::string error;
+  auto value = parseValue(*spec, text, &error);
+  if (!value) return error;
+  if (!spec->live) return name + " applies only when a run starts; it cannot change during a run";
+  {
+    std::lock_guard lock(mutex_);
+    pending_.emplace_back(name, *value);
+  }
+  return std::nullopt;
+}
+
+void Engine::applyPending() {
+  std::deque<std::pair<std::string, ParamValue>> changes;
+  {
+    std::lock_guard lock(mutex_);
+    changes.swap(pending_);
+  }
+  for (const auto& [name, value] : changes) {
+    ParameterChange c{name, formatValue(trainer_->parameters().get(name)), formatValue(value), trainer_->iteration() + 1};
+    if (auto problem = trainer_->setParameter(name, value)) {
+      if (events_.message) events_.message("refused " + name + ": " + *problem);
+      continue;
+    }
+    std::string error;
+    if (!run_.appendChange(c.iteration, c.name, c.from, c.to, &error) && events_.message) events_.message(error);
+    if (events_.parameterApplied) events_.parameterApplied(c);
+  }
+}
+
+bool Engine::checkpoint(std::string* error) { return run_.writeCheckpoint(trainer_->iteration(), trainer_->checkpoint(), error); }
+
+static std::string metricsJson(const train::IterationReport& r) {
+  std::ostringstream s;
+  s.precision(6);
+  s << "{\"iteration\": " << r.iteration << ", \"games\": " << r.gamesPlayed << ", \"positions\": " << r.positions
+    << ", \"loss\": " << r.loss << ", \"loss_policy\": " << r.policyLoss << ", \"loss_value\": " << r.valueLoss
+    << ", \"loss_l2\": " << r.l2 << ", \"policy_entropy\": " << r.entropy << ", \"simulations_per_second\": " << r.simulationsPerSecond
+    << ", \"games_per_second\": " << r.gamesPerSecond << ", \"seconds_inference\": " << r.inferenceSeconds
+    << ", \"seconds_search\": " << r.searchSeconds << ", \"seconds_data\": " << r.dataSeconds << ", \"seconds_train\": " << r.trainSeconds
+    << ", \"recycled_nodes\": " << r.recycledNodes;
+  for (const auto& e : r.evaluations) {
+    std::string key = e.opponent;
+    for (char& c : key)
+      if (c == ':') c = '_';
+    s << ", \"win_rate_" << key << "\": " << e.winRate() << ", \"draw_rate_" << key << "\": " << (e.games ? double(e.draws) / e.games : 0)
+      << ", \"loss_rate_" << key << "\": " << (e.games ? double(e.losses) / e.games : 0);
+  }
+  s << "}";
+  return s.str();
+}
+
+void Engine::loop() {
+  const auto start = std::chrono::steady_clock::now();
+  const std::int64_t first = trainer_->iteration();
+  try {
+    for (;;) {
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] { return !paused_ || stopping_; });
+        if (stopping_) break;
+      }
+      applyPending();
+      const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60;
+      if ((limits_.iterations > 0 && trainer_->iteration() - first >= limits_.iterations) || (limits_.minutes > 0 && minutes >= limits_.minutes)) break;
+      train::IterationReport report = trainer_->runIteration([this] {
+        std::lock_guard lock(mutex_);
+        return stopping_;
+      });
+      std::string error;
+      if (!run_.appendMetrics(metricsJson(report), &error)) throw std::runtime_error(error);
+      if (report.iteration % trainer_->parameters().getInt("train.checkpoint_every") == 0 && !checkpoint(&error))
+        throw std::runtime_error("the checkpoint could not be written: " + error);
+      if (events_.iterationFinished) events_.iterationFinished(report);
+    }
+    std::string error;
+    if (!checkpoint(&error)) throw std::runtime_error("the final checkpoint could not be written: " + error);
+  } catch (const std::exception& e) {
+    if (events_.failed) events_.failed(e.what());
+  }
+  if (events_.finished) events_.finished();
+  {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+  }
+  wake_.notify_all();
+}
+
+}  // namespace cas::engine

@@ -1,0 +1,72 @@
+#pragma once
+// The engine: owns a trainer on its own thread and runs iterations until stopped. Other threads
+// talk to it through a command queue (start, pause, resume, stop, set parameter) and hear from
+// it through callbacks, which run on the engine thread (a UI forwards them as queued signals).
+// A parameter change is validated when it is requested (an invalid value is refused at once),
+// applied at the next safe point (between iterations), and logged in the run's changes.jsonl with
+// the iteration at which it applied. Errors on the engine thread stop the run and are reported
+// through `failed`; they never escape the thread.
+// Thread-safety: every public method may be called from any thread.
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "core/engine/run_folder.hpp"
+#include "core/train/alphazero.hpp"
+
+namespace cas::engine {
+
+struct ParameterChange {
+  std::string name, from, to;
+  std::int64_t iteration = 0;  // the first iteration that ran with the new value
+};
+
+struct EngineEvents {
+  std::function<void(const train::IterationReport&)> iterationFinished;
+  std::function<void(const ParameterChange&)> parameterApplied;
+  std::function<void(const std::string&)> message;  // progress and notices
+  std::function<void(const std::string&)> failed;   // the run stopped on an error
+  std::function<void()> finished;                   // the run stopped (after failed, if it failed)
+};
+
+struct EngineLimits {
+  std::int64_t iterations = 0;  // 0: no limit
+  double minutes = 0;           // 0: no limit
+};
+
+class Engine {
+ public:
+  Engine(std::unique_ptr<train::AlphaZeroTrainer> trainer, RunFolder run, EngineEvents events, EngineLimits limits);
+  ~Engine();  // stops and joins
+
+  void start();
+  void pause();
+  void resume();
+  void stop();  // finishes the current iteration, checkpoints, and ends
+  void wait();  // until the run has ended
+
+  // Validates now; returns an error sentence (naming the parameter and its range) when refused.
+  std::optional<std::string> requestParameter(const std::string& name, const std::string& text);
+
+ private:
+  void loop();
+  bool checkpoint(std::string* error);
+  void applyPending();
+
+  std::unique_ptr<train::AlphaZeroTrainer> trainer_;
+  RunFolder run_;
+  EngineEvents events_;
+  EngineLimits limits_;
+  std::thread thread_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool paused_ = false, stopping_ = false, done_ = false;
+  std::deque<std::pair<std::string, ParamValue>> pending_;
+};
+
+}  // namespace cas::engine

@@ -1,0 +1,97 @@
+#pragma once
+// AlphaZero on a backend: batched self-play with the search of core/search, a replay buffer with
+// the game's symmetries, training steps on the IR-built loss (policy cross-entropy + value MSE +
+// L2), evaluation against baselines, and checkpoints that hold everything needed to resume.
+// Thread-safety: one thread drives a trainer (the engine thread).
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/engine/parameters.hpp"
+#include "core/exec/backend.hpp"
+#include "core/project/project.hpp"
+#include "core/search/mcts.hpp"
+#include "core/train/update.hpp"
+
+namespace cas::train {
+
+struct EvaluationResult {
+  std::string opponent;
+  int games = 0;
+  int wins = 0, draws = 0, losses = 0;                // totals, for the agent
+  int winsFirst = 0, drawsFirst = 0, lossesFirst = 0;  // the agent moving first
+  int winsSecond = 0, drawsSecond = 0, lossesSecond = 0;
+  double winRate() const { return games ? double(wins) / games : 0; }
+};
+
+struct IterationReport {
+  std::int64_t iteration = 0;
+  std::int64_t gamesPlayed = 0;  // in the whole run
+  std::int64_t positions = 0;    // in the replay buffer
+  float loss = 0, policyLoss = 0, valueLoss = 0, l2 = 0, entropy = 0;
+  double simulationsPerSecond = 0, gamesPerSecond = 0;
+  double inferenceSeconds = 0, searchSeconds = 0, trainSeconds = 0, dataSeconds = 0;
+  std::int64_t recycledNodes = 0;
+  std::vector<EvaluationResult> evaluations;  // when this iteration evaluated
+};
+
+class AlphaZeroTrainer {
+ public:
+  AlphaZeroTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend);
+
+  const project::Project& project() const { return project_; }
+  const engine::ParameterSet& parameters() const { return params_; }
+  // Applies live parameters at the next safe point (the trainer calls it between iterations);
+  // restart-only ones are refused with a sentence saying so.
+  std::optional<std::string> setParameter(const std::string& name, const engine::ParamValue& value);
+
+  // One iteration: self-play until games_per_iteration more games have finished, then
+  // steps_per_iteration training steps; evaluates every eval_every iterations.
+  IterationReport runIteration(const std::function<bool()>& cancelled = {});
+  std::int64_t iteration() const { return iteration_; }
+
+  EvaluationResult evaluate(const std::string& opponent, int games, std::uint64_t seed);
+  // Analysis of one position given in the game's notation.
+  search::RootStats analyse(const std::string& moves, int simulations, std::string* error);
+  env::BoardGames& analysisBoard() { return analysis_->positions(); }
+
+  // The whole state (parameters, optimizer, replay buffer, counters) as bytes, and back.
+  std::string checkpoint() const;
+  bool restore(const std::string& bytes, std::string* error);
+
+ private:
+  void buildNetworks();
+  void syncInference();
+  void evaluateLeaves(const float* obs, int n, float* logits, float* values);
+  search::SearchConfig searchConfig(bool selfPlay) const;
+  OptimizerConfig optimizerConfig() const;
+  void trainSteps(IterationReport& report);
+
+  project::Project project_;
+  engine::ParameterSet params_;
+  std::shared_ptr<exec::Backend> backend_;
+  pdl::CompiledPolicy trainPolicy_;
+  std::unique_ptr<Updater> updater_;
+  std::unique_ptr<exec::Executable> inference_;
+  std::int64_t inferenceBatch_ = 0;
+  int actions_ = 0, obsSize_ = 0;
+  std::unique_ptr<search::BatchedSearch> selfPlay_, analysis_;
+  // Per self-play game: the positions seen so far, waiting for the result.
+  struct Record {
+    std::vector<float> obs, policy;
+    int player;
+  };
+  std::vector<std::vector<Record>> records_;
+  // Replay buffer (a ring): observation, policy target, value target.
+  std::vector<float> bufferObs_, bufferPolicy_, bufferValue_;
+  std::int64_t bufferSize_ = 0, bufferNext_ = 0;
+  std::int64_t iteration_ = 0, gamesPlayed_ = 0;
+  std::mt19937_64 rng_;
+  std::vector<float> logitScratch_, valueScratch_, obsScratch_;
+};
+
+}  // namespace cas::train

@@ -1,0 +1,187 @@
+#include "core/train/baselines.hpp"
+
+#include <cmath>
+#include <vector>
+
+namespace cas::train {
+namespace {
+
+std::vector<int> legalMoves(const env::BoardGames& g, int game) {
+  std::vector<int> moves;
+  for (int a = 0; a < g.actionCount(); ++a)
+    if (g.legal(game, a)) moves.push_back(a);
+  return moves;
+}
+
+class RandomOpponent final : public Opponent {
+ public:
+  explicit RandomOpponent(std::uint64_t seed) : rng_(seed) {}
+  std::string name() const override { return "random"; }
+  int choose(const env::BoardGames& g, int game) override {
+    auto moves = legalMoves(g, game);
+    return moves[std::uniform_int_distribution<size_t>(0, moves.size() - 1)(rng_)];
+  }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+// UCT with random rollouts: a tree of (position key -> visits, value) over one search.
+class RolloutMcts final : public Opponent {
+ public:
+  RolloutMcts(const std::string& env, int rollouts, std::uint64_t seed)
+      : rollouts_(rollouts), rng_(seed), scratch_(env::makeBoardGames(env, 2)) {}
+  std::string name() const override { return "mcts:" + std::to_string(rollouts_); }
+
+  int choose(const env::BoardGames& g, int game) override {
+    stats_.clear();
+    for (int r = 0; r < rollouts_; ++r) {
+      g.copy(game, *scratch_, 0);
+      simulate();
+    }
+    g.copy(game, *scratch_, 0);
+    int best = -1, bestVisits = -1;
+    for (int a : legalMoves(*scratch_, 0)) {
+      scratch_->copy(0, *scratch_, 1);
+      scratch_->play(1, a);
+      const Stats& s = stats_[scratch_->key(1)];
+      if (s.visits > bestVisits) {
+        bestVisits = s.visits;
+        best = a;
+      }
+    }
+    return best;
+  }
+
+ private:
+  struct Stats {
+    int visits = 0;
+    double value = 0;  // for the player who moved into the position
+  };
+
+  // One selection-expansion-rollout-backup pass from the position in slot 0.
+  void simulate() {
+    std::vector<std::uint64_t> path = {scratch_->key(0)};
+    while (!scratch_->terminal(0)) {
+      const Stats& parent = stats_[path.back()];
+      auto moves = legalMoves(*scratch_, 0);
+      int pick = -1;
+      double bestScore = -1e30;
+      for (int a : moves) {
+        scratch_->copy(0, *scratch_, 1);
+        scratch_->play(1, a);
+        auto it = stats_.find(scratch_->key(1));
+        const double score = it == stats_.end() || it->second.visits == 0
+                                 ? 1e9 + std::uniform_real_distribution<double>(0, 1)(rng_)
+                                 : it->second.value / it->second.visits + 1.4 * std::sqrt(std::log(double(parent.visits + 1)) / it->second.visits);
+        if (score > bestScore) {
+          bestScore = score;
+          pick = a;
+        }
+      }
+      scratch_->play(0, pick);
+      const bool fresh = !stats_.count(scratch_->key(0));
+      path.push_back(scratch_->key(0));
+      stats_[path.back()];
+      if (fresh) break;
+    }
+    // Random rollout to the end; the result is for the player to move at the end.
+    int plies = 0;
+    while (!scratch_->terminal(0)) {
+      auto moves = legalMoves(*scratch_, 0);
+      scratch_->play(0, moves[std::uniform_int_distribution<size_t>(0, moves.size() - 1)(rng_)]);
+      ++plies;
+    }
+    double v = scratch_->terminalValue(0);  // for the mover at the final position
+    if (plies % 2 == 1) v = -v;             // now for the mover at the last tree node
+    for (size_t i = path.size(); i-- > 0;) {
+      Stats& s = stats_[path[i]];
+      s.visits += 1;
+      s.value += -v;  // for the player who moved into the node
+      v = -v;
+    }
+  }
+
+  int rollouts_;
+  std::mt19937_64 rng_;
+  std::unique_ptr<env::BoardGames> scratch_;
+  std::unordered_map<std::uint64_t, Stats> stats_;
+};
+
+class PerfectOpponent final : public Opponent {
+ public:
+  explicit PerfectOpponent(std::uint64_t seed) : rng_(seed) {}
+  std::string name() const override { return "perfect"; }
+  int choose(const env::BoardGames& g, int game) override {
+    auto best = solver_.bestMoves(g, game);
+    return best[std::uniform_int_distribution<size_t>(0, best.size() - 1)(rng_)];
+  }
+
+ private:
+  PerfectTicTacToe solver_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace
+
+PerfectTicTacToe::PerfectTicTacToe() : scratch_(env::makeBoardGames("tictactoe", 11)) {}
+
+int PerfectTicTacToe::negamax(int depth) {
+  if (scratch_->terminal(depth)) return int(scratch_->terminalValue(depth));
+  const std::uint64_t key = scratch_->key(depth);
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  int best = -2;
+  for (int a = 0; a < 9; ++a) {
+    if (!scratch_->legal(depth, a)) continue;
+    scratch_->copy(depth, *scratch_, depth + 1);
+    scratch_->play(depth + 1, a);
+    best = std::max(best, -negamax(depth + 1));
+  }
+  memo_[key] = best;
+  return best;
+}
+
+int PerfectTicTacToe::value(const env::BoardGames& g, int game) {
+  g.copy(game, *scratch_, 0);
+  return negamax(0);
+}
+
+std::vector<int> PerfectTicTacToe::bestMoves(const env::BoardGames& g, int game) {
+  const int v = value(g, game);
+  std::vector<int> moves;
+  for (int a = 0; a < 9; ++a) {
+    if (!g.legal(game, a)) continue;
+    g.copy(game, *scratch_, 0);
+    scratch_->play(0, a);
+    if (-negamax(0) == v) moves.push_back(a);
+  }
+  return moves;
+}
+
+std::unique_ptr<Opponent> makeOpponent(const std::string& spec, const std::string& environment, std::uint64_t seed, std::string* error) {
+  if (spec == "random") return std::make_unique<RandomOpponent>(seed);
+  if (spec == "perfect") {
+    if (environment != "tictactoe") {
+      if (error) *error = "the perfect player exists for tictactoe only";
+      return nullptr;
+    }
+    return std::make_unique<PerfectOpponent>(seed);
+  }
+  if (spec.rfind("mcts:", 0) == 0) {
+    int rollouts = 0;
+    try {
+      rollouts = std::stoi(spec.substr(5));
+    } catch (const std::exception&) {
+      rollouts = 0;
+    }
+    if (rollouts < 1 || rollouts > 1000000) {
+      if (error) *error = "mcts:ROLLOUTS needs a number of rollouts in [1, 1000000], got '" + spec.substr(5) + "'";
+      return nullptr;
+    }
+    return std::make_unique<RolloutMcts>(environment, rollouts, seed);
+  }
+  if (error) *error = "unknown opponent '" + spec + "'; expected random, mcts:ROLLOUTS or perfect";
+  return nullptr;
+}
+
+}  // namespace cas::train
