@@ -1,4 +1,4 @@
-<?xml version="1.0" encoding="utf-8"?>
+<?xml version='1.0' encoding='utf-8'?>
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
@@ -48,7 +48,7 @@
         <translation>Gumbel 策略在根节点采样的动作数。</translation>
     </message>
     <message>
-        <source>Keep the chosen child&apos;s subtree as the next root.</source>
+        <source>Keep the chosen child's subtree as the next root.</source>
         <translation>将所选子节点的子树保留为下一步的根。</translation>
     </message>
     <message>
@@ -190,24 +190,12 @@
         <translation>搜索树</translation>
     </message>
     <message>
-        <source>The live search tree of a self-play game appears here; self-play training is not available yet.</source>
-        <translation>自对弈棋局的实时搜索树将显示在这里；自对弈训练尚未提供。</translation>
-    </message>
-    <message>
         <source>Metrics</source>
         <translation>指标</translation>
     </message>
     <message>
-        <source>Loss and strength curves appear here during training; training is not available yet.</source>
-        <translation>训练期间的损失与棋力曲线将显示在这里；训练尚未提供。</translation>
-    </message>
-    <message>
         <source>Kernels</source>
         <translation>内核</translation>
-    </message>
-    <message>
-        <source>Per-kernel time and occupancy appear here for runs on the CUDA backend; kernel metrics are not available yet.</source>
-        <translation>在 CUDA 后端上运行时，每个内核的耗时与占用率将显示在这里；内核指标尚未提供。</translation>
     </message>
     <message>
         <source>Log</source>
@@ -248,6 +236,18 @@
     <message>
         <source>&lt;b&gt;CUDA-Agent Studio %1&lt;/b&gt;&lt;p&gt;Design, train, search-debug and export reinforcement-learning policies on NVIDIA GPUs, with a CPU reference backend.&lt;/p&gt;&lt;p&gt;Backend: %2&lt;/p&gt;</source>
         <translation>&lt;b&gt;CUDA-Agent 工作室 %1&lt;/b&gt;&lt;p&gt;在 NVIDIA GPU 上设计、训练、调试搜索并导出强化学习策略，并提供 CPU 参考后端。&lt;/p&gt;&lt;p&gt;后端：%2&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>The live search tree of a self-play game will appear here; training from the studio is not available yet (use cuda-agent train).</source>
+        <translation>自对弈棋局的实时搜索树将显示在这里；尚不能在工作室中训练（请使用 cuda-agent train）。</translation>
+    </message>
+    <message>
+        <source>Loss and strength curves will appear here; training from the studio is not available yet (use cuda-agent train).</source>
+        <translation>损失与棋力曲线将显示在这里；尚不能在工作室中训练（请使用 cuda-agent train）。</translation>
+    </message>
+    <message>
+        <source>Per-kernel time and occupancy will appear here for runs on the CUDA backend; kernel metrics are not available yet.</source>
+        <translation>在 CUDA 后端上运行时，每个内核的耗时与占用率将显示在这里；内核指标尚未提供。</translation>
     </message>
 </context>
 <context>
@@ -305,8 +305,7 @@
     <message numerus="yes">
         <source>%1 could not be opened: %n error(s), listed in the Log.</source>
         <translation>
-            <numerusform>无法打开 %1：%n 个错误，详见日志。</numerusform>
-        </translation>
+            <numerusform>无法打开 %1：%n 个错误，详见日志。</numerusform></translation>
     </message>
 </context>
 </TS>

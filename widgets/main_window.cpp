@@ -72,13 +72,13 @@ MainWindow::MainWindow(QWidget* parent)
   QDockWidget* tuningDock = addPanel(QStringLiteral("tuningDock"), tr("Tuning"), tuning, Qt::LeftDockWidgetArea);
   QDockWidget* editor = addPanel(QStringLiteral("policyDock"), tr("Policy editor"), policyView_, Qt::RightDockWidgetArea);
   QDockWidget* tree = addPanel(QStringLiteral("searchTreeDock"), tr("Search tree"),
-                               notYetPanel(tr("The live search tree of a self-play game appears here; self-play training is not available yet.")),
+                               notYetPanel(tr("The live search tree of a self-play game will appear here; training from the studio is not available yet (use cuda-agent train).")),
                                Qt::RightDockWidgetArea);
   QDockWidget* metrics = addPanel(QStringLiteral("metricsDock"), tr("Metrics"),
-                                  notYetPanel(tr("Loss and strength curves appear here during training; training is not available yet.")),
+                                  notYetPanel(tr("Loss and strength curves will appear here; training from the studio is not available yet (use cuda-agent train).")),
                                   Qt::RightDockWidgetArea);
   QDockWidget* kernels = addPanel(QStringLiteral("kernelsDock"), tr("Kernels"),
-                                  notYetPanel(tr("Per-kernel time and occupancy appear here for runs on the CUDA backend; kernel metrics are not available yet.")),
+                                  notYetPanel(tr("Per-kernel time and occupancy will appear here for runs on the CUDA backend; kernel metrics are not available yet.")),
                                   Qt::RightDockWidgetArea);
   QDockWidget* log = addPanel(QStringLiteral("logDock"), tr("Log"), logPanel_, Qt::BottomDockWidgetArea);
   splitDockWidget(project, tuningDock, Qt::Vertical);

@@ -159,6 +159,28 @@ bool RunFolder::writeCheckpoint(std::int64_t iteration, const std::string& bytes
   return true;
 }
 
+int RunFolder::trimMetricsAfter(std::int64_t iteration, std::string* error) {
+  auto text = readFile(dir_ / "metrics.jsonl");
+  if (!text) return 0;
+  std::string kept;
+  int dropped = 0;
+  size_t start = 0;
+  while (start < text->size()) {
+    size_t end = text->find('\n', start);
+    if (end == std::string::npos) end = text->size();
+    const std::string line = text->substr(start, end - start);
+    start = end + 1;
+    long long it = -1;
+    if (line.empty() || std::sscanf(line.c_str(), "{\"iteration\": %lld", &it) != 1 || it > iteration) {
+      ++dropped;  // a later iteration, or a line cut short by a crash
+      continue;
+    }
+    kept += line + "\n";
+  }
+  if (dropped > 0 && !writeFileAtomic(dir_ / "metrics.jsonl", kept, error)) return -1;
+  return dropped;
+}
+
 std::optional<std::string> RunFolder::newestCheckpoint(std::vector<std::string>* skipped, std::string* chosen) const {
   auto files = checkpointFiles(dir_);
   for (size_t i = files.size(); i-- > 0;) {

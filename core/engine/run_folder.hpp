@@ -29,6 +29,9 @@ class RunFolder {
   bool appendMetrics(const std::string& jsonLine, std::string* error);
   bool appendChange(std::int64_t iteration, const std::string& parameter, const std::string& from, const std::string& to, std::string* error);
   bool writeCheckpoint(std::int64_t iteration, const std::string& bytes, std::string* error);
+  // On resume: drops metric lines of iterations after the checkpoint, which will run again.
+  // Returns how many lines were dropped.
+  int trimMetricsAfter(std::int64_t iteration, std::string* error);
   // The newest checkpoint whose checksum holds; every file skipped on the way is described in
   // `skipped` (e.g. "iter-00000012.ckpt: checksum mismatch (corrupted)").
   std::optional<std::string> newestCheckpoint(std::vector<std::string>* skipped, std::string* name = nullptr) const;

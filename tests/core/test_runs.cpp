@@ -1,0 +1,147 @@
+// Training runs end to end through the CLI and the engine: refused parameter values, SIGKILL and
+// resume, a corrupted checkpoint, and a live parameter change logged with its iteration.
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+
+#include "core/engine/engine.hpp"
+
+namespace {
+
+// A small, quick configuration (seconds per iteration on two cores).
+const QStringList kQuick = {QStringLiteral("--set"), QStringLiteral("train.parallel_games=8"),
+                            QStringLiteral("--set"), QStringLiteral("train.games_per_iteration=8"),
+                            QStringLiteral("--set"), QStringLiteral("search.simulations=16"),
+                            QStringLiteral("--set"), QStringLiteral("train.batch_size=32"),
+                            QStringLiteral("--set"), QStringLiteral("train.steps_per_iteration=2"),
+                            QStringLiteral("--set"), QStringLiteral("train.eval_games=0")};
+
+const QString kProject = QStringLiteral(CAS_SOURCE_DIR "/projects/tictactoe-alphazero");
+const QString kCli = QStringLiteral(CAS_BIN_DIR "/cuda-agent");
+
+struct Result {
+  int status = -1;
+  QString out, err;
+};
+
+Result cli(const QStringList& args, int timeoutMs = 120000) {
+  QProcess p;
+  p.start(kCli, args);
+  p.waitForFinished(timeoutMs);
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+          QString::fromUtf8(p.readAllStandardError())};
+}
+
+QStringList lines(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  return QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+}
+
+QStringList checkpoints(const QString& run) {
+  return QDir(run + QStringLiteral("/checkpoints")).entryList({QStringLiteral("iter-*.ckpt")}, QDir::Files, QDir::Name);
+}
+
+}  // namespace
+
+class TestRuns : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+ private slots:
+  void refusesBadValues() {
+    Result r = cli({QStringLiteral("train"), kProject, QStringLiteral("--set"), QStringLiteral("search.c_puct=abc"), QStringLiteral("--out"), dir_.filePath(QStringLiteral("a"))});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("search.c_puct: 'abc' is not valid: expected a number in [0, 100]")), qPrintable(r.err));
+    r = cli({QStringLiteral("train"), kProject, QStringLiteral("--set"), QStringLiteral("search.simulations=0"), QStringLiteral("--out"), dir_.filePath(QStringLiteral("b"))});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("search.simulations = 0 is out of range: expected an integer in [1, 100000]")), qPrintable(r.err));
+    QVERIFY(!QDir(dir_.filePath(QStringLiteral("b"))).exists());  // nothing was created
+  }
+
+  void killedRunResumesFromItsNewestCheckpoint() {
+    const QString run = dir_.filePath(QStringLiteral("killed"));
+    QProcess p;
+    p.start(kCli, QStringList{QStringLiteral("train"), kProject, QStringLiteral("--iterations"), QStringLiteral("1000"), QStringLiteral("--out"), run} + kQuick);
+    QVERIFY(p.waitForStarted());
+    QTRY_VERIFY_WITH_TIMEOUT(lines(run + QStringLiteral("/metrics.jsonl")).size() >= 3, 120000);
+    ::kill(pid_t(p.processId()), SIGKILL);
+    p.waitForFinished();
+    const QStringList saved = checkpoints(run);
+    QVERIFY(!saved.isEmpty());
+    const int checkpointed = saved.last().mid(5, 8).toInt();
+    QVERIFY(checkpointed >= 2);
+
+    Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("2")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.contains(QStringLiteral("(iteration %1)").arg(checkpointed)), qPrintable(r.err));
+    QVERIFY2(r.out.contains(QStringLiteral("iter %1 |").arg(checkpointed + 2)), qPrintable(r.out));
+    // Metrics run on without a gap or a repeat.
+    const QStringList m = lines(run + QStringLiteral("/metrics.jsonl"));
+    for (int i = 0; i < m.size(); ++i)
+      QVERIFY2(m[i].startsWith(QStringLiteral("{\"iteration\": %1,").arg(i + 1)), qPrintable(m[i]));
+    QCOMPARE(m.size(), checkpointed + 2);
+  }
+
+  void corruptedCheckpointFallsBackToThePreviousOne() {
+    const QString run = dir_.filePath(QStringLiteral("corrupt"));
+    Result r = cli(QStringList{QStringLiteral("train"), kProject, QStringLiteral("--iterations"), QStringLiteral("3"), QStringLiteral("--out"), run} + kQuick);
+    QCOMPARE(r.status, 0);
+    const QStringList saved = checkpoints(run);
+    QCOMPARE(saved.size(), 2);  // the two newest are kept
+    QFile newest(run + QStringLiteral("/checkpoints/") + saved.last());
+    QVERIFY(newest.open(QIODevice::ReadWrite));
+    newest.seek(100);
+    char c = 0;
+    newest.read(&c, 1);
+    newest.seek(100);
+    c = char(c ^ 0x5A);
+    newest.write(&c, 1);
+    newest.close();
+    r = cli({QStringLiteral("eval"), run, QStringLiteral("--opponent"), QStringLiteral("random"), QStringLiteral("--games"), QStringLiteral("2")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.contains(QStringLiteral("skipping checkpoint ") + saved.last() + QStringLiteral(": checksum mismatch")), qPrintable(r.err));
+    QVERIFY2(r.err.contains(QStringLiteral("(iteration 2)")), qPrintable(r.err));
+  }
+
+  void liveChangeIsLoggedWithItsIteration() {
+    auto loaded = cas::project::loadProject(kProject.toStdString());
+    QVERIFY(loaded.project);
+    cas::project::Project p = *loaded.project;
+    for (const QString& a : kQuick)
+      if (a != QLatin1String("--set")) QVERIFY(!p.parameters.assign(a.toStdString()));
+    std::string error;
+    auto run = cas::engine::RunFolder::create(dir_.filePath(QStringLiteral("live")).toStdString(), p, &error);
+    QVERIFY2(run, error.c_str());
+    auto trainer = std::make_unique<cas::train::AlphaZeroTrainer>(p, cas::exec::BackendRegistry::instance().find("cpu")->backend);
+    std::atomic<int> iterations{0};
+    std::vector<cas::engine::ParameterChange> applied;
+    cas::engine::EngineEvents events;
+    events.iterationFinished = [&](const cas::train::IterationReport&) { ++iterations; };
+    events.parameterApplied = [&](const cas::engine::ParameterChange& c) { applied.push_back(c); };
+    cas::engine::Engine engine(std::move(trainer), std::move(*run), events, {6, 0});
+    QCOMPARE(engine.requestParameter("search.c_puct", "abc").value_or(""), std::string("search.c_puct: 'abc' is not valid: expected a number in [0, 100]"));
+    QCOMPARE(engine.requestParameter("search.c_puct", "-1").value_or(""), std::string("search.c_puct = -1 is out of range: expected a number in [0, 100]"));
+    QCOMPARE(engine.requestParameter("search.node_budget", "1000").value_or(""),
+             std::string("search.node_budget applies only when a run starts; it cannot change during a run"));
+    engine.start();
+    QTRY_VERIFY_WITH_TIMEOUT(iterations >= 2, 60000);
+    QVERIFY(!engine.requestParameter("search.c_puct", "3.5"));
+    QVERIFY(!engine.requestParameter("search.simulations", "24"));
+    engine.wait();
+    QCOMPARE(int(applied.size()), 2);
+    const QStringList changes = lines(dir_.filePath(QStringLiteral("live/changes.jsonl")));
+    QCOMPARE(changes.size(), 2);
+    const qint64 at = applied[0].iteration;
+    QVERIFY(at >= 3 && at <= 6);
+    QCOMPARE(changes[0], QStringLiteral("{\"iteration\": %1, \"parameter\": \"search.c_puct\", \"from\": \"1.5\", \"to\": \"3.5\"}").arg(at));
+    QCOMPARE(changes[1], QStringLiteral("{\"iteration\": %1, \"parameter\": \"search.simulations\", \"from\": \"16\", \"to\": \"24\"}").arg(at));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRuns)
+#include "test_runs.moc"
