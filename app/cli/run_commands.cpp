@@ -58,7 +58,8 @@ std::unique_ptr<train::AlphaZeroTrainer> openRun(const std::string& dir, const s
       std::cerr << "error: checkpoint " << name << " cannot be used: " << error << "\n";
       return nullptr;
     }
-    std::cerr << "resumed from " << (run->path() / "checkpoints" / name).string() << " (iteration " << trainer->iteration() << ")\n";
+    std::cerr << (requireCheckpoint ? "using " : "resumed from ") << (run->path() / "checkpoints" / name).string() << " (iteration "
+              << trainer->iteration() << ")\n";
     if (!requireCheckpoint) {  // training goes on: iterations after the checkpoint will run again
       const int dropped = run->trimMetricsAfter(trainer->iteration(), &error);
       if (dropped > 0) std::cerr << "dropped " << dropped << " metric line(s) recorded after that checkpoint\n";

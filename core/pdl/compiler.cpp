@@ -88,10 +88,16 @@ size_t editDistance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-std::string suggestion(const std::string& name, const std::vector<std::string>& known) {
+// `budget` bounds the work (edit-distance cells) spent on suggestions in one compilation, so that
+// long names or many unknown names cannot make the compiler slow.
+std::string suggestion(const std::string& name, const std::vector<std::string>& known, std::int64_t& budget) {
   std::string best;
   size_t bestDistance = std::max<size_t>(2, name.size() / 3) + 1;
   for (const std::string& k : known) {
+    const size_t gap = name.size() > k.size() ? name.size() - k.size() : k.size() - name.size();
+    if (gap >= bestDistance) continue;  // the distance is at least the difference in length
+    budget -= std::int64_t(name.size() + 1) * std::int64_t(k.size() + 1);
+    if (budget < 0) return {};
     const size_t d = editDistance(name, k);
     if (d < bestDistance) {
       bestDistance = d;
@@ -177,6 +183,8 @@ struct Abort {};  // a limit was hit: stop evaluating (one diagnostic already sa
 // very long argument list many times, or nest inlined calls deeper than the stack allows.
 constexpr std::int64_t kMaxEvaluations = 2000000;  // expressions evaluated after unrolling and inlining; a tuple counts its values
 constexpr std::int64_t kMaxTupleValues = 1024;     // values in one tuple, nested tuples counted with their values
+constexpr int kMaxSemanticErrors = 20;            // errors reported before the compiler stops, as in the parser
+constexpr std::int64_t kSuggestionBudget = 50000000;  // edit-distance cells spent on "did you mean" suggestions
 constexpr int kMaxEvalNesting = 500;               // statements and expressions being evaluated at once, across inlined calls (bounds the stack)
 
 class Compiler {
@@ -185,10 +193,15 @@ class Compiler {
 
   std::optional<CompiledPolicy> run() {
     try {
-      declareGlobals();  // constants may call functions, so a limit can be hit here too
-    } catch (const Abort&) {
+      return runChecked();
+    } catch (const Abort&) {  // a limit was hit, here or while evaluating the constants
       return std::nullopt;
     }
+  }
+
+ private:
+  std::optional<CompiledPolicy> runChecked() {
+    declareGlobals();
     const Function* entry = findFunction(opt_.entry);
     if (!entry) {
       error({1, 1}, "no function named '" + opt_.entry + "' (the entry point) is defined" + suggestion(opt_.entry, functionNames()));
@@ -201,7 +214,7 @@ class Compiler {
     }
     for (const Function& f : mod_.functions) checkDecorators(f);
     Value result;
-    try {
+    {
       Value obs;
       obs.kind = Value::Kind::Tensor;
       obs.shape = opt_.observationShape;
@@ -216,27 +229,38 @@ class Compiler {
       frame.precision = precisionOf(*entry, ir::Precision::F32);
       frame.locals[entry->params[0].first] = {obs, entry->params[0].second};
       result = callBody(*entry, frame, entry->pos);
-    } catch (const Abort&) {
-      return std::nullopt;
     }
     if (diags_.hasErrors()) return std::nullopt;
     if (!checkOutputs(*entry, result)) return std::nullopt;
     return std::move(out_);
   }
 
- private:
   // --- diagnostics ---------------------------------------------------------------------------
 
   // A function inlined at several call sites, or a loop body, would report the same mistake once
   // per copy; only the first diagnostic at each position is kept.
   bool firstAt(Pos p, Severity s) { return reported_.insert({p.line, p.column, int(s)}).second; }
+  bool reportedAt(Pos p) const { return reported_.count({p.line, p.column, int(Severity::Error)}) > 0; }
+
+  void stopIfTooMany(Pos p) {
+    if (diags_.errorCount() < kMaxSemanticErrors) return;
+    diags_.error({opt_.fileName, p.line, p.column}, "too many errors; stopping here");
+    throw Abort{};
+  }
 
   void error(Pos p, std::string message) {
-    if (firstAt(p, Severity::Error)) diags_.error({opt_.fileName, p.line, p.column}, std::move(message));
+    if (!firstAt(p, Severity::Error)) return;
+    stopIfTooMany(p);
+    diags_.error({opt_.fileName, p.line, p.column}, std::move(message));
+  }
+
+  std::string suggestion(const std::string& name, const std::vector<std::string>& known) {
+    return pdl::suggestion(name, known, suggestionBudget_);
   }
 
   void errorWithNote(Pos p, std::string message, Pos notePos, std::string note) {
     if (!firstAt(p, Severity::Error)) return;
+    stopIfTooMany(p);
     Diagnostic d{Severity::Error, {opt_.fileName, p.line, p.column}, std::move(message), {}};
     if (notePos.line > 0) d.notes.push_back({Severity::Note, {opt_.fileName, notePos.line, notePos.column}, std::move(note), {}});
     diags_.add(std::move(d));
@@ -602,6 +626,7 @@ class Compiler {
       error(e.pos, "'" + e.text + "' is a built-in; call it with arguments");
       return Value::poison();
     }
+    if (reportedAt(e.pos)) return Value::poison();  // an inlined copy of a mistake already reported
     std::vector<std::string> known = builtinNames();
     for (const auto& [n, v] : frame.locals) known.push_back(n);
     for (const auto& [n, v] : globals_) known.push_back(n);
@@ -739,6 +764,7 @@ class Compiler {
                                ", not a function");
       return Value::poison();
     }
+    if (reportedAt(e.target->pos)) return Value::poison();  // an inlined copy of a mistake already reported
     std::vector<std::string> known = builtinNames();
     for (const std::string& f : functionNames()) known.push_back(f);
     error(e.target->pos, "no function or built-in named '" + name + "'" + suggestion(name, known));
@@ -830,11 +856,16 @@ class Compiler {
       poisoned |= v.kind == Value::Kind::Poison;
       args.named[k.name] = {v, k.pos};
     }
-    for (const Param& p : spec.params)
+    for (const Param& p : spec.params) {
       if (p.required && !args.named.count(p.name)) {
         error(e.pos, fn + "() is missing the argument '" + p.name + "'");
         return false;
       }
+      if (p.required && args.named.at(p.name).first.kind == Value::Kind::None) {
+        error(args.named.at(p.name).second, fn + "() needs a value for '" + p.name + "', not None");
+        return false;
+      }
+    }
     return !poisoned;
   }
 
@@ -986,7 +1017,7 @@ class Compiler {
   bool checkOutputs(const Function& entry, const Value& result) {
     std::vector<Value> outs = result.kind == Value::Kind::Tuple ? result.items : std::vector<Value>{result};
     Pos where = result.origin.line > 0 ? result.origin : entry.pos;
-    if (result.kind == Value::Kind::None) {
+    if (result.kind == Value::Kind::None || (result.kind == Value::Kind::Tuple && result.items.empty())) {
       error(entry.pos, "the entry '" + entry.name + "' must return its outputs, but it returns nothing");
       return false;
     }
@@ -1037,6 +1068,7 @@ class Compiler {
   int callDepth_ = 0;
   int nesting_ = 0;
   std::set<std::tuple<int, int, int>> reported_;  // line, column, severity
+  std::int64_t suggestionBudget_ = kSuggestionBudget;
   CompiledPolicy out_;
 };
 

@@ -159,7 +159,10 @@ class Parser {
     f.pos = pos;
     expectOp("(", "after the function's name");
     while (!isOp(")")) {
+      const Token& at = peek();
       f.params.push_back(expectName("a parameter name"));
+      for (size_t k = 0; k + 1 < f.params.size(); ++k)
+        if (f.params[k].first == f.params.back().first) fail(at, "the parameter '" + at.text + "' is named twice");
       if (isOp("=")) fail(peek(), "parameters cannot have default values in PDL");
       if (!isOp(",")) break;
       next();
