@@ -270,13 +270,16 @@ int runPlay(const PlayOptions& o) {
       std::fflush(stdout);
       std::string line;
       if (!std::getline(std::cin, line) || line == "q") return 0;
-      const std::string candidate = moves + line;
-      env::BoardGames& check = trainer->analysisBoard();
-      if (line.size() != 1 || !check.playMoves(0, candidate, &error)) {
-        std::printf("not a legal move%s\n", error.empty() ? "" : (": " + error).c_str());
+      const int action = line.size() == 1 ? line[0] - '1' : -1;
+      if (action < 0 || action >= board.actionCount()) {
+        std::printf("enter one digit from 1 to %d\n", board.actionCount());
         continue;
       }
-      moves = candidate;
+      if (!board.legal(0, action)) {
+        std::printf("%s %d is not free\n", board.actionCount() == 9 ? "cell" : "column", action + 1);
+        continue;
+      }
+      moves += line;
     } else {
       search::RootStats r = trainer->analyse(moves, o.simulations, &error);
       std::printf("agent plays %s\n", board.actionName(r.chosen).c_str());
