@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <sstream>
+#include <utility>
 
 namespace cas::engine {
 
@@ -38,6 +39,40 @@ void Engine::stop() {
     stopping_ = true;
   }
   wake_.notify_all();
+}
+
+void Engine::step() {
+  {
+    std::lock_guard lock(mutex_);
+    ++steps_;
+  }
+  wake_.notify_all();
+}
+
+void Engine::requestSnapshot(int game, int maxNodes) {
+  {
+    std::lock_guard lock(mutex_);
+    snapshots_.emplace_back(game, maxNodes);
+  }
+  wake_.notify_all();
+}
+
+// Steps and snapshots, at a safe point of the engine thread.
+void Engine::serveRequests() {
+  int steps;
+  std::deque<std::pair<int, int>> snapshots;
+  {
+    std::lock_guard lock(mutex_);
+    steps = std::exchange(steps_, 0);
+    snapshots.swap(snapshots_);
+  }
+  for (int i = 0; i < steps; ++i) {
+    trainer_->stepSimulation();
+    ++stepped_;
+    if (events_.simulationStepped) events_.simulationStepped(stepped_);
+  }
+  for (const auto& [game, maxNodes] : snapshots)
+    if (events_.treeSnapshot) events_.treeSnapshot(trainer_->snapshot(game, maxNodes));
 }
 
 void Engine::wait() {
@@ -104,11 +139,19 @@ void Engine::loop() {
   const std::int64_t first = trainer_->iteration();
   try {
     for (;;) {
+      for (;;) {
+        {
+          std::unique_lock lock(mutex_);
+          wake_.wait(lock, [&] { return !paused_ || stopping_ || steps_ > 0 || !snapshots_.empty(); });
+          if (stopping_ || !paused_) break;
+        }
+        serveRequests();  // paused: serve steps and snapshots, then wait again
+      }
       {
-        std::unique_lock lock(mutex_);
-        wake_.wait(lock, [&] { return !paused_ || stopping_; });
+        std::lock_guard lock(mutex_);
         if (stopping_) break;
       }
+      serveRequests();
       applyPending();
       const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60;
       if ((limits_.iterations > 0 && trainer_->iteration() - first >= limits_.iterations) || (limits_.minutes > 0 && minutes >= limits_.minutes)) break;

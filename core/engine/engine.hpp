@@ -32,6 +32,8 @@ struct EngineEvents {
   std::function<void(const std::string&)> message;  // progress and notices
   std::function<void(const std::string&)> failed;   // the run stopped on an error
   std::function<void()> finished;                   // the run stopped (after failed, if it failed)
+  std::function<void(std::int64_t)> simulationStepped;  // after step(): simulations done by stepping
+  std::function<void(const train::TreeSnapshot&)> treeSnapshot;
 };
 
 struct EngineLimits {
@@ -48,6 +50,10 @@ class Engine {
   void pause();
   void resume();
   void stop();  // finishes the current iteration, checkpoints, and ends
+  void step();  // while paused: one more simulation in every self-play game
+  // The top `maxNodes` nodes of one self-play game's tree, delivered through treeSnapshot at the
+  // next safe point.
+  void requestSnapshot(int game, int maxNodes = 4096);
   void wait();  // until the run has ended
 
   // Validates now; returns an error sentence (naming the parameter and its range) when refused.
@@ -67,6 +73,10 @@ class Engine {
   std::condition_variable wake_;
   bool paused_ = false, stopping_ = false, done_ = false;
   std::deque<std::pair<std::string, ParamValue>> pending_;
+  int steps_ = 0;  // step() calls not yet carried out
+  std::int64_t stepped_ = 0;
+  std::deque<std::pair<int, int>> snapshots_;  // (game, max nodes)
+  void serveRequests();
 };
 
 }  // namespace cas::engine

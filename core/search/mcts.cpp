@@ -152,7 +152,8 @@ void BatchedSearch::finishRoot(int game) {
   for (int k = 0; k < t.childCount[0] && size_t(k) < clean.size(); ++k) t.prior[size_t(t.child(0, k))] = clean[size_t(k)];
 }
 
-void BatchedSearch::search(const std::vector<int>& games) {
+void BatchedSearch::search(const std::vector<int>& games, int simulations) {
+  if (simulations < 0) simulations = config_.simulations;
   const auto start = Clock::now();
   double inference = 0;
   const int a = roots_->actionCount();
@@ -185,7 +186,7 @@ void BatchedSearch::search(const std::vector<int>& games) {
   for (int g : games)
     if (trees_[size_t(g)].expanded(0)) {
       prepareRoot(g);
-      remaining[size_t(g)] = config_.simulations;
+      remaining[size_t(g)] = simulations;
     }
 
   const int k = std::max(1, config_.leavesPerStep);

@@ -58,8 +58,9 @@ class BatchedSearch {
   const SearchConfig& config() const { return config_; }
   void setConfig(const SearchConfig& c);  // takes effect at the next search (budget: at the next reset)
 
-  // Runs config().simulations simulations for each listed game (non-terminal positions).
-  void search(const std::vector<int>& games);
+  // Runs `simulations` simulations (config().simulations when negative) for each listed game
+  // (non-terminal positions).
+  void search(const std::vector<int>& games, int simulations = -1);
   RootStats rootStats(int game) const;
   // Plays `action` in game's root position and keeps (or drops) the matching subtree.
   void play(int game, int action);

@@ -248,6 +248,37 @@ void AlphaZeroTrainer::trainSteps(IterationReport& report) {
   syncInference();
 }
 
+void AlphaZeroTrainer::stepSimulation() {
+  std::vector<int> active;
+  for (int g = 0; g < selfPlay_->positions().size(); ++g)
+    if (!selfPlay_->positions().terminal(g)) active.push_back(g);
+  selfPlay_->search(active, 1);
+}
+
+TreeSnapshot AlphaZeroTrainer::snapshot(int game, int maxNodes) const {
+  TreeSnapshot snap;
+  const int games = selfPlay_->positions().size();
+  snap.game = std::clamp(game, 0, games - 1);
+  snap.iteration = iteration_;
+  snap.board = selfPlay_->positions().render(snap.game);
+  const search::Tree& t = selfPlay_->tree(snap.game);
+  snap.treeNodes = t.nodesInUse();
+  std::vector<std::pair<std::int32_t, std::int32_t>> queue = {{0, -1}};  // (tree slot, parent index)
+  std::vector<int> depth = {0};
+  for (size_t q = 0; q < queue.size() && int(snap.nodes.size()) < maxNodes; ++q) {
+    const auto [slot, parentIndex] = queue[q];
+    const auto s = size_t(slot);
+    snap.nodes.push_back({parentIndex, t.action[s], t.visits[s], t.virtualLoss[s], depth[q],
+                          t.visits[s] > 0 ? t.valueSum[s] / float(t.visits[s]) : 0.0f, t.prior[s]});
+    if (!t.expanded(slot)) continue;
+    for (int k = 0; k < t.childCount[s]; ++k) {
+      queue.push_back({t.child(slot, k), std::int32_t(snap.nodes.size() - 1)});
+      depth.push_back(depth[q] + 1);
+    }
+  }
+  return snap;
+}
+
 EvaluationResult AlphaZeroTrainer::evaluate(const std::string& opponentSpec, int games, std::uint64_t seed) {
   EvaluationResult result;
   result.opponent = opponentSpec;

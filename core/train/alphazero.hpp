@@ -39,6 +39,20 @@ struct IterationReport {
   std::vector<EvaluationResult> evaluations;  // when this iteration evaluated
 };
 
+// The top of one game's search tree, breadth first (node 0 is the root), for views.
+struct TreeSnapshot {
+  struct Node {
+    std::int32_t parent;  // index in nodes; -1 for the root
+    int action, visits, virtualLoss, depth;
+    float q, prior;  // q from the point of view of the player who moved into the node
+  };
+  int game = 0;
+  std::int64_t iteration = 0;
+  std::string board;  // the root position, as text
+  std::vector<Node> nodes;
+  int treeNodes = 0;  // nodes in the whole tree
+};
+
 class AlphaZeroTrainer {
  public:
   AlphaZeroTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend);
@@ -53,6 +67,9 @@ class AlphaZeroTrainer {
   // steps_per_iteration training steps; evaluates every eval_every iterations.
   IterationReport runIteration(const std::function<bool()>& cancelled = {});
   std::int64_t iteration() const { return iteration_; }
+  // One more simulation in every self-play game's tree (for stepping through a search).
+  void stepSimulation();
+  TreeSnapshot snapshot(int game, int maxNodes) const;
 
   EvaluationResult evaluate(const std::string& opponent, int games, std::uint64_t seed);
   // Analysis of one position given in the game's notation.

@@ -141,6 +141,44 @@ class TestRuns : public QObject {
     QCOMPARE(changes[0], QStringLiteral("{\"iteration\": %1, \"parameter\": \"search.c_puct\", \"from\": \"1.5\", \"to\": \"3.5\"}").arg(at));
     QCOMPARE(changes[1], QStringLiteral("{\"iteration\": %1, \"parameter\": \"search.simulations\", \"from\": \"16\", \"to\": \"24\"}").arg(at));
   }
+
+  void pausedEngineStepsSimulationsAndSnapshotsTrees() {
+    auto loaded = cas::project::loadProject(kProject.toStdString());
+    QVERIFY(loaded.project);
+    cas::project::Project p = *loaded.project;
+    for (const QString& a : kQuick)
+      if (a != QLatin1String("--set")) QVERIFY(!p.parameters.assign(a.toStdString()));
+    std::string error;
+    auto run = cas::engine::RunFolder::create(dir_.filePath(QStringLiteral("step")).toStdString(), p, &error);
+    QVERIFY2(run, error.c_str());
+    auto trainer = std::make_unique<cas::train::AlphaZeroTrainer>(p, cas::exec::BackendRegistry::instance().find("cpu")->backend);
+    std::atomic<std::int64_t> stepped{0};
+    std::mutex m;
+    std::vector<cas::train::TreeSnapshot> snapshots;
+    cas::engine::EngineEvents events;
+    events.simulationStepped = [&](std::int64_t n) { stepped = n; };
+    events.treeSnapshot = [&](const cas::train::TreeSnapshot& s) {
+      std::lock_guard lock(m);
+      snapshots.push_back(s);
+    };
+    cas::engine::Engine engine(std::move(trainer), std::move(*run), events, {0, 0});
+    engine.pause();  // before start: the engine waits for commands
+    engine.start();
+    for (int i = 0; i < 5; ++i) engine.step();
+    QTRY_COMPARE_WITH_TIMEOUT(stepped.load(), std::int64_t(5), 30000);
+    engine.requestSnapshot(0);
+    engine.step();
+    engine.requestSnapshot(0);
+    QTRY_VERIFY_WITH_TIMEOUT([&] { std::lock_guard lock(m); return snapshots.size() == 2; }(), 30000);
+    engine.stop();
+    engine.wait();
+    // Each step adds one simulation; the root's first visit is its own evaluation.
+    QCOMPARE(snapshots[0].nodes.at(0).visits, 1 + 5);
+    QCOMPARE(snapshots[1].nodes.at(0).visits, 1 + 6);
+    QCOMPARE(snapshots[1].nodes.at(0).parent, -1);
+    QVERIFY(snapshots[1].nodes.size() >= 10);  // the root and its 9 children
+    QVERIFY(QString::fromStdString(snapshots[1].board).contains(QStringLiteral("1 2 3")));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRuns)
