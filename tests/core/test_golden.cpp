@@ -67,6 +67,29 @@ class TestGolden : public QObject {
     }
   }
 
+  void nonFiniteCheckNamesTheFirstOp() {
+    pdl::CompileOptions o;
+    o.observationShape = {4};
+    o.actionCount = 2;
+    o.fileName = "nan.pdl";
+    auto compiled = pdl::compile("def policy(obs):\n    h = tanh(dense(obs, units=3))\n    return exp(log(h - 2) * 0.5)\n", o);
+    QVERIFY(compiled.policy);
+    ir::Graph g = compiled.policy->graph;
+    ir::runPasses(g, ir::defaultPipeline());
+    auto exe = exec::BackendRegistry::instance().find("cpu")->backend->compile(g);
+    exe->setFiniteCheck(true);
+    golden::setFormulaParameters(*exe);
+    std::vector<float> obs(4, 0.5f);
+    exe->setInput("obs", obs.data(), obs.size());
+    try {
+      exe->run();
+      QFAIL("log of a negative number should have been reported");
+    } catch (const exec::NonFiniteError& e) {
+      QVERIFY2(std::string(e.what()).find(" log in policy (line 3:16)") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).rfind("NaN first produced by %", 0) == 0, e.what());
+    }
+  }
+
   void updates_data() {
     QTest::addColumn<QString>("name");
     for (const QString& n : caseNames())
