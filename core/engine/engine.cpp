@@ -44,7 +44,7 @@ void Engine::stop() {
 void Engine::step() {
   {
     std::lock_guard lock(mutex_);
-    ++steps_;
+    requests_.emplace_back(kStep, 0);
   }
   wake_.notify_all();
 }
@@ -52,27 +52,27 @@ void Engine::step() {
 void Engine::requestSnapshot(int game, int maxNodes) {
   {
     std::lock_guard lock(mutex_);
-    snapshots_.emplace_back(game, maxNodes);
+    requests_.emplace_back(std::max(0, game), maxNodes);
   }
   wake_.notify_all();
 }
 
-// Steps and snapshots, at a safe point of the engine thread.
+// Steps and snapshots in the order they were asked for, at a safe point of the engine thread.
 void Engine::serveRequests() {
-  int steps;
-  std::deque<std::pair<int, int>> snapshots;
+  std::deque<std::pair<int, int>> requests;
   {
     std::lock_guard lock(mutex_);
-    steps = std::exchange(steps_, 0);
-    snapshots.swap(snapshots_);
+    requests.swap(requests_);
   }
-  for (int i = 0; i < steps; ++i) {
-    trainer_->stepSimulation();
-    ++stepped_;
-    if (events_.simulationStepped) events_.simulationStepped(stepped_);
+  for (const auto& [game, maxNodes] : requests) {
+    if (game == kStep) {
+      trainer_->stepSimulation();
+      ++stepped_;
+      if (events_.simulationStepped) events_.simulationStepped(stepped_);
+    } else if (events_.treeSnapshot) {
+      events_.treeSnapshot(trainer_->snapshot(game, maxNodes));
+    }
   }
-  for (const auto& [game, maxNodes] : snapshots)
-    if (events_.treeSnapshot) events_.treeSnapshot(trainer_->snapshot(game, maxNodes));
 }
 
 void Engine::wait() {
@@ -142,7 +142,7 @@ void Engine::loop() {
       for (;;) {
         {
           std::unique_lock lock(mutex_);
-          wake_.wait(lock, [&] { return !paused_ || stopping_ || steps_ > 0 || !snapshots_.empty(); });
+          wake_.wait(lock, [&] { return !paused_ || stopping_ || !requests_.empty(); });
           if (stopping_ || !paused_) break;
         }
         serveRequests();  // paused: serve steps and snapshots, then wait again

@@ -73,9 +73,11 @@ class Engine {
   std::condition_variable wake_;
   bool paused_ = false, stopping_ = false, done_ = false;
   std::deque<std::pair<std::string, ParamValue>> pending_;
-  int steps_ = 0;  // step() calls not yet carried out
+  // step() and requestSnapshot() calls in the order they came: (game, max nodes), or
+  // (kStep, 0) for a step.
+  static constexpr int kStep = -1;
+  std::deque<std::pair<int, int>> requests_;
   std::int64_t stepped_ = 0;
-  std::deque<std::pair<int, int>> snapshots_;  // (game, max nodes)
   void serveRequests();
 };
 

@@ -37,15 +37,8 @@ class TestGolden : public QObject {
     golden::Case c = golden::load(name.toStdString());
     auto compiled = pdl::compile(c.meta["pdl"].get<std::string>(), c.options());
     QVERIFY2(compiled.policy, compiled.diagnostics.empty() ? "" : formatHeadline(compiled.diagnostics.items()[0]).c_str());
-    auto exe = exec::BackendRegistry::instance().find("cpu")->backend->compile(golden::gradientGraph(*compiled.policy));
+    auto exe = golden::gradientRun(c, *compiled.policy);
     exe->setFiniteCheck(true);
-    golden::setFormulaParameters(*exe);
-    auto obs = c.tensor("obs");
-    exe->setInput("obs", obs.data(), obs.size());
-    for (size_t i = 0; i < compiled.policy->outputNames.size(); ++i) {
-      auto cot = c.tensor("cotangent:" + std::to_string(i));
-      exe->setInput("cotangent:" + std::to_string(i), cot.data(), cot.size());
-    }
     exe->run();
     for (size_t i = 0; i < compiled.policy->outputNames.size(); ++i) {
       auto got = golden::output(*exe, compiled.policy->outputNames[i]);

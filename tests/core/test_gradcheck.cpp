@@ -30,14 +30,8 @@ class TestGradcheck : public QObject {
     options.training = name == QLatin1String("dropout_training");
     auto compiled = pdl::compile(c.meta["pdl"].get<std::string>(), options);
     QVERIFY(compiled.policy);
-    auto exe = exec::BackendRegistry::instance().find("cpu")->backend->compile(golden::gradientGraph(*compiled.policy));
-    golden::setFormulaParameters(*exe);
+    auto exe = golden::gradientRun(c, *compiled.policy);
     auto obs = c.tensor("obs");
-    exe->setInput("obs", obs.data(), obs.size());
-    for (size_t i = 0; i < compiled.policy->outputNames.size(); ++i) {
-      auto cot = c.tensor("cotangent:" + std::to_string(i));
-      exe->setInput("cotangent:" + std::to_string(i), cot.data(), cot.size());
-    }
     exe->run();
     if (options.training) {  // about half the elements are dropped, the rest scaled by 1 / (1 - 0.5)
       auto out = golden::output(*exe, "output0");

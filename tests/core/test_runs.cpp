@@ -42,6 +42,19 @@ QStringList lines(const QString& path) {
   return QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
 }
 
+// The tic-tac-toe project with the quick settings, and a fresh run folder for it.
+std::unique_ptr<cas::train::AlphaZeroTrainer> quickTrainer(const QString& folder, std::optional<cas::engine::RunFolder>* run) {
+  auto loaded = cas::project::loadProject(kProject.toStdString());
+  if (!loaded.project) return nullptr;
+  cas::project::Project p = *loaded.project;
+  for (const QString& a : kQuick)
+    if (a != QLatin1String("--set") && p.parameters.assign(a.toStdString())) return nullptr;
+  std::string error;
+  *run = cas::engine::RunFolder::create(folder.toStdString(), p, &error);
+  if (!*run) return nullptr;
+  return std::make_unique<cas::train::AlphaZeroTrainer>(p, cas::exec::BackendRegistry::instance().find("cpu")->backend);
+}
+
 QStringList checkpoints(const QString& run) {
   return QDir(run + QStringLiteral("/checkpoints")).entryList({QStringLiteral("iter-*.ckpt")}, QDir::Files, QDir::Name);
 }
@@ -109,15 +122,9 @@ class TestRuns : public QObject {
   }
 
   void liveChangeIsLoggedWithItsIteration() {
-    auto loaded = cas::project::loadProject(kProject.toStdString());
-    QVERIFY(loaded.project);
-    cas::project::Project p = *loaded.project;
-    for (const QString& a : kQuick)
-      if (a != QLatin1String("--set")) QVERIFY(!p.parameters.assign(a.toStdString()));
-    std::string error;
-    auto run = cas::engine::RunFolder::create(dir_.filePath(QStringLiteral("live")).toStdString(), p, &error);
-    QVERIFY2(run, error.c_str());
-    auto trainer = std::make_unique<cas::train::AlphaZeroTrainer>(p, cas::exec::BackendRegistry::instance().find("cpu")->backend);
+    std::optional<cas::engine::RunFolder> run;
+    auto trainer = quickTrainer(dir_.filePath(QStringLiteral("live")), &run);
+    QVERIFY(trainer);
     std::atomic<int> iterations{0};
     std::vector<cas::engine::ParameterChange> applied;
     cas::engine::EngineEvents events;
@@ -143,15 +150,9 @@ class TestRuns : public QObject {
   }
 
   void pausedEngineStepsSimulationsAndSnapshotsTrees() {
-    auto loaded = cas::project::loadProject(kProject.toStdString());
-    QVERIFY(loaded.project);
-    cas::project::Project p = *loaded.project;
-    for (const QString& a : kQuick)
-      if (a != QLatin1String("--set")) QVERIFY(!p.parameters.assign(a.toStdString()));
-    std::string error;
-    auto run = cas::engine::RunFolder::create(dir_.filePath(QStringLiteral("step")).toStdString(), p, &error);
-    QVERIFY2(run, error.c_str());
-    auto trainer = std::make_unique<cas::train::AlphaZeroTrainer>(p, cas::exec::BackendRegistry::instance().find("cpu")->backend);
+    std::optional<cas::engine::RunFolder> run;
+    auto trainer = quickTrainer(dir_.filePath(QStringLiteral("step")), &run);
+    QVERIFY(trainer);
     std::atomic<std::int64_t> stepped{0};
     std::mutex m;
     std::vector<cas::train::TreeSnapshot> snapshots;

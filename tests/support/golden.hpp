@@ -102,6 +102,20 @@ inline void setFormulaParameters(cas::exec::Executable& exe) {
     }
 }
 
+// The gradient graph of a case compiled on the CPU backend, with the case's parameters (by the
+// formula), observation and cotangents set.
+inline std::unique_ptr<cas::exec::Executable> gradientRun(const Case& c, const cas::pdl::CompiledPolicy& policy) {
+  auto exe = cas::exec::BackendRegistry::instance().find("cpu")->backend->compile(gradientGraph(policy));
+  setFormulaParameters(*exe);
+  auto obs = c.tensor("obs");
+  exe->setInput("obs", obs.data(), obs.size());
+  for (size_t i = 0; i < policy.outputNames.size(); ++i) {
+    auto cot = c.tensor("cotangent:" + std::to_string(i));
+    exe->setInput("cotangent:" + std::to_string(i), cot.data(), cot.size());
+  }
+  return exe;
+}
+
 inline std::vector<float> output(const cas::exec::Executable& exe, const std::string& name) {
   std::vector<float> v(size_t(cas::ir::numel(exe.graph().node(exe.graph().output(name)).shape)));
   exe.readOutput(name, v.data(), v.size());
