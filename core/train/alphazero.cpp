@@ -233,7 +233,11 @@ void AlphaZeroTrainer::trainSteps(IterationReport& report) {
     exe.setInput("obs", obs.data(), obs.size());
     exe.setInput("policy_targets", policy.data(), policy.size());
     exe.setInput("value_targets", value.data(), value.size());
-    loss += updater_->step();
+    const float stepLoss = updater_->step();
+    if (!std::isfinite(stepLoss))
+      throw std::runtime_error("the loss became " + std::string(std::isnan(stepLoss) ? "NaN" : "infinite") + " in iteration " +
+                               std::to_string(iteration_ + 1) + "; lower train.learning_rate or clip harder with a smaller train.grad_clip (the last checkpoint is kept)");
+    loss += stepLoss;
     pl += readOutput(exe, "loss/policy")[0];
     vl += readOutput(exe, "loss/value")[0];
     ent += readOutput(exe, "loss/entropy")[0];
