@@ -2,6 +2,13 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>QObject</name>
+    <message>
+        <source>iteration</source>
+        <translation>迭代</translation>
+    </message>
+</context>
+<context>
     <name>cas::Parameters</name>
     <message>
         <source>Simulations per move in self-play.</source>
@@ -170,10 +177,6 @@
         <translation>关于 CUDA-Agent 工作室(&amp;A)</translation>
     </message>
     <message>
-        <source>Values from project.toml. Changing them during a run is not available yet.</source>
-        <translation>取值来自 project.toml。运行期间修改参数的功能尚未提供。</translation>
-    </message>
-    <message>
         <source>Project</source>
         <translation>项目</translation>
     </message>
@@ -238,16 +241,151 @@
         <translation>&lt;b&gt;CUDA-Agent 工作室 %1&lt;/b&gt;&lt;p&gt;在 NVIDIA GPU 上设计、训练、调试搜索并导出强化学习策略，并提供 CPU 参考后端。&lt;/p&gt;&lt;p&gt;后端：%2&lt;/p&gt;</translation>
     </message>
     <message>
-        <source>The live search tree of a self-play game will appear here; training from the studio is not available yet (use cuda-agent train).</source>
-        <translation>自对弈棋局的实时搜索树将显示在这里；尚不能在工作室中训练（请使用 cuda-agent train）。</translation>
-    </message>
-    <message>
-        <source>Loss and strength curves will appear here; training from the studio is not available yet (use cuda-agent train).</source>
-        <translation>损失与棋力曲线将显示在这里；尚不能在工作室中训练（请使用 cuda-agent train）。</translation>
-    </message>
-    <message>
         <source>Per-kernel time and occupancy will appear here for runs on the CUDA backend; kernel metrics are not available yet.</source>
         <translation>在 CUDA 后端上运行时，每个内核的耗时与占用率将显示在这里；内核指标尚未提供。</translation>
+    </message>
+    <message>
+        <source>&amp;Run</source>
+        <translation>运行(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Train</source>
+        <translation>训练(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Ctrl+T</source>
+        <translation>Ctrl+T</translation>
+    </message>
+    <message>
+        <source>&amp;Pause</source>
+        <translation>暂停(&amp;P)</translation>
+    </message>
+    <message>
+        <source>Ctrl+P</source>
+        <translation>Ctrl+P</translation>
+    </message>
+    <message>
+        <source>&amp;Stop</source>
+        <translation>停止(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Ctrl+.</source>
+        <translation>Ctrl+.</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Values from project.toml. During a run, double-click a live parameter's value to change it; it applies at the next iteration. The others apply when a run starts.</source>
+        <translation>取值来自 project.toml。运行期间双击可实时生效参数的值即可修改，新值在下一次迭代生效；其他参数在运行开始时生效。</translation>
+    </message>
+    <message>
+        <source>Changes in this run:</source>
+        <translation>本次运行中的修改：</translation>
+    </message>
+    <message>
+        <source>The live search tree of a self-play game will appear here; the tree view is not available yet.</source>
+        <translation>自对弈棋局的实时搜索树将显示在这里；搜索树视图尚未提供。</translation>
+    </message>
+    <message>
+        <source>Training started; the run folder is %1.</source>
+        <translation>训练已开始；运行文件夹为 %1。</translation>
+    </message>
+    <message>
+        <source>Iteration %1: %2 games, loss %3, %4 simulations/s</source>
+        <translation>第 %1 次迭代：%2 局，损失 %3，每秒 %4 次模拟</translation>
+    </message>
+    <message>
+        <source>Iteration %1 against %2: %3 wins, %4 draws, %5 losses.</source>
+        <translation>第 %1 次迭代对阵 %2：%3 胜，%4 平，%5 负。</translation>
+    </message>
+    <message>
+        <source>%1 = %2 (was %3), applied at iteration %4</source>
+        <translation>%1 = %2（原为 %3），自第 %4 次迭代生效</translation>
+    </message>
+    <message>
+        <source>The run stopped: %1</source>
+        <translation>运行已停止：%1</translation>
+    </message>
+    <message>
+        <source>The run stopped on an error; see the Log.</source>
+        <translation>运行因错误而停止；请查看日志。</translation>
+    </message>
+    <message>
+        <source>Training stopped; the run is checkpointed in %1.</source>
+        <translation>训练已停止；检查点保存在 %1。</translation>
+    </message>
+    <message>
+        <source>&amp;Resume</source>
+        <translation>继续(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Training resumed.</source>
+        <translation>训练已继续。</translation>
+    </message>
+    <message>
+        <source>Training pauses after the current iteration.</source>
+        <translation>训练将在当前迭代结束后暂停。</translation>
+    </message>
+    <message>
+        <source>Training stops after the current iteration.</source>
+        <translation>训练将在当前迭代结束后停止。</translation>
+    </message>
+    <message>
+        <source>%1 = %2 requested; it applies at the next iteration.</source>
+        <translation>已请求 %1 = %2；将在下一次迭代生效。</translation>
+    </message>
+    <message>
+        <source>Refused: %1</source>
+        <translation>已拒绝：%1</translation>
+    </message>
+</context>
+<context>
+    <name>cas::widgets::MetricsPanel</name>
+    <message>
+        <source>Loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>损失</translation>
+    </message>
+    <message>
+        <source>Win rate against the baselines</source>
+        <translation>对基线的胜率</translation>
+    </message>
+    <message>
+        <source>win rate</source>
+        <translation>胜率</translation>
+    </message>
+    <message>
+        <source>Self-play throughput</source>
+        <translation>自对弈吞吐量</translation>
+    </message>
+    <message>
+        <source>simulations/s</source>
+        <translation>模拟次数/秒</translation>
+    </message>
+    <message>
+        <source>total</source>
+        <translation>总计</translation>
+    </message>
+    <message>
+        <source>policy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>value</source>
+        <translation>价值</translation>
+    </message>
+    <message>
+        <source>Press Train to start a run; its curves appear here.</source>
+        <translation>按“训练”开始运行；曲线将显示在这里。</translation>
+    </message>
+    <message>
+        <source>Iteration %1: %2 games played, %3 positions in the replay buffer; stage times: inference %4 s, search %5 s, data %6 s, training %7 s.</source>
+        <translation>第 %1 次迭代：已对弈 %2 局，回放缓冲区中有 %3 个局面；各阶段耗时：推理 %4 秒，搜索 %5 秒，数据 %6 秒，训练 %7 秒。</translation>
     </message>
 </context>
 <context>
@@ -306,6 +444,13 @@
         <source>%1 could not be opened: %n error(s), listed in the Log.</source>
         <translation>
             <numerusform>无法打开 %1：%n 个错误，详见日志。</numerusform></translation>
+    </message>
+</context>
+<context>
+    <name>cas::widgets::RunController</name>
+    <message>
+        <source>No run is active.</source>
+        <translation>没有正在进行的运行。</translation>
     </message>
 </context>
 </TS>

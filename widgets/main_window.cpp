@@ -8,6 +8,9 @@
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QLabel>
+#include <QListWidget>
+#include <QStandardPaths>
+#include <QToolBar>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSettings>
@@ -20,6 +23,8 @@
 #include "core/exec/backend.hpp"
 #include "core/project/project.hpp"
 #include "widgets/log_panel.hpp"
+#include "widgets/metrics_panel.hpp"
+#include "widgets/run_controller.hpp"
 #include "widgets/parameter_table_model.hpp"
 #include "widgets/policy_view.hpp"
 #include "widgets/project_panel.hpp"
@@ -39,7 +44,10 @@ MainWindow::MainWindow(QWidget* parent)
       policyView_(new PolicyView),
       logPanel_(new LogPanel),
       parameterModel_(new ParameterTableModel(this)),
-      backendLabel_(new QLabel) {
+      backendLabel_(new QLabel),
+      metrics_(new MetricsPanel),
+      run_(new RunController(this)),
+      changes_(new QListWidget) {
   setWindowTitle(tr("CUDA-Agent Studio"));
   setObjectName(QStringLiteral("mainWindow"));
   setDockNestingEnabled(true);
@@ -50,6 +58,13 @@ MainWindow::MainWindow(QWidget* parent)
   recentMenu_ = fileMenu->addMenu(tr("&Recent Projects"));
   fileMenu->addSeparator();
   fileMenu->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  auto* runMenu = menuBar()->addMenu(tr("&Run"));
+  trainAction_ = runMenu->addAction(tr("&Train"), QKeySequence(tr("Ctrl+T")), this, &MainWindow::startTraining);
+  pauseAction_ = runMenu->addAction(tr("&Pause"), QKeySequence(tr("Ctrl+P")), this, &MainWindow::togglePause);
+  stopAction_ = runMenu->addAction(tr("&Stop"), QKeySequence(tr("Ctrl+.")), this, &MainWindow::stopTraining);
+  QToolBar* runBar = addToolBar(tr("Run"));
+  runBar->setObjectName(QStringLiteral("runToolBar"));
+  runBar->addActions({trainAction_, pauseAction_, stopAction_});
   viewMenu_ = menuBar()->addMenu(tr("&View"));
   auto* helpMenu = menuBar()->addMenu(tr("&Help"));
   helpMenu->addAction(tr("&About CUDA-Agent Studio"), this, &MainWindow::showAbout);
@@ -57,7 +72,8 @@ MainWindow::MainWindow(QWidget* parent)
   auto* tuning = new QWidget;
   auto* tuningLayout = new QVBoxLayout(tuning);
   tuningLayout->setContentsMargins(4, 4, 4, 4);
-  auto* tuningNote = new QLabel(tr("Values from project.toml. Changing them during a run is not available yet."));
+  auto* tuningNote = new QLabel(tr("Values from project.toml. During a run, double-click a live parameter's value to change it; "
+                                   "it applies at the next iteration. The others apply when a run starts."));
   tuningNote->setWordWrap(true);
   auto* table = new QTableView;
   table->setObjectName(QStringLiteral("parameterTable"));
@@ -66,17 +82,18 @@ MainWindow::MainWindow(QWidget* parent)
   table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 6);
   table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   tuningLayout->addWidget(tuningNote);
-  tuningLayout->addWidget(table, 1);
+  tuningLayout->addWidget(table, 3);
+  tuningLayout->addWidget(new QLabel(tr("Changes in this run:")));
+  changes_->setObjectName(QStringLiteral("changeLog"));
+  tuningLayout->addWidget(changes_, 1);
 
   QDockWidget* project = addPanel(QStringLiteral("projectDock"), tr("Project"), projectPanel_, Qt::LeftDockWidgetArea);
   QDockWidget* tuningDock = addPanel(QStringLiteral("tuningDock"), tr("Tuning"), tuning, Qt::LeftDockWidgetArea);
   QDockWidget* editor = addPanel(QStringLiteral("policyDock"), tr("Policy editor"), policyView_, Qt::RightDockWidgetArea);
   QDockWidget* tree = addPanel(QStringLiteral("searchTreeDock"), tr("Search tree"),
-                               notYetPanel(tr("The live search tree of a self-play game will appear here; training from the studio is not available yet (use cuda-agent train).")),
+                               notYetPanel(tr("The live search tree of a self-play game will appear here; the tree view is not available yet.")),
                                Qt::RightDockWidgetArea);
-  QDockWidget* metrics = addPanel(QStringLiteral("metricsDock"), tr("Metrics"),
-                                  notYetPanel(tr("Loss and strength curves will appear here; training from the studio is not available yet (use cuda-agent train).")),
-                                  Qt::RightDockWidgetArea);
+  QDockWidget* metrics = addPanel(QStringLiteral("metricsDock"), tr("Metrics"), metrics_, Qt::RightDockWidgetArea);
   QDockWidget* kernels = addPanel(QStringLiteral("kernelsDock"), tr("Kernels"),
                                   notYetPanel(tr("Per-kernel time and occupancy will appear here for runs on the CUDA backend; kernel metrics are not available yet.")),
                                   Qt::RightDockWidgetArea);
@@ -97,6 +114,9 @@ MainWindow::MainWindow(QWidget* parent)
   updateBackendStatus(QStringLiteral("auto"));
 
   connect(projectPanel_, &ProjectPanel::fileActivated, policyView_, &PolicyView::openFile);
+  connect(parameterModel_, &ParameterTableModel::parameterEditRequested, this, &MainWindow::requestParameter);
+  connectRun();
+  updateRunActions();
 
   QSettings settings;
   recent_ = settings.value(kRecentKey).toStringList();
@@ -151,6 +171,96 @@ void MainWindow::updateBackendStatus(const QString& device) {
   backendLabel_->setText(text);
 }
 
+void MainWindow::connectRun() {
+  connect(run_, &RunController::runStarted, this, [this](const QString& folder) {
+    metrics_->clear();
+    changes_->clear();
+    parameterModel_->setLiveEditing(true);
+    logPanel_->appendMessage(LogPanel::Level::Info, tr("Training started; the run folder is %1.").arg(folder));
+    updateRunActions();
+  });
+  connect(run_, &RunController::iterationFinished, this, [this](const train::IterationReport& r) {
+    metrics_->addIteration(r);
+    statusBar()->showMessage(tr("Iteration %1: %2 games, loss %3, %4 simulations/s")
+                                 .arg(r.iteration)
+                                 .arg(r.gamesPlayed)
+                                 .arg(double(r.loss), 0, 'f', 3)
+                                 .arg(r.simulationsPerSecond, 0, 'f', 0));
+    for (const auto& e : r.evaluations)
+      logPanel_->appendMessage(LogPanel::Level::Info, tr("Iteration %1 against %2: %3 wins, %4 draws, %5 losses.")
+                                                          .arg(r.iteration)
+                                                          .arg(QString::fromStdString(e.opponent))
+                                                          .arg(e.wins)
+                                                          .arg(e.draws)
+                                                          .arg(e.losses));
+  });
+  connect(run_, &RunController::parameterApplied, this, [this](const engine::ParameterChange& c) {
+    const QString line = tr("%1 = %2 (was %3), applied at iteration %4")
+                             .arg(QString::fromStdString(c.name), QString::fromStdString(c.to), QString::fromStdString(c.from))
+                             .arg(c.iteration);
+    changes_->addItem(line);
+    parameterModel_->applyChange(QString::fromStdString(c.name), QString::fromStdString(c.to));
+    logPanel_->appendMessage(LogPanel::Level::Info, line);
+  });
+  connect(run_, &RunController::messagePosted, this, [this](const QString& m) { logPanel_->appendMessage(LogPanel::Level::Info, m); });
+  connect(run_, &RunController::runFailed, this, [this](const QString& m) {
+    logPanel_->appendMessage(LogPanel::Level::Error, tr("The run stopped: %1").arg(m));
+    statusBar()->showMessage(tr("The run stopped on an error; see the Log."), 10000);
+  });
+  connect(run_, &RunController::runFinished, this, [this] {
+    parameterModel_->setLiveEditing(false);
+    logPanel_->appendMessage(LogPanel::Level::Info, tr("Training stopped; the run is checkpointed in %1.").arg(run_->runFolder()));
+    updateRunActions();
+  });
+}
+
+void MainWindow::updateRunActions() {
+  trainAction_->setEnabled(project_.has_value() && !run_->running());
+  pauseAction_->setEnabled(run_->running());
+  pauseAction_->setText(run_->paused() ? tr("&Resume") : tr("&Pause"));
+  stopAction_->setEnabled(run_->running());
+}
+
+void MainWindow::startTraining() {
+  if (!project_ || run_->running()) return;
+  const QString root = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/runs");
+  project::Project p = *project_;
+  p.parameters = parameterModel_->values();
+  run_->startTraining(p, root);
+}
+
+void MainWindow::togglePause() {
+  if (run_->paused()) {
+    run_->resumeTraining();
+    logPanel_->appendMessage(LogPanel::Level::Info, tr("Training resumed."));
+  } else {
+    run_->pauseTraining();
+    logPanel_->appendMessage(LogPanel::Level::Info, tr("Training pauses after the current iteration."));
+  }
+  updateRunActions();
+}
+
+void MainWindow::stopTraining() {
+  run_->stopTraining();
+  logPanel_->appendMessage(LogPanel::Level::Info, tr("Training stops after the current iteration."));
+}
+
+void MainWindow::requestParameter(const QString& name, const QString& value) {
+  const QString problem = run_->requestParameter(name, value);
+  if (problem.isEmpty()) {
+    logPanel_->appendMessage(LogPanel::Level::Info, tr("%1 = %2 requested; it applies at the next iteration.").arg(name, value));
+  } else {
+    logPanel_->appendMessage(LogPanel::Level::Error, tr("Refused: %1").arg(problem));
+    statusBar()->showMessage(tr("Refused: %1").arg(problem), 10000);
+  }
+}
+
+QStringList MainWindow::changeLog() const {
+  QStringList out;
+  for (int i = 0; i < changes_->count(); ++i) out << changes_->item(i)->text();
+  return out;
+}
+
 bool MainWindow::openProject(const QString& folder) {
   const project::LoadResult result = project::loadProject(folder.toStdString());
   for (const Diagnostic& d : result.diagnostics.items()) {
@@ -163,6 +273,8 @@ bool MainWindow::openProject(const QString& folder) {
     return false;
   }
   const project::Project& p = *result.project;
+  project_ = p;
+  updateRunActions();
   projectPanel_->showProject(p);
   policyView_->openFile(QString::fromStdString(p.policyFile.string()));
   parameterModel_->showParameters(p.parameters);

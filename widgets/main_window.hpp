@@ -6,14 +6,20 @@
 #include <QStringList>
 
 #include <functional>
+#include <optional>
+
+#include "core/project/project.hpp"
 
 class QDockWidget;
+class QListWidget;
 class QLabel;
 class QMenu;
 
 namespace cas::widgets {
 
 class LogPanel;
+class MetricsPanel;
+class RunController;
 class PolicyView;
 class ProjectPanel;
 class ParameterTableModel;
@@ -30,12 +36,19 @@ class MainWindow : public QMainWindow {
   ProjectPanel* projectPanel() const { return projectPanel_; }
   LogPanel* logPanel() const { return logPanel_; }
   ParameterTableModel* parameterModel() const { return parameterModel_; }
+  MetricsPanel* metricsPanel() const { return metrics_; }
+  RunController* runController() const { return run_; }
+  QStringList changeLog() const;
 
  public slots:
   // Loads and validates the project; problems go to the Log. Returns whether it opened.
   bool openProject(const QString& folder);
   void chooseProject();
   void showAbout();
+  void startTraining();
+  void togglePause();
+  void stopTraining();
+  void requestParameter(const QString& name, const QString& value);
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -47,6 +60,8 @@ class MainWindow : public QMainWindow {
   void rememberProject(const QString& folder);
   void rebuildRecentMenu();
   void updateBackendStatus(const QString& device);
+  void updateRunActions();
+  void connectRun();
 
   ProjectPanel* projectPanel_;
   PolicyView* policyView_;
@@ -56,6 +71,11 @@ class MainWindow : public QMainWindow {
   QMenu* recentMenu_ = nullptr;
   QMenu* viewMenu_ = nullptr;
   QStringList recent_;
+  std::optional<project::Project> project_;
+  MetricsPanel* metrics_;
+  RunController* run_;
+  QListWidget* changes_;
+  QAction *trainAction_ = nullptr, *pauseAction_ = nullptr, *stopAction_ = nullptr;
   std::function<void()> defaultDockSizes_;
 };
 

@@ -24,7 +24,7 @@ QVariant ParameterTableModel::data(const QModelIndex& index, int role) const {
     bold.setBold(true);
     return bold;
   }
-  if (role != Qt::DisplayRole) return {};
+  if (role != Qt::DisplayRole && role != Qt::EditRole) return {};
   switch (index.column()) {
     case Name: return QString::fromStdString(spec.name);
     case Value: return QString::fromStdString(engine::formatValue(values_.get(spec.name)));
@@ -56,6 +56,32 @@ QVariant ParameterTableModel::headerData(int section, Qt::Orientation orientatio
     case Applies: return tr("Applies");
   }
   return {};
+}
+
+Qt::ItemFlags ParameterTableModel::flags(const QModelIndex& index) const {
+  Qt::ItemFlags f = QAbstractTableModel::flags(index);
+  if (index.isValid() && index.column() == Value && liveEditing_ && specs()[size_t(index.row())].live) f |= Qt::ItemIsEditable;
+  return f;
+}
+
+bool ParameterTableModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+  if (role != Qt::EditRole || !(flags(index) & Qt::ItemIsEditable)) return false;
+  emit parameterEditRequested(QString::fromStdString(specs()[size_t(index.row())].name), value.toString().trimmed());
+  return false;
+}
+
+void ParameterTableModel::setLiveEditing(bool on) {
+  liveEditing_ = on;
+  if (rowCount() > 0) emit dataChanged(index(0, Value), index(rowCount() - 1, Value));
+}
+
+void ParameterTableModel::applyChange(const QString& name, const QString& value) {
+  const engine::ParameterSpec* spec = engine::ParameterRegistry::standard().find(name.toStdString());
+  if (!spec) return;
+  std::string error;
+  if (auto v = engine::parseValue(*spec, value.toStdString(), &error)) values_.set(spec->name, *v);
+  for (int r = 0; r < rowCount(); ++r)
+    if (specs()[size_t(r)].name == spec->name) emit dataChanged(index(r, Value), index(r, Value));
 }
 
 void ParameterTableModel::showParameters(const engine::ParameterSet& values) {

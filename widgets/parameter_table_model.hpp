@@ -18,12 +18,23 @@ class ParameterTableModel : public QAbstractTableModel {
   int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role) const override;
   QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+  Qt::ItemFlags flags(const QModelIndex& index) const override;
+  // Edits do not change the model: they are requested (parameterEditRequested) and shown once
+  // the engine applies them (applyChange).
+  bool setData(const QModelIndex& index, const QVariant& value, int role) override;
+  const cas::engine::ParameterSet& values() const { return values_; }
 
  public slots:
   void showParameters(const cas::engine::ParameterSet& values);
+  void setLiveEditing(bool on);  // live parameters become editable during a run
+  void applyChange(const QString& name, const QString& value);
+
+ signals:
+  void parameterEditRequested(const QString& name, const QString& value);
 
  private:
   cas::engine::ParameterSet values_;
+  bool liveEditing_ = false;
 };
 
 }  // namespace cas::widgets

@@ -38,7 +38,7 @@ class TestMainWindow : public QObject {
       QVERIFY2(w.findChild<QDockWidget*>(QLatin1String(name)), name);
     QStringList menus;
     for (QAction* a : w.menuBar()->actions()) menus << a->text();
-    QCOMPARE(menus, (QStringList{QStringLiteral("&File"), QStringLiteral("&View"), QStringLiteral("&Help")}));
+    QCOMPARE(menus, (QStringList{QStringLiteral("&File"), QStringLiteral("&Run"), QStringLiteral("&View"), QStringLiteral("&Help")}));
   }
 
   void opensTheExampleProject() {
