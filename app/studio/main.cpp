@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
   QCommandLineOption lang(QStringLiteral("lang"), QStringLiteral("Interface language: zh_CN or en (default: the system's)."),
                           QStringLiteral("language"));
   parser.addOption(lang);
+  QCommandLineOption train(QStringLiteral("train"), QStringLiteral("Start training the project as soon as it is open."));
+  parser.addOption(train);
   parser.addPositionalArgument(QStringLiteral("project"), QStringLiteral("Project folder to open."));
   parser.process(app);
 
@@ -48,6 +50,6 @@ int main(int argc, char** argv) {
   QString project = parser.positionalArguments().value(0);
   if (project.isEmpty()) project = window.recentProjects().value(0);
   if (project.isEmpty() || !QFileInfo::exists(project)) project = defaultProject();
-  if (!project.isEmpty()) window.openProject(project);
+  if (!project.isEmpty() && window.openProject(project) && parser.isSet(train)) window.startTraining();
   return app.exec();
 }
