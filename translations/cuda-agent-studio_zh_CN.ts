@@ -352,14 +352,6 @@
         <translation>损失</translation>
     </message>
     <message>
-        <source>Win rate against the baselines</source>
-        <translation>对基线的胜率</translation>
-    </message>
-    <message>
-        <source>win rate</source>
-        <translation>胜率</translation>
-    </message>
-    <message>
         <source>Self-play throughput</source>
         <translation>自对弈吞吐量</translation>
     </message>
@@ -386,6 +378,14 @@
     <message>
         <source>Iteration %1: %2 games played, %3 positions in the replay buffer; stage times: inference %4 s, search %5 s, data %6 s, training %7 s.</source>
         <translation>第 %1 次迭代：已对弈 %2 局，回放缓冲区中有 %3 个局面；各阶段耗时：推理 %4 秒，搜索 %5 秒，数据 %6 秒，训练 %7 秒。</translation>
+    </message>
+    <message>
+        <source>Score against the baselines (win 1, draw 0.5, loss 0)</source>
+        <translation>对基线的得分（胜 1，平 0.5，负 0）</translation>
+    </message>
+    <message>
+        <source>score</source>
+        <translation>得分</translation>
     </message>
 </context>
 <context>

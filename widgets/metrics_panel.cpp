@@ -31,7 +31,7 @@ QCPGraph* makeGraph(QCustomPlot* plot, const QString& name, const QColor& colour
 
 MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent), note_(new QLabel(this)) {
   loss_ = makePlot(tr("Loss"), tr("loss"));
-  wins_ = makePlot(tr("Win rate against the baselines"), tr("win rate"));
+  wins_ = makePlot(tr("Score against the baselines (win 1, draw 0.5, loss 0)"), tr("score"));
   speed_ = makePlot(tr("Self-play throughput"), tr("simulations/s"));
   total_ = makeGraph(loss_, tr("total"), QColor(30, 30, 30));
   policy_ = makeGraph(loss_, tr("policy"), QColor(31, 119, 180));
@@ -79,7 +79,8 @@ void MetricsPanel::addIteration(const train::IterationReport& r) {
     append(value_, x, r.valueLoss);
   }
   append(simulations_, x, r.simulationsPerSecond);
-  for (const auto& e : r.evaluations) append(winGraph(QString::fromStdString(e.opponent)), x, e.winRate());
+  for (const auto& e : r.evaluations)
+    if (e.games > 0) append(winGraph(QString::fromStdString(e.opponent)), x, (e.wins + 0.5 * e.draws) / e.games);
   note_->setText(tr("Iteration %1: %2 games played, %3 positions in the replay buffer; stage times: inference %4 s, search %5 s, data %6 s, training %7 s.")
                      .arg(r.iteration)
                      .arg(r.gamesPlayed)

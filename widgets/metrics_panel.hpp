@@ -1,5 +1,5 @@
 #pragma once
-// The Metrics dock: live plots of a run (QCustomPlot) — loss terms, win rates against the
+// The Metrics dock: live plots of a run (QCustomPlot) — loss terms, the score against the
 // baselines, and throughput (simulations/s) — one point per iteration, so updates come at most
 // once per iteration (far below 30 per second); each series keeps its newest kMaxPoints points.
 // GUI thread only.
