@@ -24,6 +24,7 @@
 #include "core/ir/passes.hpp"
 #include "core/ir/verifier.hpp"
 #include "core/pdl/compiler.hpp"
+#include "tests/fuzz/option_sets.hpp"
 #include "core/support/diagnostic.hpp"
 
 namespace {
@@ -32,18 +33,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 constexpr std::chrono::seconds kLimit{5};
 
-std::vector<cas::pdl::CompileOptions> optionSets() {
-  std::vector<cas::pdl::CompileOptions> sets(3);
-  sets[0].observationShape = {4, 84, 84};
-  sets[0].actionCount = 6;
-  sets[1].observationShape = {2, 6, 7};
-  sets[1].actionCount = 7;
-  sets[1].algorithm = "alphazero";
-  sets[2].observationShape = {4};
-  sets[2].actionCount = 2;
-  sets[2].batch = 3;
-  return sets;
-}
+using pdl_fuzz::optionSets;
 
 std::string describe(const cas::pdl::CompileOptions& o) {
   std::ostringstream s;
