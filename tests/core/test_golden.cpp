@@ -85,18 +85,27 @@ class TestGolden : public QObject {
 
   void updates_data() {
     QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("optimizer");
     for (const QString& n : caseNames())
-      if (golden::load(n.toStdString()).meta["update"].get<bool>()) QTest::newRow(qPrintable(n)) << n;
+      if (golden::load(n.toStdString()).meta["update"].get<bool>())
+        for (const char* opt : {"adam", "sgd"}) QTest::newRow(qPrintable(n + QLatin1Char('/') + QLatin1String(opt))) << n << QString::fromLatin1(opt);
   }
 
   void updates() {
     QFETCH(QString, name);
+    QFETCH(QString, optimizer);
     golden::Case c = golden::load(name.toStdString());
     auto compiled = pdl::compile(c.meta["pdl"].get<std::string>(), c.options());
     QVERIFY(compiled.policy);
-    train::OptimizerConfig adam;  // lr 1e-3, betas 0.9/0.999, eps 1e-8, clip 5.0
+    train::OptimizerConfig config;  // Adam: lr 1e-3, betas 0.9/0.999, eps 1e-8; clip 5.0
+    if (optimizer == QLatin1String("sgd")) {
+      config.kind = "sgd";
+      config.learningRate = 0.01f;
+      config.momentum = 0.9f;
+    }
+    const std::string prefix = optimizer == QLatin1String("sgd") ? "update_sgd:" : "update:";
     train::Updater updater(*exec::BackendRegistry::instance().find("cpu")->backend, *compiled.policy, train::LossKind::PolicyGradient,
-                           adam, c.meta["action_dim"].get<std::int64_t>(), 0);
+                           config, c.meta["action_dim"].get<std::int64_t>(), 0);
     exec::Executable& exe = updater.executable();
     golden::setFormulaParameters(exe);
     for (const char* key : {"obs", "update:actions", "update:advantages", "update:returns"}) {
@@ -104,22 +113,24 @@ class TestGolden : public QObject {
       const std::string input = std::string(key).starts_with("update:") ? std::string(key).substr(7) : key;
       exe.setInput(input, v.data(), v.size());
     }
-    auto losses = c.tensor("update:loss");
+    auto losses = c.tensor(prefix + "loss");
     for (int step = 0; step < 3; ++step) {
       const float loss = updater.step();
       QVERIFY2(std::abs(loss - losses[size_t(step)]) <= 1e-5 + 1e-4 * std::abs(losses[size_t(step)]),
                qPrintable(QStringLiteral("loss before step %1: %2, PyTorch %3").arg(step).arg(loss).arg(losses[size_t(step)])));
     }
     // After three Adam steps an element moves by about lr per step whatever its gradient's size,
-    // so an element whose gradient is near zero can move either way: allow 3 * lr there.
+    // so an element whose gradient is near zero can move either way: allow 3 * lr there. SGD
+    // moves in proportion to the gradient, so it is held to the tight tolerance everywhere.
+    const double atol = optimizer == QLatin1String("sgd") ? 1e-5 : 3e-3;
     int compared = 0;
     for (const auto& p : updater.parameters()) {
-      const std::string key = "update:param:" + p.name;
+      const std::string key = prefix + "param:" + p.name;
       if (!c.has(key)) continue;
       auto ref = c.tensor(key);
       auto got = updater.parameter(p.name);
       double worst = 0;
-      const auto bad = golden::firstMismatch(got, ref, 3e-3, 1e-4, &worst);
+      const auto bad = golden::firstMismatch(got, ref, atol, 1e-4, &worst);
       QVERIFY2(bad < 0, qPrintable(QStringLiteral("%1 element %2 after 3 steps: got %3, PyTorch %4")
                                        .arg(QString::fromStdString(p.name)).arg(bad).arg(got[size_t(std::max<std::int64_t>(0, bad))])
                                        .arg(ref[size_t(std::max<std::int64_t>(0, bad))])));

@@ -13,7 +13,8 @@ random cotangents ("cotangent:i"), and the gradients of
 L = sum_i sum(output_i * cotangent_i) with respect to the observation
 ("grad:obs") and every parameter ("grad:<param name>"). Network cases
 ("update": true) additionally store the batch and the results of three
-actor-critic update steps (clip_grad_norm_ 5.0 + Adam lr 1e-3); see README.md.
+actor-critic update steps (clip_grad_norm_ 5.0 + Adam lr 1e-3, and + SGD lr 0.01 momentum 0.9);
+see README.md.
 
 Parameters are not stored: they are a pure function of their name and element
 index (init_param below), and the C++ side implements the same formula.
@@ -46,6 +47,8 @@ MAX_UPDATE_PARAM_ELEMENTS = 100000
 
 # Update hyper-parameters.
 UPDATE_STEPS = 3
+SGD_LR = 0.01
+SGD_MOMENTUM = 0.9
 CLIP_NORM = 5.0
 ADAM_LR = 1e-3
 ADAM_BETAS = (0.9, 0.999)
@@ -619,6 +622,24 @@ def run_update(case: Case, obs: torch.Tensor, w: TensorWriter) -> None:
     for name, t in params.tensors.items():
         if t.numel() <= MAX_UPDATE_PARAM_ELEMENTS:
             w.add(f"update:param:{name}", t)
+
+    # The same three steps with SGD (momentum 0.9, lr 0.01) from fresh parameters.
+    params = Params()
+    forward(case, params, obs)
+    plist = params.values()
+    opt = torch.optim.SGD(plist, lr=SGD_LR, momentum=SGD_MOMENTUM)
+    losses = []
+    for _ in range(UPDATE_STEPS):
+        opt.zero_grad(set_to_none=False)
+        loss = policy_loss(case, forward(case, params, obs), actions, advantages, returns)
+        losses.append(loss.item())
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(plist, CLIP_NORM)
+        opt.step()
+    w.add("update_sgd:loss", np.array(losses, dtype=np.float32))
+    for name, t in params.tensors.items():
+        if t.numel() <= MAX_UPDATE_PARAM_ELEMENTS:
+            w.add(f"update_sgd:param:{name}", t)
 
 
 def main(argv: List[str]) -> int:
