@@ -606,40 +606,27 @@ def run_update(case: Case, obs: torch.Tensor, w: TensorWriter) -> None:
     w.add("update:advantages", advantages)
     w.add("update:returns", returns)
 
-    params = Params()  # fresh, formula-initialised parameters
-    forward(case, params, obs)  # creates them (in creation order)
-    plist = params.values()
-    opt = torch.optim.Adam(plist, lr=ADAM_LR, betas=ADAM_BETAS, eps=ADAM_EPS)
-    losses = []
-    for _ in range(UPDATE_STEPS):
-        opt.zero_grad(set_to_none=False)
-        loss = policy_loss(case, forward(case, params, obs), actions, advantages, returns)
-        losses.append(loss.item())
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(plist, CLIP_NORM)
-        opt.step()
-    w.add("update:loss", np.array(losses, dtype=np.float32))
-    for name, t in params.tensors.items():
-        if t.numel() <= MAX_UPDATE_PARAM_ELEMENTS:
-            w.add(f"update:param:{name}", t)
-
-    # The same three steps with SGD (momentum 0.9, lr 0.01) from fresh parameters.
-    params = Params()
-    forward(case, params, obs)
-    plist = params.values()
-    opt = torch.optim.SGD(plist, lr=SGD_LR, momentum=SGD_MOMENTUM)
-    losses = []
-    for _ in range(UPDATE_STEPS):
-        opt.zero_grad(set_to_none=False)
-        loss = policy_loss(case, forward(case, params, obs), actions, advantages, returns)
-        losses.append(loss.item())
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(plist, CLIP_NORM)
-        opt.step()
-    w.add("update_sgd:loss", np.array(losses, dtype=np.float32))
-    for name, t in params.tensors.items():
-        if t.numel() <= MAX_UPDATE_PARAM_ELEMENTS:
-            w.add(f"update_sgd:param:{name}", t)
+    optimizers = [
+        ("update:", lambda plist: torch.optim.Adam(plist, lr=ADAM_LR, betas=ADAM_BETAS, eps=ADAM_EPS)),
+        ("update_sgd:", lambda plist: torch.optim.SGD(plist, lr=SGD_LR, momentum=SGD_MOMENTUM)),
+    ]
+    for prefix, make_optimizer in optimizers:
+        params = Params()  # fresh, formula-initialised parameters
+        forward(case, params, obs)  # creates them (in creation order)
+        plist = params.values()
+        opt = make_optimizer(plist)
+        losses = []
+        for _ in range(UPDATE_STEPS):
+            opt.zero_grad(set_to_none=False)
+            loss = policy_loss(case, forward(case, params, obs), actions, advantages, returns)
+            losses.append(loss.item())
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(plist, CLIP_NORM)
+            opt.step()
+        w.add(prefix + "loss", np.array(losses, dtype=np.float32))
+        for name, t in params.tensors.items():
+            if t.numel() <= MAX_UPDATE_PARAM_ELEMENTS:
+                w.add(f"{prefix}param:{name}", t)
 
 
 def main(argv: List[str]) -> int:
