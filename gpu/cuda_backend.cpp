@@ -1,4 +1,5 @@
-// The CUDA backend plugin: device discovery, properties, and the NVRTC probe kernel.
+// The CUDA backend plugin: device discovery, properties, the NVRTC probe kernel, and compile(),
+// which hands graphs to cuda_program.cpp.
 // Entry points (C linkage, looked up by core/exec/plugin_loader.cpp):
 //   int cas_backend_plugin_abi();                          -> kBackendPluginAbi
 //   Backend* cas_create_backend(char* reason, size_t n);   -> null with reason on failure
@@ -8,6 +9,7 @@
 
 #include "core/exec/backend.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/cuda_program.hpp"
 #include "gpu/nvrtc_compiler.hpp"
 
 namespace cas::gpu {
@@ -58,9 +60,9 @@ class CudaBackend final : public exec::Backend {
             {"NVRTC", nvrtcVersionText()}};
   }
 
-  std::unique_ptr<exec::Executable> compile(const ir::Graph&) override { throw std::runtime_error(*cannotRunGraphs()); }
-  std::optional<std::string> cannotRunGraphs() const override {
-    return "the CUDA backend cannot run graphs yet: kernel generation is not implemented";
+  std::unique_ptr<exec::Executable> compile(const ir::Graph& graph) override {
+    if (!runtime_) runtime_ = std::make_shared<DeviceRuntime>(device_);  // cuBLAS and streams on first use
+    return compileForCuda(graph, runtime_);
   }
 
   std::optional<exec::ProbeReport> probe() override {
@@ -129,6 +131,7 @@ class CudaBackend final : public exec::Backend {
 
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
+  std::shared_ptr<DeviceRuntime> runtime_;
   std::string name_;
   int ccMajor_ = 0, ccMinor_ = 0, smCount_ = 0, driverVersion_ = 0;
   size_t memoryBytes_ = 0;

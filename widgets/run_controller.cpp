@@ -42,6 +42,12 @@ bool RunController::startTraining(const project::Project& project, const QString
   events.failed = [this](const std::string& m) {
     QMetaObject::invokeMethod(this, [this, m] { emit runFailed(QString::fromStdString(m)); }, Qt::QueuedConnection);
   };
+  events.simulationStepped = [this](std::int64_t n) {
+    QMetaObject::invokeMethod(this, [this, n] { emit simulationStepped(qint64(n)); }, Qt::QueuedConnection);
+  };
+  events.treeSnapshot = [this](const train::TreeSnapshot& t) {
+    QMetaObject::invokeMethod(this, [this, t] { emit treeSnapshotReady(t); }, Qt::QueuedConnection);
+  };
   events.finished = [this] { QMetaObject::invokeMethod(this, &RunController::collectFinishedEngine, Qt::QueuedConnection); };
   engine_ = std::make_unique<engine::Engine>(std::move(trainer), std::move(*run), events, engine::EngineLimits{});
   runFolder_ = folder;
@@ -65,6 +71,14 @@ void RunController::resumeTraining() {
 
 void RunController::stopTraining() {
   if (engine_) engine_->stop();  // the engine checkpoints, then reports finished
+}
+
+void RunController::stepSimulation() {
+  if (engine_ && paused_) engine_->step();
+}
+
+void RunController::requestTreeSnapshot(int game, int maxNodes) {
+  if (engine_) engine_->requestSnapshot(game, maxNodes);
 }
 
 QString RunController::requestParameter(const QString& name, const QString& value) {

@@ -30,6 +30,10 @@ class RunController : public QObject {
   void stopTraining();
   // Validates now; an empty string means accepted (it applies at the next iteration).
   QString requestParameter(const QString& name, const QString& value);
+  // While paused: one more simulation in every self-play game (simulationStepped follows).
+  void stepSimulation();
+  // The top `maxNodes` nodes of self-play game `game`'s tree (treeSnapshotReady follows).
+  void requestTreeSnapshot(int game, int maxNodes);
 
  signals:
   void runStarted(const QString& folder);
@@ -37,6 +41,8 @@ class RunController : public QObject {
   void parameterApplied(const cas::engine::ParameterChange& change);
   void messagePosted(const QString& text);
   void runFailed(const QString& reason);
+  void simulationStepped(qint64 simulations);
+  void treeSnapshotReady(const cas::train::TreeSnapshot& snapshot);
   void runFinished();
 
  private slots:

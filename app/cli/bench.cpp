@@ -21,18 +21,38 @@ std::vector<float> randomNormal(std::size_t n, std::mt19937& rng) {
   return v;
 }
 
-// Mean microseconds per call: warm-up, then enough calls to fill about `seconds`.
-template <typename F>
-std::pair<double, int> timeCalls(F&& call, double seconds, int minCalls) {
-  for (int i = 0; i < 3; ++i) call();
+// Mean microseconds per call: warm-up, then enough calls to fill about `seconds`, then `wait`
+// (which lets an asynchronous backend finish what the calls queued: the figure is throughput,
+// as TARGETS.md measures PyTorch).
+template <typename F, typename W>
+std::pair<double, int> timeCalls(F&& call, W&& wait, double seconds, int minCalls) {
+  for (int i = 0; i < 10; ++i) call();
+  wait();
   auto start = std::chrono::steady_clock::now();
-  call();
-  const double once = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const int calls = std::max(minCalls, int(seconds / std::max(once, 1e-6)));
+  for (int i = 0; i < 10; ++i) call();
+  wait();
+  const double once = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 10;
+  const int calls = std::max(minCalls, int(seconds / std::max(once, 1e-7)));
   start = std::chrono::steady_clock::now();
   for (int i = 0; i < calls; ++i) call();
+  wait();
   const double total = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   return {total / calls, calls};
+}
+
+std::string statValue(const exec::Executable& exe, const std::string& key) {
+  for (const auto& [k, v] : exe.runtimeStats())
+    if (k == key) return v;
+  return {};
+}
+
+std::string jsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
 }
 
 }  // namespace
@@ -58,7 +78,7 @@ int runBenchUpdate(const BenchOptions& o) {
   co.observationShape = net->observationShape;
   co.actionCount = net->actionCount;
   co.batch = o.batch;
-  pdl::CompileResult compiled = pdl::compile(net->source, co);
+  pdl::CompileResult compiled = pdl::compile(o.precision == "bf16" ? net->mixedSource : net->source, co);
   if (!compiled.policy) {
     std::cerr << "bench: " << formatHeadline(compiled.diagnostics.items().at(0)) << "\n";
     return 1;
@@ -77,7 +97,11 @@ int runBenchUpdate(const BenchOptions& o) {
     exe.setInput("actions", actions.data(), actions.size());
     exe.setInput("advantages", advantages.data(), advantages.size());
     exe.setInput("returns", returns.data(), returns.size());
-    auto [updateUs, updateCalls] = timeCalls([&] { updater.step(); }, o.seconds, 5);
+    auto finishUpdates = [&] { exe.finish(); };
+    auto [syncUs, syncCalls] = timeCalls([&] { updater.step(); }, [] {}, o.seconds / 4, 5);
+    const std::string allocationsBefore = statValue(exe, "pool device allocations");
+    auto [updateUs, updateCalls] = timeCalls([&] { updater.enqueueStep(); }, finishUpdates, o.seconds, 5);
+    const std::string allocationsAfter = statValue(exe, "pool device allocations");
 
     ir::Graph forward = compiled.policy->graph;
     ir::runPasses(forward, ir::defaultPipeline());
@@ -88,21 +112,30 @@ int runBenchUpdate(const BenchOptions& o) {
         fwd->setInput(n.attrs.name, v.data(), v.size());
       }
     fwd->setInput("obs", obs.data(), obs.size());
-    auto [forwardUs, forwardCalls] = timeCalls([&] { fwd->run(); }, o.seconds, 5);
+    auto [forwardUs, forwardCalls] = timeCalls([&] { fwd->run(); }, [&] { fwd->finish(); }, o.seconds, 5);
 
     std::string threads;
     for (const auto& [k, v] : backend->properties())
       if (k == "threads") threads = v;
     if (o.json) {
       std::printf("{\"net\": \"%s\", \"batch\": %lld, \"device\": \"%s\", \"precision\": \"%s\", \"threads\": %s, "
-                  "\"parameters\": %lld, \"update_us\": %.2f, \"update_calls\": %d, \"forward_us\": %.2f, \"forward_calls\": %d}\n",
+                  "\"parameters\": %lld, \"update_us\": %.2f, \"update_calls\": %d, \"update_sync_us\": %.2f, "
+                  "\"forward_us\": %.2f, \"forward_calls\": %d",
                   net->name.c_str(), static_cast<long long>(o.batch), backend->id().c_str(), o.precision.c_str(),
                   threads.empty() ? "null" : threads.c_str(), static_cast<long long>(compiled.policy->parameterCount), updateUs,
-                  updateCalls, forwardUs, forwardCalls);
+                  updateCalls, syncUs, forwardUs, forwardCalls);
+      if (!allocationsBefore.empty())
+        std::printf(", \"device_allocations_during_timing\": %lld", std::stoll(allocationsAfter) - std::stoll(allocationsBefore));
+      for (const auto& [k, v] : exe.runtimeStats()) std::printf(", %s: %s", jsonString(k).c_str(), jsonString(v).c_str());
+      std::printf("}\n");
     } else {
-      std::printf("%s, batch %lld, %s (%s threads), %s: update %.1f us (%d calls), forward %.1f us (%d calls)\n", net->name.c_str(),
-                  static_cast<long long>(o.batch), backend->statusText().c_str(), threads.c_str(), o.precision.c_str(), updateUs,
-                  updateCalls, forwardUs, forwardCalls);
+      std::printf("%s, batch %lld, %s%s, %s: update %.1f us (%d calls; %.1f us waiting for each loss), forward %.1f us (%d calls)\n",
+                  net->name.c_str(), static_cast<long long>(o.batch), backend->statusText().c_str(),
+                  threads.empty() ? "" : (" (" + threads + " threads)").c_str(), o.precision.c_str(), updateUs, updateCalls, syncUs,
+                  forwardUs, forwardCalls);
+      for (const auto& [k, v] : exe.runtimeStats()) std::printf("  %s: %s\n", k.c_str(), v.c_str());
+      if (!allocationsBefore.empty())
+        std::printf("  device allocations while timing: %lld\n", std::stoll(allocationsAfter) - std::stoll(allocationsBefore));
     }
   } catch (const std::exception& e) {
     std::cerr << "bench: " << e.what() << "\n";

@@ -26,6 +26,15 @@ struct BenchOptions {
   bool json = false;
 };
 
+struct KernelsOptions {
+  std::string target;          // a project folder or a benchmark network's name
+  std::string graph = "update";  // "forward" or "update"
+  std::string precision = "fp32";
+  std::int64_t batch = 1024;
+  int runs = 20;
+  bool source = true;
+};
+
 struct TrainOptions {
   std::string project, device = "auto", out, resume;
   double minutes = 0;
@@ -59,6 +68,7 @@ int runAnalyze(const AnalyzeOptions& options);
 int runPlay(const PlayOptions& options);
 int runDevices();
 int runBenchUpdate(const BenchOptions& options);
+int runKernels(const KernelsOptions& options);
 int runCheck(const std::vector<std::string>& paths, const CheckOptions& options);
 int runParams(bool markdown);
 

@@ -46,6 +46,15 @@ int main(int argc, char** argv) {
   benchUpdate->add_option("--seconds", bench.seconds, "Timing budget per measurement")->check(CLI::Range(0.01, 600.0))->capture_default_str();
   benchUpdate->add_flag("--json", bench.json, "Print one JSON object");
 
+  cas::cli::KernelsOptions kernels;
+  auto* kernelsCmd = app.add_subcommand("kernels", "Show the CUDA kernels generated for a project or benchmark network, timed, with their source");
+  kernelsCmd->add_option("target", kernels.target, "Project folder, or cartpole_mlp64, connect4_mlp256, atari_nature_cnn")->required();
+  kernelsCmd->add_option("--graph", kernels.graph, "forward or update")->check(CLI::IsMember({"forward", "update"}))->capture_default_str();
+  kernelsCmd->add_option("--batch", kernels.batch, "Batch size")->check(CLI::Range(1, 65536))->capture_default_str();
+  kernelsCmd->add_option("--precision", kernels.precision, "fp32 or bf16 (benchmark networks)")->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
+  kernelsCmd->add_option("--runs", kernels.runs, "Timed runs")->check(CLI::Range(1, 100000))->capture_default_str();
+  kernelsCmd->add_flag("!--no-source", kernels.source, "Leave out the generated CUDA source");
+
   const auto devices3 = CLI::IsMember({"auto", "cpu", "cuda"});
   cas::cli::TrainOptions train;
   auto* trainCmd = app.add_subcommand("train", "Train a project's policy (AlphaZero self-play) into a run folder");
@@ -105,6 +114,7 @@ int main(int argc, char** argv) {
   }
   if (*params) return cas::cli::runParams(markdown);
   if (*benchUpdate) return cas::cli::runBenchUpdate(bench);
+  if (*kernelsCmd) return cas::cli::runKernels(kernels);
   if (*trainCmd) {
     if (train.project.empty() == train.resume.empty()) {
       std::cerr << "train: give a project folder, or --resume RUN_DIR\n";

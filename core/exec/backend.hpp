@@ -17,7 +17,7 @@
 namespace cas::exec {
 
 // Bumped whenever the Backend class layout changes, so a stale plugin is refused, not crashed.
-inline constexpr int kBackendPluginAbi = 2;
+inline constexpr int kBackendPluginAbi = 3;
 
 struct ProbeReport {
   bool passed = false;
@@ -27,6 +27,21 @@ struct ProbeReport {
 };
 
 class ThreadPool;
+
+// One kernel or library call of a compiled graph, as `cuda-agent kernels` and the studio's kernel
+// view show it. Fields a backend cannot measure stay negative (or empty) and print as "n/a".
+struct KernelReport {
+  std::string name;     // "k7_Tanh_Add" or "cublas_MatMul"
+  std::string kind;     // "generated", "cuBLAS", "cuDNN", "fill", "copy"
+  std::string label;    // the PDL layers it computes
+  std::string source;   // CUDA source (generated kernels)
+  std::string launch;   // "grid 64 x block 256"
+  int nodes = 0;        // IR nodes it computes
+  double timeUs = -1;   // mean time per run (CUDA events)
+  int registers = -1, sharedBytes = -1;
+  double theoreticalOccupancy = -1;  // active warps / maximum warps per SM, 0..1
+  double achievedOccupancy = -1;     // measured (CUPTI); -1 when not measured
+};
 
 // A graph compiled for one backend. It owns storage for every input of the graph (parameters
 // and optimizer state stay resident between runs); after each run, every (output, input) pair in
@@ -44,6 +59,13 @@ class Executable {
   virtual void readOutput(const std::string& name, float* data, std::size_t count) const = 0;
   // Check every node's result for NaN/Inf (slower; names the first node that produced one).
   virtual void setFiniteCheck(bool on) = 0;
+  // Waits until the work that run() queued has finished (readOutput waits by itself).
+  virtual void finish() {}
+  // Times each kernel over `runs` runs (outside any captured graph). Empty when the backend
+  // has no kernels to report (the CPU backend interprets the graph node by node).
+  virtual std::vector<KernelReport> profileKernels(int runs) { (void)runs; return {}; }
+  // Name/value lines about the compiled program: memory pool, kernel cache, graph capture.
+  virtual std::vector<std::pair<std::string, std::string>> runtimeStats() const { return {}; }
 };
 
 struct NonFiniteError : std::runtime_error {

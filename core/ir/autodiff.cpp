@@ -160,9 +160,11 @@ std::vector<NodeId> appendGradients(Builder& b, NodeId loss, const std::vector<N
     if (adj.grad[i] == kNoNode || !needs[i] || g.nodes[i].inputs.empty()) continue;
     const Node& fwd = g.nodes[i];
     b.setOrigin(fwd.label.empty() ? label : fwd.label + "/grad", fwd.line, fwd.column);
+    b.setPrecision(fwd.precision);  // a bf16 layer's backward products run in bf16 too
     if (adj.grad.size() < g.nodes.size()) adj.grad.resize(forwardCount);
     backprop(b, adj, NodeId(i), adj.grad[i], needs);
   }
+  b.setPrecision(Precision::F32);
   std::vector<NodeId> out;
   for (NodeId w : wrt) out.push_back(adj.grad[size_t(w)] != kNoNode ? adj.grad[size_t(w)] : b.constant(g.node(w).shape, {0.0f}));
   return out;

@@ -10,6 +10,9 @@ namespace cas::train {
 struct BenchmarkNet {
   std::string name;
   std::string source;  // PDL
+  // The same network with its hidden layers in @precision('bf16') (tensor-core products, fp32
+  // master weights and accumulation) and its output layer (logits and value) in fp32.
+  std::string mixedSource;
   std::vector<std::int64_t> observationShape;
   std::int64_t actionCount;
 };

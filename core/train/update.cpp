@@ -155,6 +155,13 @@ Updater::Updater(exec::Backend& backend, const pdl::CompiledPolicy& policy, Loss
 }
 
 float Updater::step() {
+  enqueueStep();
+  float loss = 0;
+  exe_->readOutput("loss", &loss, 1);
+  return loss;
+}
+
+void Updater::enqueueStep() {
   ++steps_;
   const double t = double(steps_);
   float stepSize = config_.learningRate, bc2 = 1.0f;
@@ -165,11 +172,9 @@ float Updater::step() {
   const float clip = config_.gradClip > 0 ? config_.gradClip : 3.0e38f;
   exe_->setInput("optimizer/step_size", &stepSize, 1);
   exe_->setInput("optimizer/bias_correction2_rsqrt", &bc2, 1);
-  exe_->setInput("optimizer/clip", &clip, 1);
+  if (clip != lastClip_) exe_->setInput("optimizer/clip", &clip, 1);
+  lastClip_ = clip;
   exe_->run();
-  float loss = 0;
-  exe_->readOutput("loss", &loss, 1);
-  return loss;
 }
 
 std::vector<float> Updater::parameter(const std::string& name) const {

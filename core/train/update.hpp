@@ -51,6 +51,9 @@ class Updater {
 
   // One update on the data set by setInput (obs and targets); returns the loss before the step.
   float step();
+  // The same update, queued without waiting for it (a GPU backend runs it asynchronously);
+  // executable().finish() or any read waits.
+  void enqueueStep();
   std::int64_t steps() const { return steps_; }
   void setSteps(std::int64_t steps) { steps_ = steps; }  // when resuming (Adam's bias correction)
 
@@ -62,6 +65,7 @@ class Updater {
   std::unique_ptr<exec::Executable> exe_;
   std::vector<pdl::ParameterSummary> parameters_;
   std::int64_t steps_ = 0;
+  float lastClip_ = -1;  // the clip value last given to the graph (set again only when it changes)
 };
 
 }  // namespace cas::train

@@ -1,0 +1,110 @@
+// `cuda-agent kernels`: compiles a project's policy (or a benchmark network) on the CUDA backend,
+// times every kernel of its forward or update graph with CUDA events, and prints each one's
+// generated source, launch shape, registers, shared memory and theoretical occupancy.
+#include <cstdio>
+#include <iostream>
+
+#include "app/cli/commands.hpp"
+#include "core/exec/initialise.hpp"
+#include "core/ir/passes.hpp"
+#include "core/project/project.hpp"
+#include "core/train/benchmark_nets.hpp"
+#include "core/train/update.hpp"
+
+namespace cas::cli {
+namespace {
+
+std::string orNa(double v, const char* format) {
+  if (v < 0) return "n/a";
+  char text[32];
+  std::snprintf(text, sizeof text, format, v);
+  return text;
+}
+
+}  // namespace
+
+int runKernels(const KernelsOptions& o) {
+  std::string error;
+  auto backend = exec::BackendRegistry::instance().selectForGraphs("cuda", &error);
+  if (!backend) {
+    std::cerr << "kernels: GPU kernel metrics need the CUDA backend: " << error << "\n"
+              << "(on the CPU backend the graph is interpreted node by node; `cuda-agent check --ir` shows it)\n";
+    return 1;
+  }
+  std::optional<pdl::CompiledPolicy> policy;
+  std::int64_t actions = 0;
+  train::LossKind loss = train::LossKind::AlphaZero;
+  if (const train::BenchmarkNet* net = train::findBenchmarkNet(o.target)) {
+    pdl::CompileOptions co;
+    co.fileName = net->name + ".pdl";
+    co.observationShape = net->observationShape;
+    co.actionCount = actions = net->actionCount;
+    co.batch = o.batch;
+    auto r = pdl::compile(o.precision == "bf16" ? net->mixedSource : net->source, co);
+    policy = std::move(r.policy);
+    loss = train::LossKind::PolicyGradient;
+  } else {
+    project::LoadResult loaded = project::loadProject(o.target);
+    if (!loaded.project) {
+      for (const Diagnostic& d : loaded.diagnostics.items()) std::cerr << formatDiagnostic(d, loaded.source) << "\n";
+      std::cerr << "kernels: '" << o.target << "' is neither a project nor one of cartpole_mlp64, connect4_mlp256, atari_nature_cnn\n";
+      return 2;
+    }
+    std::string source;
+    auto r = project::compilePolicy(*loaded.project, o.batch, &source, o.graph == "update");
+    if (!r.policy) {
+      for (const Diagnostic& d : r.diagnostics.items()) std::cerr << formatDiagnostic(d, source) << "\n";
+      return 1;
+    }
+    actions = r.policy->outputShapes.front().back();
+    policy = std::move(r.policy);
+  }
+  if (!policy) {
+    std::cerr << "kernels: the network does not compile\n";
+    return 1;
+  }
+  try {
+    std::unique_ptr<exec::Executable> exe;
+    std::unique_ptr<train::Updater> updater;
+    if (o.graph == "update") {
+      updater = std::make_unique<train::Updater>(*backend, *policy, loss, train::OptimizerConfig{}, actions, 1);
+      updater->enqueueStep();  // sets the optimizer's scalars
+    } else {
+      ir::Graph g = policy->graph;
+      ir::runPasses(g, ir::defaultPipeline());
+      exe = backend->compile(g);
+      for (const ir::Node& n : exe->graph().nodes)
+        if (n.op == ir::Op::Input && n.attrs.role == ir::InputRole::Parameter) {
+          auto v = exec::initialValues(n, 1);
+          exe->setInput(n.attrs.name, v.data(), v.size());
+        }
+    }
+    exec::Executable& program = updater ? updater->executable() : *exe;
+    const std::vector<exec::KernelReport> reports = program.profileKernels(o.runs);
+    double total = 0;
+    for (const auto& r : reports) total += std::max(r.timeUs, 0.0);
+    std::printf("%s graph '%s' at batch %lld on %s: %zu steps, %.1f us per run when launched one by one (%d runs)\n",
+                o.graph.c_str(), program.graph().name.c_str(), static_cast<long long>(o.batch), backend->statusText().c_str(),
+                reports.size(), total, o.runs);
+    for (const auto& [k, v] : program.runtimeStats()) std::printf("  %s: %s\n", k.c_str(), v.c_str());
+    std::printf("\n%-4s %-34s %-9s %9s %6s %5s %7s %9s %9s  %s\n", "#", "kernel", "kind", "time us", "nodes", "regs", "smem B",
+                "theo occ", "achieved", "launch");
+    for (size_t i = 0; i < reports.size(); ++i) {
+      const auto& r = reports[i];
+      std::printf("%-4zu %-34s %-9s %9s %6d %5s %7s %9s %9s  %s\n", i, r.name.substr(0, 34).c_str(), r.kind.c_str(),
+                  orNa(r.timeUs, "%.2f").c_str(), r.nodes, orNa(r.registers, "%.0f").c_str(), orNa(r.sharedBytes, "%.0f").c_str(),
+                  orNa(r.theoreticalOccupancy * 100, "%.0f%%").c_str(), orNa(r.achievedOccupancy * 100, "%.0f%%").c_str(), r.launch.c_str());
+    }
+    std::printf("\nachieved occupancy: not measured (CUPTI counters are not collected yet); theoretical occupancy is from "
+                "cuOccupancyMaxActiveBlocksPerMultiprocessor\n");
+    if (o.source)
+      for (const auto& r : reports)
+        if (!r.source.empty()) std::printf("\n// ---- %s  [%s]  %s\n%s", r.name.c_str(), r.label.c_str(), r.launch.c_str(), r.source.c_str());
+  } catch (const std::exception& e) {
+    std::cerr << "kernels: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace cas::cli

@@ -1,0 +1,916 @@
+#include "gpu/codegen.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace cas::gpu {
+namespace {
+
+using ir::Graph;
+using ir::Node;
+using ir::NodeId;
+using ir::Op;
+using ir::Shape;
+using ir::kNoNode;
+using ir::numel;
+
+constexpr std::int64_t kMaxElements = (1ll << 31) - 1;
+constexpr int kGemmTile = 64;
+constexpr std::int64_t kGemmMaxK = 512;
+constexpr std::int64_t kGemmMaxWork = 1ll << 28;  // M*N*K above which cuBLAS wins
+constexpr std::int64_t kReductionThreads = 1 << 16;
+
+bool isFusable(Op op) { return ir::isElementwise(op) || op == Op::BroadcastTo; }
+bool isReduction(Op op) { return op == Op::ReduceSum || op == Op::ReduceMax; }
+bool isConv(Op op) { return op == Op::Conv2d || op == Op::Conv2dGradInput || op == Op::Conv2dGradWeight; }
+
+std::string where(const Node& n, NodeId id) {
+  std::string s = "%" + std::to_string(id) + " " + std::string(ir::opName(n.op));
+  if (!n.label.empty()) s += " in " + n.label;
+  if (n.line > 0) s += " (line " + std::to_string(n.line) + ":" + std::to_string(n.column) + ")";
+  return s;
+}
+
+std::string floatLiteral(float v) {
+  if (v != v) return "__int_as_float(0x7fc00000)";
+  if (v == 1.0f / 0.0f) return "__int_as_float(0x7f800000)";
+  if (v == -1.0f / 0.0f) return "__int_as_float(0xff800000)";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.9gf", double(v));
+  std::string s = text;
+  if (s.find_first_of(".en") == std::string::npos) s.insert(s.size() - 1, ".0");
+  return s;
+}
+
+std::vector<std::int64_t> stridesOf(const Shape& s) {
+  std::vector<std::int64_t> st(s.size(), 1);
+  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
+  return st;
+}
+
+// The index into a tensor of shape `from` (numpy-broadcast to `to`) for flat index `i` of `to`.
+std::string broadcastIndex(const Shape& from, const Shape& to, const std::string& i) {
+  const std::int64_t fromCount = numel(from), toCount = numel(to);
+  if (fromCount == toCount) return i;
+  if (fromCount == 1) return "0";
+  const size_t rank = to.size(), offset = rank - from.size();
+  Shape padded(offset, 1);
+  padded.insert(padded.end(), from.begin(), from.end());
+  // A trailing block (a bias row): i % fromCount. A leading block: i / (toCount / fromCount).
+  size_t firstKept = 0;
+  while (firstKept < rank && padded[firstKept] == 1) ++firstKept;
+  bool trailing = true;
+  for (size_t d = firstKept; d < rank; ++d) trailing = trailing && padded[d] == to[d];
+  if (trailing) return "(" + i + " % " + std::to_string(fromCount) + ")";
+  size_t lastKept = rank;
+  while (lastKept > 0 && padded[lastKept - 1] == 1) --lastKept;
+  bool leading = true;
+  for (size_t d = 0; d < lastKept; ++d) leading = leading && padded[d] == to[d];
+  if (leading) return "(" + i + " / " + std::to_string(toCount / fromCount) + ")";
+  const auto toStride = stridesOf(to), fromStride = stridesOf(padded);
+  std::string expr;
+  for (size_t d = 0; d < rank; ++d) {
+    if (padded[d] == 1) continue;
+    if (!expr.empty()) expr += " + ";
+    expr += "((" + i + " / " + std::to_string(toStride[d]) + ") % " + std::to_string(to[d]) + ") * " + std::to_string(fromStride[d]);
+  }
+  return "(" + expr + ")";
+}
+
+std::string unaryExpr(Op op, const std::string& a) {
+  switch (op) {
+    case Op::Neg: return "(-" + a + ")";
+    case Op::Relu: return "(" + a + " > 0.f ? " + a + " : 0.f)";
+    case Op::Tanh: return "cas_tanh(" + a + ")";
+    case Op::Sigmoid: return "(1.f / (1.f + expf(-" + a + ")))";
+    case Op::Gelu: return "cas_gelu(" + a + ")";
+    case Op::Exp: return "expf(" + a + ")";
+    case Op::Log: return "logf(" + a + ")";
+    case Op::Sqrt: return "sqrtf(" + a + ")";
+    default: throw std::logic_error("not a unary op");
+  }
+}
+
+std::string binaryExpr(Op op, const std::string& a, const std::string& b) {
+  auto cmp = [&](const char* o) { return "(" + a + " " + o + " " + b + " ? 1.f : 0.f)"; };
+  switch (op) {
+    case Op::Add: return "(" + a + " + " + b + ")";
+    case Op::Sub: return "(" + a + " - " + b + ")";
+    case Op::Mul: return "(" + a + " * " + b + ")";
+    case Op::Div: return "(" + a + " / " + b + ")";
+    case Op::Maximum: return "(" + a + " > " + b + " ? " + a + " : " + b + ")";
+    case Op::Minimum: return "(" + a + " < " + b + " ? " + a + " : " + b + ")";
+    case Op::GeluGrad: return "(" + b + " * cas_gelu_derivative(" + a + "))";
+    case Op::Greater: return cmp(">");
+    case Op::GreaterEqual: return cmp(">=");
+    case Op::Less: return cmp("<");
+    case Op::LessEqual: return cmp("<=");
+    case Op::Equal: return cmp("==");
+    case Op::NotEqual: return cmp("!=");
+    default: throw std::logic_error("not a binary op");
+  }
+}
+
+// A unit of work before horizontal merging: a fusion group or one library/special node.
+struct Unit {
+  StepKind kind = StepKind::Kernel;
+  std::vector<NodeId> members;
+  NodeId head = kNoNode;       // Gemm: the matmul; Blas/Conv: the node
+  NodeId reduction = kNoNode;  // the closing reduction of a Kernel group
+  Shape shape;                 // the group's element shape
+  bool closed = false;
+  bool dead = false;           // merged into another unit
+  std::set<int> deps;          // units it reads from
+  int level = 0;
+};
+
+class Planner {
+  struct PendingStep {
+    StepKind kind;
+    int level;
+    std::vector<int> units;
+  };
+
+ public:
+  Planner(const Graph& g, const ScheduleOptions& o) : g_(g), options_(o), unitOf_(g.nodes.size(), -1), root_(g.nodes.size()) {}
+
+  Schedule run() {
+    check();
+    groupNodes();
+    order();
+    decideStorage();
+    emit();
+    return std::move(schedule_);
+  }
+
+ private:
+  const Node& node(NodeId id) const { return g_.node(id); }
+
+  void check() {
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
+      if (numel(n.shape) > kMaxElements)
+        throw std::runtime_error("the CUDA backend indexes tensors with 32 bits; " + where(n, NodeId(i)) + " has " +
+                                 std::to_string(numel(n.shape)) + " elements");
+      if (isConv(n.op) && (n.attrs.padTop != n.attrs.padBottom || n.attrs.padLeft != n.attrs.padRight))
+        throw std::runtime_error("the CUDA backend needs symmetric padding for convolutions (cuDNN); " + where(n, NodeId(i)) +
+                                 " pads " + std::to_string(n.attrs.padTop) + "," + std::to_string(n.attrs.padLeft) + "," +
+                                 std::to_string(n.attrs.padBottom) + "," + std::to_string(n.attrs.padRight) +
+                                 ": use an odd kernel with padding='same', or padding='valid'");
+    }
+  }
+
+  bool gemmEligible(const Node& n) const {
+    if (!options_.fuseGemmEpilogues || n.precision != ir::Precision::F32 || n.attrs.transposeA) return false;
+    const Shape& a = node(n.inputs[0]).shape;
+    const Shape& b = node(n.inputs[1]).shape;
+    if (b.size() != 2) return false;
+    const std::int64_t m = numel(a) / a.back(), k = a.back(), nn = n.shape.back();
+    return k <= kGemmMaxK && m * nn * k <= kGemmMaxWork;
+  }
+
+  int newUnit(StepKind kind, NodeId id) {
+    Unit u;
+    u.kind = kind;
+    u.members = {id};
+    u.shape = node(id).shape;
+    if (kind != StepKind::Kernel) u.head = id;
+    units_.push_back(u);
+    return int(units_.size()) - 1;
+  }
+
+  // The units that node `id` reads from (through reshapes), other than `self`.
+  std::set<int> sourcesOf(NodeId id, int self) const {
+    std::set<int> out;
+    for (NodeId in : node(id).inputs) {
+      const int v = unitOf_[size_t(root_[size_t(in)])];
+      if (v >= 0 && v != self) out.insert(v);
+    }
+    return out;
+  }
+
+  // Whether unit `from` reads, directly or not, from unit `to`.
+  bool reaches(int from, int to) const {
+    std::vector<bool> seen(units_.size(), false);
+    std::vector<int> stack = {from};
+    while (!stack.empty()) {
+      const int u = stack.back();
+      stack.pop_back();
+      if (u == to) return true;
+      if (seen[size_t(u)]) continue;
+      seen[size_t(u)] = true;
+      for (int v : units_[size_t(u)].deps) stack.push_back(v);
+    }
+    return false;
+  }
+
+  // Node `id` may join unit `u` when no unit it reads from reads from u (that would be a cycle
+  // between kernels: u would both feed and follow that unit).
+  bool mayJoin(NodeId id, int u) const {
+    for (int v : sourcesOf(id, u))
+      if (reaches(v, u)) return false;
+    return true;
+  }
+
+  void groupNodes() {
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const NodeId id = NodeId(i);
+      const Node& n = g_.nodes[i];
+      root_[i] = n.op == Op::Reshape ? root_[size_t(n.inputs[0])] : id;
+      if (n.op == Op::Input || n.op == Op::Constant || n.op == Op::Reshape) continue;
+      int unit = -1;
+      if (isFusable(n.op) || isReduction(n.op)) {
+        std::vector<int> candidates;
+        for (NodeId in : n.inputs) {
+          const int u = unitOf_[size_t(root_[size_t(in)])];
+          if (u < 0 || units_[size_t(u)].closed || !isSegmentMember(u) || n.op == Op::BroadcastTo) continue;
+          if (node(in).op == Op::Reshape) continue;  // a reshaped value is read from memory
+          const Shape& groupShape = units_[size_t(u)].shape;
+          if (isReduction(n.op)) {
+            if (units_[size_t(u)].kind == StepKind::Gemm || node(in).shape != groupShape) continue;
+          } else if (n.shape != groupShape) {
+            continue;
+          }
+          if (std::find(candidates.begin(), candidates.end(), u) == candidates.end()) candidates.push_back(u);
+        }
+        // Elementwise groups this node joins together become one group when that makes no cycle.
+        if (!isReduction(n.op))
+          for (size_t k = 1; k < candidates.size(); ++k)
+            if (mergeUnits(candidates[0], candidates[k])) candidates[k] = candidates[0];
+        for (int u : candidates)
+          if (mayJoin(id, u)) {
+            unit = u;
+            break;
+          }
+        if (unit >= 0) {
+          units_[size_t(unit)].members.push_back(id);
+        } else {
+          unit = newUnit(StepKind::Kernel, id);
+          if (isReduction(n.op)) units_[size_t(unit)].shape = node(n.inputs[0]).shape;
+        }
+        if (isReduction(n.op)) {
+          units_[size_t(unit)].closed = true;
+          units_[size_t(unit)].reduction = id;
+        }
+      } else if (n.op == Op::MatMul) {
+        unit = newUnit(gemmEligible(n) ? StepKind::Gemm : StepKind::Blas, id);
+        if (units_[size_t(unit)].kind == StepKind::Blas) units_[size_t(unit)].closed = true;
+      } else if (isConv(n.op)) {
+        unit = newUnit(StepKind::Conv, id);
+        units_[size_t(unit)].closed = true;
+      } else {
+        unit = newUnit(StepKind::Kernel, id);  // a special kernel: one node, its own index space
+        units_[size_t(unit)].closed = true;
+        units_[size_t(unit)].head = id;
+      }
+      unitOf_[i] = unit;
+      for (int v : sourcesOf(id, unit)) units_[size_t(unit)].deps.insert(v);
+    }
+  }
+
+  // Merges unit `from` into `into` (both open elementwise groups of one shape) unless a path
+  // through a third unit connects them, which would make the merged kernel feed itself.
+  bool mergeUnits(int into, int from) {
+    if (into == from) return true;
+    Unit &a = units_[size_t(into)], &b = units_[size_t(from)];
+    if (a.kind != StepKind::Kernel || b.kind != StepKind::Kernel || a.shape != b.shape) return false;
+    for (int v : a.deps)
+      if (v != from && reaches(v, from)) return false;
+    for (int v : b.deps)
+      if (v != into && reaches(v, into)) return false;
+    for (NodeId m : b.members) unitOf_[size_t(m)] = into;
+    a.members.insert(a.members.end(), b.members.begin(), b.members.end());
+    std::sort(a.members.begin(), a.members.end());
+    for (int v : b.deps)
+      if (v != into) a.deps.insert(v);
+    a.deps.erase(from);
+    b.members.clear();
+    b.deps.clear();
+    b.dead = true;
+    for (Unit& u : units_)
+      if (u.deps.erase(from) && &u != &a) u.deps.insert(into);
+    return true;
+  }
+
+  // Elementwise groups only: special kernels (head set, Kernel kind) take no members.
+  bool isSegmentMember(int u) const {
+    const Unit& unit = units_[size_t(u)];
+    return unit.kind == StepKind::Gemm || (unit.kind == StepKind::Kernel && unit.head == kNoNode);
+  }
+
+  // Topological order of units and their as-late-as-possible levels.
+  void order() {
+    const size_t count = units_.size();
+    std::vector<std::vector<int>> users(count);
+    std::vector<int> pending(count, 0);
+    for (size_t u = 0; u < count; ++u)
+      for (int d : units_[u].deps) {
+        if (units_[u].dead) break;
+        users[size_t(d)].push_back(int(u));
+        ++pending[u];
+      }
+    std::vector<int> ready, topo;
+    size_t live = 0;
+    for (size_t u = 0; u < count; ++u) {
+      if (units_[u].dead) continue;
+      ++live;
+      if (pending[u] == 0) ready.push_back(int(u));
+    }
+    while (!ready.empty()) {
+      std::sort(ready.begin(), ready.end(), std::greater<>());
+      const int u = ready.back();
+      ready.pop_back();
+      topo.push_back(u);
+      for (int v : users[size_t(u)])
+        if (--pending[size_t(v)] == 0) ready.push_back(v);
+    }
+    if (topo.size() != live) throw std::logic_error("fusion produced a cycle between kernels");
+    std::vector<int> height(count, 0);
+    for (size_t k = topo.size(); k-- > 0;) {
+      const int u = topo[k];
+      for (int v : users[size_t(u)]) height[size_t(u)] = std::max(height[size_t(u)], height[size_t(v)] + 1);
+    }
+    int top = 0;
+    for (int h : height) top = std::max(top, h);
+    for (size_t u = 0; u < count; ++u) units_[u].level = top - height[u];
+    order_ = topo;
+    // Within a level units are independent: put the kernels side by side so they can merge.
+    std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) {
+      const Unit &ua = units_[size_t(a)], &ub = units_[size_t(b)];
+      if (ua.level != ub.level) return ua.level < ub.level;
+      return (ua.kind == StepKind::Kernel) > (ub.kind == StepKind::Kernel);
+    });
+  }
+
+  bool isOutput(NodeId id) const {
+    for (const ir::Output& o : g_.outputs)
+      if (root_[size_t(o.node)] == id) return true;
+    return false;
+  }
+
+  void decideStorage() {
+    const size_t count = g_.nodes.size();
+    std::vector<std::vector<NodeId>> users(count);
+    for (size_t i = 0; i < count; ++i)
+      for (NodeId in : g_.nodes[i].inputs) users[size_t(in)].push_back(NodeId(i));
+    stored_.assign(count, false);
+    for (size_t i = 0; i < count; ++i) {
+      const Node& n = g_.nodes[i];
+      if (n.op == Op::Reshape) continue;
+      if (n.op == Op::Input || n.op == Op::Constant || unitOf_[i] < 0) {
+        stored_[i] = true;
+        continue;
+      }
+      const Unit& u = units_[size_t(unitOf_[i])];
+      bool store = isOutput(NodeId(i)) || NodeId(i) == u.reduction || u.kind == StepKind::Blas || u.kind == StepKind::Conv ||
+                   (u.kind == StepKind::Kernel && u.head != kNoNode);
+      for (NodeId user : users[i])
+        if (unitOf_[size_t(user)] != unitOf_[i]) store = true;
+      stored_[i] = store;
+    }
+    // Merge the ordered units into steps (horizontal fusion of same-level elementwise groups).
+    std::vector<int> stepOfUnit(units_.size(), -1);
+    for (size_t k = 0; k < order_.size(); ++k) {
+      const int u = order_[k];
+      const Unit& unit = units_[size_t(u)];
+      const bool mergeable = options_.horizontalFusion && unit.kind == StepKind::Kernel;
+      if (mergeable && !steps_.empty() && steps_.back().kind == StepKind::Kernel && steps_.back().level == unit.level &&
+          steps_.back().units.size() < 32) {
+        steps_.back().units.push_back(u);
+      } else {
+        steps_.push_back({unit.kind, unit.level, {u}});
+      }
+      stepOfUnit[size_t(u)] = int(steps_.size()) - 1;
+    }
+    // Storage: reshapes alias their root; in-place updates alias their input.
+    schedule_.storage.assign(count, kNoNode);
+    for (size_t i = 0; i < count; ++i)
+      if (stored_[root_[i]]) schedule_.storage[i] = root_[i];
+    for (const ir::Update& up : g_.updates) {
+      const NodeId outNode = g_.output(up.output), in = g_.findInput(up.input);
+      if (outNode == kNoNode || in == kNoNode) throw std::invalid_argument("update " + up.output + " -> " + up.input + " names a missing output or input");
+      const NodeId out = root_[size_t(outNode)];
+      if (inPlace(out, in, users, stepOfUnit)) {
+        schedule_.storage[size_t(out)] = in;
+        for (size_t i = 0; i < count; ++i)
+          if (root_[i] == out) schedule_.storage[i] = in;
+        aliased_.insert(in);
+      } else {
+        copies_.push_back({out, in});
+      }
+    }
+  }
+
+  // The output may overwrite the input when an elementwise group computes it (same shape), and
+  // every other reader of the input runs in an earlier step or in the same group at the same index.
+  bool inPlace(NodeId out, NodeId in, const std::vector<std::vector<NodeId>>& users, const std::vector<int>& stepOfUnit) const {
+    const int u = unitOf_[size_t(out)];
+    if (u < 0 || units_[size_t(u)].kind != StepKind::Kernel || units_[size_t(u)].head != kNoNode) return false;
+    if (units_[size_t(u)].reduction == out || node(out).shape != node(in).shape || aliased_.count(in) || isOutput(in)) return false;
+    const int step = stepOfUnit[size_t(u)];
+    std::vector<NodeId> readers = users[size_t(in)];
+    for (size_t k = 0; k < readers.size(); ++k) {
+      const NodeId r = readers[k];
+      if (node(r).op == Op::Reshape) {
+        for (NodeId rr : users[size_t(r)]) readers.push_back(rr);
+        if (isOutput(r)) return false;
+        continue;
+      }
+      const int ru = unitOf_[size_t(r)];
+      if (ru == u) {
+        if (node(r).op == Op::BroadcastTo || node(r).shape != node(in).shape) return false;
+        continue;
+      }
+      if (ru < 0 || stepOfUnit[size_t(ru)] >= step) return false;
+    }
+    return true;
+  }
+
+  // --- source generation ---------------------------------------------------------------
+
+  struct Params {
+    std::vector<NodeId> buffers;  // storage nodes, in parameter order
+    std::map<NodeId, int> index;
+    std::string name(NodeId storageNode) {
+      auto [it, added] = index.emplace(storageNode, int(buffers.size()));
+      if (added) buffers.push_back(storageNode);
+      return "p" + std::to_string(it->second);
+    }
+  };
+
+  NodeId storageOf(NodeId id) const { return schedule_.storage[size_t(id)]; }
+
+  // The value of `in` for member computations, as an expression: a member's local variable, or a
+  // load from memory at the broadcast index of flat index `i` in `shape`.
+  std::string operand(NodeId in, int unit, const Shape& shape, const std::string& i, Params& p) {
+    if (unitOf_[size_t(in)] == unit && node(in).op != Op::Reshape) return "v" + std::to_string(in);
+    const Node& src = node(in);
+    if (src.op == Op::Constant && src.attrs.values.size() == 1) return floatLiteral(src.attrs.values[0]);
+    return p.name(storageOf(in)) + "[" + broadcastIndex(src.shape, shape, i) + "]";
+  }
+
+  // Computes members (skipping `skip`) at flat index i of `shape`, storing those that are stored.
+  void emitMembers(std::ostringstream& s, const Unit& unit, int u, const Shape& shape, const std::string& i, Params& p,
+                   NodeId skip, const std::string& indent) {
+    for (NodeId m : unit.members) {
+      if (m == skip || m == unit.head) continue;
+      const Node& n = node(m);
+      std::string expr;
+      auto arg = [&](size_t k) { return operand(n.inputs[k], u, shape, i, p); };
+      const ir::OpKind kind = ir::opInfo(n.op).kind;
+      if (n.op == Op::BroadcastTo) {
+        expr = arg(0);
+      } else if (n.op == Op::Dropout) {
+        expr = "(cas_dropout_keep(" + std::to_string(n.attrs.seed) + "ull, " + i + ", " + floatLiteral(n.attrs.rate) + ") ? " + arg(0) +
+               " * " + floatLiteral(1.0f / (1.0f - n.attrs.rate)) + " : 0.f)";
+      } else if (kind == ir::OpKind::Unary) {
+        expr = unaryExpr(n.op, arg(0));
+      } else if (kind == ir::OpKind::Binary) {
+        expr = binaryExpr(n.op, arg(0), arg(1));
+      } else if (n.op == Op::Where) {
+        expr = "(" + arg(0) + " != 0.f ? " + arg(1) + " : " + arg(2) + ")";
+      } else {
+        throw std::logic_error("unexpected member " + std::string(ir::opName(n.op)));
+      }
+      s << indent << "const float v" << m << " = " << expr << ";  // " << ir::opName(n.op) << "\n";
+      if (stored_[size_t(m)]) s << indent << p.name(storageOf(m)) << "[" << i << "] = v" << m << ";\n";
+    }
+  }
+
+  void emitElementwise(std::ostringstream& s, int u, Params& p, Segment& seg) {
+    const Unit& unit = units_[size_t(u)];
+    const std::int64_t count = numel(unit.shape);
+    seg.threads = count;
+    s << "    if (t < " << count << ") {\n      const int i = t;\n";
+    emitMembers(s, unit, u, unit.shape, "i", p, kNoNode, "      ");
+    s << "    }\n";
+  }
+
+  void emitReduction(std::ostringstream& s, int u, Params& p, Segment& seg) {
+    const Unit& unit = units_[size_t(u)];
+    const Node& r = node(unit.reduction);
+    const NodeId source = r.inputs[0];
+    const Shape& xs = node(source).shape;
+    const std::int64_t outCount = numel(r.shape), total = numel(xs), len = total / std::max<std::int64_t>(outCount, 1);
+    std::int64_t chunks = len <= 8 ? 1 : std::min<std::int64_t>((len + 7) / 8, std::max<std::int64_t>(1, kReductionThreads / outCount));
+    seg.threads = outCount * chunks;
+    const bool isMax = r.op == Op::ReduceMax;
+    // Flat input index of (o, r): kept axes enumerate o, reduced axes enumerate r, row-major.
+    std::vector<bool> reduced(xs.size(), false);
+    for (std::int64_t ax : r.attrs.ints) reduced[size_t(ax)] = true;
+    const auto inStride = stridesOf(xs);
+    auto axisTerms = [&](bool wantReduced, const std::string& var) {
+      std::vector<size_t> axes;
+      for (size_t d = 0; d < xs.size(); ++d)
+        if (reduced[d] == wantReduced && xs[d] != 1) axes.push_back(d);
+      std::string expr;
+      std::int64_t below = 1;
+      for (size_t k = axes.size(); k-- > 0;) {
+        const size_t d = axes[k];
+        std::string coord = below == 1 ? var : "(" + var + " / " + std::to_string(below) + ")";
+        if (k != 0) coord = "(" + coord + " % " + std::to_string(xs[d]) + ")";
+        if (!expr.empty()) expr += " + ";
+        expr += coord + (inStride[d] == 1 ? "" : " * " + std::to_string(inStride[d]));
+        below *= xs[d];
+      }
+      return expr.empty() ? std::string("0") : expr;
+    };
+    const std::string index = "(" + axisTerms(false, "o") + ") + (" + axisTerms(true, "r") + ")";
+    const std::string init = isMax ? "__int_as_float(0xff800000)" : "0.f";
+    const std::string out = p.name(storageOf(unit.reduction));
+    s << "    float acc = " << init << ";\n";
+    s << "    const int o = t % " << outCount << ";\n";
+    s << "    if (t < " << seg.threads << ") {\n";
+    s << "      for (int r = t / " << outCount << "; r < " << len << "; r += " << chunks << ") {\n";
+    s << "        const int i = " << index << ";\n";
+    emitMembers(s, unit, u, xs, "i", p, unit.reduction, "        ");
+    const std::string value = operand(source, u, xs, "i", p);
+    s << "        acc = " << (isMax ? "(" + value + " > acc ? " + value + " : acc)" : "acc + " + value) << ";\n";
+    s << "      }\n    }\n";
+    if (chunks == 1) {
+      s << "    if (t < " << seg.threads << ") " << out << "[o] = acc;\n";
+    } else if (outCount == 1) {
+      s << "    acc = " << (isMax ? "cas_warp_max(acc)" : "cas_warp_sum(acc)") << ";\n";
+      s << "    if ((threadIdx.x & 31) == 0) " << (isMax ? "cas_atomic_max(" : "atomicAdd(") << out << ", acc);\n";
+      fills_.push_back({unit.reduction, isMax ? -1.0f / 0.0f : 0.0f});
+    } else {
+      s << "    if (t < " << seg.threads << ") " << (isMax ? "cas_atomic_max(&" : "atomicAdd(&") << out << "[o], acc);\n";
+      fills_.push_back({unit.reduction, isMax ? -1.0f / 0.0f : 0.0f});
+    }
+  }
+
+  void emitSpecial(std::ostringstream& s, NodeId id, Params& p, Segment& seg) {
+    const Node& n = node(id);
+    const Shape& xs = node(n.inputs[0]).shape;
+    const std::string out = p.name(storageOf(id));
+    auto in = [&](size_t k) { return p.name(storageOf(n.inputs[k])); };
+    auto product = [](const Shape& sh, size_t from, size_t to) {
+      std::int64_t v = 1;
+      for (size_t d = from; d < to; ++d) v *= sh[d];
+      return v;
+    };
+    const std::int64_t count = numel(n.shape);
+    seg.threads = count;
+    switch (n.op) {
+      case Op::Softmax:
+      case Op::LogSoftmax: {
+        const auto axis = size_t(n.attrs.axis);
+        const std::int64_t outer = product(n.shape, 0, axis), len = n.shape[axis], inner = product(n.shape, axis + 1, n.shape.size());
+        seg.threads = outer * inner;
+        const std::string x = in(0);
+        s << "    if (t < " << seg.threads << ") {\n";
+        s << "      const int base = (t / " << inner << ") * " << len * inner << " + t % " << inner << ";\n";
+        s << "      float m = __int_as_float(0xff800000);\n";
+        s << "      for (int k = 0; k < " << len << "; ++k) { const float v = " << x << "[base + k * " << inner << "]; m = v > m ? v : m; }\n";
+        s << "      float sum = 0.f;\n";
+        s << "      for (int k = 0; k < " << len << "; ++k) sum += expf(" << x << "[base + k * " << inner << "] - m);\n";
+        if (n.op == Op::LogSoftmax) {
+          s << "      const float logSum = logf(sum);\n";
+          s << "      for (int k = 0; k < " << len << "; ++k) " << out << "[base + k * " << inner << "] = " << x << "[base + k * " << inner
+            << "] - m - logSum;\n";
+        } else {
+          s << "      for (int k = 0; k < " << len << "; ++k) " << out << "[base + k * " << inner << "] = expf(" << x << "[base + k * "
+            << inner << "] - m) / sum;\n";
+        }
+        s << "    }\n";
+        return;
+      }
+      case Op::Transpose: {
+        const auto inStride = stridesOf(xs), outStride = stridesOf(n.shape);
+        std::string src;
+        for (size_t d = 0; d < n.shape.size(); ++d) {
+          if (n.shape[d] == 1) continue;
+          if (!src.empty()) src += " + ";
+          src += "((t / " + std::to_string(outStride[d]) + ") % " + std::to_string(n.shape[d]) + ") * " +
+                 std::to_string(inStride[size_t(n.attrs.ints[d])]);
+        }
+        s << "    if (t < " << count << ") " << out << "[t] = " << in(0) << "[" << (src.empty() ? "0" : src) << "];\n";
+        return;
+      }
+      case Op::Concat: {
+        const auto axis = size_t(n.attrs.axis);
+        const std::int64_t inner = product(n.shape, axis + 1, n.shape.size()), rowOut = n.shape[axis] * inner;
+        s << "    if (t < " << count << ") {\n      const int o = t / " << rowOut << ", c = t % " << rowOut << ";\n";
+        std::int64_t offset = 0;
+        for (size_t k = 0; k < n.inputs.size(); ++k) {
+          const std::int64_t rowIn = node(n.inputs[k]).shape[axis] * inner;
+          s << "      " << (k ? "else " : "") << "if (c < " << offset + rowIn << ") " << out << "[t] = " << in(k) << "[o * " << rowIn
+            << " + c - " << offset << "];\n";
+          offset += rowIn;
+        }
+        s << "    }\n";
+        return;
+      }
+      case Op::Slice: {
+        const auto axis = size_t(n.attrs.axis);
+        const std::int64_t inner = product(xs, axis + 1, xs.size()), rowIn = xs[axis] * inner, rowOut = n.attrs.length * inner;
+        s << "    if (t < " << count << ") " << out << "[t] = " << in(0) << "[(t / " << rowOut << ") * " << rowIn << " + "
+          << n.attrs.start * inner << " + t % " << rowOut << "];\n";
+        return;
+      }
+      case Op::MaxPool2d:
+      case Op::AvgPool2d: {
+        const ir::Attrs& a = n.attrs;
+        const std::int64_t h = xs[2], w = xs[3], oh = n.shape[2], ow = n.shape[3];
+        const bool isMax = n.op == Op::MaxPool2d;
+        s << "    if (t < " << count << ") {\n";
+        s << "      const int plane = t / " << oh * ow << ", oy = (t / " << ow << ") % " << oh << ", ox = t % " << ow << ";\n";
+        s << "      float acc = " << (isMax ? "__int_as_float(0xff800000)" : "0.f") << ";\n";
+        s << "      for (int i = 0; i < " << a.kernelH << "; ++i) for (int j = 0; j < " << a.kernelW << "; ++j) {\n";
+        s << "        const int y = oy * " << a.strideH << " + i - " << a.padTop << ", x = ox * " << a.strideW << " + j - " << a.padLeft << ";\n";
+        s << "        if (y < 0 || y >= " << h << " || x < 0 || x >= " << w << ") continue;\n";
+        s << "        const float v = " << in(0) << "[plane * " << h * w << " + y * " << w << " + x];\n";
+        s << "        " << (isMax ? "acc = v > acc ? v : acc;" : "acc += v;") << "\n      }\n";
+        s << "      " << out << "[t] = " << (isMax ? "acc" : "acc / " + floatLiteral(float(a.kernelH * a.kernelW))) << ";\n    }\n";
+        return;
+      }
+      case Op::MaxPool2dGrad:
+      case Op::AvgPool2dGrad: {
+        const ir::Attrs& a = n.attrs;
+        const bool isMax = n.op == Op::MaxPool2dGrad;
+        const Shape& gs = node(n.inputs[isMax ? 1 : 0]).shape;
+        const std::int64_t h = n.shape[2], w = n.shape[3], oh = gs[2], ow = gs[3];
+        const std::string gy = in(isMax ? 1 : 0);
+        seg.threads = numel(gs);
+        fills_.push_back({id, 0.0f});
+        s << "    if (t < " << seg.threads << ") {\n";
+        s << "      const int plane = t / " << oh * ow << ", oy = (t / " << ow << ") % " << oh << ", ox = t % " << ow << ";\n";
+        s << "      float best = __int_as_float(0xff800000); int bestAt = -1;\n";
+        s << "      for (int i = 0; i < " << a.kernelH << "; ++i) for (int j = 0; j < " << a.kernelW << "; ++j) {\n";
+        s << "        const int y = oy * " << a.strideH << " + i - " << a.padTop << ", x = ox * " << a.strideW << " + j - " << a.padLeft << ";\n";
+        s << "        if (y < 0 || y >= " << h << " || x < 0 || x >= " << w << ") continue;\n";
+        s << "        const int at = plane * " << h * w << " + y * " << w << " + x;\n";
+        if (isMax)
+          s << "        const float v = " << in(0) << "[at]; if (v > best) { best = v; bestAt = at; }\n";
+        else
+          s << "        atomicAdd(&" << out << "[at], " << gy << "[t] / " << floatLiteral(float(a.kernelH * a.kernelW)) << ");\n";
+        s << "      }\n";
+        if (isMax) s << "      if (bestAt >= 0) atomicAdd(&" << out << "[bestAt], " << gy << "[t]);\n";
+        s << "    }\n";
+        return;
+      }
+      case Op::Gather: {
+        const std::int64_t rows = xs[0], width = xs[1];
+        s << "    if (t < " << count << ") {\n      const float id = " << in(1) << "[t / " << width << "];\n";
+        s << "      const bool valid = id >= 0.f && id < " << floatLiteral(float(rows)) << " && id == floorf(id);\n";
+        s << "      " << out << "[t] = valid ? " << in(0) << "[int(id) * " << width << " + t % " << width << "] : 0.f;\n    }\n";
+        return;
+      }
+      case Op::ScatterAddRows: {
+        const std::int64_t rows = n.shape[0], width = n.shape[1];
+        seg.threads = numel(node(n.inputs[1]).shape);
+        fills_.push_back({id, 0.0f});
+        s << "    if (t < " << seg.threads << ") {\n      const int row = int(" << in(0) << "[t / " << width << "]);\n";
+        s << "      if (row >= 0 && row < " << rows << ") atomicAdd(&" << out << "[row * " << width << " + t % " << width << "], " << in(1)
+          << "[t]);\n    }\n";
+        return;
+      }
+      default: throw std::runtime_error("the CUDA backend cannot run " + where(n, id) + " yet");
+    }
+  }
+
+  std::string kernelName(int stepIndex, const std::vector<NodeId>& nodes) const {
+    std::string name = "k" + std::to_string(stepIndex);
+    int shown = 0;
+    for (NodeId m : nodes) {
+      if (shown == 3) { name += "_etc"; break; }
+      name += "_" + std::string(ir::opName(node(m).op));
+      ++shown;
+    }
+    for (char& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+    return name;
+  }
+
+  static std::string paramList(const Params& p) {
+    std::string list;
+    for (size_t k = 0; k < p.buffers.size(); ++k) list += (k ? ", " : "") + std::string("float* p") + std::to_string(k);
+    return list;
+  }
+
+  std::string labelOf(const std::vector<NodeId>& nodes) const {
+    std::vector<std::string> labels;
+    for (NodeId m : nodes) {
+      const std::string& l = node(m).label;
+      if (!l.empty() && std::find(labels.begin(), labels.end(), l) == labels.end()) labels.push_back(l);
+    }
+    std::string text;
+    for (size_t k = 0; k < labels.size() && k < 4; ++k) text += (k ? ", " : "") + labels[k];
+    if (labels.size() > 4) text += ", ...";
+    return text;
+  }
+
+  void emitKernelStep(const PendingStep& ps, Step& step, int index) {
+    Params p;
+    std::ostringstream body;
+    std::vector<NodeId> all;
+    for (int u : ps.units) {
+      Segment seg;
+      seg.members = units_[size_t(u)].members;
+      all.insert(all.end(), seg.members.begin(), seg.members.end());
+      std::ostringstream s;
+      const Unit& unit = units_[size_t(u)];
+      if (unit.head != kNoNode) emitSpecial(s, unit.head, p, seg);
+      else if (unit.reduction != kNoNode) emitReduction(s, u, p, seg);
+      else emitElementwise(s, u, p, seg);
+      body << "  {  // segment " << step.segments.size() << ": " << seg.members.size() << " node(s), " << seg.threads << " threads\n";
+      body << "    const int blocks = (" << seg.threads << " + blockDim.x - 1) / blockDim.x;\n";
+      body << "    if (b < blocks) {\n    const int t = b * blockDim.x + threadIdx.x;\n" << s.str() << "    return;\n    }\n";
+      body << "    b -= blocks;\n  }\n";
+      step.segments.push_back(std::move(seg));
+    }
+    step.name = kernelName(index, all);
+    step.label = labelOf(all);
+    std::ostringstream src;
+    src << "// " << step.name << ": " << step.segments.size() << " segment(s) over " << all.size() << " IR node(s)"
+        << (step.label.empty() ? "" : "; from " + step.label) << "\n";
+    src << "// Launch: a 1-D grid; segment k owns the next ceil(threads_k / blockDim.x) blocks.\n";
+    src << "extern \"C\" __global__ void " << step.name << "(" << paramList(p) << ") {\n  int b = blockIdx.x;\n" << body.str() << "}\n";
+    step.source = src.str();
+    step.params = p.buffers;
+  }
+
+  void emitGemmStep(int u, Step& step, int index) {
+    const Unit& unit = units_[size_t(u)];
+    const Node& mm = node(unit.head);
+    const Shape& as = node(mm.inputs[0]).shape;
+    const std::int64_t k = as.back(), n = mm.shape.back(), m = numel(mm.shape) / n;
+    const bool tb = mm.attrs.transposeB;
+    Params p;
+    const std::string a = p.name(storageOf(mm.inputs[0])), b = p.name(storageOf(mm.inputs[1]));
+    std::ostringstream epi;
+    epi << "      const float v" << unit.head << " = acc[ii][jj];\n";
+    if (stored_[size_t(unit.head)]) epi << "      " << p.name(storageOf(unit.head)) << "[i] = v" << unit.head << ";\n";
+    emitMembers(epi, unit, u, mm.shape, "i", p, kNoNode, "      ");
+    step.name = kernelName(index, unit.members);
+    step.label = labelOf(unit.members);
+    step.gridX = (n + kGemmTile - 1) / kGemmTile;
+    step.gridY = (m + kGemmTile - 1) / kGemmTile;
+    Segment seg;
+    seg.members = unit.members;
+    seg.threads = step.gridX * step.gridY * 256;
+    step.segments.push_back(seg);
+    std::ostringstream s;
+    s << "// " << step.name << ": C[" << m << "," << n << "] = A[" << m << "," << k << "] x B" << (tb ? "^T" : "") << " then "
+      << unit.members.size() - 1 << " fused elementwise node(s)" << (step.label.empty() ? "" : "; from " + step.label) << "\n";
+    s << "// Launch: grid (" << step.gridX << ", " << step.gridY << ") of 64x64 output tiles, 256 threads, 4x4 outputs per thread.\n";
+    s << "extern \"C\" __global__ void __launch_bounds__(256) " << step.name << "(" << paramList(p) << ") {\n";
+    s << "  __shared__ float As[16][64 + 4];\n  __shared__ float Bs[16][64 + 4];\n";
+    s << "  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;\n";
+    s << "  const int row0 = blockIdx.y * 64, col0 = blockIdx.x * 64;\n";
+    s << "  float acc[4][4] = {};\n";
+    s << "  for (int k0 = 0; k0 < " << k << "; k0 += 16) {\n";
+    s << "    for (int l = threadIdx.x; l < 1024; l += 256) {\n";
+    s << "      const int r = l / 16, kk = l % 16, m = row0 + r, k = k0 + kk;\n";
+    s << "      As[kk][r] = (m < " << m << " && k < " << k << ") ? " << a << "[m * " << k << " + k] : 0.f;\n";
+    s << "      const int kb = l / 64, c = l % 64, n = col0 + c, k2 = k0 + kb;\n";
+    s << "      Bs[kb][c] = (n < " << n << " && k2 < " << k << ") ? " << b << "[" << (tb ? "n * " + std::to_string(k) + " + k2" : "k2 * " + std::to_string(n) + " + n") << "] : 0.f;\n";
+    s << "    }\n    __syncthreads();\n";
+    s << "    #pragma unroll\n    for (int kk = 0; kk < 16; ++kk) {\n";
+    s << "      float a[4], b[4];\n      #pragma unroll\n      for (int q = 0; q < 4; ++q) { a[q] = As[kk][ty + 16 * q]; b[q] = Bs[kk][tx + 16 * q]; }\n";
+    s << "      #pragma unroll\n      for (int ii = 0; ii < 4; ++ii)\n        #pragma unroll\n        for (int jj = 0; jj < 4; ++jj) acc[ii][jj] += a[ii] * b[jj];\n";
+    s << "    }\n    __syncthreads();\n  }\n";
+    s << "  #pragma unroll\n  for (int ii = 0; ii < 4; ++ii)\n    #pragma unroll\n    for (int jj = 0; jj < 4; ++jj) {\n";
+    s << "      const int m = row0 + ty + 16 * ii, n = col0 + tx + 16 * jj;\n";
+    s << "      if (m >= " << m << " || n >= " << n << ") continue;\n";
+    s << "      const int i = m * " << n << " + n;\n";
+    s << epi.str() << "    }\n}\n";
+    step.source = s.str();
+    step.params = p.buffers;
+  }
+
+  void emit() {
+    std::vector<Step> main;
+    for (const PendingStep& ps : steps_) {
+      Step step;
+      step.kind = ps.kind;
+      const int index = int(main.size());
+      if (ps.kind == StepKind::Kernel) {
+        emitKernelStep(ps, step, index);
+      } else if (ps.kind == StepKind::Gemm) {
+        emitGemmStep(ps.units[0], step, index);
+      } else {
+        const Unit& unit = units_[size_t(ps.units[0])];
+        step.node = unit.head;
+        step.name = std::string(ps.kind == StepKind::Blas ? "cublas_" : "cudnn_") + std::string(ir::opName(node(unit.head).op));
+        step.label = labelOf(unit.members);
+        Segment seg;
+        seg.members = unit.members;
+        step.segments.push_back(seg);
+      }
+      main.push_back(std::move(step));
+    }
+    for (const auto& [id, value] : fills_) {
+      Step fill;
+      fill.kind = StepKind::Fill;
+      fill.node = id;
+      fill.fill = value;
+      fill.name = "fill";
+      schedule_.steps.push_back(fill);
+    }
+    for (Step& s : main) schedule_.steps.push_back(std::move(s));
+    for (const auto& [out, in] : copies_) {
+      Step copy;
+      copy.kind = StepKind::Copy;
+      copy.node = out;
+      copy.target = in;
+      copy.name = "copy";
+      schedule_.steps.push_back(copy);
+    }
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (unitOf_[i] >= 0 && !stored_[i]) ++schedule_.fusedNodes;
+  }
+
+  const Graph& g_;
+  ScheduleOptions options_;
+  std::vector<int> unitOf_;
+  std::vector<NodeId> root_;
+  std::vector<Unit> units_;
+  std::vector<int> order_;
+  std::vector<bool> stored_;
+  std::vector<PendingStep> steps_;
+  std::set<NodeId> aliased_;
+  std::vector<std::pair<NodeId, NodeId>> copies_;
+  std::vector<std::pair<NodeId, float>> fills_;
+  Schedule schedule_;
+};
+
+}  // namespace
+
+std::string Step::describe() const {
+  std::ostringstream s;
+  std::int64_t threads = 0;
+  size_t nodes = 0;
+  for (const Segment& seg : segments) {
+    threads += seg.threads;
+    nodes += seg.members.size();
+  }
+  switch (kind) {
+    case StepKind::Kernel: s << "kernel " << name << ": " << segments.size() << " segment(s), " << nodes << " node(s), " << threads << " threads"; break;
+    case StepKind::Gemm: s << "kernel " << name << ": tiled GEMM + " << nodes - 1 << " fused node(s), grid " << gridX << "x" << gridY; break;
+    case StepKind::Blas: s << name << " (cuBLAS)"; break;
+    case StepKind::Conv: s << name << " (cuDNN)"; break;
+    case StepKind::Fill: s << "fill %" << node; break;
+    case StepKind::Copy: s << "copy %" << node << " -> %" << target; break;
+  }
+  if (!label.empty()) s << "  [" << label << "]";
+  return s.str();
+}
+
+Schedule planSchedule(const Graph& g, const ScheduleOptions& options) { return Planner(g, options).run(); }
+
+const std::string& kernelPrelude() {
+  static const std::string prelude = R"(// Device helpers shared by every generated kernel (same arithmetic as core/ir/ops.hpp).
+__device__ __forceinline__ float cas_tanh(float x) {
+  const float kClamp = 7.90531110763549805f;
+  x = x < -kClamp ? -kClamp : (x > kClamp ? kClamp : x);
+  const float x2 = x * x;
+  float p = -2.76076847742355e-16f;
+  p = p * x2 + 2.00018790482477e-13f;
+  p = p * x2 + -8.60467152213735e-11f;
+  p = p * x2 + 5.12229709037114e-08f;
+  p = p * x2 + 1.48572235717979e-05f;
+  p = p * x2 + 6.37261928875436e-04f;
+  p = p * x2 + 4.89352455891786e-03f;
+  p = p * x;
+  float q = 1.19825839466702e-06f;
+  q = q * x2 + 1.18534705686654e-04f;
+  q = q * x2 + 2.26843463243900e-03f;
+  q = q * x2 + 4.89352518554385e-03f;
+  return p / q;
+}
+__device__ __forceinline__ float cas_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+__device__ __forceinline__ float cas_gelu_derivative(float x) {
+  const float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
+  const float pdf = 0.39894228040143268f * expf(-0.5f * x * x);
+  return cdf + x * pdf;
+}
+__device__ __forceinline__ bool cas_dropout_keep(unsigned long long seed, unsigned long long index, float rate) {
+  unsigned long long z = seed + 0x9E3779B97F4A7C15ull * (index + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return double(z >> 11) * 0x1.0p-53 >= double(rate);
+}
+__device__ __forceinline__ float cas_warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float cas_warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) { const float w = __shfl_xor_sync(0xffffffffu, v, o); v = w > v ? w : v; }
+  return v;
+}
+__device__ __forceinline__ void cas_atomic_max(float* address, float v) {
+  if (v >= 0.f) atomicMax(reinterpret_cast<int*>(address), __float_as_int(v));
+  else atomicMin(reinterpret_cast<unsigned int*>(address), __float_as_uint(v));
+}
+)";
+  return prelude;
+}
+
+}  // namespace cas::gpu

@@ -1,0 +1,699 @@
+#include "gpu/cuda_program.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+#include "gpu/codegen.hpp"
+#include "gpu/cuda_check.hpp"
+
+namespace cas::gpu {
+namespace {
+
+using ir::Node;
+using ir::NodeId;
+using ir::Op;
+using ir::numel;
+
+constexpr std::uint64_t kAlign = 256;
+
+std::uint64_t alignUp(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+
+// A cuBLAS call, prepared at compile time (row-major operands mapped onto column-major calls).
+struct BlasCall {
+  cublasOperation_t opA = CUBLAS_OP_N, opB = CUBLAS_OP_N;
+  int m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
+  long long strideA = 0, strideB = 0, strideC = 0;
+  int batches = 1;
+  bool strided = false;
+  std::vector<std::pair<long long, long long>> perBatch;  // (A offset, B offset) when broadcast is irregular
+  ir::Precision precision = ir::Precision::F32;
+  CUdeviceptr lowA = 0, lowB = 0;  // bf16/fp16 copies of the operands
+};
+
+struct ConvCall {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  int algo = 0;
+  std::size_t workspace = 0;
+  ir::Precision precision = ir::Precision::F32;
+  // bf16/fp16: low-precision copies of the two operands and of the result
+  CUdeviceptr low0 = 0, low1 = 0, lowOut = 0;
+};
+
+struct Launch {
+  CUfunction function = nullptr;
+  unsigned gridX = 1, gridY = 1, block = 256;
+  std::vector<CUdeviceptr> args;
+  std::vector<void*> argPointers;
+  int registers = -1, sharedBytes = -1;
+  double occupancy = -1;
+};
+
+class CudaProgram final : public exec::Executable {
+ public:
+  CudaProgram(const ir::Graph& graph, std::shared_ptr<DeviceRuntime> runtime) : g_(graph), rt_(std::move(runtime)) {
+    const auto start = std::chrono::steady_clock::now();
+    schedule_ = planSchedule(g_);
+    ContextScope scope(rt_->context);
+    try {
+      allocate();
+      compileKernels();
+      prepareLibraryCalls();
+      capture();
+    } catch (...) {
+      releaseAll();
+      throw;
+    }
+    compileMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  ~CudaProgram() override {
+    cuCtxPushCurrent(rt_->context);
+    cuStreamSynchronize(rt_->compute);
+    releaseAll();
+    CUcontext c;
+    cuCtxPopCurrent(&c);
+  }
+
+  const ir::Graph& graph() const override { return g_; }
+  void setFiniteCheck(bool on) override { checkFinite_ = on; }
+
+  void setInput(const std::string& name, const float* data, std::size_t count) override {
+    const NodeId id = inputNode(name, count);
+    ContextScope scope(rt_->context);
+    if (auto it = stagedOffset_.find(id); it != stagedOffset_.end()) {
+      if (uploadPending_) CAS_CU(cuEventSynchronize(uploaded_));  // the previous upload still reads the staging area
+      uploadPending_ = false;
+      std::memcpy(staging_ + it->second, data, count * sizeof(float));
+      dirtyBegin_ = std::min(dirtyBegin_, it->second);
+      dirtyEnd_ = std::max(dirtyEnd_, it->second + count * sizeof(float));
+      return;
+    }
+    onDataStream([&] { CAS_CU(cuMemcpyHtoDAsync(address(id), data, count * sizeof(float), rt_->data)); });
+  }
+
+  void readInput(const std::string& name, float* data, std::size_t count) const override {
+    const NodeId id = inputNode(name, count);
+    ContextScope scope(rt_->context);
+    if (auto it = stagedOffset_.find(id); it != stagedOffset_.end()) {
+      std::memcpy(data, staging_ + it->second, count * sizeof(float));
+      return;
+    }
+    onDataStream([&] { CAS_CU(cuMemcpyDtoHAsync(data, address(id), count * sizeof(float), rt_->data)); });
+  }
+
+  void readOutput(const std::string& name, float* data, std::size_t count) const override {
+    const NodeId id = g_.output(name);
+    if (id == ir::kNoNode) throw std::invalid_argument("the graph has no output named '" + name + "'");
+    const std::int64_t n = numel(g_.node(id).shape);
+    if (std::int64_t(count) != n)
+      throw std::invalid_argument("output '" + name + "' has " + std::to_string(n) + " elements, not " + std::to_string(count));
+    if (!ran_) throw std::logic_error("output '" + name + "' read before the first run");
+    ContextScope scope(rt_->context);
+    CAS_CU(cuStreamSynchronize(rt_->compute));
+    CAS_CU(cuMemcpyDtoH(data, address(id), count * sizeof(float)));
+  }
+
+  void run() override {
+    ContextScope scope(rt_->context);
+    upload();
+    if (graphExec_) CAS_CU(cuGraphLaunch(graphExec_, rt_->compute));
+    else enqueueAll(rt_->compute);
+    ran_ = true;
+    if (checkFinite_) findNonFinite();
+  }
+
+  void finish() override {
+    ContextScope scope(rt_->context);
+    CAS_CU(cuStreamSynchronize(rt_->compute));
+  }
+
+  std::vector<exec::KernelReport> profileKernels(int runs) override;
+  std::vector<std::pair<std::string, std::string>> runtimeStats() const override;
+
+ private:
+  NodeId inputNode(const std::string& name, std::size_t count) const {
+    const NodeId id = g_.findInput(name);
+    if (id == ir::kNoNode) throw std::invalid_argument("the graph has no input named '" + name + "'");
+    const std::int64_t n = numel(g_.node(id).shape);
+    if (std::int64_t(count) != n)
+      throw std::invalid_argument("input '" + name + "' has " + std::to_string(n) + " elements, not " + std::to_string(count));
+    return id;
+  }
+
+  // Parameters and optimizer state move on the data stream, after everything queued on the
+  // compute stream and before anything queued later (the caller waits for the copy).
+  template <typename Copy>
+  void onDataStream(Copy&& copy) const {
+    CAS_CU(cuEventRecord(computed_, rt_->compute));
+    CAS_CU(cuStreamWaitEvent(rt_->data, computed_, 0));
+    copy();
+    CAS_CU(cuStreamSynchronize(rt_->data));
+  }
+
+  CUdeviceptr address(NodeId id) const {
+    const NodeId s = schedule_.storage[size_t(id)];
+    if (s == ir::kNoNode) throw std::logic_error("node %" + std::to_string(id) + " has no storage");
+    return base_ + offset_.at(s);
+  }
+
+  // --- compile ---------------------------------------------------------------------------
+
+  void allocate() {
+    std::vector<bool> updated(g_.nodes.size(), false);
+    for (const ir::Update& u : g_.updates) updated[size_t(g_.findInput(u.input))] = true;
+    // Layout: the accumulators that fills reset (grouped by value, so one memset per value),
+    // then the staged inputs (one contiguous upload), then everything else.
+    std::vector<std::pair<float, NodeId>> fills;
+    for (const Step& s : schedule_.steps)
+      if (s.kind == StepKind::Fill) fills.push_back({s.fill, s.node});
+    std::stable_sort(fills.begin(), fills.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    std::uint64_t cursor = 0;
+    auto place = [&](NodeId id, std::uint64_t align) {
+      if (offset_.count(id)) return;
+      cursor = alignUp(cursor, align);
+      offset_[id] = cursor;
+      cursor += std::uint64_t(numel(g_.node(id).shape)) * sizeof(float);
+    };
+    for (size_t k = 0; k < fills.size(); ++k) {
+      if (k == 0 || fills[k].first != fills[k - 1].first) {
+        cursor = alignUp(cursor, kAlign);
+        fillRanges_.push_back({fills[k].first, cursor, 0});
+      }
+      place(fills[k].second, sizeof(float));
+      fillRanges_.back().bytes = cursor - fillRanges_.back().offset;
+    }
+    cursor = alignUp(cursor, kAlign);
+    stagedBegin_ = cursor;
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (g_.nodes[i].op == Op::Input && !updated[i]) {
+        place(NodeId(i), 16);
+        stagedOffset_[NodeId(i)] = offset_[NodeId(i)] - stagedBegin_;
+      }
+    stagedBytes_ = cursor - stagedBegin_;
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      if (schedule_.storage[i] == NodeId(i)) place(NodeId(i), kAlign);
+    totalBytes_ = std::max<std::uint64_t>(cursor, kAlign);
+    base_ = rt_->pool.allocate(totalBytes_, "the buffers of graph '" + g_.name + "'");
+    CAS_CU(cuMemsetD8Async(base_, 0, totalBytes_, rt_->compute));
+    CAS_CU(cuStreamSynchronize(rt_->compute));  // before the synchronous constant uploads below
+    CAS_CU(cuEventCreate(&computed_, CU_EVENT_DISABLE_TIMING));
+    if (stagedBytes_ > 0) {
+      CAS_CU(cuMemHostAlloc(reinterpret_cast<void**>(&staging_), stagedBytes_, 0));
+      std::memset(staging_, 0, stagedBytes_);
+      CAS_CU(cuEventCreate(&uploaded_, CU_EVENT_DISABLE_TIMING));
+    }
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
+      if (n.op != Op::Constant || schedule_.storage[i] != NodeId(i)) continue;
+      std::vector<float> v = n.attrs.values;
+      if (v.size() == 1) v.assign(size_t(numel(n.shape)), v[0]);
+      CAS_CU(cuMemcpyHtoD(base_ + offset_[NodeId(i)], v.data(), v.size() * sizeof(float)));
+    }
+  }
+
+  CUdeviceptr scratch(std::uint64_t bytes, const std::string& what) {
+    CUdeviceptr p = rt_->pool.allocate(bytes, what);
+    scratch_.push_back(p);
+    return p;
+  }
+
+  void compileKernels() {
+    std::string source = kernelPrelude();
+    bool any = false;
+    for (const Step& s : schedule_.steps)
+      if (s.kind == StepKind::Kernel || s.kind == StepKind::Gemm) {
+        source += "\n" + s.source;
+        any = true;
+      }
+    launches_.resize(schedule_.steps.size());
+    if (!any) return;
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<char> cubin = rt_->cache.cubin(source, g_.name + ".cu", rt_->arch, {}, &cacheOutcome_);
+    kernelCompileMs_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    CAS_CU(cuModuleLoadData(&module_, cubin.data()));
+    for (size_t k = 0; k < schedule_.steps.size(); ++k) {
+      const Step& s = schedule_.steps[k];
+      if (s.kind != StepKind::Kernel && s.kind != StepKind::Gemm) continue;
+      Launch& l = launches_[k];
+      CAS_CU(cuModuleGetFunction(&l.function, module_, s.name.c_str()));
+      for (NodeId p : s.params) l.args.push_back(base_ + offset_.at(p));
+      CAS_CU(cuFuncGetAttribute(&l.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, l.function));
+      CAS_CU(cuFuncGetAttribute(&l.sharedBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, l.function));
+      if (s.kind == StepKind::Gemm) {
+        l.gridX = unsigned(s.gridX);
+        l.gridY = unsigned(s.gridY);
+        l.block = 256;
+      } else {
+        int minGrid = 0, block = 0;
+        CAS_CU(cuOccupancyMaxPotentialBlockSize(&minGrid, &block, l.function, nullptr, 0, 0));
+        if (rt_->threadsPerBlock > 0) block = rt_->threadsPerBlock;
+        block = std::clamp(block / 32 * 32, 32, 1024);
+        l.block = unsigned(block);
+        std::int64_t blocks = 0;
+        for (const Segment& seg : s.segments) blocks += (seg.threads + block - 1) / block;
+        l.gridX = unsigned(std::max<std::int64_t>(blocks, 1));
+      }
+      int active = 0;
+      CAS_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor(&active, l.function, int(l.block), 0));
+      l.occupancy = double(active) * l.block / double(rt_->maxThreadsPerSm);
+      for (CUdeviceptr& a : l.args) l.argPointers.push_back(&a);
+    }
+  }
+
+  void prepareLibraryCalls() {
+    blas_.resize(schedule_.steps.size());
+    conv_.resize(schedule_.steps.size());
+    std::size_t workspace = 0;
+    for (size_t k = 0; k < schedule_.steps.size(); ++k) {
+      const Step& s = schedule_.steps[k];
+      if (s.kind == StepKind::Blas) prepareBlas(g_.node(s.node), blas_[k], s.node);
+      if (s.kind == StepKind::Conv) {
+        prepareConv(g_.node(s.node), conv_[k], s.node);
+        workspace = std::max(workspace, conv_[k].workspace);
+      }
+    }
+    if (workspace > 0) convWorkspace_ = scratch(workspace, "the cuDNN workspace");
+  }
+
+  void prepareBlas(const Node& n, BlasCall& c, NodeId id) {
+    const ir::Shape &as = g_.node(n.inputs[0]).shape, &bs = g_.node(n.inputs[1]).shape;
+    const bool ta = n.attrs.transposeA, tb = n.attrs.transposeB;
+    const std::int64_t m = n.shape[n.shape.size() - 2], nn = n.shape.back(), k = ta ? as[as.size() - 2] : as.back();
+    const ir::Shape lead(n.shape.begin(), n.shape.end() - 2), aLead(as.begin(), as.end() - 2), bLead(bs.begin(), bs.end() - 2);
+    const std::int64_t batches = numel(lead), aSize = as[as.size() - 2] * as.back(), bSize = bs[bs.size() - 2] * bs.back();
+    c.precision = n.precision;
+    c.opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    c.opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    c.n = int(m);  // column-major view: C^T[nn x m] = op(B)^T op(A)^T
+    c.m = int(nn);
+    c.k = int(k);
+    c.lda = int(as.back());
+    c.ldb = int(bs.back());
+    c.ldc = int(nn);
+    if (!ta && numel(bLead) == 1 && numel(aLead) == batches) {
+      c.n = int(batches * m);  // a dense layer: one product over all rows
+    } else if ((numel(aLead) == batches || numel(aLead) == 1) && (numel(bLead) == batches || numel(bLead) == 1)) {
+      c.strided = batches > 1;
+      c.batches = int(batches);
+      c.strideA = numel(aLead) == 1 ? 0 : aSize;
+      c.strideB = numel(bLead) == 1 ? 0 : bSize;
+      c.strideC = m * nn;
+    } else {
+      ir::Shape pa(lead.size() - aLead.size(), 1), pb(lead.size() - bLead.size(), 1);
+      pa.insert(pa.end(), aLead.begin(), aLead.end());
+      pb.insert(pb.end(), bLead.begin(), bLead.end());
+      c.batches = int(batches);
+      for (std::int64_t i = 0; i < batches; ++i) {
+        std::int64_t rest = i, ai = 0, bi = 0, sa = 1, sb = 1;
+        for (size_t d = lead.size(); d-- > 0;) {
+          const std::int64_t coord = rest % lead[d];
+          rest /= lead[d];
+          if (pa[d] != 1) ai += coord * sa;
+          if (pb[d] != 1) bi += coord * sb;
+          sa *= pa[d];
+          sb *= pb[d];
+        }
+        c.perBatch.push_back({ai * aSize, bi * bSize});
+      }
+    }
+    if (c.precision != ir::Precision::F32) {
+      c.lowA = scratch(std::uint64_t(numel(as)) * 2, "a low-precision operand of " + n.label);
+      c.lowB = scratch(std::uint64_t(numel(bs)) * 2, "a low-precision operand of " + n.label);
+    }
+    (void)id;
+  }
+
+  static cudnnDataType_t dnnType(ir::Precision p) {
+    return p == ir::Precision::BF16 ? CUDNN_DATA_BFLOAT16 : p == ir::Precision::F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+  }
+
+  void prepareConv(const Node& n, ConvCall& c, NodeId id) {
+    cudnnHandle_t dnn = rt_->dnn();
+    ir::Shape xs, ws, ys;
+    if (n.op == Op::Conv2d) { xs = g_.node(n.inputs[0]).shape; ws = g_.node(n.inputs[1]).shape; ys = n.shape; }
+    else if (n.op == Op::Conv2dGradInput) { xs = n.attrs.refShape; ws = g_.node(n.inputs[1]).shape; ys = g_.node(n.inputs[0]).shape; }
+    else { xs = g_.node(n.inputs[0]).shape; ws = n.shape; ys = g_.node(n.inputs[1]).shape; }
+    c.precision = n.precision;
+    const cudnnDataType_t type = dnnType(n.precision);
+    CAS_DNN(cudnnCreateTensorDescriptor(&c.x));
+    CAS_DNN(cudnnCreateTensorDescriptor(&c.y));
+    CAS_DNN(cudnnCreateFilterDescriptor(&c.w));
+    CAS_DNN(cudnnCreateConvolutionDescriptor(&c.conv));
+    CAS_DNN(cudnnSetTensor4dDescriptor(c.x, CUDNN_TENSOR_NCHW, type, int(xs[0]), int(xs[1]), int(xs[2]), int(xs[3])));
+    CAS_DNN(cudnnSetTensor4dDescriptor(c.y, CUDNN_TENSOR_NCHW, type, int(ys[0]), int(ys[1]), int(ys[2]), int(ys[3])));
+    CAS_DNN(cudnnSetFilter4dDescriptor(c.w, type, CUDNN_TENSOR_NCHW, int(ws[0]), int(ws[1]), int(ws[2]), int(ws[3])));
+    CAS_DNN(cudnnSetConvolution2dDescriptor(c.conv, int(n.attrs.padTop), int(n.attrs.padLeft), int(n.attrs.strideH), int(n.attrs.strideW), 1, 1,
+                                            CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    // fp32 stays fp32 (no TF32); bf16/fp16 use tensor cores with fp32 accumulation.
+    CAS_DNN(cudnnSetConvolutionMathType(c.conv, n.precision == ir::Precision::F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
+    if (n.precision != ir::Precision::F32) {
+      c.low0 = scratch(std::uint64_t(numel(g_.node(n.inputs[0]).shape)) * 2, "a low-precision operand of " + n.label);
+      c.low1 = scratch(std::uint64_t(numel(g_.node(n.inputs[1]).shape)) * 2, "a low-precision operand of " + n.label);
+      c.lowOut = scratch(std::uint64_t(numel(n.shape)) * 2, "a low-precision result of " + n.label);
+    }
+    // Autotune: cuDNN times its algorithms on these shapes once; the fastest that fits wins.
+    constexpr int kCandidates = 8;
+    int found = 0;
+    const std::size_t limit = 256ull << 20;
+    CUdeviceptr trial = scratch(limit, "cuDNN's algorithm search");
+    CUdeviceptr in0 = c.low0 ? c.low0 : address(n.inputs[0]), in1 = c.low1 ? c.low1 : address(n.inputs[1]);
+    CUdeviceptr out = c.lowOut ? c.lowOut : address(id);
+    auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void*>(p); };
+    if (n.op == Op::Conv2d) {
+      cudnnConvolutionFwdAlgoPerf_t perf[kCandidates];
+      CAS_DNN(cudnnFindConvolutionForwardAlgorithmEx(dnn, c.x, ptr(in0), c.w, ptr(in1), c.conv, c.y, ptr(out), kCandidates, &found, perf, ptr(trial), limit));
+      pickAlgorithm(perf, found, c, n);
+    } else if (n.op == Op::Conv2dGradInput) {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[kCandidates];
+      CAS_DNN(cudnnFindConvolutionBackwardDataAlgorithmEx(dnn, c.w, ptr(in1), c.y, ptr(in0), c.conv, c.x, ptr(out), kCandidates, &found, perf, ptr(trial), limit));
+      pickAlgorithm(perf, found, c, n);
+    } else {
+      cudnnConvolutionBwdFilterAlgoPerf_t perf[kCandidates];
+      CAS_DNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(dnn, c.x, ptr(in0), c.y, ptr(in1), c.conv, c.w, ptr(out), kCandidates, &found, perf, ptr(trial), limit));
+      pickAlgorithm(perf, found, c, n);
+    }
+    rt_->pool.release(trial);
+    scratch_.pop_back();
+  }
+
+  template <typename Perf>
+  void pickAlgorithm(const Perf* perf, int found, ConvCall& c, const Node& n) {
+    for (int i = 0; i < found; ++i)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && (n.precision != ir::Precision::F32 || perf[i].mathType == CUDNN_FMA_MATH ||
+                                                      perf[i].mathType == CUDNN_DEFAULT_MATH)) {
+        c.algo = int(perf[i].algo);
+        c.workspace = perf[i].memory;
+        CAS_DNN(cudnnSetConvolutionMathType(c.conv, perf[i].mathType));
+        return;
+      }
+    throw CudaError("cuDNN has no algorithm for " + std::string(ir::opName(n.op)) + " in " + n.label);
+  }
+
+  void capture() {
+    CUstream s = rt_->compute;
+    CAS_CU(cuStreamSynchronize(s));
+    CAS_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    try {
+      enqueueAll(s);
+    } catch (const std::exception& e) {
+      CUgraph broken = nullptr;
+      cuStreamEndCapture(s, &broken);
+      if (broken) cuGraphDestroy(broken);
+      captureNote_ = std::string("not captured (") + e.what() + "); steps are launched one by one";
+      return;
+    }
+    CAS_CU(cuStreamEndCapture(s, &graph_));
+    CAS_CU(cuGraphInstantiate(&graphExec_, graph_, 0));
+    size_t nodes = 0;
+    cuGraphGetNodes(graph_, nullptr, &nodes);
+    captureNote_ = "captured: " + std::to_string(nodes) + " graph nodes, replayed per run";
+  }
+
+  // The changed part of the staging area goes up on the compute stream, so it lands after the
+  // previous run has read the old values and before this run reads the new ones; setInput waits
+  // for the copy (not for the run) before it writes the staging area again.
+  void upload() {
+    if (dirtyEnd_ <= dirtyBegin_) return;
+    CAS_CU(cuMemcpyHtoDAsync(base_ + stagedBegin_ + dirtyBegin_, staging_ + dirtyBegin_, dirtyEnd_ - dirtyBegin_, rt_->compute));
+    CAS_CU(cuEventRecord(uploaded_, rt_->compute));
+    uploadPending_ = true;
+    dirtyBegin_ = SIZE_MAX;
+    dirtyEnd_ = 0;
+  }
+
+  void enqueueAll(CUstream s) {
+    for (const FillRange& f : fillRanges_) {
+      std::uint32_t bits;
+      std::memcpy(&bits, &f.value, sizeof bits);
+      CAS_CU(cuMemsetD32Async(base_ + f.offset, bits, f.bytes / 4, s));
+    }
+    for (size_t k = 0; k < schedule_.steps.size(); ++k) enqueueStep(k, s);
+  }
+
+  void cast(const char* kernel, CUdeviceptr from, CUdeviceptr to, std::int64_t count, CUstream s) {
+    CUfunction f = rt_->castKernel(kernel);
+    int n = int(count);
+    void* args[] = {&from, &to, &n};
+    const unsigned blocks = unsigned(std::min<std::int64_t>((count + 255) / 256, std::int64_t(rt_->smCount) * 16));
+    CAS_CU(cuLaunchKernel(f, std::max(blocks, 1u), 1, 1, 256, 1, 1, 0, s, args, nullptr));
+  }
+
+  void enqueueStep(size_t k, CUstream s) {
+    const Step& step = schedule_.steps[k];
+    switch (step.kind) {
+      case StepKind::Fill: return;  // done by enqueueAll's memsets
+      case StepKind::Kernel:
+      case StepKind::Gemm: {
+        Launch& l = launches_[k];
+        CAS_CU(cuLaunchKernel(l.function, l.gridX, l.gridY, 1, l.block, 1, 1, 0, s, l.argPointers.data(), nullptr));
+        return;
+      }
+      case StepKind::Copy:
+        CAS_CU(cuMemcpyDtoDAsync(address(step.target), address(step.node), std::uint64_t(numel(g_.node(step.node).shape)) * 4, s));
+        return;
+      case StepKind::Blas: enqueueBlas(step.node, blas_[k], s); return;
+      case StepKind::Conv: enqueueConv(step.node, conv_[k], s); return;
+    }
+  }
+
+  void enqueueBlas(NodeId id, const BlasCall& c, CUstream s) {
+    const Node& n = g_.node(id);
+    CUdeviceptr a = address(n.inputs[0]), b = address(n.inputs[1]), out = address(id);
+    const float one = 1.0f, zero = 0.0f;
+    cublasHandle_t h = rt_->blas;
+    if (c.precision == ir::Precision::F32) {
+      auto fa = reinterpret_cast<const float*>(a), fb = reinterpret_cast<const float*>(b);
+      auto fc = reinterpret_cast<float*>(out);
+      if (!c.perBatch.empty()) {
+        for (int i = 0; i < c.batches; ++i)
+          CAS_BLAS(cublasSgemm(h, c.opB, c.opA, c.m, c.n, c.k, &one, fb + c.perBatch[size_t(i)].second, c.ldb, fa + c.perBatch[size_t(i)].first,
+                               c.lda, &zero, fc + std::int64_t(i) * c.m * c.n, c.ldc));
+      } else if (c.strided) {
+        CAS_BLAS(cublasSgemmStridedBatched(h, c.opB, c.opA, c.m, c.n, c.k, &one, fb, c.ldb, c.strideB, fa, c.lda, c.strideA, &zero, fc, c.ldc,
+                                           c.strideC, c.batches));
+      } else {
+        CAS_BLAS(cublasSgemm(h, c.opB, c.opA, c.m, c.n, c.k, &one, fb, c.ldb, fa, c.lda, &zero, fc, c.ldc));
+      }
+      return;
+    }
+    const bool bf16 = c.precision == ir::Precision::BF16;
+    cast(bf16 ? "cas_to_bf16" : "cas_to_f16", a, c.lowA, numel(g_.node(n.inputs[0]).shape), s);
+    cast(bf16 ? "cas_to_bf16" : "cas_to_f16", b, c.lowB, numel(g_.node(n.inputs[1]).shape), s);
+    const cudaDataType_t type = bf16 ? CUDA_R_16BF : CUDA_R_16F;
+    auto la = reinterpret_cast<const std::uint16_t*>(c.lowA), lb = reinterpret_cast<const std::uint16_t*>(c.lowB);
+    auto fc = reinterpret_cast<float*>(out);
+    if (!c.perBatch.empty()) {
+      for (int i = 0; i < c.batches; ++i)
+        CAS_BLAS(cublasGemmEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, lb + c.perBatch[size_t(i)].second, type, c.ldb, la + c.perBatch[size_t(i)].first,
+                              type, c.lda, &zero, fc + std::int64_t(i) * c.m * c.n, CUDA_R_32F, c.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    } else if (c.strided) {
+      CAS_BLAS(cublasGemmStridedBatchedEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, lb, type, c.ldb, c.strideB, la, type, c.lda, c.strideA, &zero, fc,
+                                          CUDA_R_32F, c.ldc, c.strideC, c.batches, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    } else {
+      CAS_BLAS(cublasGemmEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, lb, type, c.ldb, la, type, c.lda, &zero, fc, CUDA_R_32F, c.ldc,
+                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    }
+  }
+
+  void enqueueConv(NodeId id, const ConvCall& c, CUstream s) {
+    const Node& n = g_.node(id);
+    cudnnHandle_t dnn = rt_->dnn();
+    CUdeviceptr in0 = address(n.inputs[0]), in1 = address(n.inputs[1]), out = address(id);
+    const bool low = c.precision != ir::Precision::F32;
+    const char* down = c.precision == ir::Precision::BF16 ? "cas_to_bf16" : "cas_to_f16";
+    if (low) {
+      cast(down, in0, c.low0, numel(g_.node(n.inputs[0]).shape), s);
+      cast(down, in1, c.low1, numel(g_.node(n.inputs[1]).shape), s);
+      in0 = c.low0;
+      in1 = c.low1;
+    }
+    CUdeviceptr result = low ? c.lowOut : out;
+    const float one = 1.0f, zero = 0.0f;
+    auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void*>(p); };
+    if (n.op == Op::Conv2d)
+      CAS_DNN(cudnnConvolutionForward(dnn, &one, c.x, ptr(in0), c.w, ptr(in1), c.conv, cudnnConvolutionFwdAlgo_t(c.algo), ptr(convWorkspace_),
+                                      c.workspace, &zero, c.y, ptr(result)));
+    else if (n.op == Op::Conv2dGradInput)
+      CAS_DNN(cudnnConvolutionBackwardData(dnn, &one, c.w, ptr(in1), c.y, ptr(in0), c.conv, cudnnConvolutionBwdDataAlgo_t(c.algo),
+                                           ptr(convWorkspace_), c.workspace, &zero, c.x, ptr(result)));
+    else
+      CAS_DNN(cudnnConvolutionBackwardFilter(dnn, &one, c.x, ptr(in0), c.y, ptr(in1), c.conv, cudnnConvolutionBwdFilterAlgo_t(c.algo),
+                                             ptr(convWorkspace_), c.workspace, &zero, c.w, ptr(result)));
+    if (low) cast(c.precision == ir::Precision::BF16 ? "cas_from_bf16" : "cas_from_f16", c.lowOut, out, numel(n.shape), s);
+  }
+
+  void findNonFinite() {
+    CAS_CU(cuStreamSynchronize(rt_->compute));
+    std::vector<float> host;
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
+      if (n.op == Op::Input || n.op == Op::Constant || schedule_.storage[i] == ir::kNoNode) continue;
+      host.resize(size_t(numel(n.shape)));
+      CAS_CU(cuMemcpyDtoH(host.data(), address(NodeId(i)), host.size() * sizeof(float)));
+      for (float v : host) {
+        if (std::isfinite(v)) continue;
+        std::string where = n.label.empty() ? std::string() : " in " + n.label;
+        if (n.line > 0) where += " (line " + std::to_string(n.line) + ":" + std::to_string(n.column) + ")";
+        throw exec::NonFiniteError(std::string(std::isnan(v) ? "NaN" : "Inf") + " first produced by %" + std::to_string(i) + " " +
+                                   std::string(ir::opName(n.op)) + where + " (first stored value with it; fused nodes are checked through their consumers)");
+      }
+    }
+  }
+
+  void releaseAll() {
+    if (graphExec_) cuGraphExecDestroy(graphExec_);
+    if (graph_) cuGraphDestroy(graph_);
+    graphExec_ = nullptr;
+    graph_ = nullptr;
+    for (ConvCall& c : conv_) {
+      if (c.x) cudnnDestroyTensorDescriptor(c.x);
+      if (c.y) cudnnDestroyTensorDescriptor(c.y);
+      if (c.w) cudnnDestroyFilterDescriptor(c.w);
+      if (c.conv) cudnnDestroyConvolutionDescriptor(c.conv);
+    }
+    conv_.clear();
+    if (module_) cuModuleUnload(module_);
+    module_ = nullptr;
+    for (CUdeviceptr p : scratch_) rt_->pool.release(p);
+    scratch_.clear();
+    if (base_) rt_->pool.release(base_);
+    base_ = 0;
+    if (staging_) cuMemFreeHost(staging_);
+    staging_ = nullptr;
+    if (uploaded_) cuEventDestroy(uploaded_);
+    uploaded_ = nullptr;
+    if (computed_) cuEventDestroy(computed_);
+    computed_ = nullptr;
+  }
+
+  struct FillRange {
+    float value;
+    std::uint64_t offset, bytes;
+  };
+
+  ir::Graph g_;
+  std::shared_ptr<DeviceRuntime> rt_;
+  Schedule schedule_;
+  std::map<NodeId, std::uint64_t> offset_;
+  std::map<NodeId, std::size_t> stagedOffset_;
+  std::vector<FillRange> fillRanges_;
+  std::uint64_t stagedBegin_ = 0, stagedBytes_ = 0, totalBytes_ = 0;
+  CUdeviceptr base_ = 0, convWorkspace_ = 0;
+  std::vector<CUdeviceptr> scratch_;
+  char* staging_ = nullptr;
+  std::size_t dirtyBegin_ = SIZE_MAX, dirtyEnd_ = 0;
+  CUevent uploaded_ = nullptr;
+  CUevent computed_ = nullptr;
+  bool uploadPending_ = false;
+  CUmodule module_ = nullptr;
+  std::vector<Launch> launches_;
+  std::vector<BlasCall> blas_;
+  std::vector<ConvCall> conv_;
+  CUgraph graph_ = nullptr;
+  CUgraphExec graphExec_ = nullptr;
+  std::string captureNote_;
+  CacheOutcome cacheOutcome_ = CacheOutcome::Compiled;
+  double compileMs_ = 0, kernelCompileMs_ = 0;
+  bool checkFinite_ = false, ran_ = false;
+};
+
+std::vector<exec::KernelReport> CudaProgram::profileKernels(int runs) {
+  ContextScope scope(rt_->context);
+  runs = std::max(runs, 1);
+  upload();
+  CUstream s = rt_->compute;
+  const size_t count = schedule_.steps.size();
+  std::vector<CUevent> events(count + 1);
+  for (CUevent& e : events) CAS_CU(cuEventCreate(&e, CU_EVENT_DEFAULT));
+  std::vector<double> total(count, 0.0);
+  for (int r = 0; r < runs + 1; ++r) {  // the first run warms up
+    for (const FillRange& f : fillRanges_) {
+      std::uint32_t bits;
+      std::memcpy(&bits, &f.value, sizeof bits);
+      CAS_CU(cuMemsetD32Async(base_ + f.offset, bits, f.bytes / 4, s));
+    }
+    CAS_CU(cuEventRecord(events[0], s));
+    for (size_t k = 0; k < count; ++k) {
+      enqueueStep(k, s);
+      CAS_CU(cuEventRecord(events[k + 1], s));
+    }
+    CAS_CU(cuStreamSynchronize(s));
+    if (r == 0) continue;
+    for (size_t k = 0; k < count; ++k) {
+      float ms = 0;
+      CAS_CU(cuEventElapsedTime(&ms, events[k], events[k + 1]));
+      total[k] += ms * 1000.0;
+    }
+  }
+  for (CUevent e : events) cuEventDestroy(e);
+  ran_ = true;
+  std::vector<exec::KernelReport> out;
+  for (size_t k = 0; k < count; ++k) {
+    const Step& step = schedule_.steps[k];
+    if (step.kind == StepKind::Fill) continue;
+    exec::KernelReport r;
+    r.name = step.name;
+    r.label = step.label;
+    for (const Segment& seg : step.segments) r.nodes += int(seg.members.size());
+    r.timeUs = total[k] / runs;
+    switch (step.kind) {
+      case StepKind::Kernel:
+      case StepKind::Gemm: {
+        const Launch& l = launches_[k];
+        r.kind = "generated";
+        r.source = step.source;
+        r.launch = "grid " + std::to_string(l.gridX) + (l.gridY > 1 ? "x" + std::to_string(l.gridY) : "") + " x block " + std::to_string(l.block);
+        r.registers = l.registers;
+        r.sharedBytes = l.sharedBytes;
+        r.theoreticalOccupancy = l.occupancy;
+        break;
+      }
+      case StepKind::Blas: r.kind = "cuBLAS"; r.launch = blas_[k].precision == ir::Precision::F32 ? "fp32" : "bf16/fp16 tensor cores"; break;
+      case StepKind::Conv: r.kind = "cuDNN"; r.launch = "algorithm " + std::to_string(conv_[k].algo); break;
+      case StepKind::Copy: r.kind = "copy"; break;
+      case StepKind::Fill: break;
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> CudaProgram::runtimeStats() const {
+  const KernelCacheStats cache = rt_->cache.stats();
+  const PoolStats pool = rt_->pool.stats();
+  int kernels = 0, library = 0;
+  for (const Step& s : schedule_.steps) {
+    if (s.kind == StepKind::Kernel || s.kind == StepKind::Gemm) ++kernels;
+    if (s.kind == StepKind::Blas || s.kind == StepKind::Conv) ++library;
+  }
+  const char* outcome = cacheOutcome_ == CacheOutcome::Hit ? "hit (loaded from the kernel cache)"
+                        : cacheOutcome_ == CacheOutcome::Rebuilt ? "rebuilt (the cached entry was corrupt)" : "compiled by NVRTC";
+  std::ostringstream compile;
+  compile.precision(1);
+  compile << std::fixed << compileMs_ << " ms in all, " << kernelCompileMs_ << " ms for the module";
+  return {{"kernels", std::to_string(kernels) + " generated, " + std::to_string(library) + " library calls, " +
+                          std::to_string(schedule_.fusedNodes) + " nodes fused without a buffer"},
+          {"module", outcome},
+          {"kernel cache", std::to_string(cache.hits) + " hits, " + std::to_string(cache.compiled) + " compiled, " +
+                               std::to_string(cache.rebuilt) + " rebuilt (" + rt_->cache.folder().string() + ")"},
+          {"compile", compile.str()},
+          {"graph", captureNote_},
+          {"buffers", formatBytes(totalBytes_)},
+          {"pool", rt_->pool.describe()},
+          {"pool allocations", std::to_string(pool.allocations)},
+          {"pool device allocations", std::to_string(pool.deviceAllocations)}};
+}
+
+}  // namespace
+
+std::unique_ptr<exec::Executable> compileForCuda(const ir::Graph& graph, std::shared_ptr<DeviceRuntime> runtime) {
+  return std::make_unique<CudaProgram>(graph, std::move(runtime));
+}
+
+}  // namespace cas::gpu
