@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -20,12 +21,17 @@ using ir::kNoNode;
 using ir::numel;
 
 constexpr std::int64_t kMaxElements = (1ll << 31) - 1;
-constexpr int kGemmTile = 64;
-constexpr std::int64_t kGemmMaxK = 512;
-constexpr std::int64_t kGemmMaxWork = 1ll << 28;  // M*N*K above which cuBLAS wins
+constexpr std::int64_t kSkinnyRows = 8;            // up to this many rows: one warp per 32 columns
+constexpr std::int64_t kNarrowColumns = 16;        // up to this many columns: one warp per row
+constexpr std::int64_t kGemmMaxK = 1024;           // with an epilogue: at most 16 K steps
+constexpr std::int64_t kSplitChunk = 128;          // split-K: K rows per block
+constexpr std::int64_t kGemmMaxWork = 1ll << 28;   // M*N*K above which cuBLAS wins
 constexpr std::int64_t kReductionThreads = 1 << 16;
 
-bool isFusable(Op op) { return ir::isElementwise(op) || op == Op::BroadcastTo; }
+// Computed per element inside a fused kernel. BroadcastTo and Concat read their inputs from
+// memory at mapped positions (they never join their producers' kernels).
+bool isFusable(Op op) { return ir::isElementwise(op) || op == Op::BroadcastTo || op == Op::Concat; }
+bool readsMapped(Op op) { return op == Op::BroadcastTo || op == Op::Concat; }
 bool isReduction(Op op) { return op == Op::ReduceSum || op == Op::ReduceMax; }
 bool isConv(Op op) { return op == Op::Conv2d || op == Op::Conv2dGradInput || op == Op::Conv2dGradWeight; }
 
@@ -116,6 +122,35 @@ std::string binaryExpr(Op op, const std::string& a, const std::string& b) {
   }
 }
 
+std::int64_t envInt(const char* name, std::int64_t fallback) {
+  const char* env = std::getenv(name);
+  return env && *env ? std::max<std::int64_t>(1, std::atoll(env)) : fallback;
+}
+
+// The blocks per SM the tiled GEMMs ask the compiler to fit (it caps registers to allow them).
+std::int64_t tileBlocksPerSm() { return envInt("CAS_GEMM_BLOCKS_PER_SM", 1); }
+
+// A tiled GEMM's shape: BM x BN outputs per block in K steps of BK, TM x TN outputs per thread.
+struct GemmTile {
+  int bm, bn, bk, tm, tn;
+};
+
+// The tile for an M x N x K product: enough blocks to cover the SMs, as many outputs per thread
+// as that allows. CAS_GEMM_TILE="BM,BN,BK,TM,TN" overrides it (for tuning by hand).
+GemmTile gemmTile(std::int64_t m, std::int64_t n, std::int64_t k, bool split) {
+  if (const char* env = std::getenv("CAS_GEMM_TILE"); env && *env) {
+    GemmTile t{};
+    if (std::sscanf(env, "%d,%d,%d,%d,%d", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn) == 5 && t.bm % t.tm == 0 && t.bn % t.tn == 0) return t;
+  }
+  (void)k;
+  (void)split;
+  // Measured on the H200 for the MLPs' products (1024 x 256 x 256 and smaller): fewer, larger
+  // tiles leave SMs idle, so every tiled GEMM uses 32 x 32 (the merged launches rely on one tile).
+  (void)m;
+  (void)n;
+  return {32, 32, 32, 4, 2};
+}
+
 // A unit of work before horizontal merging: a fusion group or one library/special node.
 struct Unit {
   StepKind kind = StepKind::Kernel;
@@ -125,6 +160,7 @@ struct Unit {
   Shape shape;                 // the group's element shape
   bool closed = false;
   bool dead = false;           // merged into another unit
+  std::int64_t split = 0;      // Gemm: split-K factor (1: not split, with an epilogue)
   std::set<int> deps;          // units it reads from
   int level = 0;
 };
@@ -165,13 +201,21 @@ class Planner {
     }
   }
 
-  bool gemmEligible(const Node& n) const {
-    if (!options_.fuseGemmEpilogues || n.precision != ir::Precision::F32 || n.attrs.transposeA) return false;
+  // The cost model: a generated GEMM for the small fp32 products of RL networks (launch
+  // latency dominates there, and an epilogue saves a kernel), cuBLAS for the rest. Returns the
+  // split-K factor: 0 for cuBLAS, 1 for a GEMM with an epilogue, >1 for a split-K GEMM that
+  // accumulates with atomics (no epilogue; weight gradients, where K is the batch).
+  std::int64_t gemmSplit(const Node& n) const {
+    if (!options_.fuseGemmEpilogues || n.precision != ir::Precision::F32) return 0;
     const Shape& a = node(n.inputs[0]).shape;
     const Shape& b = node(n.inputs[1]).shape;
-    if (b.size() != 2) return false;
-    const std::int64_t m = numel(a) / a.back(), k = a.back(), nn = n.shape.back();
-    return k <= kGemmMaxK && m * nn * k <= kGemmMaxWork;
+    if (b.size() != 2 || (n.attrs.transposeA && a.size() != 2)) return 0;
+    const std::int64_t k = n.attrs.transposeA ? a[0] : a.back();
+    const std::int64_t m = numel(n.shape) / n.shape.back(), nn = n.shape.back();
+    if (m * nn * k > kGemmMaxWork) return 0;
+    if (!n.attrs.transposeA && k <= kGemmMaxK) return 1;
+    const std::int64_t chunk = envInt("CAS_GEMM_SPLIT_CHUNK", kSplitChunk);
+    return std::max<std::int64_t>(2, (k + chunk - 1) / chunk);
   }
 
   int newUnit(StepKind kind, NodeId id) {
@@ -184,11 +228,38 @@ class Planner {
     return int(units_.size()) - 1;
   }
 
-  // The units that node `id` reads from (through reshapes), other than `self`.
+  // A softmax over a short axis can be computed per element (each recomputes its row's max and
+  // sum), so it fuses with its consumers; it reads its input at other elements of the row.
+  bool isRowwise(const Node& n) const {
+    return (n.op == Op::Softmax || n.op == Op::LogSoftmax) && n.shape[size_t(n.attrs.axis)] <= 32;
+  }
+
+  // The unit that computes the value `in` stands for (through reshapes and slice views).
+  int producerUnit(NodeId in) const {
+    const NodeId r = root_[size_t(in)];
+    return view_[size_t(r)] ? producerUnit(node(r).inputs[0]) : unitOf_[size_t(r)];
+  }
+
+  // Units whose results node `id` reads at elements other than its own: they must run in an
+  // earlier launch, never in id's own kernel.
+  std::set<int> indexedSources(NodeId id) const {
+    std::set<int> out;
+    const Node& n = node(id);
+    for (NodeId in : n.inputs) {
+      const NodeId r = root_[size_t(in)];
+      if (isRowwise(n) || n.op == Op::Concat || view_[size_t(r)] || node(in).op == Op::Reshape) {
+        const int v = producerUnit(in);
+        if (v >= 0) out.insert(v);
+      }
+    }
+    return out;
+  }
+
+  // The units that node `id` reads from (through reshapes and views), other than `self`.
   std::set<int> sourcesOf(NodeId id, int self) const {
     std::set<int> out;
     for (NodeId in : node(id).inputs) {
-      const int v = unitOf_[size_t(root_[size_t(in)])];
+      const int v = producerUnit(in);
       if (v >= 0 && v != self) out.insert(v);
     }
     return out;
@@ -218,18 +289,32 @@ class Planner {
   }
 
   void groupNodes() {
+    std::vector<std::vector<NodeId>> users(g_.nodes.size());
+    for (size_t i = 0; i < g_.nodes.size(); ++i)
+      for (NodeId in : g_.nodes[i].inputs) users[size_t(in)].push_back(NodeId(i));
+    view_.assign(g_.nodes.size(), false);
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const NodeId id = NodeId(i);
       const Node& n = g_.nodes[i];
       root_[i] = n.op == Op::Reshape ? root_[size_t(n.inputs[0])] : id;
       if (n.op == Op::Input || n.op == Op::Constant || n.op == Op::Reshape) continue;
+      // A slice read only by fused code is a view: its readers load through the index mapping.
+      if (n.op == Op::Slice && !isOutput(id) && !users[i].empty() &&
+          std::all_of(users[i].begin(), users[i].end(), [&](NodeId r) {
+            const Node& user = node(r);
+            return isFusable(user.op) || isReduction(user.op) || isRowwise(user);
+          })) {
+        view_[i] = true;
+        continue;
+      }
       int unit = -1;
-      if (isFusable(n.op) || isReduction(n.op)) {
+      if (isFusable(n.op) || isReduction(n.op) || isRowwise(n)) {
+        const std::set<int> indexed = indexedSources(id);
         std::vector<int> candidates;
         for (NodeId in : n.inputs) {
           const int u = unitOf_[size_t(root_[size_t(in)])];
-          if (u < 0 || units_[size_t(u)].closed || !isSegmentMember(u) || n.op == Op::BroadcastTo) continue;
-          if (node(in).op == Op::Reshape) continue;  // a reshaped value is read from memory
+          if (u < 0 || units_[size_t(u)].closed || !isSegmentMember(u) || readsMapped(n.op) || isRowwise(n)) continue;
+          if (node(in).op == Op::Reshape || indexed.count(u)) continue;  // read from memory
           const Shape& groupShape = units_[size_t(u)].shape;
           if (isReduction(n.op)) {
             if (units_[size_t(u)].kind == StepKind::Gemm || node(in).shape != groupShape) continue;
@@ -243,7 +328,7 @@ class Planner {
           for (size_t k = 1; k < candidates.size(); ++k)
             if (mergeUnits(candidates[0], candidates[k])) candidates[k] = candidates[0];
         for (int u : candidates)
-          if (mayJoin(id, u)) {
+          if (!indexed.count(u) && mayJoin(id, u)) {
             unit = u;
             break;
           }
@@ -258,8 +343,10 @@ class Planner {
           units_[size_t(unit)].reduction = id;
         }
       } else if (n.op == Op::MatMul) {
-        unit = newUnit(gemmEligible(n) ? StepKind::Gemm : StepKind::Blas, id);
-        if (units_[size_t(unit)].kind == StepKind::Blas) units_[size_t(unit)].closed = true;
+        const std::int64_t split = gemmSplit(n);
+        unit = newUnit(split > 0 ? StepKind::Gemm : StepKind::Blas, id);
+        units_[size_t(unit)].split = split;
+        if (split != 1) units_[size_t(unit)].closed = true;
       } else if (isConv(n.op)) {
         unit = newUnit(StepKind::Conv, id);
         units_[size_t(unit)].closed = true;
@@ -279,6 +366,10 @@ class Planner {
     if (into == from) return true;
     Unit &a = units_[size_t(into)], &b = units_[size_t(from)];
     if (a.kind != StepKind::Kernel || b.kind != StepKind::Kernel || a.shape != b.shape) return false;
+    for (NodeId m : a.members)
+      if (indexedSources(m).count(from)) return false;
+    for (NodeId m : b.members)
+      if (indexedSources(m).count(into)) return false;
     for (int v : a.deps)
       if (v != from && reaches(v, from)) return false;
     for (int v : b.deps)
@@ -343,7 +434,8 @@ class Planner {
     std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) {
       const Unit &ua = units_[size_t(a)], &ub = units_[size_t(b)];
       if (ua.level != ub.level) return ua.level < ub.level;
-      return (ua.kind == StepKind::Kernel) > (ub.kind == StepKind::Kernel);
+      auto rank = [](StepKind k) { return k == StepKind::Kernel ? 0 : k == StepKind::Gemm ? 1 : 2; };
+      return rank(ua.kind) < rank(ub.kind);
     });
   }
 
@@ -361,7 +453,7 @@ class Planner {
     stored_.assign(count, false);
     for (size_t i = 0; i < count; ++i) {
       const Node& n = g_.nodes[i];
-      if (n.op == Op::Reshape) continue;
+      if (n.op == Op::Reshape || view_[i]) continue;
       if (n.op == Op::Input || n.op == Op::Constant || unitOf_[i] < 0) {
         stored_[i] = true;
         continue;
@@ -378,10 +470,17 @@ class Planner {
     for (size_t k = 0; k < order_.size(); ++k) {
       const int u = order_[k];
       const Unit& unit = units_[size_t(u)];
-      const bool mergeable = options_.horizontalFusion && unit.kind == StepKind::Kernel;
-      if (mergeable && !steps_.empty() && steps_.back().kind == StepKind::Kernel && steps_.back().level == unit.level &&
-          steps_.back().units.size() < 32) {
-        steps_.back().units.push_back(u);
+      // Same-level elementwise kernels share a launch; tiled GEMMs too, and kernels of their
+      // level ride along in the GEMMs' launch (with the GEMMs' block size).
+      const bool tiled = unit.kind == StepKind::Gemm && !isSkinny(u);
+      const bool mergeable = options_.horizontalFusion && (unit.kind == StepKind::Kernel || tiled);
+      PendingStep* last = steps_.empty() ? nullptr : &steps_.back();
+      const bool lastTiled = last && last->kind == StepKind::Gemm &&
+                             std::all_of(last->units.begin(), last->units.end(), [&](int v) { return units_[size_t(v)].kind != StepKind::Gemm || !isSkinny(v); });
+      if (mergeable && last && last->level == unit.level && last->units.size() < 32 &&
+          (last->kind == StepKind::Kernel || lastTiled)) {
+        if (tiled) last->kind = StepKind::Gemm;
+        last->units.push_back(u);
       } else {
         steps_.push_back({unit.kind, unit.level, {u}});
       }
@@ -421,6 +520,7 @@ class Planner {
         if (isOutput(r)) return false;
         continue;
       }
+      if (view_[size_t(r)]) return false;
       const int ru = unitOf_[size_t(r)];
       if (ru == u) {
         if (node(r).op == Op::BroadcastTo || node(r).shape != node(in).shape) return false;
@@ -448,8 +548,21 @@ class Planner {
   // The value of `in` for member computations, as an expression: a member's local variable, or a
   // load from memory at the broadcast index of flat index `i` in `shape`.
   std::string operand(NodeId in, int unit, const Shape& shape, const std::string& i, Params& p) {
-    if (unitOf_[size_t(in)] == unit && node(in).op != Op::Reshape) return "v" + std::to_string(in);
+    if (unit >= 0 && unitOf_[size_t(in)] == unit && node(in).op != Op::Reshape) return "v" + std::to_string(in);
     const Node& src = node(in);
+    if (view_[size_t(root_[size_t(in)])]) {
+      const Node& slice = node(root_[size_t(in)]);
+      const Shape& xs = node(slice.inputs[0]).shape;
+      std::int64_t inner = 1;
+      for (size_t d = size_t(slice.attrs.axis) + 1; d < xs.size(); ++d) inner *= xs[d];
+      const std::string at = "(" + broadcastIndex(src.shape, shape, i) + ")";
+      const std::int64_t rowIn = xs[size_t(slice.attrs.axis)] * inner, rowOut = slice.attrs.length * inner;
+      const std::string mapped = "((" + at + " / " + std::to_string(rowOut) + ") * " + std::to_string(rowIn) + " + " +
+                                 std::to_string(slice.attrs.start * inner) + " + " + at + " % " + std::to_string(rowOut) + ")";
+      const NodeId source = slice.inputs[0];
+      if (unitOf_[size_t(source)] == unit && node(source).op != Op::Reshape) throw std::logic_error("a view reads its own kernel's member");
+      return operand(source, -1, xs, mapped, p);
+    }
     if (src.op == Op::Constant && src.attrs.values.size() == 1) return floatLiteral(src.attrs.values[0]);
     return p.name(storageOf(in)) + "[" + broadcastIndex(src.shape, shape, i) + "]";
   }
@@ -465,6 +578,37 @@ class Planner {
       const ir::OpKind kind = ir::opInfo(n.op).kind;
       if (n.op == Op::BroadcastTo) {
         expr = arg(0);
+      } else if (n.op == Op::Concat) {
+        const auto axis = size_t(n.attrs.axis);
+        std::int64_t inner = 1;
+        for (size_t d = axis + 1; d < n.shape.size(); ++d) inner *= n.shape[d];
+        const std::string rowOut = std::to_string(n.shape[axis] * inner);
+        const std::string o = "((" + i + ") / " + rowOut + ")", c = "((" + i + ") % " + rowOut + ")";
+        std::int64_t offset = 0;
+        for (size_t k = 0; k < n.inputs.size(); ++k) {
+          const Shape& part = node(n.inputs[k]).shape;
+          const std::int64_t rowIn = part[axis] * inner;
+          const std::string at = o + " * " + std::to_string(rowIn) + " + " + c + " - " + std::to_string(offset);
+          const std::string load = operand(n.inputs[k], -1, part, at, p);
+          expr += k + 1 < n.inputs.size() ? "(" + c + " < " + std::to_string(offset + rowIn) + " ? " + load + " : " : load;
+          offset += rowIn;
+        }
+        expr += std::string(n.inputs.size() - 1, ')');
+      } else if (isRowwise(n)) {
+        const auto axis = size_t(n.attrs.axis);
+        std::int64_t inner = 1;
+        for (size_t d = axis + 1; d < n.shape.size(); ++d) inner *= n.shape[d];
+        const std::int64_t len = n.shape[axis];
+        const std::string id = std::to_string(m), row = std::to_string(len * inner), step = std::to_string(inner);
+        const std::string base = "((" + i + ") / " + row + ") * " + row + " + (" + i + ") % " + step;
+        const std::string load = operand(n.inputs[0], -1, n.shape, "j" + id, p);
+        s << indent << "float max" << id << " = __int_as_float(0xff800000), sum" << id << " = 0.f;  // " << ir::opName(n.op) << " over its row\n";
+        s << indent << "for (int k = 0; k < " << len << "; ++k) { const int j" << id << " = " << base << " + k * " << step << "; const float x = "
+          << load << "; max" << id << " = x > max" << id << " ? x : max" << id << "; }\n";
+        s << indent << "for (int k = 0; k < " << len << "; ++k) { const int j" << id << " = " << base << " + k * " << step << "; sum" << id
+          << " += expf(" << load << " - max" << id << "); }\n";
+        const std::string self = operand(n.inputs[0], -1, n.shape, i, p);
+        expr = n.op == Op::LogSoftmax ? "(" + self + " - max" + id + " - logf(sum" + id + "))" : "(expf(" + self + " - max" + id + ") / sum" + id + ")";
       } else if (n.op == Op::Dropout) {
         expr = "(cas_dropout_keep(" + std::to_string(n.attrs.seed) + "ull, " + i + ", " + floatLiteral(n.attrs.rate) + ") ? " + arg(0) +
                " * " + floatLiteral(1.0f / (1.0f - n.attrs.rate)) + " : 0.f)";
@@ -592,20 +736,6 @@ class Planner {
         s << "    if (t < " << count << ") " << out << "[t] = " << in(0) << "[" << (src.empty() ? "0" : src) << "];\n";
         return;
       }
-      case Op::Concat: {
-        const auto axis = size_t(n.attrs.axis);
-        const std::int64_t inner = product(n.shape, axis + 1, n.shape.size()), rowOut = n.shape[axis] * inner;
-        s << "    if (t < " << count << ") {\n      const int o = t / " << rowOut << ", c = t % " << rowOut << ";\n";
-        std::int64_t offset = 0;
-        for (size_t k = 0; k < n.inputs.size(); ++k) {
-          const std::int64_t rowIn = node(n.inputs[k]).shape[axis] * inner;
-          s << "      " << (k ? "else " : "") << "if (c < " << offset + rowIn << ") " << out << "[t] = " << in(k) << "[o * " << rowIn
-            << " + c - " << offset << "];\n";
-          offset += rowIn;
-        }
-        s << "    }\n";
-        return;
-      }
       case Op::Slice: {
         const auto axis = size_t(n.attrs.axis);
         const std::int64_t inner = product(xs, axis + 1, xs.size()), rowIn = xs[axis] * inner, rowOut = n.attrs.length * inner;
@@ -705,24 +835,30 @@ class Planner {
     return text;
   }
 
+  // One elementwise, reduction or special unit as a segment: it takes the next
+  // ceil(threads / blockDim.x) blocks of the launch (b counts blocks not yet taken).
+  void emitSegment(int u, Params& p, std::ostringstream& body, Step& step) {
+    Segment seg;
+    seg.members = units_[size_t(u)].members;
+    std::ostringstream s;
+    const Unit& unit = units_[size_t(u)];
+    if (unit.head != kNoNode) emitSpecial(s, unit.head, p, seg);
+    else if (unit.reduction != kNoNode) emitReduction(s, u, p, seg);
+    else emitElementwise(s, u, p, seg);
+    body << "  {  // segment " << step.segments.size() << ": " << seg.members.size() << " node(s), " << seg.threads << " threads\n";
+    body << "    const int blocks = (" << seg.threads << " + blockDim.x - 1) / blockDim.x;\n";
+    body << "    if (b < blocks) {\n    const int t = b * blockDim.x + threadIdx.x;\n" << s.str() << "    return;\n    }\n";
+    body << "    b -= blocks;\n  }\n";
+    step.segments.push_back(std::move(seg));
+  }
+
   void emitKernelStep(const PendingStep& ps, Step& step, int index) {
     Params p;
     std::ostringstream body;
     std::vector<NodeId> all;
     for (int u : ps.units) {
-      Segment seg;
-      seg.members = units_[size_t(u)].members;
-      all.insert(all.end(), seg.members.begin(), seg.members.end());
-      std::ostringstream s;
-      const Unit& unit = units_[size_t(u)];
-      if (unit.head != kNoNode) emitSpecial(s, unit.head, p, seg);
-      else if (unit.reduction != kNoNode) emitReduction(s, u, p, seg);
-      else emitElementwise(s, u, p, seg);
-      body << "  {  // segment " << step.segments.size() << ": " << seg.members.size() << " node(s), " << seg.threads << " threads\n";
-      body << "    const int blocks = (" << seg.threads << " + blockDim.x - 1) / blockDim.x;\n";
-      body << "    if (b < blocks) {\n    const int t = b * blockDim.x + threadIdx.x;\n" << s.str() << "    return;\n    }\n";
-      body << "    b -= blocks;\n  }\n";
-      step.segments.push_back(std::move(seg));
+      all.insert(all.end(), units_[size_t(u)].members.begin(), units_[size_t(u)].members.end());
+      emitSegment(u, p, body, step);
     }
     step.name = kernelName(index, all);
     step.label = labelOf(all);
@@ -735,51 +871,212 @@ class Planner {
     step.params = p.buffers;
   }
 
+  bool isSkinny(int u) const {
+    const Unit& unit = units_[size_t(u)];
+    const Node& mm = node(unit.head);
+    return unit.split == 1 && (numel(mm.shape) / mm.shape.back() <= kSkinnyRows || mm.shape.back() <= kNarrowColumns);
+  }
+
+  // Tiled GEMMs of one level share a launch: each keeps its own range of blocks.
+  void emitMergedGemmStep(const PendingStep& ps, Step& step, int index) {
+    Params p;
+    std::ostringstream body;
+    std::vector<NodeId> all;
+    std::int64_t blocks = 0;
+    int threads = 0;
+    std::string comments;
+    const GemmTile tile = gemmTile(0, 0, 0, false);
+    threads = (tile.bm / tile.tm) * (tile.bn / tile.tn);
+    for (int u : ps.units) {
+      if (units_[size_t(u)].kind == StepKind::Kernel) {  // rides along in the same launch
+        emitSegment(u, p, body, step);
+        blocks += (step.segments.back().threads + threads - 1) / threads;
+        all.insert(all.end(), units_[size_t(u)].members.begin(), units_[size_t(u)].members.end());
+        continue;
+      }
+      Step part;
+      std::string partBody;
+      emitGemmStep(u, part, index, p, &partBody);
+      const std::int64_t count = part.gridX * part.gridY;
+      body << "  if (b < " << count << ") {\n    const int bx = b % " << part.gridX << ", by = b / " << part.gridX << ";\n" << partBody
+           << "    return;\n  }\n  b -= " << count << ";\n";
+      blocks += count;
+      threads = part.blockSize;
+      for (const Segment& seg : part.segments) step.segments.push_back(seg);
+      all.insert(all.end(), units_[size_t(u)].members.begin(), units_[size_t(u)].members.end());
+      comments += part.source;  // the parts' comment lines
+    }
+    step.name = kernelName(index, all);
+    step.label = labelOf(all);
+    step.gridX = blocks;
+    step.gridY = 1;
+    step.blockSize = threads;
+    const GemmTile t = gemmTile(0, 0, 0, false);
+    std::ostringstream s;
+    s << "// " << step.name << ": " << ps.units.size() << " independent GEMMs and kernels in one launch, each in its own range of blocks:\n" << comments;
+    s << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", " << tileBlocksPerSm() << ") " << step.name << "(" << paramList(p) << ") {\n";
+    s << "  __shared__ float As[" << t.bk << "][" << t.bm + 1 << "];\n  __shared__ float Bs[" << t.bk << "][" << t.bn + 1 << "];\n";
+    s << "  int b = blockIdx.x;\n" << body.str() << "}\n";
+    step.source = s.str();
+    step.params = p.buffers;
+  }
+
   void emitGemmStep(int u, Step& step, int index) {
+    Params p;
+    emitGemmStep(u, step, index, p, nullptr);
+  }
+
+  // With `body`, only the kernel's body (block coordinates in bx, by; shared tiles As and Bs
+  // declared by the caller) goes there, and step.source gets the comment lines.
+  void emitGemmStep(int u, Step& step, int index, Params& p, std::string* body) {
     const Unit& unit = units_[size_t(u)];
     const Node& mm = node(unit.head);
     const Shape& as = node(mm.inputs[0]).shape;
-    const std::int64_t k = as.back(), n = mm.shape.back(), m = numel(mm.shape) / n;
-    const bool tb = mm.attrs.transposeB;
-    Params p;
+    const bool ta = mm.attrs.transposeA, tb = mm.attrs.transposeB;
+    const std::int64_t k = ta ? as[0] : as.back(), n = mm.shape.back(), m = numel(mm.shape) / n;
     const std::string a = p.name(storageOf(mm.inputs[0])), b = p.name(storageOf(mm.inputs[1]));
+    const std::string M = std::to_string(m), N = std::to_string(n), K = std::to_string(k);
+    auto aAt = [&](const std::string& row, const std::string& col) {
+      return a + "[" + (ta ? col + " * " + M + " + " + row : row + " * " + K + " + " + col) + "]";
+    };
+    auto bAt = [&](const std::string& row, const std::string& col) {
+      return b + "[" + (tb ? col + " * " + K + " + " + row : row + " * " + N + " + " + col) + "]";
+    };
+    const bool split = unit.split > 1, skinny = !split && m <= kSkinnyRows, narrow = !split && !skinny && n <= kNarrowColumns;
+    // The epilogue: the fused elementwise members at output (row, col), index i.
     std::ostringstream epi;
-    epi << "      const float v" << unit.head << " = acc[ii][jj];\n";
-    if (stored_[size_t(unit.head)]) epi << "      " << p.name(storageOf(unit.head)) << "[i] = v" << unit.head << ";\n";
-    emitMembers(epi, unit, u, mm.shape, "i", p, kNoNode, "      ");
+    const std::string out = stored_[size_t(unit.head)] ? p.name(storageOf(unit.head)) : std::string();
+    if (split) {
+      epi << "      atomicAdd(&" << out << "[i], acc);\n";
+      fills_.push_back({unit.head, 0.0f});
+    } else {
+      epi << "      const float v" << unit.head << " = acc;\n";
+      if (!out.empty()) epi << "      " << out << "[i] = v" << unit.head << ";\n";
+      emitMembers(epi, unit, u, mm.shape, "i", p, kNoNode, "      ");
+    }
     step.name = kernelName(index, unit.members);
     step.label = labelOf(unit.members);
-    step.gridX = (n + kGemmTile - 1) / kGemmTile;
-    step.gridY = (m + kGemmTile - 1) / kGemmTile;
     Segment seg;
     seg.members = unit.members;
-    seg.threads = step.gridX * step.gridY * 256;
-    step.segments.push_back(seg);
     std::ostringstream s;
-    s << "// " << step.name << ": C[" << m << "," << n << "] = A[" << m << "," << k << "] x B" << (tb ? "^T" : "") << " then "
-      << unit.members.size() - 1 << " fused elementwise node(s)" << (step.label.empty() ? "" : "; from " + step.label) << "\n";
-    s << "// Launch: grid (" << step.gridX << ", " << step.gridY << ") of 64x64 output tiles, 256 threads, 4x4 outputs per thread.\n";
-    s << "extern \"C\" __global__ void __launch_bounds__(256) " << step.name << "(" << paramList(p) << ") {\n";
-    s << "  __shared__ float As[16][64 + 4];\n  __shared__ float Bs[16][64 + 4];\n";
-    s << "  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;\n";
-    s << "  const int row0 = blockIdx.y * 64, col0 = blockIdx.x * 64;\n";
-    s << "  float acc[4][4] = {};\n";
-    s << "  for (int k0 = 0; k0 < " << k << "; k0 += 16) {\n";
-    s << "    for (int l = threadIdx.x; l < 1024; l += 256) {\n";
-    s << "      const int r = l / 16, kk = l % 16, m = row0 + r, k = k0 + kk;\n";
-    s << "      As[kk][r] = (m < " << m << " && k < " << k << ") ? " << a << "[m * " << k << " + k] : 0.f;\n";
-    s << "      const int kb = l / 64, c = l % 64, n = col0 + c, k2 = k0 + kb;\n";
-    s << "      Bs[kb][c] = (n < " << n << " && k2 < " << k << ") ? " << b << "[" << (tb ? "n * " + std::to_string(k) + " + k2" : "k2 * " + std::to_string(n) + " + n") << "] : 0.f;\n";
-    s << "    }\n    __syncthreads();\n";
-    s << "    #pragma unroll\n    for (int kk = 0; kk < 16; ++kk) {\n";
-    s << "      float a[4], b[4];\n      #pragma unroll\n      for (int q = 0; q < 4; ++q) { a[q] = As[kk][ty + 16 * q]; b[q] = Bs[kk][tx + 16 * q]; }\n";
-    s << "      #pragma unroll\n      for (int ii = 0; ii < 4; ++ii)\n        #pragma unroll\n        for (int jj = 0; jj < 4; ++jj) acc[ii][jj] += a[ii] * b[jj];\n";
-    s << "    }\n    __syncthreads();\n  }\n";
-    s << "  #pragma unroll\n  for (int ii = 0; ii < 4; ++ii)\n    #pragma unroll\n    for (int jj = 0; jj < 4; ++jj) {\n";
-    s << "      const int m = row0 + ty + 16 * ii, n = col0 + tx + 16 * jj;\n";
-    s << "      if (m >= " << m << " || n >= " << n << ") continue;\n";
-    s << "      const int i = m * " << n << " + n;\n";
-    s << epi.str() << "    }\n}\n";
+    const std::string shape = "C[" + M + "," + N + "] = A" + (ta ? "^T" : "") + " x B" + (tb ? "^T" : "") + " (K " + K + ")";
+    if (narrow) {
+      // Few columns (the policy and value heads): a warp per row, lanes split K, the row's
+      // N sums are reduced across the warp.
+      step.gridX = (m + 7) / 8;
+      step.gridY = 1;
+      s << "// " << step.name << ": " << shape << ", then " << unit.members.size() - 1 << " fused node(s)"
+        << (step.label.empty() ? "" : "; from " + step.label) << "\n";
+      s << "// Launch: " << step.gridX << " block(s) of 256 threads; warp = row, lanes stride over K.\n";
+      s << "extern \"C\" __global__ void __launch_bounds__(256) " << step.name << "(" << paramList(p) << ") {\n";
+      s << "  const int lane = threadIdx.x & 31, row = blockIdx.x * 8 + (threadIdx.x >> 5);\n";
+      s << "  if (row >= " << M << ") return;\n";
+      s << "  float sum[" << n << "] = {};\n";
+      s << "  for (int k = lane; k < " << K << "; k += 32) {\n    const float ak = " << aAt("row", "k") << ";\n";
+      s << "    #pragma unroll\n    for (int c = 0; c < " << n << "; ++c) sum[c] += ak * " << bAt("k", "c") << ";\n  }\n";
+      s << "  #pragma unroll\n  for (int c = 0; c < " << n << "; ++c) sum[c] = cas_warp_sum(sum[c]);\n";
+      s << "  #pragma unroll\n  for (int col = 0; col < " << n << "; ++col) {\n";
+      s << "    if (lane != col) continue;\n";
+      s << "    const float acc = sum[col];\n    const int i = row * " << N << " + col;\n" << epi.str() << "  }\n}\n";
+      seg.threads = step.gridX * 256;
+    } else if (skinny) {
+      // Few rows (a batch-1 forward pass): lanes own columns, the 8 warps split K, shared
+      // memory sums the warps' partial dot products.
+      step.gridX = (n + 31) / 32;
+      step.gridY = 1;
+      s << "// " << step.name << ": " << shape << ", then " << unit.members.size() - 1 << " fused node(s)"
+        << (step.label.empty() ? "" : "; from " + step.label) << "\n";
+      s << "// Launch: " << step.gridX << " block(s) of 256 threads; lane = column, warp = K slice of " << (k + 7) / 8 << ".\n";
+      s << "extern \"C\" __global__ void __launch_bounds__(256) " << step.name << "(" << paramList(p) << ") {\n";
+      s << "  __shared__ float partial[8][" << m << "][32];\n";
+      s << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, col = blockIdx.x * 32 + lane;\n";
+      s << "  float sum[" << m << "] = {};\n";
+      s << "  if (col < " << N << ") {\n";
+      s << "    const int k0 = warp * " << (k + 7) / 8 << ", k1 = min(" << K << ", k0 + " << (k + 7) / 8 << ");\n";
+      s << "    #pragma unroll 8\n    for (int k = k0; k < k1; ++k) {\n      const float bk = " << bAt("k", "col") << ";\n";
+      s << "      #pragma unroll\n      for (int r = 0; r < " << m << "; ++r) sum[r] += " << aAt("r", "k") << " * bk;\n    }\n  }\n";
+      s << "  #pragma unroll\n  for (int r = 0; r < " << m << "; ++r) partial[warp][r][lane] = sum[r];\n";
+      s << "  __syncthreads();\n";
+      s << "  if (warp != 0 || col >= " << N << ") return;\n";
+      s << "  #pragma unroll\n  for (int row = 0; row < " << m << "; ++row) {\n";
+      s << "      float acc = 0.f;\n      #pragma unroll\n      for (int w = 0; w < 8; ++w) acc += partial[w][row][lane];\n";
+      s << "      const int i = row * " << N << " + col;\n" << epi.str() << "  }\n}\n";
+      seg.threads = step.gridX * 256;
+    } else {
+      // BM x BN output tiles; each of the (BM/TM)*(BN/TN) threads computes TM x TN outputs; K in
+      // steps of BK through shared memory; the next step's tiles are loaded into registers while
+      // this one is multiplied.
+      const GemmTile t = gemmTile(m, n, k, split);
+      const int threads = (t.bm / t.tm) * (t.bn / t.tn), rowsPerPass = t.bm / t.tm, colsPerPass = t.bn / t.tn;
+      const int loadsA = t.bm * t.bk / threads, loadsB = t.bk * t.bn / threads;
+      const std::int64_t chunks = split ? unit.split : 1, chunkK = split ? (k + chunks - 1) / chunks : k;
+      const std::int64_t rowTiles = (m + t.bm - 1) / t.bm;
+      step.gridX = (n + t.bn - 1) / t.bn;
+      step.gridY = rowTiles * chunks;
+      step.blockSize = threads;
+      s << "// " << step.name << ": " << shape << (split ? ", split into " + std::to_string(chunks) + " K chunks added atomically" :
+                                                              ", then " + std::to_string(unit.members.size() - 1) + " fused node(s)")
+        << (step.label.empty() ? "" : "; from " + step.label) << "\n";
+      s << "// Launch: grid (" << step.gridX << ", " << step.gridY << ") of " << t.bm << "x" << t.bn << " tiles" << (split ? " x K chunks" : "")
+        << ", " << threads << " threads with " << t.tm << "x" << t.tn << " outputs each, K steps of " << t.bk << ".\n";
+      s << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", " << tileBlocksPerSm() << ") " << step.name << "(" << paramList(p) << ") {\n";
+      s << "  __shared__ float As[" << t.bk << "][" << t.bm + 1 << "];\n  __shared__ float Bs[" << t.bk << "][" << t.bn + 1 << "];\n";
+      if (!body) s << "  const int bx = blockIdx.x, by = blockIdx.y;\n";
+      const size_t bodyStart = size_t(s.tellp());
+      s << "  const int tx = threadIdx.x % " << colsPerPass << ", ty = threadIdx.x / " << colsPerPass << ";\n";
+      s << "  const int row0 = (by % " << rowTiles << ") * " << t.bm << ", col0 = bx * " << t.bn << ";\n";
+      s << "  const int kBegin = (by / " << rowTiles << ") * " << chunkK << ", kEnd = min(" << K << ", kBegin + " << chunkK << ");\n";
+      s << "  float acc[" << t.tm << "][" << t.tn << "] = {};\n";
+      s << "  float ra[" << loadsA << "], rb[" << loadsB << "];\n";
+      // Element e of a tile: neighbouring threads take neighbouring addresses of the operand.
+      const std::string aRow = ta ? "e % " + std::to_string(t.bm) : "e / " + std::to_string(t.bk);
+      const std::string aCol = ta ? "e / " + std::to_string(t.bm) : "e % " + std::to_string(t.bk);
+      const std::string bCol = tb ? "e / " + std::to_string(t.bk) : "e % " + std::to_string(t.bn);
+      const std::string bRow = tb ? "e % " + std::to_string(t.bk) : "e / " + std::to_string(t.bn);
+      auto loadTiles = [&](const std::string& k0) {
+        std::ostringstream l;
+        l << "    #pragma unroll\n    for (int q = 0; q < " << loadsA << "; ++q) {\n      const int e = threadIdx.x + " << threads << " * q;\n";
+        l << "      const int m = row0 + " << aRow << ", k = " << k0 << " + " << aCol << ";\n";
+        l << "      ra[q] = (m < " << M << " && k < kEnd) ? " << aAt("m", "k") << " : 0.f;\n    }\n";
+        l << "    #pragma unroll\n    for (int q = 0; q < " << loadsB << "; ++q) {\n      const int e = threadIdx.x + " << threads << " * q;\n";
+        l << "      const int n = col0 + " << bCol << ", k = " << k0 << " + " << bRow << ";\n";
+        l << "      rb[q] = (n < " << N << " && k < kEnd) ? " << bAt("k", "n") << " : 0.f;\n    }\n";
+        return l.str();
+      };
+      s << "  {\n" << loadTiles("kBegin") << "  }\n";
+      s << "  for (int k0 = kBegin; k0 < kEnd; k0 += " << t.bk << ") {\n";
+      s << "    #pragma unroll\n    for (int q = 0; q < " << loadsA << "; ++q) { const int e = threadIdx.x + " << threads << " * q; As[" << aCol
+        << "][" << aRow << "] = ra[q]; }\n";
+      s << "    #pragma unroll\n    for (int q = 0; q < " << loadsB << "; ++q) { const int e = threadIdx.x + " << threads << " * q; Bs[" << bRow
+        << "][" << bCol << "] = rb[q]; }\n";
+      s << "    __syncthreads();\n";
+      s << "    if (k0 + " << t.bk << " < kEnd) {\n      const int next = k0 + " << t.bk << ";\n" << loadTiles("next") << "    }\n";
+      s << "    #pragma unroll\n    for (int kk = 0; kk < " << t.bk << "; ++kk) {\n";
+      s << "      float a[" << t.tm << "], b[" << t.tn << "];\n";
+      s << "      #pragma unroll\n      for (int r = 0; r < " << t.tm << "; ++r) a[r] = As[kk][ty + " << rowsPerPass << " * r];\n";
+      s << "      #pragma unroll\n      for (int c = 0; c < " << t.tn << "; ++c) b[c] = Bs[kk][tx + " << colsPerPass << " * c];\n";
+      s << "      #pragma unroll\n      for (int r = 0; r < " << t.tm << "; ++r)\n        #pragma unroll\n        for (int c = 0; c < " << t.tn
+        << "; ++c) acc[r][c] += a[r] * b[c];\n";
+      s << "    }\n    __syncthreads();\n  }\n";
+      s << "  #pragma unroll\n  for (int r = 0; r < " << t.tm << "; ++r)\n    #pragma unroll\n    for (int c = 0; c < " << t.tn << "; ++c) {\n";
+      s << "      const int row = row0 + ty + " << rowsPerPass << " * r, col = col0 + tx + " << colsPerPass << " * c;\n";
+      s << "      if (row >= " << M << " || col >= " << N << ") continue;\n";
+      s << "      const float acc_ = acc[r][c];\n      const int i = row * " << N << " + col;\n";
+      std::string e = epi.str();
+      for (size_t at = e.find(" acc;"); at != std::string::npos; at = e.find(" acc;", at)) e.replace(at, 5, " acc_;");
+      for (size_t at = e.find(", acc)"); at != std::string::npos; at = e.find(", acc)", at)) e.replace(at, 6, ", acc_)");
+      s << e << "    }\n";
+      seg.threads = step.gridX * step.gridY * threads;
+      if (body) {
+        const std::string text = s.str();
+        *body = text.substr(bodyStart);
+        step.source = text.substr(0, text.find("extern \"C\""));
+        step.segments.push_back(seg);
+        return;
+      }
+      s << "}\n";
+    }
+    step.segments.push_back(seg);
     step.source = s.str();
     step.params = p.buffers;
   }
@@ -793,7 +1090,8 @@ class Planner {
       if (ps.kind == StepKind::Kernel) {
         emitKernelStep(ps, step, index);
       } else if (ps.kind == StepKind::Gemm) {
-        emitGemmStep(ps.units[0], step, index);
+        if (ps.units.size() == 1) emitGemmStep(ps.units[0], step, index);
+        else emitMergedGemmStep(ps, step, index);
       } else {
         const Unit& unit = units_[size_t(ps.units[0])];
         step.node = unit.head;
@@ -833,6 +1131,7 @@ class Planner {
   std::vector<Unit> units_;
   std::vector<int> order_;
   std::vector<bool> stored_;
+  std::vector<bool> view_;  // slices read through their index mapping, never stored
   std::vector<PendingStep> steps_;
   std::set<NodeId> aliased_;
   std::vector<std::pair<NodeId, NodeId>> copies_;
@@ -852,7 +1151,7 @@ std::string Step::describe() const {
   }
   switch (kind) {
     case StepKind::Kernel: s << "kernel " << name << ": " << segments.size() << " segment(s), " << nodes << " node(s), " << threads << " threads"; break;
-    case StepKind::Gemm: s << "kernel " << name << ": tiled GEMM + " << nodes - 1 << " fused node(s), grid " << gridX << "x" << gridY; break;
+    case StepKind::Gemm: s << "kernel " << name << ": GEMM + " << nodes - 1 << " fused node(s), grid " << gridX << "x" << gridY; break;
     case StepKind::Blas: s << name << " (cuBLAS)"; break;
     case StepKind::Conv: s << name << " (cuDNN)"; break;
     case StepKind::Fill: s << "fill %" << node; break;

@@ -46,6 +46,7 @@ struct Step {
   ir::NodeId target = ir::kNoNode;   // Copy: the input written
   float fill = 0;                    // Fill
   std::int64_t gridX = 0, gridY = 0;  // Gemm: tiles
+  int blockSize = 256;                // Gemm: threads per block
   std::string label;                 // the PDL layers it computes, for reports
   std::string describe() const;      // "kernel k7_tanh_add: 3 nodes, 65536 threads"
 };

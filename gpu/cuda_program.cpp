@@ -115,8 +115,8 @@ class CudaProgram final : public exec::Executable {
       throw std::invalid_argument("output '" + name + "' has " + std::to_string(n) + " elements, not " + std::to_string(count));
     if (!ran_) throw std::logic_error("output '" + name + "' read before the first run");
     ContextScope scope(rt_->context);
+    CAS_CU(cuMemcpyDtoHAsync(data, address(id), count * sizeof(float), rt_->compute));
     CAS_CU(cuStreamSynchronize(rt_->compute));
-    CAS_CU(cuMemcpyDtoH(data, address(id), count * sizeof(float)));
   }
 
   void run() override {
@@ -201,7 +201,6 @@ class CudaProgram final : public exec::Executable {
     totalBytes_ = std::max<std::uint64_t>(cursor, kAlign);
     base_ = rt_->pool.allocate(totalBytes_, "the buffers of graph '" + g_.name + "'");
     CAS_CU(cuMemsetD8Async(base_, 0, totalBytes_, rt_->compute));
-    CAS_CU(cuStreamSynchronize(rt_->compute));  // before the synchronous constant uploads below
     CAS_CU(cuEventCreate(&computed_, CU_EVENT_DISABLE_TIMING));
     if (stagedBytes_ > 0) {
       CAS_CU(cuMemHostAlloc(reinterpret_cast<void**>(&staging_), stagedBytes_, 0));
@@ -213,7 +212,8 @@ class CudaProgram final : public exec::Executable {
       if (n.op != Op::Constant || schedule_.storage[i] != NodeId(i)) continue;
       std::vector<float> v = n.attrs.values;
       if (v.size() == 1) v.assign(size_t(numel(n.shape)), v[0]);
-      CAS_CU(cuMemcpyHtoD(base_ + offset_[NodeId(i)], v.data(), v.size() * sizeof(float)));
+      CAS_CU(cuMemcpyHtoDAsync(base_ + offset_[NodeId(i)], v.data(), v.size() * sizeof(float), rt_->compute));
+      CAS_CU(cuStreamSynchronize(rt_->compute));  // v is about to go away
     }
   }
 
@@ -248,10 +248,13 @@ class CudaProgram final : public exec::Executable {
       if (s.kind == StepKind::Gemm) {
         l.gridX = unsigned(s.gridX);
         l.gridY = unsigned(s.gridY);
-        l.block = 256;
+        l.block = unsigned(s.blockSize);
       } else {
         int minGrid = 0, block = 0;
         CAS_CU(cuOccupancyMaxPotentialBlockSize(&minGrid, &block, l.function, nullptr, 0, 0));
+        // The calculator maximises occupancy; these kernels are small, so more, smaller blocks
+        // spread them over more SMs (and more memory pipes): at most 256 threads.
+        block = std::min(block, 256);
         if (rt_->threadsPerBlock > 0) block = rt_->threadsPerBlock;
         block = std::clamp(block / 32 * 32, 32, 1024);
         l.block = unsigned(block);
@@ -535,7 +538,8 @@ class CudaProgram final : public exec::Executable {
       const Node& n = g_.nodes[i];
       if (n.op == Op::Input || n.op == Op::Constant || schedule_.storage[i] == ir::kNoNode) continue;
       host.resize(size_t(numel(n.shape)));
-      CAS_CU(cuMemcpyDtoH(host.data(), address(NodeId(i)), host.size() * sizeof(float)));
+      CAS_CU(cuMemcpyDtoHAsync(host.data(), address(NodeId(i)), host.size() * sizeof(float), rt_->compute));
+      CAS_CU(cuStreamSynchronize(rt_->compute));
       for (float v : host) {
         if (std::isfinite(v)) continue;
         std::string where = n.label.empty() ? std::string() : " in " + n.label;

@@ -168,15 +168,28 @@ class TestCudaBackend : public QObject {
     const train::BenchmarkNet& n = *train::findBenchmarkNet(net.toStdString());
     const std::int64_t batch = n.name == "atari_nature_cnn" ? 32 : 256;
     const pdl::CompiledPolicy policy = benchmarkPolicy(n, batch, false);
-    train::Updater onCpu(*cpu(), policy, train::LossKind::PolicyGradient, {}, n.actionCount, 3);
-    train::Updater onCuda(*cuda(), policy, train::LossKind::PolicyGradient, {}, n.actionCount, 3);
+    // The CNN trains with SGD + momentum: its convolutions sum up to 2048 products in cuDNN's
+    // order, not im2col's, and Adam, which normalises each gradient element, turns the tiny
+    // differences of near-zero gradients (dead ReLU units) into full steps in either direction
+    // (after 5 Adam steps its losses differ by about 1%). SGD moves in proportion to the gradient.
+    train::OptimizerConfig config;
+    if (n.name == "atari_nature_cnn") {
+      config.kind = "sgd";
+      config.learningRate = 0.01f;
+    }
+    train::Updater onCpu(*cpu(), policy, train::LossKind::PolicyGradient, config, n.actionCount, 3);
+    train::Updater onCuda(*cuda(), policy, train::LossKind::PolicyGradient, config, n.actionCount, 3);
     const UpdateData d = updateData(n, batch);
     setUpdateData(onCpu.executable(), d);
     setUpdateData(onCuda.executable(), d);
+    const double lossRtol = 1e-3;
+    double worst = 0;
     for (int step = 0; step < 10; ++step) {
       const float a = onCpu.step(), b = onCuda.step();
-      QVERIFY2(std::abs(a - b) <= 1e-4 + 1e-3 * std::abs(a), qPrintable(QStringLiteral("loss at step %1: CPU %2, CUDA %3").arg(step).arg(a).arg(b)));
+      worst = std::max(worst, std::abs(double(a) - b) / std::abs(double(a)));
+      QVERIFY2(std::abs(a - b) <= 1e-4 + lossRtol * std::abs(a), qPrintable(QStringLiteral("loss at step %1: CPU %2, CUDA %3").arg(step).arg(a).arg(b)));
     }
+    qInfo("largest relative loss difference over 10 steps: %.2e", worst);
     // Adam moves an element by about lr per step whatever its gradient, so an element whose
     // gradient is near zero may go either way; nearly all must agree tightly.
     for (const auto& p : policy.parameters) {
