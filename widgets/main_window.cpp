@@ -13,21 +13,30 @@
 #include <QToolBar>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QProgressBar>
 #include <QSettings>
+#include <QSpinBox>
 #include <QStatusBar>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <limits>
+
 #include "cas/version.hpp"
 #include "core/exec/backend.hpp"
 #include "core/project/project.hpp"
+#include "widgets/board_view.hpp"
+#include "widgets/kernel_view.hpp"
 #include "widgets/log_panel.hpp"
 #include "widgets/metrics_panel.hpp"
 #include "widgets/run_controller.hpp"
 #include "widgets/parameter_table_model.hpp"
-#include "widgets/policy_view.hpp"
+#include "widgets/play_panel.hpp"
+#include "widgets/pdl_editor.hpp"
 #include "widgets/project_panel.hpp"
+#include "widgets/search_tree_view.hpp"
 
 namespace cas::widgets {
 
@@ -36,18 +45,32 @@ constexpr int kMaxRecentProjects = 8;
 const QString kRecentKey = QStringLiteral("recentProjects");
 const QString kGeometryKey = QStringLiteral("window/geometry");
 const QString kStateKey = QStringLiteral("window/state");
+
+QString duration(double seconds) {
+  if (seconds < 10) return MainWindow::tr("%1 s").arg(std::max(0.0, seconds), 0, 'f', 1);  // tic-tac-toe iterations take under a second
+  const auto s = qint64(seconds + 0.5);
+  if (s >= 3600) return MainWindow::tr("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
+  if (s >= 60) return MainWindow::tr("%1 min %2 s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+  return MainWindow::tr("%1 s").arg(s);
+}
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       projectPanel_(new ProjectPanel),
-      policyView_(new PolicyView),
+      policyEditor_(new PdlEditor),
       logPanel_(new LogPanel),
       parameterModel_(new ParameterTableModel(this)),
       backendLabel_(new QLabel),
       metrics_(new MetricsPanel),
       run_(new RunController(this)),
-      changes_(new QListWidget) {
+      changes_(new QListWidget),
+      playPanel_(new PlayPanel(run_)) {
+  kernelView_ = new KernelView;
+  iterationBudget_ = new QSpinBox;
+  progressLabel_ = new QLabel;
+  progressBar_ = new QProgressBar;
+  progressTimer_ = new QTimer(this);
   setWindowTitle(tr("CUDA-Agent Studio"));
   setObjectName(QStringLiteral("mainWindow"));
   setDockNestingEnabled(true);
@@ -61,10 +84,24 @@ MainWindow::MainWindow(QWidget* parent)
   auto* runMenu = menuBar()->addMenu(tr("&Run"));
   trainAction_ = runMenu->addAction(tr("&Train"), QKeySequence(tr("Ctrl+T")), this, &MainWindow::startTraining);
   pauseAction_ = runMenu->addAction(tr("&Pause"), QKeySequence(tr("Ctrl+P")), this, &MainWindow::togglePause);
+  stepAction_ = runMenu->addAction(tr("Ste&p"), QKeySequence(tr("Ctrl+J")), this, &MainWindow::stepSimulation);
+  stepAction_->setToolTip(tr("While paused: one more simulation in every self-play game"));
   stopAction_ = runMenu->addAction(tr("&Stop"), QKeySequence(tr("Ctrl+.")), this, &MainWindow::stopTraining);
+  trainAction_->setObjectName(QStringLiteral("trainAction"));
+  pauseAction_->setObjectName(QStringLiteral("pauseAction"));
+  stepAction_->setObjectName(QStringLiteral("stepAction"));
+  stopAction_->setObjectName(QStringLiteral("stopAction"));
   QToolBar* runBar = addToolBar(tr("Run"));
   runBar->setObjectName(QStringLiteral("runToolBar"));
-  runBar->addActions({trainAction_, pauseAction_, stopAction_});
+  runBar->addActions({trainAction_, pauseAction_, stepAction_, stopAction_});
+  runBar->addSeparator();
+  iterationBudget_->setObjectName(QStringLiteral("iterationBudget"));
+  iterationBudget_->setRange(0, 1000000);
+  iterationBudget_->setSpecialValueText(tr("no iteration limit"));
+  iterationBudget_->setPrefix(tr("stop after "));
+  iterationBudget_->setSuffix(tr(" iterations"));
+  iterationBudget_->setToolTip(tr("The next run's budget; the status bar shows its progress and ETA."));
+  runBar->addWidget(iterationBudget_);
   viewMenu_ = menuBar()->addMenu(tr("&View"));
   auto* helpMenu = menuBar()->addMenu(tr("&Help"));
   helpMenu->addAction(tr("&About CUDA-Agent Studio"), this, &MainWindow::showAbout);
@@ -89,19 +126,24 @@ MainWindow::MainWindow(QWidget* parent)
 
   QDockWidget* project = addPanel(QStringLiteral("projectDock"), tr("Project"), projectPanel_, Qt::LeftDockWidgetArea);
   QDockWidget* tuningDock = addPanel(QStringLiteral("tuningDock"), tr("Tuning"), tuning, Qt::LeftDockWidgetArea);
-  QDockWidget* editor = addPanel(QStringLiteral("policyDock"), tr("Policy editor"), policyView_, Qt::RightDockWidgetArea);
-  QDockWidget* tree = addPanel(QStringLiteral("searchTreeDock"), tr("Search tree"),
-                               notYetPanel(tr("The live search tree of a self-play game will appear here; the tree view is not available yet.")),
-                               Qt::RightDockWidgetArea);
+  QDockWidget* editor = addPanel(QStringLiteral("policyDock"), tr("Policy editor"), policyEditor_, Qt::RightDockWidgetArea);
+  searchTree_ = new SearchTreePanel;
+  searchTree_->setRunController(run_);
+  QDockWidget* tree = addPanel(QStringLiteral("searchTreeDock"), tr("Search tree"), searchTree_, Qt::RightDockWidgetArea);
+  // Training is what the tree is for: the live tree comes to the front when a run starts.
+  connect(run_, &RunController::runStarted, tree, &QDockWidget::raise);
   QDockWidget* metrics = addPanel(QStringLiteral("metricsDock"), tr("Metrics"), metrics_, Qt::RightDockWidgetArea);
-  QDockWidget* kernels = addPanel(QStringLiteral("kernelsDock"), tr("Kernels"),
-                                  notYetPanel(tr("Per-kernel time and occupancy will appear here for runs on the CUDA backend; kernel metrics are not available yet.")),
-                                  Qt::RightDockWidgetArea);
+  QDockWidget* kernels = addPanel(QStringLiteral("kernelsDock"), tr("Kernels"), kernelView_, Qt::RightDockWidgetArea);
   QDockWidget* log = addPanel(QStringLiteral("logDock"), tr("Log"), logPanel_, Qt::BottomDockWidgetArea);
   splitDockWidget(project, tuningDock, Qt::Vertical);
   splitDockWidget(editor, metrics, Qt::Horizontal);
   tabifyDockWidget(editor, tree);
   tabifyDockWidget(metrics, kernels);
+  // Beside the search tree, not behind it: a clicked tree node's position shows on the board.
+  QDockWidget* board = addPanel(QStringLiteral("boardDock"), tr("Board"), playPanel_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(kernels, board);
+  connect(searchTree_, &SearchTreePanel::positionSelected, playPanel_->boardView(), &BoardView::showPosition);
+  connect(searchTree_, &SearchTreePanel::positionSelected, board, &QDockWidget::raise);
   editor->raise();
   metrics->raise();
   defaultDockSizes_ = [this, project, tuningDock, editor, metrics, log] {
@@ -109,11 +151,20 @@ MainWindow::MainWindow(QWidget* parent)
     resizeDocks({editor, metrics, project, tuningDock, log}, {560, 560, 190, 370, 150}, Qt::Vertical);
   };
 
+  progressLabel_->setObjectName(QStringLiteral("runProgress"));
+  progressBar_->setObjectName(QStringLiteral("runProgressBar"));
+  progressBar_->setMaximumWidth(160);
+  progressBar_->setFormat(QStringLiteral("%v / %m"));
+  progressBar_->hide();
+  statusBar()->addPermanentWidget(progressLabel_);
+  statusBar()->addPermanentWidget(progressBar_);
   statusBar()->addPermanentWidget(backendLabel_);
+  progressTimer_->setInterval(1000);  // the elapsed time and ETA move on between iterations
+  connect(progressTimer_, &QTimer::timeout, this, &MainWindow::updateRunProgress);
   backendLabel_->setObjectName(QStringLiteral("backendStatus"));
   updateBackendStatus(QStringLiteral("auto"));
 
-  connect(projectPanel_, &ProjectPanel::fileActivated, policyView_, &PolicyView::openFile);
+  connect(projectPanel_, &ProjectPanel::fileActivated, policyEditor_, &PdlEditor::openFile);
   connect(parameterModel_, &ParameterTableModel::parameterEditRequested, this, &MainWindow::requestParameter);
   connectRun();
   updateRunActions();
@@ -143,14 +194,6 @@ QDockWidget* MainWindow::addPanel(const QString& objectName, const QString& titl
   return dock;
 }
 
-QWidget* MainWindow::notYetPanel(const QString& sentence) {
-  auto* label = new QLabel(sentence);
-  label->setWordWrap(true);
-  label->setAlignment(Qt::AlignCenter);
-  label->setMargin(16);
-  return label;
-}
-
 QString MainWindow::backendStatusText() const { return backendLabel_->text(); }
 
 void MainWindow::updateBackendStatus(const QString& device) {
@@ -176,11 +219,16 @@ void MainWindow::connectRun() {
     metrics_->clear();
     changes_->clear();
     parameterModel_->setLiveEditing(true);
+    kernelView_->runStarted(run_->backendId());
+    progressTimer_->start();
+    updateRunProgress();
     logPanel_->appendMessage(LogPanel::Level::Info, tr("Training started; the run folder is %1.").arg(folder));
     updateRunActions();
   });
   connect(run_, &RunController::iterationFinished, this, [this](const train::IterationReport& r) {
     metrics_->addIteration(r);
+    kernelView_->addIteration(r);
+    updateRunProgress();
     statusBar()->showMessage(tr("Iteration %1: %2 games, loss %3, %4 simulations/s")
                                  .arg(r.iteration)
                                  .arg(r.gamesPlayed)
@@ -199,7 +247,7 @@ void MainWindow::connectRun() {
                              .arg(QString::fromStdString(c.name), QString::fromStdString(c.to), QString::fromStdString(c.from))
                              .arg(c.iteration);
     changes_->addItem(line);
-    parameterModel_->applyChange(QString::fromStdString(c.name), QString::fromStdString(c.to));
+    parameterModel_->applyChange(QString::fromStdString(c.name), QString::fromStdString(c.to), c.iteration);
     logPanel_->appendMessage(LogPanel::Level::Info, line);
   });
   connect(run_, &RunController::messagePosted, this, [this](const QString& m) { logPanel_->appendMessage(LogPanel::Level::Info, m); });
@@ -207,8 +255,16 @@ void MainWindow::connectRun() {
     logPanel_->appendMessage(LogPanel::Level::Error, tr("The run stopped: %1").arg(m));
     statusBar()->showMessage(tr("The run stopped on an error; see the Log."), 10000);
   });
+  connect(run_, &RunController::kernelsProfiled, kernelView_, &KernelView::showProfile);
+  connect(kernelView_, &KernelView::profileRequested, run_, &RunController::requestKernelProfile);
+  connect(run_, &RunController::simulationStepped, this, [this](qint64 n) {
+    statusBar()->showMessage(tr("Simulations stepped in every self-play game during this run: %1").arg(n), 5000);
+  });
   connect(run_, &RunController::runFinished, this, [this] {
     parameterModel_->setLiveEditing(false);
+    kernelView_->runFinished();
+    progressTimer_->stop();
+    updateRunProgress();
     logPanel_->appendMessage(LogPanel::Level::Info, tr("Training stopped; the run is checkpointed in %1.").arg(run_->runFolder()));
     updateRunActions();
   });
@@ -218,7 +274,39 @@ void MainWindow::updateRunActions() {
   trainAction_->setEnabled(project_.has_value() && !run_->running());
   pauseAction_->setEnabled(run_->running());
   pauseAction_->setText(run_->paused() ? tr("&Resume") : tr("&Pause"));
+  stepAction_->setEnabled(run_->running() && run_->paused());
   stopAction_->setEnabled(run_->running());
+  iterationBudget_->setEnabled(!run_->running());
+}
+
+QString MainWindow::runProgressText() const { return progressLabel_->text(); }
+
+void MainWindow::updateRunProgress() {
+  const RunProgress p = run_->progress();
+  progressBar_->setVisible(run_->running() && p.iterationBudget > 0);
+  if (p.iterationBudget > 0) {
+    progressBar_->setRange(0, int(std::min<qint64>(p.iterationBudget, std::numeric_limits<int>::max())));
+    progressBar_->setValue(int(std::min(p.iterations, p.iterationBudget)));
+  }
+  QString text;
+  if (!run_->running()) {
+    text = p.iterations > 0 ? tr("The run ended after %1 iterations in %2.").arg(p.iterations).arg(duration(p.activeSeconds)) : QString();
+  } else if (p.iterations == 0) {
+    text = p.iterationBudget > 0 ? tr("Iteration 0 of %1, %2 elapsed").arg(p.iterationBudget).arg(duration(p.activeSeconds))
+                                 : tr("%1 elapsed, the first iteration is running").arg(duration(p.activeSeconds));
+  } else if (p.iterationBudget > 0) {
+    text = tr("Iteration %1 of %2, about %3 left (%4 per iteration)")
+               .arg(p.iterations)
+               .arg(p.iterationBudget)
+               .arg(duration(p.etaSeconds), duration(p.meanIterationSeconds));
+  } else {
+    text = tr("Iteration %1, %2 elapsed, %3 iterations/min")
+               .arg(p.iterations)
+               .arg(duration(p.activeSeconds))
+               .arg(60.0 / std::max(p.meanIterationSeconds, 1e-9), 0, 'f', 1);
+  }
+  if (run_->running() && run_->paused()) text = tr("%1 (paused)").arg(text);
+  progressLabel_->setText(text);
 }
 
 void MainWindow::startTraining() {
@@ -226,6 +314,7 @@ void MainWindow::startTraining() {
   const QString root = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/runs");
   project::Project p = *project_;
   p.parameters = parameterModel_->values();
+  run_->setLimits({iterationBudget_->value(), 0});
   run_->startTraining(p, root);
 }
 
@@ -238,6 +327,11 @@ void MainWindow::togglePause() {
     logPanel_->appendMessage(LogPanel::Level::Info, tr("Training pauses after the current iteration."));
   }
   updateRunActions();
+  updateRunProgress();
+}
+
+void MainWindow::stepSimulation() {
+  if (run_->running() && run_->paused()) run_->stepSimulation();
 }
 
 void MainWindow::stopTraining() {
@@ -248,6 +342,7 @@ void MainWindow::stopTraining() {
 void MainWindow::requestParameter(const QString& name, const QString& value) {
   const QString problem = run_->requestParameter(name, value);
   if (problem.isEmpty()) {
+    parameterModel_->markRequested(name, value);
     logPanel_->appendMessage(LogPanel::Level::Info, tr("%1 = %2 requested; it applies at the next iteration.").arg(name, value));
   } else {
     logPanel_->appendMessage(LogPanel::Level::Error, tr("Refused: %1").arg(problem));
@@ -262,6 +357,7 @@ QStringList MainWindow::changeLog() const {
 }
 
 bool MainWindow::openProject(const QString& folder) {
+  if (!policyEditor_->maybeSave()) return false;  // the user kept editing the open policy
   const project::LoadResult result = project::loadProject(folder.toStdString());
   for (const Diagnostic& d : result.diagnostics.items()) {
     logPanel_->appendMessage(d.severity == Severity::Error ? LogPanel::Level::Error : LogPanel::Level::Warning,
@@ -276,9 +372,11 @@ bool MainWindow::openProject(const QString& folder) {
   project_ = p;
   updateRunActions();
   projectPanel_->showProject(p);
-  policyView_->openFile(QString::fromStdString(p.policyFile.string()));
+  policyEditor_->setProject(p);
+  policyEditor_->openFile(QString::fromStdString(p.policyFile.string()));
   parameterModel_->showParameters(p.parameters);
   updateBackendStatus(QString::fromStdString(p.parameters.getChoice("runtime.device")));
+  kernelView_->setDevice(QString::fromStdString(p.parameters.getChoice("runtime.device")));
   setWindowTitle(tr("%1 — CUDA-Agent Studio").arg(QString::fromStdString(p.name)));
   logPanel_->appendMessage(LogPanel::Level::Info, tr("Opened project %1 (%2).").arg(QString::fromStdString(p.name), folder));
   rememberProject(QFileInfo(folder).absoluteFilePath());
@@ -313,6 +411,10 @@ void MainWindow::rebuildRecentMenu() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!policyEditor_->maybeSave()) {
+    event->ignore();
+    return;
+  }
   QSettings settings;
   settings.setValue(kGeometryKey, saveGeometry());
   settings.setValue(kStateKey, saveState());

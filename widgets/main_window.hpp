@@ -1,5 +1,5 @@
 #pragma once
-// The studio's main window: docks (Project, Policy editor, Search tree, Metrics, Kernels,
+// The studio's main window: docks (Project, Policy editor, Search tree, Metrics, Kernels, Board,
 // Tuning, Log), menus, the backend in the status bar, and persisted window state and recent
 // projects (QSettings). GUI thread only.
 #include <QMainWindow>
@@ -14,15 +14,21 @@ class QDockWidget;
 class QListWidget;
 class QLabel;
 class QMenu;
+class QProgressBar;
+class QSpinBox;
+class QTimer;
 
 namespace cas::widgets {
 
 class LogPanel;
 class MetricsPanel;
 class RunController;
-class PolicyView;
+class PdlEditor;
 class ProjectPanel;
 class ParameterTableModel;
+class KernelView;
+class PlayPanel;
+class SearchTreePanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -32,11 +38,15 @@ class MainWindow : public QMainWindow {
 
   QStringList recentProjects() const { return recent_; }
   QString backendStatusText() const;
-  PolicyView* policyView() const { return policyView_; }
+  PdlEditor* policyEditor() const { return policyEditor_; }
   ProjectPanel* projectPanel() const { return projectPanel_; }
   LogPanel* logPanel() const { return logPanel_; }
   ParameterTableModel* parameterModel() const { return parameterModel_; }
   MetricsPanel* metricsPanel() const { return metrics_; }
+  KernelView* kernelView() const { return kernelView_; }
+  QString runProgressText() const;  // the status bar's progress and ETA
+  PlayPanel* playPanel() const { return playPanel_; }
+  SearchTreePanel* searchTreePanel() const { return searchTree_; }
   RunController* runController() const { return run_; }
   QStringList changeLog() const;
 
@@ -48,6 +58,7 @@ class MainWindow : public QMainWindow {
   void startTraining();
   void togglePause();
   void stopTraining();
+  void stepSimulation();  // while paused: one more simulation in every self-play game
   void requestParameter(const QString& name, const QString& value);
 
  protected:
@@ -56,15 +67,15 @@ class MainWindow : public QMainWindow {
 
  private:
   QDockWidget* addPanel(const QString& objectName, const QString& title, QWidget* content, Qt::DockWidgetArea area);
-  QWidget* notYetPanel(const QString& sentence);
   void rememberProject(const QString& folder);
   void rebuildRecentMenu();
   void updateBackendStatus(const QString& device);
   void updateRunActions();
   void connectRun();
+  void updateRunProgress();
 
   ProjectPanel* projectPanel_;
-  PolicyView* policyView_;
+  PdlEditor* policyEditor_;
   LogPanel* logPanel_;
   ParameterTableModel* parameterModel_;
   QLabel* backendLabel_;
@@ -75,7 +86,14 @@ class MainWindow : public QMainWindow {
   MetricsPanel* metrics_;
   RunController* run_;
   QListWidget* changes_;
-  QAction *trainAction_ = nullptr, *pauseAction_ = nullptr, *stopAction_ = nullptr;
+  PlayPanel* playPanel_;
+  SearchTreePanel* searchTree_ = nullptr;
+  QAction *trainAction_ = nullptr, *pauseAction_ = nullptr, *stopAction_ = nullptr, *stepAction_ = nullptr;
+  KernelView* kernelView_;
+  QSpinBox* iterationBudget_;
+  QLabel* progressLabel_;
+  QProgressBar* progressBar_;
+  QTimer* progressTimer_;
   std::function<void()> defaultDockSizes_;
 };
 

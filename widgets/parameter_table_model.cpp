@@ -18,6 +18,9 @@ int ParameterTableModel::columnCount(const QModelIndex& parent) const { return p
 QVariant ParameterTableModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
   const engine::ParameterSpec& spec = specs()[static_cast<size_t>(index.row())];
+  if (role == Qt::ToolTipRole && index.column() == Applies)
+    return spec.live ? tr("Changed during a run, it applies at the next iteration; the change is logged with that iteration.")
+                     : tr("Takes effect when a run starts; to change it, stop the run and start a new one.");
   if (role == Qt::ToolTipRole) return QCoreApplication::translate("cas::Parameters", spec.help.c_str());
   if (role == Qt::FontRole && index.column() == Value && !values_.isDefault(spec.name)) {
     QFont bold;
@@ -42,7 +45,13 @@ QVariant ParameterTableModel::data(const QModelIndex& index, int role) const {
         }
       }
       return {};
-    case Applies: return spec.live ? tr("live") : tr("on restart");
+    case Applies: {
+      const QString name = QString::fromStdString(spec.name);
+      if (!spec.live) return liveEditing_ ? tr("on restart (fixed for this run)") : tr("on restart");
+      if (requested_.contains(name)) return tr("live: %1 requested, applies at the next iteration").arg(requested_.value(name));
+      if (appliedAt_.contains(name)) return tr("live: applied at iteration %1").arg(appliedAt_.value(name));
+      return tr("live");
+    }
   }
   return {};
 }
@@ -72,16 +81,41 @@ bool ParameterTableModel::setData(const QModelIndex& index, const QVariant& valu
 
 void ParameterTableModel::setLiveEditing(bool on) {
   liveEditing_ = on;
-  if (rowCount() > 0) emit dataChanged(index(0, Value), index(rowCount() - 1, Value));
+  // A new run starts with no changes of its own; requests a finished run never applied are void.
+  if (on) appliedAt_.clear();
+  requested_.clear();
+  if (rowCount() > 0) emit dataChanged(index(0, Value), index(rowCount() - 1, Applies));
 }
 
-void ParameterTableModel::applyChange(const QString& name, const QString& value) {
+int ParameterTableModel::rowOf(const std::string& name) const {
+  for (int r = 0; r < rowCount(); ++r)
+    if (specs()[size_t(r)].name == name) return r;
+  return -1;
+}
+
+void ParameterTableModel::refreshRow(int row) {
+  if (row >= 0) emit dataChanged(index(row, Value), index(row, Applies));
+}
+
+void ParameterTableModel::markRequested(const QString& name, const QString& value) {
+  const engine::ParameterSpec* spec = engine::ParameterRegistry::standard().find(name.toStdString());
+  std::string error;
+  const auto v = spec ? engine::parseValue(*spec, value.toStdString(), &error) : std::nullopt;
+  if (!v) return;
+  // Kept in the engine's spelling ("3.50" reads "3.5"), which is what the applied change reports.
+  requested_.insert(name, QString::fromStdString(engine::formatValue(*v)));
+  refreshRow(rowOf(spec->name));
+}
+
+void ParameterTableModel::applyChange(const QString& name, const QString& value, qint64 iteration) {
   const engine::ParameterSpec* spec = engine::ParameterRegistry::standard().find(name.toStdString());
   if (!spec) return;
   std::string error;
   if (auto v = engine::parseValue(*spec, value.toStdString(), &error)) values_.set(spec->name, *v);
-  for (int r = 0; r < rowCount(); ++r)
-    if (specs()[size_t(r)].name == spec->name) emit dataChanged(index(r, Value), index(r, Value));
+  // Requests apply in order, so the newest request is still pending unless this is its value.
+  if (requested_.value(name) == value) requested_.remove(name);
+  appliedAt_.insert(name, iteration);
+  refreshRow(rowOf(spec->name));
 }
 
 void ParameterTableModel::showParameters(const engine::ParameterSet& values) {

@@ -2,18 +2,29 @@
 
 #include <QDateTime>
 #include <QDir>
+#include <QFileInfo>
 #include <QMetaObject>
+
+#include <algorithm>
 
 namespace cas::widgets {
 
-RunController::RunController(QObject* parent) : QObject(parent) {}
+RunController::RunController(QObject* parent) : QObject(parent) {
+  connect(this, &RunController::iterationFinished, this, [this] {
+    ++iterationsDone_;
+    activeAtLastIteration_ = activeSeconds();
+  });
+}
 
 RunController::~RunController() = default;  // the engine stops and joins in its destructor
 
 bool RunController::startTraining(const project::Project& project, const QString& runsRoot) {
   if (engine_) return false;
-  const QString folder = QDir(runsRoot).filePath(QString::fromStdString(project.name) + QLatin1Char('-') +
-                                                 QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
+  const QString stamped = QDir(runsRoot).filePath(QString::fromStdString(project.name) + QLatin1Char('-') +
+                                                  QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
+  // Runs started within the same second (a quick stop and restart) get folders of their own.
+  QString folder = stamped;
+  for (int n = 2; QFileInfo::exists(folder); ++n) folder = stamped + QStringLiteral("-%1").arg(n);
   std::string error;
   auto run = engine::RunFolder::create(folder.toStdString(), project, &error);
   auto backend = run ? exec::BackendRegistry::instance().selectForGraphs(project.parameters.getChoice("runtime.device"), &error) : nullptr;
@@ -49,9 +60,21 @@ bool RunController::startTraining(const project::Project& project, const QString
     QMetaObject::invokeMethod(this, [this, t] { emit treeSnapshotReady(t); }, Qt::QueuedConnection);
   };
   events.finished = [this] { QMetaObject::invokeMethod(this, &RunController::collectFinishedEngine, Qt::QueuedConnection); };
-  engine_ = std::make_unique<engine::Engine>(std::move(trainer), std::move(*run), events, engine::EngineLimits{});
+  // After an iteration the engine thread is between iterations and the trainer's backend is free:
+  // the place to time its kernels.
+  events.iterationFinished = [this, forward = std::move(events.iterationFinished), engineTrainer = trainer.get()](const train::IterationReport& r) {
+    forward(r);
+    if (const int runs = kernelProfileRuns_.exchange(0); runs > 0) profileKernels(*engineTrainer, r.iteration, runs);
+  };
+  engine_ = std::make_unique<engine::Engine>(std::move(trainer), std::move(*run), events, limits_);
   runFolder_ = folder;
   paused_ = false;
+  backendId_ = QString::fromStdString(backend->id());
+  clock_.start();
+  pausedMs_ = pausedSinceMs_ = 0;
+  iterationsDone_ = 0;
+  activeAtLastIteration_ = 0;
+  kernelProfileRuns_ = 0;
   engine_->start();
   emit runStarted(folder);
   return true;
@@ -60,12 +83,14 @@ bool RunController::startTraining(const project::Project& project, const QString
 void RunController::pauseTraining() {
   if (!engine_) return;
   engine_->pause();
+  if (!paused_) pausedSinceMs_ = clock_.elapsed();
   paused_ = true;
 }
 
 void RunController::resumeTraining() {
   if (!engine_) return;
   engine_->resume();
+  if (paused_) pausedMs_ += clock_.elapsed() - pausedSinceMs_;
   paused_ = false;
 }
 
@@ -79,6 +104,49 @@ void RunController::stepSimulation() {
 
 void RunController::requestTreeSnapshot(int game, int maxNodes) {
   if (engine_) engine_->requestSnapshot(game, maxNodes);
+}
+
+void RunController::requestKernelProfile(int runs) {
+  if (engine_) kernelProfileRuns_ = std::max(1, runs);
+}
+
+void RunController::profileKernels(train::AlphaZeroTrainer& trainer, qint64 iteration, int runs) {
+  KernelProfile profile;
+  profile.iteration = iteration;
+  profile.runs = runs;
+  profile.batch = trainer.inferenceBatch();
+  exec::Executable& program = trainer.inferenceProgram();
+  profile.graph = QString::fromStdString(program.graph().name);
+  try {
+    profile.kernels = program.profileKernels(runs);
+    profile.runtimeStats = program.runtimeStats();
+  } catch (const std::exception& e) {
+    const QString reason = tr("The kernels could not be timed: %1").arg(QString::fromUtf8(e.what()));
+    QMetaObject::invokeMethod(this, [this, reason] { emit messagePosted(reason); }, Qt::QueuedConnection);
+    return;
+  }
+  QMetaObject::invokeMethod(this, [this, profile] { emit kernelsProfiled(profile); }, Qt::QueuedConnection);
+}
+
+double RunController::activeSeconds() const {
+  if (!clock_.isValid()) return 0;
+  const qint64 now = clock_.elapsed();
+  return double(now - pausedMs_ - (paused_ ? now - pausedSinceMs_ : 0)) / 1000.0;
+}
+
+RunProgress RunController::progress() const {
+  RunProgress p;
+  p.iterations = iterationsDone_;
+  p.iterationBudget = limits_.iterations;
+  p.activeSeconds = running() ? activeSeconds() : activeAtLastIteration_;
+  if (iterationsDone_ > 0) p.meanIterationSeconds = activeAtLastIteration_ / double(iterationsDone_);
+  if (p.iterationBudget > 0 && iterationsDone_ > 0)
+    p.etaSeconds = std::max<double>(0, p.meanIterationSeconds * double(p.iterationBudget - iterationsDone_));
+  if (limits_.minutes > 0 && clock_.isValid()) {  // the engine counts minutes of wall time, pauses included
+    const double left = std::max(0.0, limits_.minutes * 60 - double(clock_.elapsed()) / 1000.0);
+    p.etaSeconds = p.etaSeconds < 0 ? left : std::min(p.etaSeconds, left);
+  }
+  return p;
 }
 
 QString RunController::requestParameter(const QString& name, const QString& value) {

@@ -2,14 +2,40 @@
 // The studio's side of a training run: starts an engine (core/engine) on its own thread and turns
 // the engine's callbacks, which arrive on the engine thread, into queued Qt signals on the GUI
 // thread. The GUI never blocks on the engine.
+// Kernel metrics are measured on the engine thread too, between two iterations, where the
+// trainer's backend is free; only an atomic request count crosses threads.
 // Thread-safety: a RunController lives on the GUI thread; its slots are called there.
+#include <QElapsedTimer>
 #include <QObject>
 #include <QString>
+#include <atomic>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/engine/engine.hpp"
 
 namespace cas::widgets {
+
+// The kernels of a run's self-play inference program, timed on the run's backend.
+struct KernelProfile {
+  qint64 iteration = 0;  // measured after this iteration
+  int runs = 0;          // each kernel's time is the mean over this many runs
+  qint64 batch = 0;      // positions per inference call
+  QString graph;         // the inference graph's name
+  std::vector<cas::exec::KernelReport> kernels;
+  std::vector<std::pair<std::string, std::string>> runtimeStats;
+};
+
+// Where a run stands: iterations against the budget, and the time it has been running.
+struct RunProgress {
+  qint64 iterations = 0;            // finished in this run
+  qint64 iterationBudget = 0;       // 0: no budget
+  double activeSeconds = 0;         // since the start, pauses left out
+  double meanIterationSeconds = 0;  // 0 before the first iteration
+  double etaSeconds = -1;           // -1 without a budget (iterations or minutes)
+};
 
 class RunController : public QObject {
   Q_OBJECT
@@ -20,6 +46,10 @@ class RunController : public QObject {
   bool running() const { return engine_ != nullptr; }
   bool paused() const { return paused_; }
   QString runFolder() const { return runFolder_; }
+  QString backendId() const { return backendId_; }  // the running (or last) run's backend: "cpu", "cuda"
+  // Budget of the next run started (0 iterations / minutes: none).
+  void setLimits(const cas::engine::EngineLimits& limits) { limits_ = limits; }
+  RunProgress progress() const;
 
  public slots:
   // Creates a run folder under `runsRoot` and starts training; returns false (after emitting
@@ -34,6 +64,9 @@ class RunController : public QObject {
   void stepSimulation();
   // The top `maxNodes` nodes of self-play game `game`'s tree (treeSnapshotReady follows).
   void requestTreeSnapshot(int game, int maxNodes);
+  // Times each kernel of the run's inference program over `runs` runs at the end of the current
+  // iteration (kernelsProfiled follows; a failure is posted as a message). Empty on the CPU backend.
+  void requestKernelProfile(int runs);
 
  signals:
   void runStarted(const QString& folder);
@@ -43,15 +76,28 @@ class RunController : public QObject {
   void runFailed(const QString& reason);
   void simulationStepped(qint64 simulations);
   void treeSnapshotReady(const cas::train::TreeSnapshot& snapshot);
+  void kernelsProfiled(const cas::widgets::KernelProfile& profile);
   void runFinished();
 
  private slots:
   void collectFinishedEngine();
 
  private:
+  // Runs on the engine thread, between iterations.
+  void profileKernels(train::AlphaZeroTrainer& trainer, qint64 iteration, int runs);
+  double activeSeconds() const;
+
+  // Declared before engine_ so that it outlives the engine thread, which reads it.
+  std::atomic<int> kernelProfileRuns_{0};
   std::unique_ptr<engine::Engine> engine_;
   QString runFolder_;
   bool paused_ = false;
+  QString backendId_;
+  engine::EngineLimits limits_;
+  QElapsedTimer clock_;              // since the run started
+  qint64 pausedMs_ = 0, pausedSinceMs_ = 0;
+  qint64 iterationsDone_ = 0;
+  double activeAtLastIteration_ = 0;
 };
 
 }  // namespace cas::widgets

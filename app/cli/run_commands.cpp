@@ -11,6 +11,7 @@
 
 #include "app/cli/commands.hpp"
 #include "core/engine/engine.hpp"
+#include "core/engine/trained_run.hpp"
 #include "core/support/atomic_file.hpp"
 
 namespace cas::cli {
@@ -33,43 +34,33 @@ std::string duration(double seconds) {
   return b;
 }
 
-// A trainer for an existing run, restored from its newest valid checkpoint.
+// A trainer for an existing run, restored from its newest valid checkpoint (core/engine/trained_run),
+// with what happened on the way reported on stderr.
 std::unique_ptr<train::AlphaZeroTrainer> openRun(const std::string& dir, const std::string& device, std::optional<engine::RunFolder>* folder,
                                                  bool requireCheckpoint) {
-  project::Project p;
   std::string error;
-  auto run = engine::RunFolder::open(dir, &p, &error);
-  if (!run) {
-    std::cerr << "error: " << error << "\n";
-    return nullptr;
-  }
   auto backend = exec::BackendRegistry::instance().selectForGraphs(device, &error);
   if (!backend) {
     std::cerr << "error: " << error << "\n";
     return nullptr;
   }
-  auto trainer = std::make_unique<train::AlphaZeroTrainer>(p, backend);
-  std::vector<std::string> skipped;
-  std::string name;
-  auto bytes = run->newestCheckpoint(&skipped, &name);
-  for (const std::string& s : skipped) std::cerr << "warning: skipping checkpoint " << s << "\n";
-  if (bytes) {
-    if (!trainer->restore(*bytes, &error)) {
-      std::cerr << "error: checkpoint " << name << " cannot be used: " << error << "\n";
-      return nullptr;
-    }
-    std::cerr << (requireCheckpoint ? "using " : "resumed from ") << (run->path() / "checkpoints" / name).string() << " (iteration "
-              << trainer->iteration() << ")\n";
-    if (!requireCheckpoint) {  // training goes on: iterations after the checkpoint will run again
-      const int dropped = run->trimMetricsAfter(trainer->iteration(), &error);
-      if (dropped > 0) std::cerr << "dropped " << dropped << " metric line(s) recorded after that checkpoint\n";
-    }
-  } else if (requireCheckpoint) {
-    std::cerr << "error: " << dir << " has no valid checkpoint yet\n";
+  engine::TrainedRun run =
+      engine::openTrainedRun(dir, backend, requireCheckpoint ? engine::CheckpointNeed::Required : engine::CheckpointNeed::Optional);
+  for (const std::string& s : run.skipped) std::cerr << "warning: skipping checkpoint " << s << "\n";
+  if (!run.trainer) {
+    std::cerr << "error: " << run.error << "\n";
     return nullptr;
   }
-  if (folder) *folder = std::move(run);
-  return trainer;
+  if (!run.checkpoint.empty()) {
+    std::cerr << (requireCheckpoint ? "using " : "resumed from ") << run.checkpoint.string() << " (iteration " << run.trainer->iteration()
+              << ")\n";
+    if (!requireCheckpoint) {  // training goes on: iterations after the checkpoint will run again
+      const int dropped = run.folder->trimMetricsAfter(run.trainer->iteration(), &error);
+      if (dropped > 0) std::cerr << "dropped " << dropped << " metric line(s) recorded after that checkpoint\n";
+    }
+  }
+  if (folder) *folder = std::move(run.folder);
+  return std::move(run.trainer);
 }
 
 void printRoot(const env::BoardGames& board, const search::RootStats& r) {

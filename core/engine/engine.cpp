@@ -75,6 +75,21 @@ void Engine::serveRequests() {
   }
 }
 
+// Between self-play moves every tree is settled, so snapshots asked for before any pending step
+// are served there: a view follows the tree during an iteration. Steps wait for the pause.
+void Engine::serveSnapshotRequests() {
+  std::deque<std::pair<int, int>> snapshots;
+  {
+    std::lock_guard lock(mutex_);
+    while (!requests_.empty() && requests_.front().first != kStep) {
+      snapshots.push_back(requests_.front());
+      requests_.pop_front();
+    }
+  }
+  for (const auto& [game, maxNodes] : snapshots)
+    if (events_.treeSnapshot) events_.treeSnapshot(trainer_->snapshot(game, maxNodes));
+}
+
 void Engine::wait() {
   std::unique_lock lock(mutex_);
   wake_.wait(lock, [&] { return done_ || !thread_.joinable(); });
@@ -156,6 +171,7 @@ void Engine::loop() {
       const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60;
       if ((limits_.iterations > 0 && trainer_->iteration() - first >= limits_.iterations) || (limits_.minutes > 0 && minutes >= limits_.minutes)) break;
       train::IterationReport report = trainer_->runIteration([this] {
+        serveSnapshotRequests();
         std::lock_guard lock(mutex_);
         return stopping_;
       });

@@ -52,7 +52,7 @@ class Engine {
   void stop();  // finishes the current iteration, checkpoints, and ends
   void step();  // while paused: one more simulation in every self-play game
   // The top `maxNodes` nodes of one self-play game's tree, delivered through treeSnapshot at the
-  // next safe point.
+  // next safe point (between self-play moves while running).
   void requestSnapshot(int game, int maxNodes = 4096);
   void wait();  // until the run has ended
 
@@ -79,6 +79,7 @@ class Engine {
   std::deque<std::pair<int, int>> requests_;
   std::int64_t stepped_ = 0;
   void serveRequests();
+  void serveSnapshotRequests();
 };
 
 }  // namespace cas::engine

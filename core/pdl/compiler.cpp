@@ -1418,6 +1418,20 @@ Value Compiler::lower(const std::string& fn, const Args& a, Frame& frame, Pos po
 
 }  // namespace
 
+std::vector<BuiltinSignature> builtinSignatures() {
+  std::vector<BuiltinSignature> out;
+  for (const auto& [name, spec] : builtins()) {
+    BuiltinSignature& sig = out.emplace_back();
+    sig.name = name;
+    sig.variadic = spec.variadic;
+    for (const Param& p : spec.params) {
+      sig.parameters.emplace_back(p.name);
+      sig.requiredCount += p.required;
+    }
+  }
+  return out;
+}
+
 CompileResult compile(std::string_view source, const CompileOptions& options) {
   CompileResult result;
   std::vector<Token> tokens = lex(source, options.fileName, result.diagnostics);

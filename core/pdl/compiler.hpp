@@ -64,4 +64,14 @@ struct CompileResult {
 
 CompileResult compile(std::string_view source, const CompileOptions& options);
 
+// A built-in's parameters in positional order; the required ones come first. For editors'
+// completion and call tips.
+struct BuiltinSignature {
+  std::string name;
+  std::vector<std::string> parameters;
+  int requiredCount = 0;
+  bool variadic = false;  // concat: any number of tensors before the keyword parameters
+};
+std::vector<BuiltinSignature> builtinSignatures();  // sorted by name
+
 }  // namespace cas::pdl

@@ -526,4 +526,6 @@ Module parse(const std::vector<Token>& tokens, const std::string& file, Diagnost
   return Parser(tokens, file, diags).module();
 }
 
+const std::set<std::string>& reservedWords() { return kKeywords; }
+
 }  // namespace cas::pdl

@@ -2,6 +2,9 @@
 // PDL's recursive-descent parser. On a syntax error it reports, skips to the next line and goes
 // on, so one pass finds the independent errors. Nesting depth is bounded (kMaxNesting), so no
 // input can exhaust the stack.
+#include <set>
+#include <string>
+
 #include "core/pdl/ast.hpp"
 #include "core/pdl/lexer.hpp"
 
@@ -10,5 +13,8 @@ namespace cas::pdl {
 inline constexpr int kMaxNesting = 100;
 
 Module parse(const std::vector<Token>& tokens, const std::string& file, DiagnosticList& diags);
+
+// Words that cannot be names (keywords, and Python's that PDL reserves), for editors.
+const std::set<std::string>& reservedWords();
 
 }  // namespace cas::pdl

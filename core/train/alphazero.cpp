@@ -165,6 +165,7 @@ IterationReport AlphaZeroTrainer::runIteration(const std::function<bool()>& canc
         for (int a = 0; a < actions_; ++a) weights[size_t(a)] = std::pow(double(stats.visits[size_t(a)]), 1.0 / temperature);
         if (std::accumulate(weights.begin(), weights.end(), 0.0) > 0) action = int(std::discrete_distribution<int>(weights.begin(), weights.end())(rng_));
       }
+      rec.action = action;
       records_[size_t(g)].push_back(std::move(rec));
       selfPlay_->play(g, action);
       if (!pos.terminal(g)) continue;
@@ -264,9 +265,14 @@ TreeSnapshot AlphaZeroTrainer::snapshot(int game, int maxNodes) const {
   const int games = selfPlay_->positions().size();
   snap.game = std::clamp(game, 0, games - 1);
   snap.iteration = iteration_;
+  snap.environment = project_.environment;
   snap.board = selfPlay_->positions().render(snap.game);
+  for (const Record& r : records_[size_t(snap.game)]) snap.rootMoves.push_back(r.action);
   const search::Tree& t = selfPlay_->tree(snap.game);
   snap.treeNodes = t.nodesInUse();
+  snap.treeCapacity = t.budget();
+  snap.recycledNodes = t.recycledNodes();
+  snap.cPuct = selfPlay_->config().cPuct;
   std::vector<std::pair<std::int32_t, std::int32_t>> queue = {{0, -1}};  // (tree slot, parent index)
   std::vector<int> depth = {0};
   for (size_t q = 0; q < queue.size() && int(snap.nodes.size()) < maxNodes; ++q) {

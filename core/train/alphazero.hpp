@@ -48,9 +48,14 @@ struct TreeSnapshot {
   };
   int game = 0;
   std::int64_t iteration = 0;
-  std::string board;  // the root position, as text
+  std::string environment;     // the project's environment id ("tictactoe", ...)
+  std::string board;           // the root position, as text
+  std::vector<int> rootMoves;  // the moves from the game's start to the root position
   std::vector<Node> nodes;
-  int treeNodes = 0;  // nodes in the whole tree
+  int treeNodes = 0;           // nodes in the whole tree
+  int treeCapacity = 0;        // the tree's node budget
+  std::int64_t recycledNodes = 0;  // nodes this tree has recycled so far
+  float cPuct = 0;             // the exploration constant the search uses now
 };
 
 class AlphaZeroTrainer {
@@ -70,6 +75,10 @@ class AlphaZeroTrainer {
   // One more simulation in every self-play game's tree (for stepping through a search).
   void stepSimulation();
   TreeSnapshot snapshot(int game, int maxNodes) const;
+  // The self-play inference program on this trainer's backend and its batch, for kernel metrics
+  // (exec::Executable::profileKernels). Between iterations only, on the thread driving the trainer.
+  exec::Executable& inferenceProgram() { return *inference_; }
+  std::int64_t inferenceBatch() const { return inferenceBatch_; }
 
   EvaluationResult evaluate(const std::string& opponent, int games, std::uint64_t seed);
   // Analysis of one position given in the game's notation.
@@ -101,6 +110,7 @@ class AlphaZeroTrainer {
   struct Record {
     std::vector<float> obs, policy;
     int player;
+    int action;  // the move played from this position
   };
   std::vector<std::vector<Record>> records_;
   // Replay buffer (a ring): observation, policy target, value target.

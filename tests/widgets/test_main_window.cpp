@@ -4,7 +4,7 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QMenuBar>
-#include <QPlainTextEdit>
+#include <Qsci/qsciscintilla.h>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTest>
@@ -14,7 +14,7 @@
 #include "widgets/log_panel.hpp"
 #include "widgets/main_window.hpp"
 #include "widgets/parameter_table_model.hpp"
-#include "widgets/policy_view.hpp"
+#include "widgets/pdl_editor.hpp"
 #include "widgets/project_panel.hpp"
 #include "widgets/translations.hpp"
 
@@ -46,10 +46,12 @@ class TestMainWindow : public QObject {
     w.show();
     QVERIFY(w.openProject(kExample));
     QCOMPARE(w.windowTitle(), QStringLiteral("tictactoe-alphazero — CUDA-Agent Studio"));
-    // The policy opens read-only with the file's text.
-    QPlainTextEdit* text = w.policyView()->text();
-    QVERIFY(text->isReadOnly());
-    QVERIFY(text->toPlainText().contains(QStringLiteral("def policy(obs):")));
+    // The policy opens in the editor, unmodified and compiling.
+    QsciScintilla* text = w.policyEditor()->editor();
+    QVERIFY(!text->isReadOnly());
+    QVERIFY(text->text().contains(QStringLiteral("def policy(obs):")));
+    QVERIFY(!w.policyEditor()->isModified());
+    QVERIFY(w.policyEditor()->marks().empty());
     // The backend is named in the status bar.
     QVERIFY2(w.backendStatusText().startsWith(QStringLiteral("CPU backend")) || w.backendStatusText().startsWith(QStringLiteral("CUDA: ")),
              qPrintable(w.backendStatusText()));

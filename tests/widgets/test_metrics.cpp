@@ -1,0 +1,341 @@
+// The Metrics and Kernels docks offscreen, fed directly (no run): plots receive points, smoothing
+// changes the displayed values but not the stored ones, redraws are coalesced, stored points are
+// bounded, CSV and PNG export, an earlier run folder's metrics.jsonl as a dashed overlay, the
+// kernel and stage-time models under QAbstractItemModelTester, "n/a" for unmeasured kernel values,
+// the kernel source pane, and the CPU backend's explanation.
+#include <QAbstractItemModelTester>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QImage>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <qcustomplot.h>
+
+#include "widgets/kernel_view.hpp"
+#include "widgets/metrics_panel.hpp"
+
+using cas::widgets::KernelTableModel;
+using cas::widgets::KernelView;
+using cas::widgets::MetricsPanel;
+using cas::widgets::StageTimeModel;
+
+namespace {
+
+cas::train::IterationReport report(std::int64_t iteration, float loss) {
+  cas::train::IterationReport r;
+  r.iteration = iteration;
+  r.gamesPlayed = iteration * 8;
+  r.loss = loss;
+  r.policyLoss = 1.0f;
+  r.valueLoss = 0.5f;
+  r.l2 = 0.25f;
+  r.simulationsPerSecond = 1000.0 * double(iteration);
+  r.gamesPerSecond = 2.0;
+  r.inferenceSeconds = 0.5;
+  r.searchSeconds = 0.25;
+  r.dataSeconds = 0.125;
+  r.trainSeconds = 1.0;
+  return r;
+}
+
+cas::train::EvaluationResult evaluation(const char* opponent, int wins, int draws, int losses) {
+  cas::train::EvaluationResult e;
+  e.opponent = opponent;
+  e.wins = wins;
+  e.draws = draws;
+  e.losses = losses;
+  e.games = wins + draws + losses;
+  return e;
+}
+
+QCPGraph* graphNamed(QCustomPlot* plot, const QString& name) {
+  for (int i = 0; i < plot->graphCount(); ++i)
+    if (plot->graph(i)->name() == name) return plot->graph(i);
+  return nullptr;
+}
+
+QVector<double> displayed(QCPGraph* graph) {
+  QVector<double> values;
+  for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) values << it->value;
+  return values;
+}
+
+// What the engine writes (core/engine/engine.cpp), one iteration per line.
+QByteArray metricsLine(int iteration, double loss, double winRandom, double drawRandom) {
+  return QStringLiteral("{\"iteration\": %1, \"games\": %2, \"positions\": 100, \"loss\": %3, \"loss_policy\": 1.5, \"loss_value\": 0.5, "
+                        "\"loss_l2\": 0.01, \"policy_entropy\": 1.2, \"simulations_per_second\": 500, \"games_per_second\": 3, "
+                        "\"seconds_inference\": 0.2, \"seconds_search\": 0.3, \"seconds_data\": 0.05, \"seconds_train\": 0.4, "
+                        "\"recycled_nodes\": 0, \"win_rate_random\": %4, \"draw_rate_random\": %5, \"loss_rate_random\": 0}\n")
+      .arg(iteration)
+      .arg(iteration * 8)
+      .arg(loss)
+      .arg(winRandom)
+      .arg(drawRandom)
+      .toUtf8();
+}
+
+cas::exec::KernelReport generatedKernel() {
+  cas::exec::KernelReport k;
+  k.name = "k0_MatMul_Add_Tanh";
+  k.kind = "generated";
+  k.label = "hidden";
+  k.source = "extern \"C\" __global__ void k0_MatMul_Add_Tanh(float* out) {}\n";
+  k.launch = "grid 4 x block 256";
+  k.nodes = 3;
+  k.timeUs = 7.5;
+  k.registers = 32;
+  k.sharedBytes = 0;
+  k.theoreticalOccupancy = 0.75;
+  return k;  // achievedOccupancy stays -1: not measured
+}
+
+cas::exec::KernelReport libraryCall() {
+  cas::exec::KernelReport k;
+  k.name = "cublas_MatMul";
+  k.kind = "cuBLAS";
+  k.label = "policy_head";
+  k.nodes = 1;
+  k.timeUs = 2.5;
+  return k;  // registers, shared memory and occupancy unknown for a library call
+}
+
+}  // namespace
+
+class TestMetrics : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("CUDA-Agent-Test"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_metrics"));
+    QSettings().clear();
+  }
+
+  void plotsReceivePoints() {
+    MetricsPanel panel;
+    panel.addIteration(report(1, 0));  // no training step yet: no loss point
+    auto r = report(2, 1.5f);
+    r.evaluations = {evaluation("random", 3, 1, 0), evaluation("perfect", 0, 2, 2)};
+    panel.addIteration(r);
+    QCOMPARE(panel.pointCount(), 1);
+    QTRY_VERIFY(graphNamed(panel.plot(MetricsPanel::Simulations), QStringLiteral("simulations/s")));
+    QTRY_COMPARE(graphNamed(panel.plot(MetricsPanel::Simulations), QStringLiteral("simulations/s"))->dataCount(), 2);
+    QCOMPARE(graphNamed(panel.plot(MetricsPanel::Games), QStringLiteral("games/s"))->dataCount(), 2);
+    QCOMPARE(graphNamed(panel.plot(MetricsPanel::Loss), QStringLiteral("total"))->dataCount(), 1);
+    QCOMPARE(displayed(graphNamed(panel.plot(MetricsPanel::Score), QStringLiteral("random"))), (QVector<double>{0.875}));
+    QCOMPARE(displayed(graphNamed(panel.plot(MetricsPanel::Score), QStringLiteral("perfect"))), (QVector<double>{0.25}));
+    for (const char* stage : {"inference incl. copies", "tree search", "game records", "training"})
+      QVERIFY2(graphNamed(panel.plot(MetricsPanel::StageTimes), QLatin1String(stage)), stage);
+    panel.clear();
+    QCOMPARE(panel.pointCount(), 0);
+    QTRY_COMPARE(panel.plot(MetricsPanel::Loss)->graphCount(), 0);
+  }
+
+  void smoothingChangesDisplayedValues() {
+    MetricsPanel panel;
+    panel.setSmoothing(0);
+    for (int i = 1; i <= 3; ++i) panel.addIteration(report(i, i == 2 ? 3.0f : 1.0f));
+    QTRY_VERIFY(graphNamed(panel.plot(MetricsPanel::Loss), QStringLiteral("total")));
+    QCPGraph* total = graphNamed(panel.plot(MetricsPanel::Loss), QStringLiteral("total"));
+    QTRY_COMPARE(displayed(total), (QVector<double>{1, 3, 1}));
+    panel.setSmoothing(0.5);
+    QTRY_COMPARE(displayed(total), (QVector<double>{1, 2, 1.5}));  // s = 0.5 s + 0.5 y
+    QVERIFY(panel.csv(MetricsPanel::Loss).contains(QStringLiteral("\n2,3,")));  // the exported data stays raw
+    panel.setSmoothing(5);
+    QCOMPARE(panel.smoothing(), MetricsPanel::kMaxSmoothing);
+    panel.setSmoothing(0);
+    QTRY_COMPARE(displayed(total), (QVector<double>{1, 3, 1}));
+  }
+
+  void redrawsAreCoalesced() {
+    MetricsPanel panel;
+    panel.resize(400, 900);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QSignalSpy replots(panel.plot(MetricsPanel::Loss), &QCustomPlot::afterReplot);
+    QElapsedTimer clock;
+    clock.start();
+    for (int i = 1; i <= 400; ++i) {
+      panel.addIteration(report(i, 1.0f));
+      QCoreApplication::processEvents();
+    }
+    QTest::qWait(3 * MetricsPanel::kRefreshIntervalMs);
+    const qint64 elapsed = clock.elapsed();
+    QVERIFY2(replots.count() >= 1, "the plot was never redrawn");
+    QVERIFY2(replots.count() <= elapsed / MetricsPanel::kRefreshIntervalMs + 2,
+             qPrintable(QStringLiteral("%1 redraws in %2 ms").arg(replots.count()).arg(elapsed)));
+    QCOMPARE(graphNamed(panel.plot(MetricsPanel::Loss), QStringLiteral("total"))->dataCount(), 400);
+  }
+
+  void storedPointsAreBounded() {
+    MetricsPanel panel;
+    const int n = MetricsPanel::kMaxPoints + 500;
+    for (int i = 1; i <= n; ++i) panel.addIteration(report(i, 1.0f));
+    QVERIFY2(panel.pointCount() <= MetricsPanel::kMaxPoints, qPrintable(QString::number(panel.pointCount())));
+    QVERIFY(panel.pointCount() > MetricsPanel::kMaxPoints / 2);
+    QTRY_VERIFY(graphNamed(panel.plot(MetricsPanel::Loss), QStringLiteral("total")));
+    QCPGraph* total = graphNamed(panel.plot(MetricsPanel::Loss), QStringLiteral("total"));
+    QTRY_COMPARE(total->dataCount(), panel.pointCount());
+    QCOMPARE(total->data()->constBegin()->key, 1.0);  // where the run began
+    QCOMPARE((total->data()->constEnd() - 1)->key, double(n));
+    QCOMPARE((total->data()->constEnd() - 2)->key, double(n - 1));  // recent points at full resolution
+  }
+
+  void csvHasOneColumnPerSeries() {
+    MetricsPanel panel;
+    panel.addIteration(report(1, 1.5f));
+    auto r = report(2, 2.0f);
+    r.evaluations = {evaluation("random", 1, 1, 0), evaluation("mcts:200", 0, 0, 2)};
+    panel.addIteration(r);
+    QCOMPARE(panel.csv(MetricsPanel::Loss), QStringLiteral("iteration,total,policy,value,L2\n1,1.5,1,0.5,0.25\n2,2,1,0.5,0.25\n"));
+    QCOMPARE(panel.csv(MetricsPanel::Score), QStringLiteral("iteration,random,mcts:200\n2,0.75,0\n"));
+    QCOMPARE(panel.csv(MetricsPanel::StageTimes),
+             QStringLiteral("iteration,inference incl. copies,tree search,game records,training\n1,0.5,0.25,0.125,1\n2,0.5,0.25,0.125,1\n"));
+    const QString path = dir_.filePath(QStringLiteral("loss.csv"));
+    QString error;
+    QVERIFY2(panel.exportCsv(MetricsPanel::Loss, path, &error), qPrintable(error));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(QString::fromUtf8(file.readAll()), panel.csv(MetricsPanel::Loss));
+    QVERIFY(!panel.exportCsv(MetricsPanel::Loss, dir_.filePath(QStringLiteral("no/such/folder/loss.csv")), &error));
+    QVERIFY2(error.contains(QStringLiteral("could not be written")), qPrintable(error));
+  }
+
+  void pngExport() {
+    MetricsPanel panel;
+    for (int i = 1; i <= 5; ++i) panel.addIteration(report(i, 1.0f / float(i)));
+    const QString path = dir_.filePath(QStringLiteral("loss.png"));
+    QString error;
+    QVERIFY2(panel.exportPng(MetricsPanel::Loss, path, &error), qPrintable(error));
+    const QImage image(path);
+    QVERIFY(!image.isNull());
+    QVERIFY(image.width() >= 400 && image.height() >= 200);
+  }
+
+  void overlayLoadsARunFolder() {
+    const QString run = dir_.filePath(QStringLiteral("earlier-run"));
+    QVERIFY(QDir().mkpath(run));
+    QFile metrics(run + QStringLiteral("/metrics.jsonl"));
+    QVERIFY(metrics.open(QIODevice::WriteOnly));
+    metrics.write(metricsLine(1, 0, 0.5, 0.5));  // the replay buffer was filling: no loss point
+    metrics.write(metricsLine(2, 2.5, 1, 0));
+    metrics.write(metricsLine(3, 1.5, 0.5, 0));
+    metrics.write("{\"iteration\": 4, \"loss\": 1.");  // cut short when that run was killed
+    metrics.close();
+
+    MetricsPanel panel;
+    panel.addIteration(report(1, 1.0f));
+    QString error;
+    QVERIFY2(panel.loadOverlay(run, &error), qPrintable(error));
+    QCOMPARE(panel.overlayName(), QStringLiteral("earlier-run"));
+    QTRY_VERIFY(graphNamed(panel.plot(MetricsPanel::Loss), QStringLiteral("earlier-run: total")));
+    QCPGraph* overlayLoss = graphNamed(panel.plot(MetricsPanel::Loss), QStringLiteral("earlier-run: total"));
+    QTRY_COMPARE(displayed(overlayLoss), (QVector<double>{2.5, 1.5}));
+    QCOMPARE(overlayLoss->pen().style(), Qt::DashLine);
+    QCOMPARE(graphNamed(panel.plot(MetricsPanel::Loss), QStringLiteral("total"))->pen().style(), Qt::SolidLine);
+    QCOMPARE(overlayLoss->pen().color(), graphNamed(panel.plot(MetricsPanel::Loss), QStringLiteral("total"))->pen().color());
+    QCOMPARE(displayed(graphNamed(panel.plot(MetricsPanel::Score), QStringLiteral("earlier-run: random"))), (QVector<double>{0.75, 1, 0.5}));
+    QCOMPARE(graphNamed(panel.plot(MetricsPanel::Simulations), QStringLiteral("earlier-run: simulations/s"))->dataCount(), 3);
+    QVERIFY(panel.csv(MetricsPanel::Loss).startsWith(QStringLiteral("iteration,total,policy,value,L2,earlier-run: total,")));
+
+    panel.clear();  // a new live run keeps the overlay for comparison
+    QVERIFY(graphNamed(panel.plot(MetricsPanel::Loss), QStringLiteral("earlier-run: total")));
+    panel.removeOverlay();
+    QVERIFY(panel.overlayName().isEmpty());
+    for (int p = 0; p < MetricsPanel::PlotCount; ++p) QCOMPARE(panel.plot(MetricsPanel::Plot(p))->graphCount(), 0);
+  }
+
+  void overlayRefusesAFolderWithoutMetrics() {
+    MetricsPanel panel;
+    QString error;
+    QVERIFY(!panel.loadOverlay(dir_.path(), &error));
+    QVERIFY2(error.contains(QStringLiteral("metrics.jsonl")), qPrintable(error));
+    QVERIFY(panel.overlayName().isEmpty());
+  }
+
+  void kernelModelPassesTester() {
+    KernelTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(model.rowCount(), 0);
+    model.setKernels({generatedKernel(), libraryCall()});
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.columnCount(), int(KernelTableModel::ColumnCount));
+    auto cell = [&](int row, int column) { return model.index(row, column).data().toString(); };
+    QCOMPARE(cell(0, KernelTableModel::Kernel), QStringLiteral("k0_MatMul_Add_Tanh"));
+    QCOMPARE(cell(0, KernelTableModel::Time), QStringLiteral("7.50"));
+    QCOMPARE(cell(0, KernelTableModel::Share), QStringLiteral("75%"));
+    QCOMPARE(cell(0, KernelTableModel::Registers), QStringLiteral("32"));
+    QCOMPARE(cell(0, KernelTableModel::SharedMemory), QStringLiteral("0"));
+    QCOMPARE(cell(0, KernelTableModel::TheoreticalOccupancy), QStringLiteral("75%"));
+    QCOMPARE(cell(0, KernelTableModel::AchievedOccupancy), QStringLiteral("n/a"));
+    QCOMPARE(cell(0, KernelTableModel::Launch), QStringLiteral("grid 4 x block 256"));
+    QCOMPARE(cell(0, KernelTableModel::Nodes), QStringLiteral("3"));
+    QCOMPARE(cell(1, KernelTableModel::Kind), QStringLiteral("cuBLAS"));
+    for (int column : {KernelTableModel::Registers, KernelTableModel::SharedMemory, KernelTableModel::TheoreticalOccupancy,
+                       KernelTableModel::AchievedOccupancy})
+      QCOMPARE(cell(1, column), QStringLiteral("n/a"));
+    QCOMPARE(model.index(0, KernelTableModel::Time).data(KernelTableModel::SortRole).toDouble(), 7.5);
+    QCOMPARE(model.totalMicroseconds(), 10.0);
+    model.setKernels({});
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  void kernelViewShowsAProfileAndSources() {
+    KernelView view;
+    QSignalSpy requested(&view, &KernelView::profileRequested);
+    view.runStarted(QStringLiteral("cuda"));
+    QVERIFY(view.showsKernels());
+    QCOMPARE(requested.count(), 1);
+    QCOMPARE(requested.first().first().toInt(), KernelView::kProfileRuns);
+    cas::widgets::KernelProfile profile;
+    profile.iteration = 3;
+    profile.runs = 20;
+    profile.batch = 64;
+    profile.graph = QStringLiteral("policy_forward");
+    profile.kernels = {generatedKernel(), libraryCall()};
+    profile.runtimeStats = {{"graph capture", "on"}};
+    view.showProfile(profile);
+    QVERIFY2(view.explanation().contains(QStringLiteral("'policy_forward' at batch 64, after iteration 3: 2 kernels, 10.0 µs")),
+             qPrintable(view.explanation()));
+    QVERIFY(view.explanation().contains(QStringLiteral("graph capture: on")));
+    QVERIFY2(view.selectedSource().contains(QStringLiteral("__global__ void k0_MatMul_Add_Tanh")), qPrintable(view.selectedSource()));
+    auto* table = view.findChild<QTableView*>(QStringLiteral("kernelTable"));
+    QVERIFY(table);
+    table->selectRow(1);
+    QCOMPARE(view.selectedSource(), QStringLiteral("cublas_MatMul is a cuBLAS call; it has no generated source."));
+    table->sortByColumn(KernelTableModel::Time, Qt::AscendingOrder);  // numeric: 2.5 before 7.5
+    QCOMPARE(table->model()->index(0, KernelTableModel::Kernel).data().toString(), QStringLiteral("cublas_MatMul"));
+  }
+
+  void cpuBackendExplainsAndShowsStageTimes() {
+    KernelView view;
+    view.setDevice(QStringLiteral("cpu"));
+    QVERIFY(!view.showsKernels());
+    const QString status = QString::fromStdString(cas::exec::BackendRegistry::instance().statusLine("cpu"));
+    QVERIFY2(view.explanation().startsWith(QStringLiteral("GPU kernel metrics need the CUDA backend. Backend in use: ") + status),
+             qPrintable(view.explanation()));
+    QSignalSpy requested(&view, &KernelView::profileRequested);
+    view.runStarted(QStringLiteral("cpu"));
+    QCOMPARE(requested.count(), 0);  // the CPU backend has no kernels to time
+
+    StageTimeModel* stages = view.stageModel();
+    QAbstractItemModelTester tester(stages, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    for (int i = 1; i <= StageTimeModel::kMaxRows + 10; ++i) view.addIteration(report(i, 1.0f));
+    QCOMPARE(stages->rowCount(), StageTimeModel::kMaxRows);
+    QCOMPARE(stages->index(0, StageTimeModel::Iteration).data().toInt(), StageTimeModel::kMaxRows + 10);  // newest first
+    QCOMPARE(stages->index(0, StageTimeModel::Inference).data().toString(), QStringLiteral("0.500"));
+    QCOMPARE(stages->index(0, StageTimeModel::Total).data().toString(), QStringLiteral("1.875"));
+    view.runStarted(QStringLiteral("cpu"));
+    QCOMPARE(stages->rowCount(), 0);
+  }
+};
+
+QTEST_MAIN(TestMetrics)
+#include "test_metrics.moc"

@@ -1,0 +1,204 @@
+// The search tree drawn with OpenGL on an offscreen surface: a known tree's pixels (sector
+// colours by Q, the principal variation's gold outline), the Dear ImGui overlay over it, and the
+// frame rate of a 100,000-node tree, uploaded once and drawn frame after frame (glFinish each).
+// Needs an OpenGL context: under the offscreen platform Qt gets one only through GLX, so with a
+// display (e.g. Xvfb); without one every function skips and says why.
+#include <QElapsedTimer>
+#include <QImage>
+#include <QOffscreenSurface>
+#include <QOpenGLContext>
+#include <QOpenGLFramebufferObject>
+#include <QOpenGLFunctions>
+#include <QTest>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <numeric>
+#include <random>
+
+#include "widgets/imgui_overlay.hpp"
+#include "widgets/tree_geometry.hpp"
+#include "widgets/tree_renderer.hpp"
+
+using cas::train::TreeSnapshot;
+using namespace cas::widgets;
+
+namespace {
+
+// `nodes` nodes breadth first, `branching` children per node, every node visited (the worst case
+// for drawing: each node is a sector), visits split unevenly among children as a search would.
+TreeSnapshot syntheticSnapshot(int nodes, int branching, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> unit(0, 1);
+  TreeSnapshot s;
+  s.environment = "connect4";
+  s.cPuct = 1.5f;
+  s.nodes.push_back({-1, -1, 4'000'000, 0, 0, 0.05f, 1});
+  for (int p = 0; int(s.nodes.size()) < nodes; ++p) {
+    const TreeSnapshot::Node parent = s.nodes[size_t(p)];
+    const int children = std::min(branching, nodes - int(s.nodes.size()));
+    std::vector<float> weight(static_cast<size_t>(children));
+    for (float& w : weight) w = std::pow(unit(rng), 3.0f) + 0.01f;
+    const float total = std::accumulate(weight.begin(), weight.end(), 0.0f);
+    const int share = std::max(children, parent.visits - 1);
+    for (int k = 0; k < children; ++k) {
+      const int visits = std::max(1, int(float(share - children) * weight[size_t(k)] / total) + 1);
+      const float q = std::clamp(-0.6f * parent.q + 0.5f * (unit(rng) - 0.5f), -1.0f, 1.0f);
+      s.nodes.push_back({p, k, visits, 0, parent.depth + 1, q, weight[size_t(k)] / total});
+    }
+  }
+  s.treeNodes = nodes;
+  return s;
+}
+
+TreeSnapshot knownTree() {
+  TreeSnapshot s;
+  s.environment = "tictactoe";
+  s.cPuct = 1.5f;
+  s.nodes = {{-1, -1, 10, 0, 0, 0.0f, 1.0f}, {0, 0, 6, 0, 1, 0.9f, 0.5f}, {0, 4, 3, 0, 1, -0.9f, 0.4f}, {1, 1, 5, 0, 2, 0.2f, 0.7f}};
+  return s;
+}
+
+struct OffscreenGl {
+  QOffscreenSurface surface;
+  QOpenGLContext context;
+  std::unique_ptr<QOpenGLFramebufferObject> target;
+  QString problem;
+
+  explicit OffscreenGl(QSize size) {
+    surface.create();
+    if (!context.create()) {
+      problem = QStringLiteral("no OpenGL context on the '%1' platform (the offscreen platform has OpenGL only through GLX, with a display)")
+                    .arg(QGuiApplication::platformName());
+      return;
+    }
+    if (!context.makeCurrent(&surface)) {
+      problem = QStringLiteral("the OpenGL context cannot be made current");
+      return;
+    }
+    target = std::make_unique<QOpenGLFramebufferObject>(size);
+    target->bind();
+  }
+};
+
+TreeRenderer::Viewport fit(const TreeLayout& layout, QSize size) {
+  return {0, 0, 0.95f * float(std::min(size.width(), size.height())) / 2 / layout.sunburstRadius(), size.width(), size.height()};
+}
+
+QColor colourOf(Rgba c) { return QColor(c.r, c.g, c.b); }
+
+bool near(QColor a, QColor b, int tolerance = 12) {
+  return std::abs(a.red() - b.red()) <= tolerance && std::abs(a.green() - b.green()) <= tolerance && std::abs(a.blue() - b.blue()) <= tolerance;
+}
+
+}  // namespace
+
+class TestSearchTreeRendering : public QObject {
+  Q_OBJECT
+ private slots:
+  void drawsSectorsColouredByQWithThePrincipalVariationOutlined() {
+    const QSize size(400, 400);
+    OffscreenGl gl(size);
+    if (!gl.problem.isEmpty()) QSKIP(qPrintable(gl.problem));
+    TreeRenderer renderer;
+    QString error;
+    QVERIFY2(renderer.initialize(&error), qPrintable(error));
+    const TreeLayout layout(knownTree());
+    renderer.upload(CpuTreeGeometry(layout));
+    const TreeRenderer::Viewport view = fit(layout, size);
+    renderer.draw(TreeViewMode::Sunburst, view);
+    gl.context.functions()->glFinish();
+    const QImage image = gl.target->toImage();
+    auto pixelAt = [&](int node, float radialFraction, float angularFraction) {
+      const Sector& s = layout.sector(node);
+      const float r = s.inner + (s.outer - s.inner) * radialFraction, a = s.start + s.span * angularFraction;
+      return image.pixelColor(int(float(size.width()) / 2 + r * std::sin(a) * view.pixelsPerUnit),
+                              int(float(size.height()) / 2 - r * std::cos(a) * view.pixelsPerUnit));
+    };
+    // Node 2 (Q -0.9, off the principal variation) is red inside; node 1 (Q +0.9, on it) blue
+    // tinted gold, with a gold outline at its outer rim.
+    QVERIFY2(near(pixelAt(2, 0.5f, 0.5f), colourOf(qColour(-0.9f))), qPrintable(pixelAt(2, 0.5f, 0.5f).name()));
+    QVERIFY2(near(pixelAt(1, 0.5f, 0.5f), colourOf(nodeFill(layout, 1))), qPrintable(pixelAt(1, 0.5f, 0.5f).name()));
+    QVERIFY2(near(pixelAt(1, 0.995f, 0.5f), colourOf(tree_colours::kPrincipalVariation), 40), qPrintable(pixelAt(1, 0.995f, 0.5f).name()));
+    // The remainder of the root's ring (its own evaluation: 1 of 10 visits) is background.
+    QVERIFY2(near(pixelAt(2, 0.5f, 1.2f), colourOf(tree_colours::kBackground)), qPrintable(pixelAt(2, 0.5f, 1.2f).name()));
+    renderer.release();
+  }
+
+  void debugOverlayDrawsOverTheTree() {
+    const QSize size(500, 400);
+    OffscreenGl gl(size);
+    if (!gl.problem.isEmpty()) QSKIP(qPrintable(gl.problem));
+    TreeRenderer renderer;
+    QString error;
+    QVERIFY2(renderer.initialize(&error), qPrintable(error));
+    ImGuiOverlay overlay;
+    QVERIFY2(overlay.initialize(&error), qPrintable(error));
+    renderer.draw(TreeViewMode::Sunburst, {0, 0, 10, size.width(), size.height()});
+    const QImage before = gl.target->toImage();
+    const std::vector<ImGuiOverlay::Section> sections = {{QStringLiteral("Frame"), {{QStringLiteral("Frame time"), QStringLiteral("4.2 ms")}}}};
+    // ImGui sizes an auto-resizing window on its first frame and shows it from the second.
+    for (int frame = 0; frame < 2; ++frame) {
+      renderer.draw(TreeViewMode::Sunburst, {0, 0, 10, size.width(), size.height()});
+      overlay.render(size, 1.0, sections, {4.0f, 4.2f, 4.1f});
+    }
+    gl.context.functions()->glFinish();
+    const QImage after = gl.target->toImage();
+    QCOMPARE(gl.context.functions()->glGetError(), GLenum(GL_NO_ERROR));
+    int changed = 0;
+    for (int y = 0; y < size.height(); y += 4)
+      for (int x = 0; x < size.width(); x += 4) changed += before.pixel(x, y) != after.pixel(x, y);
+    QVERIFY2(changed > 200, qPrintable(QString::number(changed)));  // the overlay's window
+    overlay.release();
+    renderer.release();
+  }
+
+  void drawsHundredThousandNodesAtThirtyFramesPerSecond() {
+    const QSize size(1024, 768);
+    OffscreenGl gl(size);
+    if (!gl.problem.isEmpty()) QSKIP(qPrintable(gl.problem));
+    TreeRenderer renderer;
+    QString error;
+    QVERIFY2(renderer.initialize(&error), qPrintable(error));
+    QElapsedTimer clock;
+    clock.start();
+    const TreeLayout layout(syntheticSnapshot(100'000, 7, 1));
+    const CpuTreeGeometry geometry(layout);
+    const qint64 buildMs = clock.restart();
+    renderer.upload(geometry);
+    gl.context.functions()->glFinish();
+    const qint64 uploadMs = clock.restart();
+    int drawn = 0;
+    for (int i = 0; i < layout.size(); ++i) drawn += layout.sector(i).span > 0;
+    QCOMPARE(drawn, 100'000);
+    const TreeRenderer::Viewport view = fit(layout, size);
+    renderer.draw(TreeViewMode::Sunburst, view);  // warm-up: shader variants, first touch of the buffers
+    gl.context.functions()->glFinish();
+    for (auto [label, w, h, zoom] : {std::tuple{"full", 1024, 768, 1.0f}, std::tuple{"tiny viewport", 64, 48, 1.0f}, std::tuple{"zoom 0.05", 1024, 768, 0.05f}, std::tuple{"zoom 2", 1024, 768, 2.0f}, std::tuple{"zoom 5", 1024, 768, 5.0f}, std::tuple{"zoom 20", 1024, 768, 20.0f}, std::tuple{"zoom 200", 1024, 768, 200.0f}}) {
+      TreeRenderer::Viewport v = view; v.pixelWidth = w; v.pixelHeight = h; v.pixelsPerUnit *= zoom * float(h) / 768;
+      QElapsedTimer t; t.start();
+      for (int f = 0; f < 20; ++f) { renderer.draw(TreeViewMode::Sunburst, v); gl.context.functions()->glFinish(); }
+      qInfo("EXPERIMENT %s: %.2f ms, level %d of %d, %zu indices", label, double(t.nsecsElapsed()) / 1e6 / 20, renderer.drawnLevel(), renderer.levels(), renderer.drawnIndices());
+    }
+    constexpr int kFrames = 120;
+    clock.restart();
+    for (int f = 0; f < kFrames; ++f) {
+      TreeRenderer::Viewport v = view;
+      v.pixelsPerUnit *= 1.0f + 0.002f * float(f);  // a slow zoom, as the user would
+      renderer.draw(TreeViewMode::Sunburst, v);
+      gl.context.functions()->glFinish();
+    }
+    const double seconds = double(clock.nsecsElapsed()) / 1e9;
+    const double fps = kFrames / seconds;
+    const auto counts = renderer.uploaded(TreeViewMode::Sunburst);
+    qInfo("100000 nodes (%zu vertices, %zu indices) at %dx%d on %s: %.1f frames/s (%.2f ms a frame); layout and mesh %lld ms, upload %lld ms",
+          counts.vertices, counts.indices, size.width(), size.height(), qPrintable(renderer.description()), fps, 1000 * seconds / kFrames,
+          buildMs, uploadMs);
+    QVERIFY2(fps >= 30, qPrintable(QString::number(fps)));
+    renderer.release();
+  }
+};
+
+QTEST_MAIN(TestSearchTreeRendering)
+#include "test_search_tree_rendering.moc"

@@ -1,0 +1,55 @@
+#include "widgets/agent_worker.hpp"
+
+#include "core/engine/trained_run.hpp"
+#include "core/env/board_position.hpp"
+
+namespace cas::widgets {
+
+AgentWorker::AgentWorker() : backend_(exec::makeCpuBackend()) {}
+
+AgentWorker::~AgentWorker() = default;
+
+void AgentWorker::loadRun(const QString& folder) {
+  // Exceptions must not cross the event loop: whatever goes wrong is reported as a signal.
+  try {
+    engine::TrainedRun run = engine::openTrainedRun(folder.toStdString(), backend_, engine::CheckpointNeed::Required);
+    if (!run.trainer) {
+      emit runLoadFailed(folder, QString::fromStdString(run.error));
+      return;
+    }
+    trainer_ = std::move(run.trainer);
+    AgentSummary s;
+    s.runFolder = folder;
+    s.projectName = QString::fromStdString(trainer_->project().name);
+    s.environment = QString::fromStdString(trainer_->project().environment);
+    s.checkpointFile = QString::fromStdString(run.checkpoint.filename().string());
+    s.iteration = trainer_->iteration();
+    s.simulations = int(trainer_->parameters().getInt("search.simulations"));
+    for (const std::string& skipped : run.skipped) s.skipped << QString::fromStdString(skipped);
+    emit runLoaded(s);
+  } catch (const std::exception& e) {
+    emit runLoadFailed(folder, QString::fromUtf8(e.what()));
+  }
+}
+
+void AgentWorker::searchPosition(const std::vector<int>& moves, int simulations) {
+  if (!trainer_) {
+    emit searchFailed(tr("No run is loaded."));
+    return;
+  }
+  try {
+    std::string error;
+    AgentSearch result;
+    result.statistics = trainer_->analyse(env::moveNotation(moves), simulations, &error);
+    if (!error.empty()) {
+      emit searchFailed(QString::fromStdString(error));
+      return;
+    }
+    result.moves = moves;
+    emit searchFinished(result);
+  } catch (const std::exception& e) {
+    emit searchFailed(QString::fromUtf8(e.what()));
+  }
+}
+
+}  // namespace cas::widgets

@@ -1,0 +1,69 @@
+#pragma once
+// The Play panel's agent: a trained run loaded through core (engine/trained_run) and searched
+// from positions on request. It lives on its own QThread so that loading and searching never
+// block the GUI; the panel calls its slots through queued invocations and hears back through
+// its signals (queued to the GUI thread).
+// The agent runs on a CPU backend of its own: the backends in the registry belong to the engine
+// thread while the studio trains, and a backend is driven from one thread at a time.
+// Thread-safety: an AgentWorker's slots run on its thread only, one at a time.
+#include <QMetaType>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+#include <vector>
+
+#include "core/search/mcts.hpp"
+
+namespace cas::exec {
+class Backend;
+}
+namespace cas::train {
+class AlphaZeroTrainer;
+}
+
+namespace cas::widgets {
+
+struct AgentSummary {
+  QString runFolder;
+  QString projectName;
+  QString environment;
+  QString checkpointFile;  // the file name, e.g. iter-00000135.ckpt
+  qint64 iteration = 0;
+  int simulations = 0;      // the run's search.simulations
+  QStringList skipped;      // checkpoints passed over, each with the reason
+};
+
+struct AgentSearch {
+  std::vector<int> moves;  // the position searched (actions from the start)
+  search::RootStats statistics;
+};
+
+class AgentWorker : public QObject {
+  Q_OBJECT
+ public:
+  AgentWorker();
+  ~AgentWorker() override;
+
+ public slots:
+  // Loads the run's newest valid checkpoint, replacing the agent loaded before (if any).
+  void loadRun(const QString& folder);
+  // Searches the position after `moves` with `simulations` simulations.
+  void searchPosition(const std::vector<int>& moves, int simulations);
+
+ signals:
+  void runLoaded(const cas::widgets::AgentSummary& summary);
+  void runLoadFailed(const QString& folder, const QString& reason);
+  void searchFinished(const cas::widgets::AgentSearch& search);
+  void searchFailed(const QString& reason);
+
+ private:
+  std::shared_ptr<exec::Backend> backend_;
+  std::unique_ptr<train::AlphaZeroTrainer> trainer_;
+};
+
+}  // namespace cas::widgets
+
+Q_DECLARE_METATYPE(cas::widgets::AgentSummary)
+Q_DECLARE_METATYPE(cas::widgets::AgentSearch)

@@ -1,0 +1,335 @@
+#include "widgets/kernel_view.hpp"
+
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace cas::widgets {
+namespace {
+
+// KernelReport leaves what a backend cannot measure negative.
+QString orNa(double value, const QString& text) { return value < 0 ? KernelTableModel::tr("n/a") : text; }
+QString percent(double fraction) { return orNa(fraction, QStringLiteral("%1%").arg(fraction * 100, 0, 'f', 0)); }
+
+}  // namespace
+
+KernelTableModel::KernelTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+int KernelTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(kernels_.size()); }
+
+int KernelTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+  const exec::KernelReport& k = kernels_[size_t(index.row())];
+  const double share = k.timeUs >= 0 && totalUs_ > 0 ? k.timeUs / totalUs_ : -1;
+  if (role == SortRole) {
+    switch (index.column()) {
+      case Index: return index.row();
+      case Time: return k.timeUs;
+      case Share: return share;
+      case Nodes: return k.nodes;
+      case Registers: return k.registers;
+      case SharedMemory: return k.sharedBytes;
+      case TheoreticalOccupancy: return k.theoreticalOccupancy;
+      case AchievedOccupancy: return k.achievedOccupancy;
+      default: role = Qt::DisplayRole;  // text columns sort by their text
+    }
+  }
+  if (role == Qt::TextAlignmentRole)
+    return index.column() == Kernel || index.column() == Kind || index.column() == Launch || index.column() == Layers
+               ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+               : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::ToolTipRole && index.column() == Kernel) return QString::fromStdString(k.label);
+  if (role != Qt::DisplayRole) return {};
+  switch (index.column()) {
+    case Index: return index.row();
+    case Kernel: return QString::fromStdString(k.name);
+    case Kind: return QString::fromStdString(k.kind);
+    case Time: return orNa(k.timeUs, QString::number(k.timeUs, 'f', 2));
+    case Share: return percent(share);
+    case Nodes: return k.nodes;
+    case Registers: return orNa(k.registers, QString::number(k.registers));
+    case SharedMemory: return orNa(k.sharedBytes, QString::number(k.sharedBytes));
+    case TheoreticalOccupancy: return percent(k.theoreticalOccupancy);
+    case AchievedOccupancy: return percent(k.achievedOccupancy);
+    case Launch: return QString::fromStdString(k.launch);
+    case Layers: return QString::fromStdString(k.label);
+  }
+  return {};
+}
+
+QVariant KernelTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || (role != Qt::DisplayRole && role != Qt::ToolTipRole))
+    return QAbstractTableModel::headerData(section, orientation, role);
+  if (role == Qt::ToolTipRole) {
+    switch (section) {
+      case Time: return tr("Mean time per run, measured with CUDA events while the kernels are launched one by one.");
+      case Share: return tr("Share of the summed kernel time.");
+      case TheoreticalOccupancy: return tr("Active warps per SM over the maximum, from the occupancy calculator.");
+      case AchievedOccupancy: return tr("Measured active warps per SM over the maximum; n/a while the backend does not collect it.");
+      default: return {};
+    }
+  }
+  switch (section) {
+    case Index: return tr("#");
+    case Kernel: return tr("Kernel");
+    case Kind: return tr("Kind");
+    case Time: return tr("Time (µs)");
+    case Share: return tr("Share");
+    case Nodes: return tr("Nodes");
+    case Registers: return tr("Registers");
+    case SharedMemory: return tr("Shared memory (B)");
+    case TheoreticalOccupancy: return tr("Theoretical occupancy");
+    case AchievedOccupancy: return tr("Achieved occupancy");
+    case Launch: return tr("Launch");
+    case Layers: return tr("Layers");
+  }
+  return {};
+}
+
+void KernelTableModel::setKernels(std::vector<exec::KernelReport> kernels) {
+  beginResetModel();
+  kernels_ = std::move(kernels);
+  totalUs_ = 0;
+  for (const exec::KernelReport& k : kernels_) totalUs_ += std::max(k.timeUs, 0.0);
+  endResetModel();
+}
+
+StageTimeModel::StageTimeModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+int StageTimeModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(rows_.size()); }
+
+int StageTimeModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant StageTimeModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+  if (role == Qt::TextAlignmentRole) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+  if (role != Qt::DisplayRole) return {};
+  const Row& r = rows_[size_t(index.row())];
+  auto seconds = [](double s) { return QString::number(s, 'f', 3); };
+  switch (index.column()) {
+    case Iteration: return r.iteration;
+    case Inference: return seconds(r.inference);
+    case Search: return seconds(r.search);
+    case Records: return seconds(r.records);
+    case Training: return seconds(r.training);
+    case Total: return seconds(r.inference + r.search + r.records + r.training);
+  }
+  return {};
+}
+
+QVariant StageTimeModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || (role != Qt::DisplayRole && role != Qt::ToolTipRole))
+    return QAbstractTableModel::headerData(section, orientation, role);
+  if (role == Qt::ToolTipRole) {
+    switch (section) {
+      case Inference: return tr("The network's forward passes during self-play, copies of its inputs and outputs included.");
+      case Search: return tr("Tree search during self-play, inference left out.");
+      case Records: return tr("Recording self-play positions and writing finished games to the replay buffer.");
+      case Training: return tr("Training steps on replay-buffer samples.");
+      default: return {};
+    }
+  }
+  switch (section) {
+    case Iteration: return tr("Iteration");
+    case Inference: return tr("Inference (s)");
+    case Search: return tr("Tree search (s)");
+    case Records: return tr("Game records (s)");
+    case Training: return tr("Training (s)");
+    case Total: return tr("Total (s)");
+  }
+  return {};
+}
+
+void StageTimeModel::addIteration(const train::IterationReport& r) {
+  beginInsertRows({}, 0, 0);
+  rows_.push_front({r.iteration, r.inferenceSeconds, r.searchSeconds, r.dataSeconds, r.trainSeconds});
+  endInsertRows();
+  if (rows_.size() > size_t(kMaxRows)) {
+    beginRemoveRows({}, kMaxRows, int(rows_.size()) - 1);
+    rows_.resize(size_t(kMaxRows));
+    endRemoveRows();
+  }
+}
+
+void StageTimeModel::clear() {
+  if (rows_.empty()) return;
+  beginResetModel();
+  rows_.clear();
+  endResetModel();
+}
+
+KernelView::KernelView(QWidget* parent)
+    : QWidget(parent),
+      kernels_(new KernelTableModel(this)),
+      stages_(new StageTimeModel(this)),
+      sortedKernels_(new QSortFilterProxyModel(this)),
+      pages_(new QStackedWidget),
+      kernelSummary_(new QLabel),
+      cpuExplanation_(new QLabel),
+      profileButton_(new QPushButton(tr("Profile Again"))),
+      kernelTable_(new QTableView),
+      source_(new QPlainTextEdit) {
+  setObjectName(QStringLiteral("kernelView"));
+  sortedKernels_->setSourceModel(kernels_);
+  sortedKernels_->setSortRole(KernelTableModel::SortRole);
+
+  auto configure = [](QTableView* table) {
+    table->verticalHeader()->hide();
+    table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 6);
+    table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table->setSelectionMode(QAbstractItemView::SingleSelection);
+    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  };
+  kernelTable_->setObjectName(QStringLiteral("kernelTable"));
+  kernelTable_->setModel(sortedKernels_);
+  kernelTable_->setSortingEnabled(true);
+  kernelTable_->sortByColumn(KernelTableModel::Index, Qt::AscendingOrder);
+  configure(kernelTable_);
+  source_->setObjectName(QStringLiteral("kernelSource"));
+  source_->setReadOnly(true);
+  source_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  source_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  source_->setPlaceholderText(tr("Select a kernel to see its CUDA source."));
+  profileButton_->setObjectName(QStringLiteral("profileKernels"));
+  profileButton_->setToolTip(tr("Time every kernel again at the end of the current iteration."));
+  kernelSummary_->setWordWrap(true);
+  kernelSummary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+  auto* kernelPage = new QWidget;
+  auto* kernelLayout = new QVBoxLayout(kernelPage);
+  kernelLayout->setContentsMargins(4, 4, 4, 4);
+  auto* summaryRow = new QHBoxLayout;
+  summaryRow->addWidget(kernelSummary_, 1);
+  summaryRow->addWidget(profileButton_, 0, Qt::AlignTop);
+  kernelLayout->addLayout(summaryRow);
+  auto* split = new QSplitter(Qt::Vertical);
+  split->addWidget(kernelTable_);
+  split->addWidget(source_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  kernelLayout->addWidget(split, 1);
+
+  auto* cpuPage = new QWidget;
+  auto* cpuLayout = new QVBoxLayout(cpuPage);
+  cpuLayout->setContentsMargins(4, 4, 4, 4);
+  cpuExplanation_->setObjectName(QStringLiteral("kernelExplanation"));
+  cpuExplanation_->setWordWrap(true);
+  cpuExplanation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* stageTable = new QTableView;
+  stageTable->setObjectName(QStringLiteral("stageTable"));
+  stageTable->setModel(stages_);
+  configure(stageTable);
+  cpuLayout->addWidget(cpuExplanation_);
+  cpuLayout->addWidget(stageTable, 1);
+
+  pages_->addWidget(kernelPage);
+  pages_->addWidget(cpuPage);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(pages_);
+
+  connect(kernelTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &KernelView::showSelectedSource);
+  connect(sortedKernels_, &QAbstractItemModel::modelReset, this, &KernelView::showSelectedSource);
+  connect(profileButton_, &QPushButton::clicked, this, [this] { emit profileRequested(kProfileRuns); });
+  setDevice(device_);
+}
+
+bool KernelView::showsKernels() const { return pages_->currentIndex() == 0; }
+
+QString KernelView::explanation() const { return showsKernels() ? kernelSummary_->text() : cpuExplanation_->text(); }
+
+QString KernelView::selectedSource() const { return source_->toPlainText(); }
+
+void KernelView::setDevice(const QString& device) {
+  device_ = device;
+  const exec::BackendRegistry& registry = exec::BackendRegistry::instance();
+  std::string error;
+  const auto backend = registry.selectForGraphs(device.toStdString(), &error);
+  QString status = QString::fromStdString(registry.statusLine(device.toStdString()));
+  if (!backend) status = QString::fromStdString(error);
+  // statusLine names the backend select() picks; a CUDA backend that cannot run graphs yet is
+  // passed over for training, and the reason belongs in the sentence.
+  const exec::BackendEntry* cuda = registry.find("cuda");
+  if (backend && backend->id() == "cpu" && cuda && cuda->available())
+    if (auto why = cuda->backend->cannotRunGraphs()) status = tr("%1; the CUDA backend cannot run graphs yet: %2").arg(status, QString::fromStdString(*why));
+  showBackend(backend && backend->id() == "cuda", status);
+}
+
+void KernelView::runStarted(const QString& backendId) {
+  runActive_ = true;
+  stages_->clear();
+  kernels_->setKernels({});
+  if (backendId == QLatin1String("cuda")) {
+    showBackend(true, QString());
+    emit profileRequested(kProfileRuns);
+  } else {
+    setDevice(device_);
+  }
+}
+
+void KernelView::runFinished() {
+  runActive_ = false;
+  profileButton_->setEnabled(false);
+}
+
+void KernelView::showBackend(bool cuda, const QString& status) {
+  pages_->setCurrentIndex(cuda ? 0 : 1);
+  profileButton_->setEnabled(cuda && runActive_);
+  if (cuda) {
+    if (kernels_->rowCount() == 0)
+      kernelSummary_->setText(runActive_ ? tr("The kernels of the self-play inference graph are timed at the end of the current iteration.")
+                                         : tr("Start a run to time the kernels of its self-play inference graph on the CUDA backend."));
+    return;
+  }
+  cpuExplanation_->setText(tr("GPU kernel metrics need the CUDA backend. Backend in use: %1. The CPU backend interprets the graph "
+                              "node by node and has no kernels to time; below are the stage times of the latest iterations.")
+                               .arg(status));
+}
+
+void KernelView::showProfile(const KernelProfile& profile) {
+  kernels_->setKernels(profile.kernels);
+  QStringList lines;
+  lines << tr("Self-play inference graph '%1' at batch %2, after iteration %3: %4 kernels, %5 µs per run when launched one by one "
+              "(mean of %6 runs).")
+               .arg(profile.graph)
+               .arg(profile.batch)
+               .arg(profile.iteration)
+               .arg(profile.kernels.size())
+               .arg(kernels_->totalMicroseconds(), 0, 'f', 1)
+               .arg(profile.runs);
+  for (const auto& [name, value] : profile.runtimeStats) lines << tr("%1: %2").arg(QString::fromStdString(name), QString::fromStdString(value));
+  kernelSummary_->setText(lines.join(QLatin1Char('\n')));
+  if (sortedKernels_->rowCount() > 0) kernelTable_->selectRow(0);
+}
+
+void KernelView::addIteration(const train::IterationReport& report) { stages_->addIteration(report); }
+
+void KernelView::showSelectedSource() {
+  const QModelIndex current = sortedKernels_->mapToSource(kernelTable_->currentIndex());
+  if (!current.isValid()) {
+    source_->clear();
+    return;
+  }
+  const exec::KernelReport& k = kernels_->kernel(current.row());
+  if (k.source.empty()) {
+    source_->setPlainText(tr("%1 is a %2 call; it has no generated source.").arg(QString::fromStdString(k.name), QString::fromStdString(k.kind)));
+    return;
+  }
+  source_->setPlainText(QStringLiteral("// %1  [%2]  %3\n%4").arg(QString::fromStdString(k.name), QString::fromStdString(k.label),
+                                                                  QString::fromStdString(k.launch), QString::fromStdString(k.source)));
+}
+
+}  // namespace cas::widgets

@@ -1,0 +1,114 @@
+#pragma once
+// The Kernels dock. On the CUDA backend: a table of the run's self-play inference kernels (time,
+// share of the run, IR nodes, registers, shared memory, theoretical and achieved occupancy, launch
+// shape, PDL layers), measured on the run's backend through exec::Executable::profileKernels
+// (RunController::requestKernelProfile), and the selected kernel's CUDA source. On the CPU
+// backend, which interprets the graph node by node and has no kernels, a sentence saying that GPU
+// kernel metrics need the CUDA backend and why it is not in use, and the stage times of the
+// latest iterations. Values a backend cannot measure (negative in KernelReport) read "n/a".
+// Thread-safety: GUI thread only.
+#include <QAbstractTableModel>
+#include <QWidget>
+
+#include <deque>
+#include <vector>
+
+#include "core/exec/backend.hpp"
+#include "core/train/alphazero.hpp"
+#include "widgets/run_controller.hpp"
+
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QSortFilterProxyModel;
+class QStackedWidget;
+class QTableView;
+
+namespace cas::widgets {
+
+class KernelTableModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { Index, Kernel, Kind, Time, Share, Nodes, Registers, SharedMemory, TheoreticalOccupancy, AchievedOccupancy, Launch, Layers, ColumnCount };
+  static constexpr int SortRole = Qt::UserRole;  // numbers for numeric columns, so that sorting is numeric
+
+  explicit KernelTableModel(QObject* parent = nullptr);
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+  void setKernels(std::vector<cas::exec::KernelReport> kernels);
+  const cas::exec::KernelReport& kernel(int row) const { return kernels_[size_t(row)]; }
+  double totalMicroseconds() const { return totalUs_; }  // measured kernels only
+
+ private:
+  std::vector<cas::exec::KernelReport> kernels_;
+  double totalUs_ = 0;
+};
+
+// The stage times of the latest iterations, newest first.
+class StageTimeModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { Iteration, Inference, Search, Records, Training, Total, ColumnCount };
+  static constexpr int kMaxRows = 50;
+
+  explicit StageTimeModel(QObject* parent = nullptr);
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+  void addIteration(const cas::train::IterationReport& report);
+  void clear();
+
+ private:
+  struct Row {
+    qint64 iteration;
+    double inference, search, records, training;
+  };
+  std::deque<Row> rows_;
+};
+
+class KernelView : public QWidget {
+  Q_OBJECT
+ public:
+  static constexpr int kProfileRuns = 20;
+  explicit KernelView(QWidget* parent = nullptr);
+
+  KernelTableModel* kernelModel() const { return kernels_; }
+  StageTimeModel* stageModel() const { return stages_; }
+  bool showsKernels() const;  // the CUDA page, rather than the CPU page
+  QString explanation() const;  // the sentence above the table
+  QString selectedSource() const;
+
+ public slots:
+  // The backend that runtime.device picks for graphs (before and between runs).
+  void setDevice(const QString& device);
+  // The backend the run actually uses; on CUDA the first profile is asked for at once.
+  void runStarted(const QString& backendId);
+  void runFinished();
+  void showProfile(const cas::widgets::KernelProfile& profile);
+  void addIteration(const cas::train::IterationReport& report);
+
+ signals:
+  void profileRequested(int runs);
+
+ private:
+  void showBackend(bool cuda, const QString& status);
+  void showSelectedSource();
+
+  KernelTableModel* kernels_;
+  StageTimeModel* stages_;
+  QSortFilterProxyModel* sortedKernels_;
+  QStackedWidget* pages_;
+  QLabel *kernelSummary_, *cpuExplanation_;
+  QPushButton* profileButton_;
+  QTableView* kernelTable_;
+  QPlainTextEdit* source_;
+  QString device_ = QStringLiteral("auto");
+  bool runActive_ = false;
+};
+
+}  // namespace cas::widgets

@@ -1,0 +1,121 @@
+#pragma once
+// The Board dock: play against a trained run, or set up a position and analyse it.
+//   Run      the run trained in this window ("Load current run", and loaded by itself when a
+//            training run stops while nothing is loaded) or any run folder ("Open run…"); its
+//            newest valid checkpoint is loaded through core.
+//   Play     New game with the human or the agent first; a click on the board moves, and the
+//            agent answers with its search (the run's simulations, editable). The table shows
+//            the agent's search for its move (move, visits, Q, prior); the result ends the game.
+//   Set up   clicks place stones in turn; Analyse searches the position and shows the
+//            statistics in the table and on the board. Switching back to Play continues the
+//            game from there, with the human playing the side to move.
+// Positions shown on the board by others (the search-tree view calls BoardView::showPosition)
+// are taken over in Set up mode, ready to analyse.
+// Loading and searching run on an AgentWorker on its own QThread; input is off meanwhile.
+// Thread-safety: GUI thread only (the worker's thread is private to the panel).
+#include <QString>
+#include <QThread>
+#include <QWidget>
+
+#include <optional>
+#include <vector>
+
+#include "widgets/agent_worker.hpp"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QRadioButton;
+class QSpinBox;
+class QStackedWidget;
+class QTableWidget;
+
+namespace cas::widgets {
+
+class BoardView;
+class RunController;
+
+class PlayPanel : public QWidget {
+  Q_OBJECT
+ public:
+  enum class Mode { Play, SetUp };
+
+  // `run` is the studio's training run, whose folder "Load current run" loads.
+  explicit PlayPanel(RunController* run, QWidget* parent = nullptr);
+  ~PlayPanel() override;  // waits for a search in progress, then stops the worker's thread
+
+  BoardView* boardView() const { return board_; }
+  QTableWidget* statisticsTable() const { return table_; }
+  Mode mode() const { return mode_; }
+  const std::vector<int>& moves() const { return moves_; }
+  bool busy() const { return busy_; }
+  std::optional<AgentSummary> agent() const { return agent_; }
+  QString statusText() const;
+  QString runText() const;
+
+ public slots:
+  void loadRun(const QString& folder);
+  void loadCurrentRun();
+  void chooseRun();
+  void setMode(cas::widgets::PlayPanel::Mode mode);
+  void newGame();
+  void playAction(int action);
+  void undoMove();
+  void clearBoard();
+  void analysePosition();
+
+ signals:
+  void agentLoaded(const QString& runFolder);
+
+ private slots:
+  void takeLoadedRun(const cas::widgets::AgentSummary& summary);
+  void reportLoadFailure(const QString& folder, const QString& reason);
+  void takeSearch(const cas::widgets::AgentSearch& search);
+  void reportSearchFailure(const QString& reason);
+  void adoptShownPosition(const QString& environment, const std::vector<int>& moves);
+
+ private:
+  void applyMode(Mode mode);
+  void startSearch();
+  void showBoard();
+  void showStatistics(const AgentSearch& search, bool forAgentMove);
+  void clearStatistics();
+  void setBusy(bool busy, const QString& status = {});
+  void setStatus(const QString& text, bool problem = false);
+  void updateStatus();
+  void updateControls();
+  bool agentPlaysThisGame() const;
+  bool humanToMove() const;
+  int undoTarget() const;  // the number of moves Undo goes back to; -1 when it cannot
+
+  RunController* run_;
+  QThread thread_;
+  AgentWorker* worker_;
+  std::optional<AgentSummary> agent_;
+  QString environment_ = QStringLiteral("tictactoe");
+  std::vector<int> moves_;
+  Mode mode_ = Mode::Play;
+  int humanSide_ = 0;
+  bool busy_ = false;
+
+  QLabel* runLabel_;
+  QPushButton* currentRunButton_;
+  QPushButton* openRunButton_;
+  QRadioButton* playButton_;
+  QRadioButton* setUpButton_;
+  QSpinBox* simulations_;
+  QStackedWidget* modeActions_;
+  QComboBox* firstPlayer_;
+  QPushButton* newGameButton_;
+  QPushButton* clearButton_;
+  QPushButton* analyseButton_;
+  QPushButton* undoButton_;
+  BoardView* board_;
+  QLabel* status_;
+  QLabel* statisticsCaption_;
+  QTableWidget* table_;
+  QCheckBox* overlay_;
+};
+
+}  // namespace cas::widgets

@@ -1,0 +1,990 @@
+#include "widgets/search_tree_view.hpp"
+
+#include <QButtonGroup>
+#include <QCheckBox>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLinearGradient>
+#include <QLocale>
+#include <QMouseEvent>
+#include <QOpenGLContext>
+#include <QOpenGLFunctions>
+#include <QPainter>
+#include <QPushButton>
+#include <QShortcut>
+#include <QToolButton>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+#include "widgets/run_controller.hpp"
+
+namespace cas::widgets {
+
+namespace {
+
+constexpr std::size_t kFrameHistory = 120;
+constexpr int kFrameIntervalMs = 16;      // animation frames
+constexpr int kDebugIntervalMs = 33;      // continuous redraw while the debug overlay is open
+constexpr double kSecondsPerPathNode = 0.35;
+constexpr double kExpansionSeconds = 1.2;
+
+QColor qcolour(Rgba c, int alpha = -1) { return QColor(c.r, c.g, c.b, alpha < 0 ? c.a : alpha); }
+
+Rgba withAlpha(Rgba c, double alpha) {
+  c.a = std::uint8_t(std::clamp(alpha, 0.0, 1.0) * 255);
+  return c;
+}
+
+Rgba lighten(Rgba c, float t) {
+  auto up = [t](std::uint8_t x) { return std::uint8_t(float(x) + (255 - float(x)) * t); };
+  return {up(c.r), up(c.g), up(c.b), c.a};
+}
+
+QString signedNumber(double v, int decimals = 3) { return (v >= 0 ? QStringLiteral("+") : QString()) + QString::number(v, 'f', decimals); }
+
+QString grouped(qint64 n) { return QLocale().toString(n); }
+
+}  // namespace
+
+PreparedTree prepareTree(train::TreeSnapshot snapshot) {
+  QElapsedTimer clock;
+  clock.start();
+  auto layout = std::make_shared<const TreeLayout>(std::move(snapshot));
+  auto geometry = std::make_shared<const CpuTreeGeometry>(*layout);
+  return {std::move(layout), std::move(geometry), double(clock.nsecsElapsed()) / 1e6};
+}
+
+// --- SearchTreeView -------------------------------------------------------------------------
+
+SearchTreeView::SearchTreeView(QWidget* parent) : QOpenGLWidget(parent) {
+  setObjectName(QStringLiteral("searchTreeView"));
+  setMouseTracking(true);
+  setFocusPolicy(Qt::StrongFocus);
+  setMinimumSize(240, 200);
+  frameTimesMs_.reserve(kFrameHistory);
+  connect(&frameTimer_, &QTimer::timeout, this, [this] {
+    if (teaching_) advanceTeaching();
+    update();
+  });
+}
+
+SearchTreeView::~SearchTreeView() { releaseGl(); }
+
+void SearchTreeView::releaseGl() {
+  if (!renderer_.initialized() && !imgui_.initialized()) return;
+  makeCurrent();
+  imgui_.release();
+  renderer_.release();
+  doneCurrent();
+}
+
+void SearchTreeView::initializeGL() {
+  // A dock floated out or back gets a new context: everything is created and uploaded again.
+  connect(context(), &QOpenGLContext::aboutToBeDestroyed, this, &SearchTreeView::releaseGl, Qt::UniqueConnection);
+  glError_.clear();
+  if (!renderer_.initialize(&glError_)) return;
+  QString imguiError;
+  if (!imgui_.initialize(&imguiError)) glError_ = imguiError;
+  uploadPending_ = true;
+}
+
+void SearchTreeView::resizeGL(int, int) { autoFit(); }
+
+void SearchTreeView::showTree(PreparedTree tree) {
+  teaching_.reset();
+  highlightedPath_.clear();
+  setShown(std::move(tree));
+  if (!debugOverlay_) frameTimer_.stop();
+}
+
+void SearchTreeView::setShown(PreparedTree tree) {
+  const bool sameRoot = shown_.layout && tree.layout && shown_.layout->snapshot().rootMoves == tree.layout->snapshot().rootMoves;
+  shown_ = std::move(tree);
+  if (!sameRoot || (shown_.layout && selected_ >= shown_.layout->size())) selected_ = -1;
+  if (shown_.layout && hovered_ >= shown_.layout->size()) hovered_ = -1;
+  uploadPending_ = true;
+  autoFit();
+  update();
+}
+
+void SearchTreeView::playSimulation(PreparedTree before, PreparedTree after, SimulationTrace trace) {
+  highlightedPath_.clear();
+  Teaching t;
+  t.selectionS = std::max(1.0, kSecondsPerPathNode * double(trace.path.size()));
+  t.expansionS = kExpansionSeconds;
+  t.backupS = t.selectionS;
+  t.before = before;
+  t.after = std::move(after);
+  t.trace = std::move(trace);
+  t.clock.start();
+  teaching_ = std::move(t);
+  setShown(std::move(before));
+  frameTimer_.start(kFrameIntervalMs);
+}
+
+SearchTreeView::TeachingPhase SearchTreeView::teachingPhase() const {
+  if (!teaching_) return TeachingPhase::None;
+  const double s = double(teaching_->clock.elapsed()) / 1000;
+  if (s < teaching_->selectionS) return TeachingPhase::Selection;
+  if (s < teaching_->selectionS + teaching_->expansionS) return TeachingPhase::Expansion;
+  return TeachingPhase::Backup;
+}
+
+void SearchTreeView::advanceTeaching() {
+  const double s = double(teaching_->clock.elapsed()) / 1000;
+  if (!teaching_->showingAfter && s >= teaching_->selectionS) {
+    teaching_->showingAfter = true;
+    setShown(teaching_->after);
+  }
+  if (s >= teaching_->selectionS + teaching_->expansionS + teaching_->backupS) {
+    highlightedPath_ = teaching_->trace.path;  // stays marked until the next tree
+    teaching_.reset();
+    if (!debugOverlay_) frameTimer_.stop();
+  }
+}
+
+void SearchTreeView::setMode(TreeViewMode mode) {
+  if (mode == mode_) return;
+  mode_ = mode;
+  userMoved_ = false;
+  autoFit();
+  update();
+  emit modeChanged(mode);
+}
+
+void SearchTreeView::fitToView() {
+  userMoved_ = false;
+  autoFit();
+  update();
+}
+
+float SearchTreeView::fitPixelsPerUnit() const {
+  const double w = std::max(1, width()), h = std::max(1, height());
+  if (!shown_.layout) return 40;
+  if (mode_ == TreeViewMode::Sunburst) return float(0.94 * std::min(w, h) / 2 / shown_.layout->sunburstRadius());
+  const double tw = shown_.layout->linkWidth() + 1, th = shown_.layout->linkHeight() + 1.6;
+  return float(std::min(w / tw, h / th));
+}
+
+void SearchTreeView::autoFit() {
+  if (userMoved_) return;
+  pixelsPerUnit_ = fitPixelsPerUnit();
+  if (mode_ == TreeViewMode::Sunburst || !shown_.layout) centre_ = {0, 0};
+  else centre_ = {double(shown_.layout->linkWidth() - 1) / 2, double(shown_.layout->linkHeight()) / 2};
+}
+
+void SearchTreeView::setDebugOverlayVisible(bool visible) {
+  if (visible == debugOverlay_) return;
+  debugOverlay_ = visible;
+  if (visible) frameTimer_.start(kDebugIntervalMs);
+  else if (!teaching_) frameTimer_.stop();
+  update();
+  emit debugOverlayToggled(visible);
+}
+
+void SearchTreeView::setPipelineStats(const PipelineStats& stats) { pipeline_ = stats; }
+
+void SearchTreeView::setEmptyMessage(const QString& message) {
+  emptyMessage_ = message;
+  update();
+}
+
+QPointF SearchTreeView::widgetToTree(QPointF p) const {
+  return centre_ + (p - QPointF(width() / 2.0, height() / 2.0)) / pixelsPerUnit_;
+}
+
+QPointF SearchTreeView::treeToWidget(QPointF p) const {
+  return (p - centre_) * pixelsPerUnit_ + QPointF(width() / 2.0, height() / 2.0);
+}
+
+int SearchTreeView::nodeAt(QPointF widgetPoint) const {
+  if (!shown_.layout) return -1;
+  const QPointF t = widgetToTree(widgetPoint);
+  return mode_ == TreeViewMode::Sunburst ? shown_.layout->sunburstNodeAt(float(t.x()), float(t.y()))
+                                         : shown_.layout->linkNodeAt(float(t.x()), float(t.y()));
+}
+
+QString SearchTreeView::actionName(int action) const {
+  const std::string& environment = shown_.layout ? shown_.layout->snapshot().environment : std::string();
+  if (!games_ || gamesEnvironment_ != environment) {
+    gamesEnvironment_ = environment;
+    try {
+      games_ = env::makeBoardGames(environment, 1);
+    } catch (const std::invalid_argument&) {
+      games_.reset();
+    }
+  }
+  return games_ ? QString::fromStdString(games_->actionName(action)) : QString::number(action);
+}
+
+QString SearchTreeView::nodeDescription(int i) const {
+  if (!shown_.layout || i < 0 || i >= shown_.layout->size()) return {};
+  const TreeLayout& l = *shown_.layout;
+  const auto& n = l.node(i);
+  QStringList lines;
+  if (n.parent < 0) {
+    lines << tr("<b>Root</b> — the position the search starts from");
+  } else {
+    QStringList moves;
+    for (int a : l.movesFromRoot(i)) moves << actionName(a);
+    lines << tr("<b>Move %1</b> at depth %2 (from the root: %3)").arg(actionName(n.action)).arg(n.depth).arg(moves.join(QLatin1Char(' ')));
+  }
+  lines << tr("N = %1 visits").arg(grouped(n.visits)) + (n.parent >= 0 ? tr(" (parent: %1)").arg(grouped(l.parentVisits(i))) : QString());
+  lines << (n.visits > 0 ? tr("Q = %1 for the player who made the move").arg(signedNumber(n.q)) : tr("Q: not visited yet"));
+  if (n.parent >= 0) {
+    const float u = l.explorationTerm(i);
+    lines << tr("P = %1 (the network's prior)").arg(double(n.prior), 0, 'f', 3);
+    lines << tr("U = c·P·√N<sub>parent</sub>/(1+N) = %1 × %2 × √%3 / %4 = %5")
+                 .arg(double(l.snapshot().cPuct), 0, 'f', 2)
+                 .arg(double(n.prior), 0, 'f', 3)
+                 .arg(l.parentVisits(i))
+                 .arg(1 + n.visits)
+                 .arg(double(u), 0, 'f', 3);
+    lines << tr("Q + U = %1 (the search picks the child with the highest)").arg(signedNumber(double(n.q + u)));
+  }
+  lines << tr("Virtual loss: %1").arg(n.virtualLoss);
+  if (l.onPrincipalVariation(i)) lines << tr("On the principal variation (the most visited path)");
+  lines << tr("<i>Click to show this position on the board.</i>");
+  return lines.join(QStringLiteral("<br>"));
+}
+
+bool SearchTreeView::event(QEvent* e) {
+  if (debugOverlay_ && imgui_.initialized()) {
+    switch (e->type()) {
+      case QEvent::MouseMove:
+      case QEvent::MouseButtonPress:
+      case QEvent::MouseButtonRelease:
+      case QEvent::MouseButtonDblClick:
+      case QEvent::Wheel:
+      case QEvent::KeyPress:
+      case QEvent::KeyRelease:
+      case QEvent::FocusIn:
+      case QEvent::FocusOut:
+      case QEvent::Leave: {
+        const bool taken = imgui_.handleEvent(e);
+        update();
+        // A drag that started on the tree stays the tree's, even over the overlay.
+        if (taken && !pressed_) {
+          QToolTip::hideText();
+          e->accept();
+          return true;
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return QOpenGLWidget::event(e);
+}
+
+void SearchTreeView::mousePressEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton) return;
+  pressed_ = true;
+  dragging_ = false;
+  pressPos_ = e->position().toPoint();
+  pressCentre_ = centre_;
+}
+
+void SearchTreeView::mouseMoveEvent(QMouseEvent* e) {
+  if (pressed_) {
+    const QPoint delta = e->position().toPoint() - pressPos_;
+    if (!dragging_ && delta.manhattanLength() > 4) {
+      dragging_ = true;
+      QToolTip::hideText();
+      setCursor(Qt::ClosedHandCursor);
+    }
+    if (dragging_) {
+      centre_ = pressCentre_ - QPointF(delta) / pixelsPerUnit_;
+      userMoved_ = true;
+      update();
+    }
+    return;
+  }
+  hover(e->position(), e->globalPosition().toPoint());
+}
+
+void SearchTreeView::mouseReleaseEvent(QMouseEvent* e) {
+  if (e->button() != Qt::LeftButton || !pressed_) return;
+  pressed_ = false;
+  if (dragging_) {
+    dragging_ = false;
+    unsetCursor();
+    return;
+  }
+  const int node = nodeAt(e->position());
+  if (node < 0 || !shown_.layout) return;
+  selected_ = node;
+  update();
+  emit nodeSelected(node);
+  emit positionSelected(QString::fromStdString(shown_.layout->snapshot().environment), shown_.layout->movesFromStart(node));
+}
+
+void SearchTreeView::mouseDoubleClickEvent(QMouseEvent* e) {
+  if (e->button() == Qt::LeftButton) fitToView();
+}
+
+void SearchTreeView::wheelEvent(QWheelEvent* e) {
+  const double fit = fitPixelsPerUnit();
+  const QPointF anchor = widgetToTree(e->position());
+  pixelsPerUnit_ = std::clamp(pixelsPerUnit_ * std::pow(1.0015, e->angleDelta().y()), fit / 4, fit * 5000);
+  // The tree point under the pointer stays under it.
+  centre_ = anchor - (e->position() - QPointF(width() / 2.0, height() / 2.0)) / pixelsPerUnit_;
+  userMoved_ = true;
+  update();
+  e->accept();
+}
+
+void SearchTreeView::leaveEvent(QEvent* e) {
+  if (hovered_ >= 0) {
+    hovered_ = -1;
+    update();
+  }
+  QOpenGLWidget::leaveEvent(e);
+}
+
+void SearchTreeView::hover(QPointF p, QPoint globalPos) {
+  const int node = nodeAt(p);
+  if (node == hovered_) return;
+  hovered_ = node;
+  update();
+  if (node < 0) QToolTip::hideText();
+  else QToolTip::showText(globalPos, nodeDescription(node), this, QRect(), 20000);
+}
+
+// --- Overlay: hover, selection, teaching ----------------------------------------------------
+
+void SearchTreeView::appendNodeShape(TreeMesh& mesh, const TreeLayout& layout, int node, Rgba fill, Rgba outline, float width) const {
+  if (node < 0 || node >= layout.size()) return;
+  if (mode_ == TreeViewMode::Sunburst) {
+    Sector s = layout.sector(node);
+    if (s.span <= 0) return;
+    mesh.appendSector(s, fill, outline, width);
+  } else if (const int slot = layout.linkSlot(node); slot >= 0) {
+    const LinkNode& l = layout.linkNodes()[size_t(slot)];
+    mesh.appendDisc(l.x, l.y, l.radius, fill, outline, width);
+  }
+}
+
+void SearchTreeView::appendTeachingGhosts(TreeMesh& mesh, double progress) const {
+  // The new children of the expanded leaf have no visits, so no angle of their own: they are
+  // shown inside the leaf's span on the next ring, shared by prior, as the expansion creates them.
+  const TreeLayout& after = *teaching_->after.layout;
+  const SimulationTrace& t = teaching_->trace;
+  if (t.expanded.empty()) return;
+  const int leaf = t.path.back();
+  const Rgba ghost = withAlpha(tree_colours::kTeaching, 0.55 * progress);
+  if (mode_ == TreeViewMode::Sunburst) {
+    const Sector& s = after.sector(leaf);
+    float total = 0;
+    for (int c : t.expanded) total += std::max(after.node(c).prior, 1e-6f);
+    float start = s.start;
+    for (int c : t.expanded) {
+      const float span = s.span * std::max(after.node(c).prior, 1e-6f) / total;
+      mesh.appendSector({start, span, s.outer, s.outer + float(progress)}, ghost, tree_colours::kBackground, 0.7f);
+      start += span;
+    }
+  } else if (const int slot = after.linkSlot(leaf); slot >= 0) {
+    const LinkNode& l = after.linkNodes()[size_t(slot)];
+    const auto n = float(t.expanded.size());
+    for (size_t k = 0; k < t.expanded.size(); ++k) {
+      const float x = l.x + (float(k) - (n - 1) / 2) * 0.32f, y = l.y + TreeLayout::kLevelSpacing * float(progress);
+      mesh.appendBand(l.x, l.y, x, y, 0.015f, withAlpha(tree_colours::kEdge, progress));
+      mesh.appendDisc(x, y, 0.12f, ghost, tree_colours::kTeaching, 1.0f);
+    }
+  }
+}
+
+TreeMesh SearchTreeView::overlayMesh() const {
+  TreeMesh mesh;
+  if (!shown_.layout) return mesh;
+  const TreeLayout& shown = *shown_.layout;
+  for (int node : highlightedPath_) appendNodeShape(mesh, shown, node, nodeFill(shown, node), tree_colours::kTeaching, 1.6f);
+  if (teaching_) {
+    const double s = double(teaching_->clock.elapsed()) / 1000;
+    const SimulationTrace& t = teaching_->trace;
+    const double pulse = 0.5 + 0.5 * std::sin(s * 9);
+    const auto pathLength = double(t.path.size());
+    switch (teachingPhase()) {
+      case TeachingPhase::Selection: {
+        const TreeLayout& before = *teaching_->before.layout;
+        const TreeLayout& after = *teaching_->after.layout;
+        const auto lit = size_t(std::min(pathLength, std::floor(s / teaching_->selectionS * pathLength) + 1));
+        for (size_t k = 0; k < lit; ++k) {
+          const bool newest = k + 1 == lit;
+          const int b = t.pathBefore[k];
+          // A leaf never visited before has no sector yet: its place in `after` shows where it is.
+          if (b >= 0 && before.node(b).visits > 0)
+            appendNodeShape(mesh, before, b, lighten(nodeFill(before, b), newest ? float(0.15 + 0.35 * pulse) : 0.15f), tree_colours::kTeaching, 3.0f);
+          else
+            appendNodeShape(mesh, after, t.path[k], withAlpha(tree_colours::kTeaching, 0.35 + 0.4 * pulse), tree_colours::kTeaching, 3.0f);
+        }
+        break;
+      }
+      case TeachingPhase::Expansion: {
+        const double progress = std::clamp((s - teaching_->selectionS) / (0.7 * teaching_->expansionS), 0.0, 1.0);
+        for (int node : t.path) appendNodeShape(mesh, shown, node, lighten(nodeFill(shown, node), 0.1f), tree_colours::kTeaching, 2.0f);
+        appendNodeShape(mesh, shown, t.path.back(), lighten(nodeFill(shown, t.path.back()), float(0.5 * (1 - progress) + 0.3 * pulse)),
+                        tree_colours::kHover, 3.0f);
+        appendTeachingGhosts(mesh, progress);
+        break;
+      }
+      case TeachingPhase::Backup: {
+        const double into = (s - teaching_->selectionS - teaching_->expansionS) / teaching_->backupS;
+        const auto lit = size_t(std::min(pathLength, std::floor(into * pathLength) + 1));
+        appendTeachingGhosts(mesh, 1.0);
+        for (size_t k = 0; k < lit; ++k) {
+          const int node = t.path[t.path.size() - 1 - k];
+          const bool newest = k + 1 == lit;
+          appendNodeShape(mesh, shown, node, lighten(nodeFill(shown, node), newest ? float(0.2 + 0.4 * pulse) : 0.1f), tree_colours::kTeaching, 3.0f);
+        }
+        break;
+      }
+      case TeachingPhase::None:
+        break;
+    }
+  }
+  if (selected_ >= 0) appendNodeShape(mesh, shown, selected_, nodeFill(shown, selected_), tree_colours::kHover, 2.5f);
+  if (hovered_ >= 0 && hovered_ != selected_) appendNodeShape(mesh, shown, hovered_, lighten(nodeFill(shown, hovered_), 0.25f), tree_colours::kHover, 1.5f);
+  return mesh;
+}
+
+// --- Painting -------------------------------------------------------------------------------
+
+void SearchTreeView::paintGL() {
+  QElapsedTimer frame;
+  frame.start();
+  const qreal dpr = devicePixelRatioF();
+  if (renderer_.initialized()) {
+    if (uploadPending_ && shown_.geometry) {
+      QElapsedTimer upload;
+      upload.start();
+      renderer_.upload(*shown_.geometry);
+      lastUploadMs_ = double(upload.nsecsElapsed()) / 1e6;
+    }
+    uploadPending_ = false;
+    renderer_.setOverlay(overlayMesh());
+    const auto ppu = float(pixelsPerUnit_ * dpr);
+    renderer_.draw(mode_, {float(centre_.x()), float(centre_.y()), ppu, int(width() * dpr), int(height() * dpr)});
+  } else {
+    QOpenGLFunctions* gl = context()->functions();
+    gl->glClearColor(float(tree_colours::kBackground.r) / 255, float(tree_colours::kBackground.g) / 255, float(tree_colours::kBackground.b) / 255, 1);
+    gl->glClear(GL_COLOR_BUFFER_BIT);
+  }
+  {
+    QPainter p(this);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setRenderHint(QPainter::TextAntialiasing);
+    if (!glError_.isEmpty() || !shown_.layout) {
+      p.setPen(QColor(200, 204, 212));
+      QFont f = font();
+      f.setPointSizeF(f.pointSizeF() * 1.1);
+      p.setFont(f);
+      p.drawText(rect().adjusted(24, 24, -24, -24), Qt::AlignCenter | Qt::TextWordWrap, glError_.isEmpty() ? emptyMessage_ : glError_);
+    } else {
+      paintLabels(p);
+      paintRootBoard(p);
+      paintLegend(p);
+      paintTeachingCaption(p);
+    }
+  }
+  if (debugOverlay_ && imgui_.initialized()) {
+    // The frame time shown is honest for a software renderer only when the frame has finished.
+    context()->functions()->glFinish();
+    const double ms = double(frame.nsecsElapsed()) / 1e6;
+    if (frameTimesMs_.size() < kFrameHistory) frameTimesMs_.push_back(float(ms));
+    else frameTimesMs_[nextFrameSlot_] = float(ms);
+    nextFrameSlot_ = (nextFrameSlot_ + 1) % kFrameHistory;
+    std::vector<float> ordered(frameTimesMs_.begin() + std::ptrdiff_t(frameTimesMs_.size() < kFrameHistory ? 0 : nextFrameSlot_), frameTimesMs_.end());
+    ordered.insert(ordered.end(), frameTimesMs_.begin(), frameTimesMs_.begin() + std::ptrdiff_t(frameTimesMs_.size() < kFrameHistory ? 0 : nextFrameSlot_));
+    imgui_.render(size(), dpr, debugSections(), ordered);
+  }
+}
+
+void SearchTreeView::paintLabels(QPainter& p) const {
+  const TreeLayout& l = *shown_.layout;
+  QFont f = font();
+  f.setPointSizeF(std::max(7.0, f.pointSizeF() * 0.9));
+  p.setFont(f);
+  const QFontMetrics fm(f);
+  const QRectF bounds = rect();
+  auto textColour = [](Rgba c) { return 0.299 * c.r + 0.587 * c.g + 0.114 * c.b > 150 ? QColor(20, 22, 26) : QColor(245, 246, 248); };
+  if (mode_ == TreeViewMode::Sunburst) {
+    const double ring = pixelsPerUnit_;
+    if (ring < fm.height() + 2) return;
+    for (int i = 0; i < l.size(); ++i) {
+      const Sector& s = l.sector(i);
+      const auto& n = l.node(i);
+      if (n.parent < 0) {
+        const QPointF c = treeToWidget({0, 0});
+        if (ring * TreeLayout::kRootRadius * 2 > fm.horizontalAdvance(QStringLiteral("N 00000"))) {
+          p.setPen(textColour(nodeFill(l, 0)));
+          p.drawText(QRectF(c.x() - 40, c.y() - 20, 80, 40), Qt::AlignCenter, tr("N %1").arg(grouped(n.visits)));
+        }
+        continue;
+      }
+      const double mid = double(n.depth);
+      const double arc = double(s.span) * mid * ring;
+      if (arc < fm.height() * 1.6) continue;
+      const double a = double(s.start + s.span / 2);
+      const QPointF c = treeToWidget({mid * std::sin(a), -mid * std::cos(a)});
+      if (!bounds.contains(c)) continue;
+      p.setPen(textColour(nodeFill(l, i)));
+      const bool room = arc > fm.horizontalAdvance(QStringLiteral("N 0000")) * 1.3 && ring > fm.height() * 2.4;
+      const QString text = room ? actionName(n.action) + QLatin1Char('\n') + tr("N %1").arg(grouped(n.visits)) : actionName(n.action);
+      p.drawText(QRectF(c.x() - 60, c.y() - 30, 120, 60), Qt::AlignCenter, text);
+    }
+    return;
+  }
+  for (const LinkNode& ln : l.linkNodes()) {
+    const QPointF c = treeToWidget({ln.x, ln.y});
+    const double r = ln.radius * pixelsPerUnit_;
+    if (!bounds.adjusted(-40, -40, 40, 40).contains(c)) continue;
+    const auto& n = l.node(ln.node);
+    if (r >= fm.height() * 0.55 && n.parent >= 0) {
+      p.setPen(textColour(nodeFill(l, ln.node)));
+      p.drawText(QRectF(c.x() - r, c.y() - r, 2 * r, 2 * r), Qt::AlignCenter, actionName(n.action));
+    }
+    if (pixelsPerUnit_ >= fm.horizontalAdvance(QStringLiteral("00000")) && n.visits > 0) {
+      p.setPen(QColor(170, 176, 188));
+      p.drawText(QRectF(c.x() - 50, c.y() + r + 1, 100, fm.height()), Qt::AlignHCenter | Qt::AlignTop, tr("N %1").arg(grouped(n.visits)));
+    }
+  }
+}
+
+void SearchTreeView::paintLegend(QPainter& p) const {
+  QFont f = font();
+  f.setPointSizeF(std::max(7.0, f.pointSizeF() * 0.85));
+  p.setFont(f);
+  const QFontMetrics fm(f);
+  const QString caption = tr("Q for the player who made the move");
+  const QString pv = tr("Principal variation (most visits)");
+  const int barWidth = 150, pad = 8, line = fm.height();
+  const int boxWidth = std::max({barWidth, fm.horizontalAdvance(caption), fm.horizontalAdvance(pv) + 18}) + 2 * pad;
+  const int boxHeight = pad + line + 4 + 10 + line + 6 + line + pad;
+  const QRectF box(10, height() - boxHeight - 10, boxWidth, boxHeight);
+  p.setPen(Qt::NoPen);
+  p.setBrush(QColor(12, 13, 16, 200));
+  p.drawRoundedRect(box, 6, 6);
+  p.setPen(QColor(200, 204, 212));
+  double y = box.top() + pad;
+  p.drawText(QRectF(box.left() + pad, y, boxWidth, line), Qt::AlignLeft | Qt::AlignVCenter, caption);
+  y += line + 4;
+  QLinearGradient gradient(box.left() + pad, 0, box.left() + pad + barWidth, 0);
+  for (int k = 0; k <= 8; ++k) gradient.setColorAt(k / 8.0, qcolour(qColour(float(k) / 4 - 1)));
+  p.setPen(Qt::NoPen);
+  p.setBrush(gradient);
+  p.drawRect(QRectF(box.left() + pad, y, barWidth, 10));
+  y += 10;
+  p.setPen(QColor(160, 166, 178));
+  const QRectF ticks(box.left() + pad - 10, y, barWidth + 20, line);
+  p.drawText(ticks, Qt::AlignLeft | Qt::AlignVCenter, tr("−1 loses"));
+  p.drawText(ticks, Qt::AlignHCenter | Qt::AlignVCenter, QStringLiteral("0"));
+  p.drawText(ticks, Qt::AlignRight | Qt::AlignVCenter, tr("+1 wins"));
+  y += line + 6;
+  p.setPen(QPen(qcolour(tree_colours::kPrincipalVariation), 2));
+  p.setBrush(Qt::NoBrush);
+  p.drawRect(QRectF(box.left() + pad + 1, y + line / 2.0 - 5, 10, 10));
+  p.setPen(QColor(200, 204, 212));
+  p.drawText(QRectF(box.left() + pad + 18, y, boxWidth, line), Qt::AlignLeft | Qt::AlignVCenter, pv);
+}
+
+void SearchTreeView::paintRootBoard(QPainter& p) const {
+  const QString board = QString::fromStdString(shown_.layout->snapshot().board).trimmed();
+  if (board.isEmpty() || height() < 260) return;
+  QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  mono.setPointSizeF(std::max(7.0, font().pointSizeF() * 0.9));
+  QFont title = font();
+  title.setPointSizeF(std::max(7.0, font().pointSizeF() * 0.85));
+  const QFontMetrics fm(mono), tm(title);
+  const QStringList rows = board.split(QLatin1Char('\n'));
+  int w = tm.horizontalAdvance(tr("Root position"));
+  for (const QString& r : rows) w = std::max(w, fm.horizontalAdvance(r));
+  const QRectF box(10, 10, w + 16, tm.height() + 4 + fm.height() * rows.size() + 12);
+  p.setPen(Qt::NoPen);
+  p.setBrush(QColor(12, 13, 16, 200));
+  p.drawRoundedRect(box, 6, 6);
+  p.setFont(title);
+  p.setPen(QColor(160, 166, 178));
+  p.drawText(QPointF(box.left() + 8, box.top() + 6 + tm.ascent()), tr("Root position"));
+  p.setFont(mono);
+  p.setPen(QColor(225, 228, 234));
+  for (int k = 0; k < rows.size(); ++k)
+    p.drawText(QPointF(box.left() + 8, box.top() + 6 + tm.height() + 4 + fm.ascent() + k * fm.height()), rows[k]);
+}
+
+void SearchTreeView::paintTeachingCaption(QPainter& p) const {
+  if (!teaching_) return;
+  const SimulationTrace& t = teaching_->trace;
+  const TreeLayout& before = *teaching_->before.layout;
+  const TreeLayout& after = *teaching_->after.layout;
+  const double s = double(teaching_->clock.elapsed()) / 1000;
+  const int leaf = t.path.back();
+  const QString leafMove = after.node(leaf).parent >= 0 ? actionName(after.node(leaf).action) : tr("root");
+  QString title, body, detail;
+  switch (teachingPhase()) {
+    case TeachingPhase::Selection: {
+      title = tr("1 · Selection");
+      body = tr("From the root the search follows, at each node, the child with the highest Q + U.");
+      const auto k = size_t(std::min(double(t.path.size() - 1), std::floor(s / teaching_->selectionS * double(t.path.size()))));
+      const int b = t.pathBefore[k];
+      if (k == 0) {
+        detail = tr("Root: N %1").arg(grouped(before.node(0).visits));
+      } else if (b >= 0) {
+        const auto& n = before.node(b);
+        const int parent = n.parent;
+        detail = tr("Move %1: Q %2 + U %3 = %4, the best of %5 children")
+                     .arg(actionName(n.action), signedNumber(n.q), QString::number(double(before.explorationTerm(b)), 'f', 3),
+                          signedNumber(double(n.q + before.explorationTerm(b))))
+                     .arg(before.childCount(parent));
+      }
+      break;
+    }
+    case TeachingPhase::Expansion:
+      title = tr("2 · Expansion");
+      body = t.expanded.empty() ? tr("The leaf (move %1) ends the game or was expanded before: its value comes without new children.").arg(leafMove)
+                                : tr("The network evaluates the leaf (move %1) and adds its %2 children, each with its prior P.").arg(leafMove).arg(t.expanded.size());
+      detail = tr("Value for the player who moved into the leaf: %1").arg(signedNumber(double(t.leafValue)));
+      break;
+    case TeachingPhase::Backup: {
+      title = tr("3 · Backup");
+      body = tr("The value climbs back to the root: each node on the path gains a visit and its Q moves toward the value, "
+                "whose sign flips at every level as the players alternate.");
+      const double into = (s - teaching_->selectionS - teaching_->expansionS) / teaching_->backupS;
+      const auto k = size_t(std::min(double(t.path.size() - 1), std::floor(into * double(t.path.size()))));
+      const size_t at = t.path.size() - 1 - k;
+      const int a = t.path[at], b = t.pathBefore[at];
+      const auto& na = after.node(a);
+      const QString who = na.parent >= 0 ? tr("Move %1").arg(actionName(na.action)) : tr("Root");
+      detail = tr("%1: N %2 → %3, Q %4 → %5")
+                   .arg(who, grouped(b >= 0 ? before.node(b).visits : 0), grouped(na.visits), b >= 0 ? signedNumber(before.node(b).q) : tr("none"),
+                        signedNumber(na.q));
+      break;
+    }
+    case TeachingPhase::None:
+      return;
+  }
+  QFont bold = font();
+  bold.setBold(true);
+  const QFontMetrics bm(bold), fm(font());
+  const double w = std::min(double(width()) - 40, 560.0);
+  const QRectF bodyRect = fm.boundingRect(QRect(0, 0, int(w) - 24, 1000), Qt::TextWordWrap, body);
+  const double h = 10 + bm.height() + 4 + bodyRect.height() + 4 + fm.height() + 10;
+  const QRectF box((width() - w) / 2, 10, w, h);
+  p.setPen(QPen(qcolour(tree_colours::kTeaching), 1.5));
+  p.setBrush(QColor(12, 13, 16, 225));
+  p.drawRoundedRect(box, 8, 8);
+  p.setFont(bold);
+  p.setPen(qcolour(tree_colours::kTeaching));
+  p.drawText(QRectF(box.left() + 12, box.top() + 10, w - 24, bm.height()), Qt::AlignLeft | Qt::AlignVCenter, title);
+  p.setFont(font());
+  p.setPen(QColor(225, 228, 234));
+  p.drawText(QRectF(box.left() + 12, box.top() + 14 + bm.height(), w - 24, bodyRect.height()), Qt::TextWordWrap, body);
+  p.setPen(QColor(255, 214, 120));
+  p.drawText(QRectF(box.left() + 12, box.top() + 18 + bm.height() + bodyRect.height(), w - 24, fm.height()), Qt::AlignLeft | Qt::AlignVCenter, detail);
+}
+
+std::vector<ImGuiOverlay::Section> SearchTreeView::debugSections() const {
+  auto ms = [](double v) { return v < 0 ? tr("none yet") : tr("%1 ms").arg(v, 0, 'f', 1); };
+  double sum = 0, worst = 0;
+  for (float t : frameTimesMs_) sum += double(t), worst = std::max(worst, double(t));
+  const double mean = frameTimesMs_.empty() ? 0 : sum / double(frameTimesMs_.size());
+  std::vector<ImGuiOverlay::Section> sections;
+  sections.push_back({tr("Frame"),
+                      {{tr("Frame time"), tr("%1 mean, %2 worst").arg(ms(mean), ms(worst))},
+                       {tr("Frames per second"), mean > 0 ? QString::number(1000 / mean, 'f', 1) : tr("none yet")},
+                       {tr("Drawn"), tr("%1 indices").arg(grouped(qint64(renderer_.drawnIndices())))},
+                       {tr("Level of detail"), mode_ == TreeViewMode::Sunburst && renderer_.drawnLevel() >= 0
+                                                   ? tr("%1 of %2 (last: every sector)").arg(renderer_.drawnLevel() + 1).arg(renderer_.levels())
+                                                   : tr("none (node-link)")},
+                       {tr("OpenGL"), renderer_.description()}}});
+  sections.push_back({tr("Snapshots"),
+                      {{tr("Latency"), tr("%1 last, %2 mean").arg(ms(pipeline_.lastLatencyMs), ms(pipeline_.meanLatencyMs))},
+                       {tr("Received"), grouped(pipeline_.received)},
+                       {tr("Superseded before drawing"), grouped(pipeline_.superseded)},
+                       {tr("Layout and meshes"), ms(pipeline_.lastBuildMs)},
+                       {tr("Upload"), ms(lastUploadMs_)}}});
+  sections.push_back({tr("Queues"),
+                      {{tr("Snapshot requests in flight"), QString::number(pipeline_.requestsInFlight)},
+                       {tr("Snapshots waiting for the worker"), QString::number(pipeline_.buildsWaiting)}}});
+  if (shown_.layout) {
+    const train::TreeSnapshot& s = shown_.layout->snapshot();
+    const TreeGeometrySource::Counts vertices = renderer_.uploaded(TreeViewMode::Sunburst);
+    sections.push_back({tr("Tree"),
+                        {{tr("Nodes in the snapshot"), grouped(qint64(s.nodes.size()))},
+                         {tr("Depth"), QString::number(shown_.layout->maxDepth())},
+                         {tr("Root visits"), grouped(s.nodes.empty() ? 0 : s.nodes[0].visits)},
+                         {tr("Iteration"), grouped(s.iteration)},
+                         {tr("Sunburst mesh"), tr("%1 vertices, %2 indices").arg(grouped(qint64(vertices.vertices)), grouped(qint64(vertices.indices)))}}});
+    const double share = s.treeCapacity > 0 ? 100.0 * s.treeNodes / s.treeCapacity : 0;
+    sections.push_back({tr("Tree allocator"),
+                        {{tr("Nodes in use"), s.treeCapacity > 0 ? tr("%1 of %2 (%3%)").arg(grouped(s.treeNodes), grouped(s.treeCapacity)).arg(share, 0, 'f', 1)
+                                                                : grouped(s.treeNodes)},
+                         {tr("Recycled so far"), grouped(s.recycledNodes)}}});
+  }
+  return sections;
+}
+
+// --- SearchTreePanel ------------------------------------------------------------------------
+
+SearchTreePanel::SearchTreePanel(QWidget* parent)
+    : QWidget(parent),
+      view_(new SearchTreeView),
+      sunburstButton_(new QToolButton),
+      nodeLinkButton_(new QToolButton),
+      fitButton_(new QToolButton),
+      debugButton_(new QToolButton),
+      teaching_(new QCheckBox(tr("Teaching mode"))),
+      step_(new QPushButton(tr("Step one simulation"))),
+      hint_(new QLabel),
+      status_(new QLabel) {
+  setObjectName(QStringLiteral("searchTreePanel"));
+  worker_.setMaxThreadCount(1);
+  sunburstButton_->setText(tr("Sunburst"));
+  sunburstButton_->setToolTip(tr("Rings by depth; a node's angle is its share of the visits"));
+  nodeLinkButton_->setText(tr("Node-link"));
+  nodeLinkButton_->setToolTip(tr("The top levels as a tree of nodes and edges"));
+  for (QToolButton* b : {sunburstButton_, nodeLinkButton_}) {
+    b->setCheckable(true);
+    b->setAutoRaise(true);
+  }
+  sunburstButton_->setChecked(true);
+  auto* modes = new QButtonGroup(this);
+  modes->addButton(sunburstButton_);
+  modes->addButton(nodeLinkButton_);
+  fitButton_->setText(tr("Fit"));
+  fitButton_->setToolTip(tr("Show the whole tree (or double-click the view)"));
+  fitButton_->setAutoRaise(true);
+  debugButton_->setText(tr("Debug"));
+  debugButton_->setToolTip(tr("Debug overlay: frame time, snapshot latency, tree size, allocator and queues (F12)"));
+  debugButton_->setCheckable(true);
+  debugButton_->setAutoRaise(true);
+  teaching_->setToolTip(tr("Step through single simulations of the paused run and watch selection, expansion and backup"));
+  step_->setObjectName(QStringLiteral("stepSimulationButton"));
+  step_->setToolTip(tr("One more simulation in every self-play game; the view animates game 1's"));
+  hint_->setObjectName(QStringLiteral("searchTreeHint"));
+  status_->setObjectName(QStringLiteral("searchTreeStatus"));
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  QPalette faint = hint_->palette();
+  faint.setColor(QPalette::WindowText, faint.color(QPalette::Disabled, QPalette::WindowText));
+  hint_->setPalette(faint);
+
+  auto* bar = new QHBoxLayout;
+  bar->setContentsMargins(4, 2, 4, 2);
+  bar->addWidget(sunburstButton_);
+  bar->addWidget(nodeLinkButton_);
+  bar->addWidget(fitButton_);
+  bar->addSpacing(12);
+  bar->addWidget(teaching_);
+  bar->addWidget(step_);
+  bar->addWidget(hint_, 1);
+  bar->addWidget(debugButton_);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  layout->addLayout(bar);
+  layout->addWidget(view_, 1);
+  auto* statusRow = new QHBoxLayout;
+  statusRow->setContentsMargins(6, 0, 6, 2);
+  statusRow->addWidget(status_, 1);
+  layout->addLayout(statusRow);
+
+  connect(sunburstButton_, &QToolButton::clicked, this, [this] { view_->setMode(TreeViewMode::Sunburst); });
+  connect(nodeLinkButton_, &QToolButton::clicked, this, [this] { view_->setMode(TreeViewMode::NodeLink); });
+  connect(fitButton_, &QToolButton::clicked, view_, &SearchTreeView::fitToView);
+  connect(debugButton_, &QToolButton::toggled, view_, &SearchTreeView::setDebugOverlayVisible);
+  connect(view_, &SearchTreeView::debugOverlayToggled, debugButton_, &QToolButton::setChecked);
+  auto* f12 = new QShortcut(QKeySequence(Qt::Key_F12), this, nullptr, nullptr, Qt::WidgetWithChildrenShortcut);
+  connect(f12, &QShortcut::activated, this, [this] { view_->setDebugOverlayVisible(!view_->debugOverlayVisible()); });
+  connect(teaching_, &QCheckBox::toggled, this, &SearchTreePanel::setTeachingMode);
+  connect(step_, &QPushButton::clicked, this, &SearchTreePanel::stepSimulation);
+  connect(view_, &SearchTreeView::positionSelected, this, &SearchTreePanel::positionSelected);
+  connect(&ticker_, &QTimer::timeout, this, &SearchTreePanel::tick);
+  ticker_.start(1000 / kLiveRequestsPerSecond);
+  sinceLastRequest_.start();
+  view_->setEmptyMessage(tr("Train the project to watch the search tree of self-play game 1 grow live."));
+  updateControls();
+}
+
+SearchTreePanel::~SearchTreePanel() { worker_.waitForDone(); }
+
+bool SearchTreePanel::teachingMode() const { return teaching_->isChecked(); }
+
+void SearchTreePanel::setRunController(RunController* run) {
+  if (run_) disconnect(run_, nullptr, this, nullptr);
+  run_ = run;
+  if (!run) return;
+  connect(run, &RunController::treeSnapshotReady, this, &SearchTreePanel::takeSnapshot);
+  connect(run, &RunController::runStarted, this, [this] {
+    resetRequests();
+    view_->setEmptyMessage(tr("Waiting for the first snapshot of self-play game 1…"));
+    updateControls();
+  });
+  connect(run, &RunController::runFinished, this, [this] {
+    resetRequests();
+    updateControls();
+  });
+  // A pause takes effect at the end of the iteration: then the settled tree is worth a snapshot.
+  connect(run, &RunController::iterationFinished, this, [this] { pausedSnapshotWanted_ = true; });
+  connect(run, &RunController::simulationStepped, this, [this] {
+    if (ownStepsPending_ > 0) {
+      --ownStepsPending_;  // its "after" snapshot is already asked for
+      return;
+    }
+    request(teachingMode() ? Purpose::AfterStep : Purpose::Live);
+  });
+}
+
+void SearchTreePanel::resetRequests() {
+  requests_.clear();
+  ownStepsPending_ = 0;
+  beforeStep_.reset();
+  pausedSnapshotWanted_ = true;
+  publishStats();
+}
+
+void SearchTreePanel::request(Purpose purpose) {
+  if (!run_ || !run_->running()) return;
+  requests_.push_back({purpose, {}});
+  requests_.back().sent.start();
+  sinceLastRequest_.restart();
+  run_->requestTreeSnapshot(kGame, kMaxNodes);
+  publishStats();
+}
+
+void SearchTreePanel::tick() {
+  updateControls();
+  if (!run_ || !run_->running() || !isVisible()) return;
+  if (!requests_.empty()) return;  // one at a time keeps the engine's queue short
+  if (sinceLastRequest_.elapsed() < 1000 / kLiveRequestsPerSecond) return;
+  if (run_->paused()) {
+    // Nothing changes while paused but by steps, which ask for their own snapshots.
+    if (!pausedSnapshotWanted_) return;
+    pausedSnapshotWanted_ = false;
+  }
+  request(Purpose::Live);
+}
+
+void SearchTreePanel::stepSimulation() {
+  if (!run_ || !run_->running() || !run_->paused()) return;
+  request(Purpose::BeforeStep);
+  ++ownStepsPending_;
+  run_->stepSimulation();
+  request(Purpose::AfterStep);
+}
+
+void SearchTreePanel::setTeachingMode(bool on) {
+  if (teaching_->isChecked() != on) teaching_->setChecked(on);  // re-enters through toggled
+  updateControls();
+}
+
+void SearchTreePanel::takeSnapshot(const train::TreeSnapshot& snapshot) {
+  if (requests_.empty()) return;  // asked for by someone else
+  const Request r = requests_.front();
+  requests_.pop_front();
+  const double latency = double(r.sent.nsecsElapsed()) / 1e6;
+  ++stats_.received;
+  latencySumMs_ += latency;
+  stats_.lastLatencyMs = latency;
+  stats_.meanLatencyMs = latencySumMs_ / double(stats_.received);
+  if (snapshot.game != kGame) return;
+  switch (r.purpose) {
+    case Purpose::Live:
+      showSnapshot(snapshot);
+      break;
+    case Purpose::BeforeStep:
+      beforeStep_ = snapshot;
+      break;
+    case Purpose::AfterStep: {
+      // Our own step brought its "before"; a step made elsewhere is traced from the tree shown.
+      std::optional<train::TreeSnapshot> before = std::exchange(beforeStep_, std::nullopt);
+      if (!before && view_->layout()) before = view_->layout()->snapshot();
+      if (!before) {
+        showSnapshot(snapshot);
+        break;
+      }
+      worker_.start([this, before = std::move(*before), after = snapshot]() mutable {
+        PreparedTree b = prepareTree(std::move(before)), a = prepareTree(std::move(after));
+        std::optional<SimulationTrace> trace = traceSimulation(*b.layout, *a.layout);
+        QMetaObject::invokeMethod(this, [this, b, a, trace] { teachingBuilt(b, a, trace); }, Qt::QueuedConnection);
+      });
+      break;
+    }
+  }
+  publishStats();
+}
+
+void SearchTreePanel::showSnapshot(const train::TreeSnapshot& snapshot) {
+  if (waiting_) ++stats_.superseded;
+  waiting_ = snapshot;
+  if (!building_) startBuild();
+  publishStats();
+}
+
+void SearchTreePanel::startBuild() {
+  if (!waiting_) return;
+  building_ = true;
+  worker_.start([this, snapshot = std::move(*waiting_)]() mutable {
+    PreparedTree tree = prepareTree(std::move(snapshot));
+    QMetaObject::invokeMethod(this, [this, tree] { buildFinished(tree); }, Qt::QueuedConnection);
+  });
+  waiting_.reset();
+}
+
+void SearchTreePanel::buildFinished(PreparedTree tree) {
+  building_ = false;
+  stats_.lastBuildMs = tree.buildMs;
+  view_->showTree(std::move(tree));
+  startBuild();
+  updateControls();
+  publishStats();
+}
+
+void SearchTreePanel::teachingBuilt(PreparedTree before, PreparedTree after, std::optional<SimulationTrace> trace) {
+  stats_.lastBuildMs = after.buildMs;
+  if (trace) view_->playSimulation(std::move(before), std::move(after), std::move(*trace));
+  else view_->showTree(std::move(after));
+  updateControls();
+  publishStats();
+}
+
+void SearchTreePanel::publishStats() {
+  stats_.requestsInFlight = int(requests_.size());
+  stats_.buildsWaiting = waiting_ ? 1 : 0;
+  view_->setPipelineStats(stats_);
+}
+
+QString SearchTreePanel::statusText() const { return status_->text(); }
+
+void SearchTreePanel::updateControls() {
+  const bool running = run_ && run_->running();
+  const bool paused = running && run_->paused();
+  step_->setVisible(teachingMode());
+  step_->setEnabled(paused && requests_.empty());
+  if (!teachingMode()) hint_->clear();
+  else if (!running) hint_->setText(tr("Start a run, then pause it to step."));
+  else if (!paused) hint_->setText(tr("Pause the run (Run ▸ Pause) to step through single simulations."));
+  else hint_->setText(tr("Each step animates selection, expansion and backup."));
+
+  const TreeLayout* l = view_->layout();
+  if (!l) {
+    status_->setText(running ? tr("Self-play game 1: waiting for a snapshot.") : tr("No run."));
+    return;
+  }
+  const train::TreeSnapshot& s = l->snapshot();
+  QStringList pv;
+  for (int node : l->principalVariation())
+    if (node != 0) pv << view_->actionName(l->node(node).action);
+  QString text = tr("Self-play game 1, iteration %1 · %2 nodes shown of %3 in the tree · root N %4")
+                     .arg(s.iteration)
+                     .arg(grouped(qint64(s.nodes.size())), grouped(s.treeNodes), grouped(s.nodes.empty() ? 0 : s.nodes[0].visits));
+  if (!pv.isEmpty()) text += tr(" · principal variation %1").arg(pv.join(QStringLiteral(" › ")));
+  status_->setText(text);
+}
+
+}  // namespace cas::widgets

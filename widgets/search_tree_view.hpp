@@ -1,0 +1,238 @@
+#pragma once
+// The Search tree dock: the live Monte Carlo search tree of self-play game 0, drawn with OpenGL.
+//
+// SearchTreeView (a QOpenGLWidget) draws a TreeLayout either as a sunburst (rings by depth,
+// angle proportional to visits, colour by Q on a diverging map, the principal variation outlined
+// in gold) or as a node-link diagram of the top levels. Wheel zooms about the pointer, a drag
+// pans, a double-click fits the tree; hovering a node shows N, Q, P, U (PUCT's exploration
+// term), Q + U, virtual loss and the move in a tooltip; a click selects the node and emits
+// positionSelected with the moves from the game's start (those that led to the tree's root, then
+// the path to the node). Geometry arrives through TreeGeometrySource and is uploaded once per
+// snapshot (tree_renderer.hpp). Labels, the legend and teaching captions are drawn with QPainter
+// over the GL frame, and F12 (or the panel's Debug button) shows a Dear ImGui overlay with frame
+// time, snapshot latency, tree size, the tree allocator's use and the snapshot queue.
+// Teaching mode: playSimulation() animates what one simulation did between two snapshots:
+// selection (the path lights up from the root), expansion (the leaf and its new children
+// appear) and backup (the value climbs back to the root, each node's N and Q updating).
+//
+// SearchTreePanel wraps the view with its toolbar and status line and talks to the run: while a
+// run trains and the dock is visible it requests snapshots of game 0, one at a time and at most
+// kLiveRequestsPerSecond a second, builds their layout and meshes on a worker thread (keeping
+// only the newest snapshot that arrives while a build is under way), and hands them to the view,
+// so the GUI thread never waits for the engine or for a large tree's geometry. In teaching mode
+// its Step button asks the paused run for a snapshot, one simulation, and another snapshot, and
+// animates the difference; a step made elsewhere (Run > Step) is animated from the tree shown.
+//
+// Thread-safety: GUI thread only. The panel's worker thread reads only the snapshot copies it is
+// given and hands back immutable results through queued calls; the panel's destructor waits for
+// it.
+#include <QElapsedTimer>
+#include <QOpenGLWidget>
+#include <QPointer>
+#include <QThreadPool>
+#include <QTimer>
+#include <QWidget>
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/env/games.hpp"
+#include "core/train/alphazero.hpp"
+#include "widgets/imgui_overlay.hpp"
+#include "widgets/tree_geometry.hpp"
+#include "widgets/tree_renderer.hpp"
+
+class QCheckBox;
+class QLabel;
+class QPainter;
+class QPushButton;
+class QToolButton;
+
+namespace cas::widgets {
+
+class RunController;
+
+// A snapshot made ready to draw: its layout and its geometry, both immutable.
+struct PreparedTree {
+  std::shared_ptr<const TreeLayout> layout;
+  std::shared_ptr<const TreeGeometrySource> geometry;
+  double buildMs = 0;  // time the worker took to lay it out and build the meshes
+};
+PreparedTree prepareTree(train::TreeSnapshot snapshot);
+
+class SearchTreeView : public QOpenGLWidget {
+  Q_OBJECT
+ public:
+  enum class TeachingPhase { None, Selection, Expansion, Backup };
+
+  // Figures of the snapshot pipeline, kept by the panel, shown in the debug overlay.
+  struct PipelineStats {
+    double lastLatencyMs = -1, meanLatencyMs = -1;  // from request to arrival
+    int requestsInFlight = 0;                       // snapshot requests the engine has not answered yet
+    int buildsWaiting = 0;                          // arrived snapshots waiting for the worker
+    qint64 received = 0, superseded = 0;            // superseded: replaced by a newer one before being built
+    double lastBuildMs = 0;
+  };
+
+  explicit SearchTreeView(QWidget* parent = nullptr);
+  ~SearchTreeView() override;
+
+  void showTree(PreparedTree tree);
+  // Animates one simulation: `before` is shown during selection, `after` from the expansion on.
+  void playSimulation(PreparedTree before, PreparedTree after, SimulationTrace trace);
+  const TreeLayout* layout() const { return shown_.layout.get(); }
+  TeachingPhase teachingPhase() const;
+
+  TreeViewMode mode() const { return mode_; }
+  void setMode(TreeViewMode mode);
+  void fitToView();
+  bool debugOverlayVisible() const { return debugOverlay_; }
+  void setDebugOverlayVisible(bool visible);
+  void setPipelineStats(const PipelineStats& stats);
+  void setEmptyMessage(const QString& message);  // shown while there is no tree
+
+  // Widget (logical pixels) to tree coordinates and back, and the node under a widget point
+  // (-1 for none) in the current mode.
+  QPointF widgetToTree(QPointF p) const;
+  QPointF treeToWidget(QPointF p) const;
+  int nodeAt(QPointF widgetPoint) const;
+  int selectedNode() const { return selected_; }
+  QString nodeDescription(int node) const;  // the hover tooltip's text
+  QString actionName(int action) const;     // in the game's notation: cells 1-9, columns 1-7
+  // Indices the last frame drew (0 before the first frame).
+  std::size_t drawnIndices() const { return renderer_.drawnIndices(); }
+
+ signals:
+  void positionSelected(const QString& environment, const std::vector<int>& moves);
+  void nodeSelected(int node);
+  void modeChanged(cas::widgets::TreeViewMode mode);
+  void debugOverlayToggled(bool visible);
+
+ protected:
+  void initializeGL() override;
+  void paintGL() override;
+  void resizeGL(int w, int h) override;
+  bool event(QEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void leaveEvent(QEvent* event) override;
+
+ private:
+  struct Teaching {
+    PreparedTree before, after;
+    SimulationTrace trace;
+    QElapsedTimer clock;
+    double selectionS = 0, expansionS = 0, backupS = 0;
+    bool showingAfter = false;
+  };
+
+  void releaseGl();
+  void setShown(PreparedTree tree);
+  void autoFit();
+  float fitPixelsPerUnit() const;
+  void hover(QPointF p, QPoint globalPos);
+  void advanceTeaching();
+  TreeMesh overlayMesh() const;
+  void appendNodeShape(TreeMesh& mesh, const TreeLayout& layout, int node, Rgba fill, Rgba outline, float width) const;
+  void appendTeachingGhosts(TreeMesh& mesh, double phaseProgress) const;
+  void paintLabels(QPainter& p) const;
+  void paintLegend(QPainter& p) const;
+  void paintRootBoard(QPainter& p) const;
+  void paintTeachingCaption(QPainter& p) const;
+  std::vector<ImGuiOverlay::Section> debugSections() const;
+
+  TreeRenderer renderer_;
+  ImGuiOverlay imgui_;
+  QString glError_;
+  PreparedTree shown_;
+  bool uploadPending_ = false;
+  TreeViewMode mode_ = TreeViewMode::Sunburst;
+  QPointF centre_;            // tree point at the widget's centre
+  double pixelsPerUnit_ = 40;  // logical pixels
+  bool userMoved_ = false;    // zoomed or panned: new snapshots keep the view
+  int hovered_ = -1, selected_ = -1;
+  std::vector<int> highlightedPath_;  // the last animated simulation's path, in the shown tree
+  std::optional<Teaching> teaching_;
+  QTimer frameTimer_;  // drives animation and the debug overlay's live frame time
+  QPoint pressPos_;
+  QPointF pressCentre_;
+  bool dragging_ = false, pressed_ = false;
+  bool debugOverlay_ = false;
+  QString emptyMessage_;
+  PipelineStats pipeline_;
+  std::vector<float> frameTimesMs_;  // a ring of the last kFrameHistory frames
+  std::size_t nextFrameSlot_ = 0;
+  double lastUploadMs_ = 0;
+  mutable std::string gamesEnvironment_;
+  mutable std::unique_ptr<env::BoardGames> games_;  // names actions in the game's notation
+};
+
+class SearchTreePanel : public QWidget {
+  Q_OBJECT
+ public:
+  static constexpr int kLiveRequestsPerSecond = 10;
+  static constexpr int kMaxNodes = 100000;  // per snapshot
+  static constexpr int kGame = 0;           // the self-play game shown
+
+  explicit SearchTreePanel(QWidget* parent = nullptr);
+  ~SearchTreePanel() override;  // waits for a build in progress
+
+  void setRunController(RunController* run);
+  SearchTreeView* view() const { return view_; }
+  int requestsInFlight() const { return int(requests_.size()); }
+  bool teachingMode() const;
+  QString statusText() const;
+
+ public slots:
+  // Lays out and shows a snapshot (in the background; the newest wins).
+  void showSnapshot(const cas::train::TreeSnapshot& snapshot);
+  void setTeachingMode(bool on);
+  // Teaching mode, run paused: snapshot, one simulation, snapshot; then the animation.
+  void stepSimulation();
+
+ signals:
+  void positionSelected(const QString& environment, const std::vector<int>& moves);
+
+ private:
+  enum class Purpose { Live, BeforeStep, AfterStep };
+  struct Request {
+    Purpose purpose;
+    QElapsedTimer sent;
+  };
+  void tick();
+  void request(Purpose purpose);
+  void takeSnapshot(const train::TreeSnapshot& snapshot);
+  void startBuild();
+  void buildFinished(PreparedTree tree);
+  void teachingBuilt(PreparedTree before, PreparedTree after, std::optional<SimulationTrace> trace);
+  void updateControls();
+  void resetRequests();
+  void publishStats();
+
+  SearchTreeView* view_;
+  QToolButton *sunburstButton_, *nodeLinkButton_, *fitButton_, *debugButton_;
+  QCheckBox* teaching_;
+  QPushButton* step_;
+  QLabel *hint_, *status_;
+  QPointer<RunController> run_;
+  QTimer ticker_;
+  QElapsedTimer sinceLastRequest_;
+  std::deque<Request> requests_;  // answered in order by the engine
+  bool pausedSnapshotWanted_ = true;  // paused: one snapshot of the settled tree, then only after steps
+  int ownStepsPending_ = 0;
+  std::optional<train::TreeSnapshot> beforeStep_;
+  // Background builds: one at a time; a live snapshot arriving meanwhile waits, replacing any
+  // older waiting one.
+  QThreadPool worker_;
+  bool building_ = false;
+  std::optional<train::TreeSnapshot> waiting_;
+  SearchTreeView::PipelineStats stats_;
+  double latencySumMs_ = 0;
+};
+
+}  // namespace cas::widgets
