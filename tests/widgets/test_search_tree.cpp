@@ -301,7 +301,7 @@ class TestSearchTree : public QObject {
     QCOMPARE(view.teachingPhase(), SearchTreeView::TeachingPhase::Selection);
     QCOMPARE(view.layout()->size(), 6);  // the tree before the simulation
     QTRY_COMPARE_WITH_TIMEOUT(view.teachingPhase(), SearchTreeView::TeachingPhase::Expansion, 5000);
-    QCOMPARE(view.layout()->size(), 8);  // from the expansion on, the tree after it
+    QTRY_COMPARE_WITH_TIMEOUT(view.layout()->size(), 8, 5000);  // from the expansion on, the tree after it
     QTRY_COMPARE_WITH_TIMEOUT(view.teachingPhase(), SearchTreeView::TeachingPhase::Backup, 5000);
     QTRY_COMPARE_WITH_TIMEOUT(view.teachingPhase(), SearchTreeView::TeachingPhase::None, 8000);
   }
