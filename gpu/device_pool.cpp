@@ -33,8 +33,8 @@ DevicePool::~DevicePool() {
 void DevicePool::addChunkLocked(std::uint64_t bytes, const std::string& what) {
   const std::uint64_t size = std::max(chunkBytes_, (bytes + kAlignment - 1) / kAlignment * kAlignment);
   if (limitBytes_ != 0 && counters_.reservedBytes + size > limitBytes_)
-    throw DeviceOutOfMemory("out of GPU memory: " + what + " needs " + formatBytes(bytes) + " and the pool's limit is " +
-                            formatBytes(limitBytes_) + " (pool: " + describeLocked() + ")");
+    throw DeviceOutOfMemory("out of GPU memory: " + what + " needs " + formatBytes(bytes) + ", a new chunk of " + formatBytes(size) +
+                            " would pass the pool's limit of " + formatBytes(limitBytes_) + " (pool: " + describeLocked() + ")");
   CUdeviceptr base = 0;
   const CUresult r = cuMemAlloc(&base, size);
   if (r == CUDA_ERROR_OUT_OF_MEMORY) {
