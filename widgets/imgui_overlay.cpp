@@ -65,8 +65,6 @@ std::pair<QString, int> cjkFont() {
   return {};
 }
 
-QString tr(const char* text) { return QCoreApplication::translate("cas::widgets::ImGuiOverlay", text); }
-
 // ImGui's state lives in a current-context global: make this overlay's current for a scope.
 class ContextScope {
  public:
@@ -101,7 +99,7 @@ bool ImGuiOverlay::initialize(QString* error) {
   ContextScope scope(context_);
   const bool es = QOpenGLContext::currentContext()->isOpenGLES();
   if (!ImGui_ImplOpenGL3_Init(es ? "#version 300 es" : "#version 330 core")) {
-    *error = tr("Dear ImGui's OpenGL 3 renderer could not start in this context.");
+    *error = QCoreApplication::translate("cas::widgets::ImGuiOverlay", "Dear ImGui's OpenGL 3 renderer could not start in this context.");
     return false;
   }
   initialized_ = true;
@@ -195,8 +193,8 @@ void ImGuiOverlay::loadGlyphsFor(const QString& text) {
 void ImGuiOverlay::render(QSize logicalSize, qreal devicePixelRatio, const std::vector<Section>& sections, const std::vector<float>& frameTimesMs) {
   if (!initialized_) return;
   ContextScope scope(context_);
-  const QString title = tr("Debug overlay (F12)");
-  const QString frameLabel = tr("Frame time, last %1 frames (ms)").arg(frameTimesMs.size());
+  const QString title = QCoreApplication::translate("cas::widgets::ImGuiOverlay", "Debug overlay (F12)");
+  const QString frameLabel = QCoreApplication::translate("cas::widgets::ImGuiOverlay", "Frame time, last %1 frames (ms)").arg(frameTimesMs.size());
   QString allText = title + frameLabel;
   for (const Section& s : sections) {
     allText += s.title;
@@ -213,12 +211,13 @@ void ImGuiOverlay::render(QSize logicalSize, qreal devicePixelRatio, const std::
   ImGui::NewFrame();
   ImGui::SetNextWindowPos(ImVec2(float(logicalSize.width()) - 10, 10), ImGuiCond_FirstUseEver, ImVec2(1, 0));
   ImGui::SetNextWindowBgAlpha(0.88f);
+  ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(float(logicalSize.width()) - 20, float(logicalSize.height()) - 20));
   ImGui::Begin(title.toUtf8().constData(), nullptr, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoFocusOnAppearing);
   if (!frameTimesMs.empty()) {
     const float worst = *std::max_element(frameTimesMs.begin(), frameTimesMs.end());
     ImGui::TextUnformatted(frameLabel.toUtf8().constData());
     ImGui::PlotLines("##frameTimes", frameTimesMs.data(), int(frameTimesMs.size()), 0, nullptr, 0.0f, std::max(worst * 1.1f, 1.0f),
-                     ImVec2(300, 56));
+                     ImVec2(320, 40));
   }
   for (size_t i = 0; i < sections.size(); ++i) {
     const Section& s = sections[i];

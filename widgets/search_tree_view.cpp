@@ -1,6 +1,7 @@
 #include "widgets/search_tree_view.hpp"
 
 #include <QButtonGroup>
+#include <QCursor>
 #include <QCheckBox>
 #include <QFontDatabase>
 #include <QHBoxLayout>
@@ -8,6 +9,8 @@
 #include <QLinearGradient>
 #include <QLocale>
 #include <QMouseEvent>
+#include <QGuiApplication>
+#include <QOffscreenSurface>
 #include <QOpenGLContext>
 #include <QOpenGLFunctions>
 #include <QPainter>
@@ -59,6 +62,20 @@ PreparedTree prepareTree(train::TreeSnapshot snapshot) {
   return {std::move(layout), std::move(geometry), double(clock.nsecsElapsed()) / 1e6};
 }
 
+QString openGlWidgetUnavailableReason() {
+  const QString platform = QGuiApplication::platformName();
+  for (const char* rasterOnly : {"offscreen", "minimal", "minimalegl", "vnc", "linuxfb", "vkkhrdisplay"})
+    if (platform == QLatin1String(rasterOnly))
+      return SearchTreePanel::tr("The search tree is drawn with OpenGL, which Qt's \"%1\" platform cannot show in a window.").arg(platform);
+  QOffscreenSurface surface;
+  surface.create();
+  QOpenGLContext context;
+  if (!context.create() || !context.makeCurrent(&surface))
+    return SearchTreePanel::tr("The search tree is drawn with OpenGL, but no OpenGL context can be created on this display.");
+  context.doneCurrent();
+  return {};
+}
+
 // --- SearchTreeView -------------------------------------------------------------------------
 
 SearchTreeView::SearchTreeView(QWidget* parent) : QOpenGLWidget(parent) {
@@ -103,13 +120,18 @@ void SearchTreeView::showTree(PreparedTree tree) {
 }
 
 void SearchTreeView::setShown(PreparedTree tree) {
+  // The selected node stays selected while the tree grows from the same root: found again by
+  // its moves, since breadth-first indices shift.
   const bool sameRoot = shown_.layout && tree.layout && shown_.layout->snapshot().rootMoves == tree.layout->snapshot().rootMoves;
+  const std::vector<int> selectedMoves = selected_ >= 0 && shown_.layout ? shown_.layout->movesFromRoot(selected_) : std::vector<int>();
   shown_ = std::move(tree);
-  if (!sameRoot || (shown_.layout && selected_ >= shown_.layout->size())) selected_ = -1;
-  if (shown_.layout && hovered_ >= shown_.layout->size()) hovered_ = -1;
+  if (selected_ >= 0) selected_ = sameRoot ? shown_.layout->nodeAfter(selectedMoves) : -1;
   uploadPending_ = true;
   autoFit();
   update();
+  // The node under the pointer, and so the tooltip, may differ in the new tree.
+  hovered_ = -1;
+  if (underMouse() && !pressed_) hover(mapFromGlobal(QCursor::pos()), QCursor::pos());
 }
 
 void SearchTreeView::playSimulation(PreparedTree before, PreparedTree after, SimulationTrace trace) {
@@ -166,8 +188,13 @@ void SearchTreeView::fitToView() {
 float SearchTreeView::fitPixelsPerUnit() const {
   const double w = std::max(1, width()), h = std::max(1, height());
   if (!shown_.layout) return 40;
-  if (mode_ == TreeViewMode::Sunburst) return float(0.94 * std::min(w, h) / 2 / shown_.layout->sunburstRadius());
-  const double tw = shown_.layout->linkWidth() + 1, th = shown_.layout->linkHeight() + 1.6;
+  // A tree of a move or two (a game just begun) keeps the scale of a few rings instead of
+  // filling the view with its root.
+  constexpr float kSmallestFitRadius = 3.5f;
+  if (mode_ == TreeViewMode::Sunburst) return float(0.94 * std::min(w, h) / 2 / std::max(kSmallestFitRadius, shown_.layout->sunburstRadius()));
+  // As for the sunburst, a small tree keeps the scale of a wider one.
+  const double tw = std::max(shown_.layout->linkWidth() + 1.0, 9.0),
+               th = std::max(double(shown_.layout->linkHeight()) + 1.6, 3 * TreeLayout::kLevelSpacing + 1.6);
   return float(std::min(w / tw, h / th));
 }
 
@@ -232,7 +259,8 @@ QString SearchTreeView::nodeDescription(int i) const {
   } else {
     QStringList moves;
     for (int a : l.movesFromRoot(i)) moves << actionName(a);
-    lines << tr("<b>Move %1</b> at depth %2 (from the root: %3)").arg(actionName(n.action)).arg(n.depth).arg(moves.join(QLatin1Char(' ')));
+    lines << (n.depth > 1 ? tr("<b>Move %1</b> at depth %2 (moves from the root: %3)").arg(actionName(n.action)).arg(n.depth).arg(moves.join(QLatin1Char(' ')))
+                          : tr("<b>Move %1</b> from the root").arg(actionName(n.action)));
   }
   lines << tr("N = %1 visits").arg(grouped(n.visits)) + (n.parent >= 0 ? tr(" (parent: %1)").arg(grouped(l.parentVisits(i))) : QString());
   lines << (n.visits > 0 ? tr("Q = %1 for the player who made the move").arg(signedNumber(n.q)) : tr("Q: not visited yet"));
@@ -517,20 +545,17 @@ void SearchTreeView::paintLabels(QPainter& p) const {
   if (mode_ == TreeViewMode::Sunburst) {
     const double ring = pixelsPerUnit_;
     if (ring < fm.height() + 2) return;
-    for (int i = 0; i < l.size(); ++i) {
+    const QPointF root = treeToWidget({0, 0});
+    if (ring * TreeLayout::kRootRadius * 2 > fm.horizontalAdvance(QStringLiteral("N 00000"))) {
+      p.setPen(textColour(nodeFill(l, 0)));
+      p.drawText(QRectF(root.x() - 40, root.y() - 20, 80, 40), Qt::AlignCenter, tr("N %1").arg(grouped(l.node(0).visits)));
+    }
+    for (int i : l.nodesByArc()) {
       const Sector& s = l.sector(i);
       const auto& n = l.node(i);
-      if (n.parent < 0) {
-        const QPointF c = treeToWidget({0, 0});
-        if (ring * TreeLayout::kRootRadius * 2 > fm.horizontalAdvance(QStringLiteral("N 00000"))) {
-          p.setPen(textColour(nodeFill(l, 0)));
-          p.drawText(QRectF(c.x() - 40, c.y() - 20, 80, 40), Qt::AlignCenter, tr("N %1").arg(grouped(n.visits)));
-        }
-        continue;
-      }
       const double mid = double(n.depth);
       const double arc = double(s.span) * mid * ring;
-      if (arc < fm.height() * 1.6) continue;
+      if (arc < fm.height() * 1.6) break;  // and so are all the nodes after it
       const double a = double(s.start + s.span / 2);
       const QPointF c = treeToWidget({mid * std::sin(a), -mid * std::cos(a)});
       if (!bounds.contains(c)) continue;
@@ -541,18 +566,42 @@ void SearchTreeView::paintLabels(QPainter& p) const {
     }
     return;
   }
+  // Room for a label under a disc: the gap to its neighbours on the same level.
+  std::vector<const LinkNode*> byLevel;
+  for (const LinkNode& ln : l.linkNodes()) byLevel.push_back(&ln);
+  std::sort(byLevel.begin(), byLevel.end(), [](const LinkNode* a, const LinkNode* b) { return a->y != b->y ? a->y < b->y : a->x < b->x; });
+  std::vector<double> room(l.linkNodes().size(), 1e9);
+  for (size_t k = 0; k + 1 < byLevel.size(); ++k) {
+    if (byLevel[k]->y != byLevel[k + 1]->y) continue;
+    const double gap = double(byLevel[k + 1]->x - byLevel[k]->x) * pixelsPerUnit_;
+    for (const LinkNode* n : {byLevel[k], byLevel[k + 1]}) {
+      double& r = room[size_t(l.linkSlot(n->node))];
+      r = std::min(r, gap);
+    }
+  }
   for (const LinkNode& ln : l.linkNodes()) {
     const QPointF c = treeToWidget({ln.x, ln.y});
     const double r = ln.radius * pixelsPerUnit_;
+    const double space = room[size_t(l.linkSlot(ln.node))];
     if (!bounds.adjusted(-40, -40, 40, 40).contains(c)) continue;
     const auto& n = l.node(ln.node);
-    if (r >= fm.height() * 0.55 && n.parent >= 0) {
+    // The move inside its disc where it fits, else before the visits below the disc.
+    const bool inside = r >= fm.height() * 0.55;
+    if (inside && n.parent >= 0) {
       p.setPen(textColour(nodeFill(l, ln.node)));
       p.drawText(QRectF(c.x() - r, c.y() - r, 2 * r, 2 * r), Qt::AlignCenter, actionName(n.action));
     }
-    if (pixelsPerUnit_ >= fm.horizontalAdvance(QStringLiteral("00000")) && n.visits > 0) {
+    if (space >= fm.horizontalAdvance(QStringLiteral("N 000"))) {
+      QString below = n.visits > 0 ? tr("N %1").arg(grouped(n.visits)) : QString();
+      if (!inside && n.parent >= 0 && space >= fm.horizontalAdvance(QStringLiteral("0 · N 000")))
+        below = below.isEmpty() ? actionName(n.action) : actionName(n.action) + QStringLiteral(" · ") + below;
+      // On a patch of background, so an edge passing below does not cross the text.
+      const double w = fm.horizontalAdvance(below) + 6;
+      p.setPen(Qt::NoPen);
+      p.setBrush(qcolour(tree_colours::kBackground, 210));
+      p.drawRoundedRect(QRectF(c.x() - w / 2, c.y() + r + 1, w, fm.height()), 3, 3);
       p.setPen(QColor(170, 176, 188));
-      p.drawText(QRectF(c.x() - 50, c.y() + r + 1, 100, fm.height()), Qt::AlignHCenter | Qt::AlignTop, tr("N %1").arg(grouped(n.visits)));
+      p.drawText(QRectF(c.x() - 50, c.y() + r + 1, 100, fm.height()), Qt::AlignHCenter | Qt::AlignTop, below);
     }
   }
 }
@@ -582,7 +631,7 @@ void SearchTreeView::paintLegend(QPainter& p) const {
   p.drawRect(QRectF(box.left() + pad, y, barWidth, 10));
   y += 10;
   p.setPen(QColor(160, 166, 178));
-  const QRectF ticks(box.left() + pad - 10, y, barWidth + 20, line);
+  const QRectF ticks(box.left() + pad, y, barWidth, line);
   p.drawText(ticks, Qt::AlignLeft | Qt::AlignVCenter, tr("−1 loses"));
   p.drawText(ticks, Qt::AlignHCenter | Qt::AlignVCenter, QStringLiteral("0"));
   p.drawText(ticks, Qt::AlignRight | Qt::AlignVCenter, tr("+1 wins"));
@@ -690,42 +739,43 @@ void SearchTreeView::paintTeachingCaption(QPainter& p) const {
 }
 
 std::vector<ImGuiOverlay::Section> SearchTreeView::debugSections() const {
-  auto ms = [](double v) { return v < 0 ? tr("none yet") : tr("%1 ms").arg(v, 0, 'f', 1); };
+  auto ms = [](double v) { return v < 0 ? tr("none yet") : tr("%1 ms").arg(v, 0, 'f', v < 10 ? 2 : 1); };
   double sum = 0, worst = 0;
-  for (float t : frameTimesMs_) sum += double(t), worst = std::max(worst, double(t));
+  for (float t : frameTimesMs_) {
+    sum += double(t);
+    worst = std::max(worst, double(t));
+  }
   const double mean = frameTimesMs_.empty() ? 0 : sum / double(frameTimesMs_.size());
+  const QString description = renderer_.description();
+  const qsizetype dash = description.indexOf(QStringLiteral(" — "));
   std::vector<ImGuiOverlay::Section> sections;
   sections.push_back({tr("Frame"),
-                      {{tr("Frame time"), tr("%1 mean, %2 worst").arg(ms(mean), ms(worst))},
-                       {tr("Frames per second"), mean > 0 ? QString::number(1000 / mean, 'f', 1) : tr("none yet")},
-                       {tr("Drawn"), tr("%1 indices").arg(grouped(qint64(renderer_.drawnIndices())))},
-                       {tr("Level of detail"), mode_ == TreeViewMode::Sunburst && renderer_.drawnLevel() >= 0
-                                                   ? tr("%1 of %2 (last: every sector)").arg(renderer_.drawnLevel() + 1).arg(renderer_.levels())
-                                                   : tr("none (node-link)")},
-                       {tr("OpenGL"), renderer_.description()}}});
+                      {{tr("Frame time"), mean > 0 ? tr("%1 mean, %2 worst (%3 frames/s)").arg(ms(mean), ms(worst)).arg(1000 / mean, 0, 'f', 0) : tr("none yet")},
+                       {tr("Drawn"), mode_ == TreeViewMode::Sunburst && renderer_.drawnLevel() >= 0
+                                         ? tr("%1 indices, level of detail %2 of %3").arg(grouped(qint64(renderer_.drawnIndices()))).arg(renderer_.drawnLevel() + 1).arg(renderer_.levels())
+                                         : tr("%1 indices").arg(grouped(qint64(renderer_.drawnIndices())))},
+                       {tr("OpenGL"), description.left(dash)},
+                       {tr("Renderer"), dash < 0 ? QString() : description.mid(dash + 3)}}});
   sections.push_back({tr("Snapshots"),
-                      {{tr("Latency"), tr("%1 last, %2 mean").arg(ms(pipeline_.lastLatencyMs), ms(pipeline_.meanLatencyMs))},
-                       {tr("Received"), grouped(pipeline_.received)},
-                       {tr("Superseded before drawing"), grouped(pipeline_.superseded)},
-                       {tr("Layout and meshes"), ms(pipeline_.lastBuildMs)},
-                       {tr("Upload"), ms(lastUploadMs_)}}});
+                      {{tr("Latency"), tr("%1 last, %2 mean (request to arrival)").arg(ms(pipeline_.lastLatencyMs), ms(pipeline_.meanLatencyMs))},
+                       {tr("Received"), tr("%1, %2 superseded before drawing").arg(grouped(pipeline_.received), grouped(pipeline_.superseded))},
+                       {tr("Preparation"), tr("%1 layout and meshes, %2 upload").arg(ms(pipeline_.lastBuildMs), ms(lastUploadMs_))}}});
   sections.push_back({tr("Queues"),
                       {{tr("Snapshot requests in flight"), QString::number(pipeline_.requestsInFlight)},
                        {tr("Snapshots waiting for the worker"), QString::number(pipeline_.buildsWaiting)}}});
   if (shown_.layout) {
     const train::TreeSnapshot& s = shown_.layout->snapshot();
-    const TreeGeometrySource::Counts vertices = renderer_.uploaded(TreeViewMode::Sunburst);
-    sections.push_back({tr("Tree"),
-                        {{tr("Nodes in the snapshot"), grouped(qint64(s.nodes.size()))},
-                         {tr("Depth"), QString::number(shown_.layout->maxDepth())},
-                         {tr("Root visits"), grouped(s.nodes.empty() ? 0 : s.nodes[0].visits)},
-                         {tr("Iteration"), grouped(s.iteration)},
-                         {tr("Sunburst mesh"), tr("%1 vertices, %2 indices").arg(grouped(qint64(vertices.vertices)), grouped(qint64(vertices.indices)))}}});
+    const TreeGeometrySource::Counts mesh = renderer_.uploaded(TreeViewMode::Sunburst);
     const double share = s.treeCapacity > 0 ? 100.0 * s.treeNodes / s.treeCapacity : 0;
-    sections.push_back({tr("Tree allocator"),
-                        {{tr("Nodes in use"), s.treeCapacity > 0 ? tr("%1 of %2 (%3%)").arg(grouped(s.treeNodes), grouped(s.treeCapacity)).arg(share, 0, 'f', 1)
-                                                                : grouped(s.treeNodes)},
-                         {tr("Recycled so far"), grouped(s.recycledNodes)}}});
+    sections.push_back({tr("Tree"),
+                        {{tr("Snapshot"), tr("%1 nodes, depth %2, root N %3, iteration %4")
+                                              .arg(grouped(qint64(s.nodes.size())))
+                                              .arg(shown_.layout->maxDepth())
+                                              .arg(grouped(s.nodes.empty() ? 0 : s.nodes[0].visits), grouped(s.iteration))},
+                         {tr("Sunburst mesh"), tr("%1 vertices, %2 indices").arg(grouped(qint64(mesh.vertices)), grouped(qint64(mesh.indices)))},
+                         {tr("Allocator"), s.treeCapacity > 0 ? tr("%1 of %2 nodes in use (%3%)").arg(grouped(s.treeNodes), grouped(s.treeCapacity)).arg(share, 0, 'f', 1)
+                                                             : tr("%1 nodes in use").arg(grouped(s.treeNodes))},
+                         {tr("Recycled"), tr("%1 nodes so far").arg(grouped(s.recycledNodes))}}});
   }
   return sections;
 }
@@ -770,6 +820,10 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
   hint_->setObjectName(QStringLiteral("searchTreeHint"));
   status_->setObjectName(QStringLiteral("searchTreeStatus"));
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // Long sentences are cut (the hint) or wrapped (the status) rather than widening the dock, and
+  // the window, to fit them.
+  for (QLabel* label : {hint_, status_}) label->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  status_->setWordWrap(true);
   QPalette faint = hint_->palette();
   faint.setColor(QPalette::WindowText, faint.color(QPalette::Disabled, QPalette::WindowText));
   hint_->setPalette(faint);
@@ -788,7 +842,19 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(2);
   layout->addLayout(bar);
-  layout->addWidget(view_, 1);
+  if (const QString reason = openGlWidgetUnavailableReason(); reason.isEmpty()) {
+    layout->addWidget(view_, 1);
+  } else {
+    // Outside the window: there even a hidden QOpenGLWidget child makes Qt compose the window
+    // with OpenGL, which these platforms lack. The view keeps working off screen.
+    unparentedView_.reset(view_);
+    noOpenGl_ = new QLabel(reason);
+    noOpenGl_->setObjectName(QStringLiteral("searchTreeNoOpenGl"));
+    noOpenGl_->setWordWrap(true);
+    noOpenGl_->setAlignment(Qt::AlignCenter);
+    noOpenGl_->setMargin(16);
+    layout->addWidget(noOpenGl_, 1);
+  }
   auto* statusRow = new QHBoxLayout;
   statusRow->setContentsMargins(6, 0, 6, 2);
   statusRow->addWidget(status_, 1);

@@ -23,6 +23,9 @@
 // its Step button asks the paused run for a snapshot, one simulation, and another snapshot, and
 // animates the difference; a step made elsewhere (Run > Step) is animated from the tree shown.
 //
+// Where the platform cannot show OpenGL widgets (Qt's offscreen platform) the panel
+// says so in place of the view, which it keeps out of the window; everything else works the same.
+//
 // Thread-safety: GUI thread only. The panel's worker thread reads only the snapshot copies it is
 // given and hands back immutable results through queued calls; the panel's destructor waits for
 // it.
@@ -61,6 +64,11 @@ struct PreparedTree {
   double buildMs = 0;  // time the worker took to lay it out and build the meshes
 };
 PreparedTree prepareTree(train::TreeSnapshot snapshot);
+
+// Why this platform cannot show a QOpenGLWidget, or an empty string when it can. Qt's offscreen,
+// minimal, VNC and framebuffer platforms cannot (and a shown QOpenGLWidget crashes Qt 6.4's
+// backing store there); on the others an OpenGL context must be creatable.
+QString openGlWidgetUnavailableReason();
 
 class SearchTreeView : public QOpenGLWidget {
   Q_OBJECT
@@ -101,8 +109,6 @@ class SearchTreeView : public QOpenGLWidget {
   int selectedNode() const { return selected_; }
   QString nodeDescription(int node) const;  // the hover tooltip's text
   QString actionName(int action) const;     // in the game's notation: cells 1-9, columns 1-7
-  // Indices the last frame drew (0 before the first frame).
-  std::size_t drawnIndices() const { return renderer_.drawnIndices(); }
 
  signals:
   void positionSelected(const QString& environment, const std::vector<int>& moves);
@@ -215,6 +221,8 @@ class SearchTreePanel : public QWidget {
   void publishStats();
 
   SearchTreeView* view_;
+  QLabel* noOpenGl_ = nullptr;  // instead of the view where OpenGL widgets cannot work
+  std::unique_ptr<SearchTreeView> unparentedView_;  // owns view_ there
   QToolButton *sunburstButton_, *nodeLinkButton_, *fitButton_, *debugButton_;
   QCheckBox* teaching_;
   QPushButton* step_;

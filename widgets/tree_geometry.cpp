@@ -96,6 +96,10 @@ void TreeLayout::layOutSunburst() {
       start += span;
     }
   }
+  for (int i = 1; i < n; ++i)
+    if (sectors_[size_t(i)].span > 0) nodesByArc_.push_back(i);
+  auto arc = [this](int i) { return sectors_[size_t(i)].span * float(node(i).depth); };
+  std::sort(nodesByArc_.begin(), nodesByArc_.end(), [&](int a, int b) { return arc(a) > arc(b); });
 }
 
 int TreeLayout::sunburstNodeAt(float x, float y) const {
@@ -188,6 +192,19 @@ std::vector<int> TreeLayout::movesFromRoot(int i) const {
   for (int at : pathTo(i))
     if (at != 0) moves.push_back(node(at).action);
   return moves;
+}
+
+int TreeLayout::nodeAfter(const std::vector<int>& moves) const {
+  if (size() == 0) return -1;
+  int at = 0;
+  for (int action : moves) {
+    int next = -1;
+    for (int c = firstChild(at); c >= 0 && c < firstChild(at) + childCount(at) && next < 0; ++c)
+      if (node(c).action == action) next = c;
+    if (next < 0) return -1;
+    at = next;
+  }
+  return at;
 }
 
 std::vector<int> TreeLayout::movesFromStart(int i) const {
@@ -400,7 +417,7 @@ TreeMesh buildNodeLinkMesh(const TreeLayout& layout) {
     if (parent < 0 || layout.linkSlot(parent) < 0) continue;
     const LinkNode& p = layout.linkNodes()[size_t(layout.linkSlot(parent))];
     const bool pv = layout.onPrincipalVariation(l.node);
-    mesh.appendBand(p.x, p.y, l.x, l.y, pv ? 0.05f : 0.018f, pv ? tree_colours::kPrincipalVariation : tree_colours::kEdge);
+    mesh.appendBand(p.x, p.y, l.x, l.y, pv ? 0.05f : 0.022f, pv ? tree_colours::kPrincipalVariation : tree_colours::kEdge);
   }
   for (const LinkNode& l : layout.linkNodes()) {
     const bool pv = layout.onPrincipalVariation(l.node);

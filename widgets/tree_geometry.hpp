@@ -83,6 +83,9 @@ class TreeLayout {
   const Sector& sector(int i) const { return sectors_[size_t(i)]; }
   float sunburstRadius() const { return float(maxDepth_) + 0.5f; }
   int sunburstNodeAt(float x, float y) const;  // -1 when the point is on no visited node
+  // Visited nodes below the root, longest arc (span times the ring's middle radius) first: a
+  // frame labels from the front until arcs get too short, whatever the tree's size.
+  const std::vector<int>& nodesByArc() const { return nodesByArc_; }
 
   // The most visited path from the root (ties: the first child), as snapshot indices.
   const std::vector<int>& principalVariation() const { return principalVariation_; }
@@ -99,6 +102,8 @@ class TreeLayout {
   std::vector<int> pathTo(int node) const;
   // The actions from the tree's root to `node`.
   std::vector<int> movesFromRoot(int node) const;
+  // The node the actions lead to from the root, -1 when the snapshot does not hold it.
+  int nodeAfter(const std::vector<int>& movesFromRoot) const;
   // The actions from the game's start: the moves that led to the root, then movesFromRoot.
   std::vector<int> movesFromStart(int node) const;
   // PUCT's exploration term for the edge into `node` as the search computes it:
@@ -113,6 +118,7 @@ class TreeLayout {
   train::TreeSnapshot snapshot_;
   std::vector<int> firstChild_, childCount_;
   std::vector<Sector> sectors_;
+  std::vector<int> nodesByArc_;
   std::vector<int> depthStart_;  // snapshot indices of each depth begin here (breadth-first order)
   int maxDepth_ = 0;
   std::vector<int> principalVariation_;

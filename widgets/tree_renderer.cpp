@@ -36,12 +36,14 @@ void main() {
 
 // The outline covers the pixels within outlineWidth of a side, and fades out on shapes too thin
 // to hold two outlines and some fill (the outer rings of a large tree), which keep their colour.
+// Antialiasing uses the same distances: the node-link view's discs and edges, and the overlay.
 const char* const kFragmentShader = R"(
 in vec4 vEdge;
 in vec4 vFill;
 in vec4 vOutline;
 in float vOutlineWidth;
 uniform float pixelsPerUnit;
+uniform float antialias;  // 1: shapes fade out over their last pixel (needs blending)
 out vec4 fragColour;
 void main() {
   float side = min(min(vEdge.x, vEdge.y), min(vEdge.z, vEdge.w)) * pixelsPerUnit;
@@ -49,7 +51,8 @@ void main() {
   float w = vOutlineWidth;
   float room = smoothstep(2.0 * w + 0.5, 2.0 * w + 2.5, extent);
   float onOutline = (1.0 - smoothstep(w - 0.5, w + 0.5, side)) * step(0.01, w) * room * vOutline.a;
-  fragColour = vec4(mix(vFill.rgb, vOutline.rgb, onOutline), vFill.a);
+  float coverage = antialias > 0.5 ? clamp(side + 0.5, 0.0, 1.0) : 1.0;
+  fragColour = vec4(mix(vFill.rgb, vOutline.rgb, onOutline), vFill.a * coverage);
 }
 )";
 
@@ -115,6 +118,7 @@ bool TreeRenderer::initialize(QString* error) {
   centreLocation_ = glGetUniformLocation(program_, "centre");
   scaleLocation_ = glGetUniformLocation(program_, "scale");
   pixelsPerUnitLocation_ = glGetUniformLocation(program_, "pixelsPerUnit");
+  antialiasLocation_ = glGetUniformLocation(program_, "antialias");
   for (Buffers& b : modes_) createBuffers(b);
   createBuffers(overlay_);
   return true;
@@ -286,18 +290,27 @@ void TreeRenderer::draw(TreeViewMode mode, const Viewport& v) {
   if (!program_) return;
   glDisable(GL_DEPTH_TEST);
   glDisable(GL_CULL_FACE);
-  glDisable(GL_BLEND);  // the tree is opaque; blending would cost a software renderer a read per pixel
+  glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
   glUseProgram(program_);
   glUniform2f(centreLocation_, v.centreX, v.centreY);
   glUniform2f(scaleLocation_, 2 * v.pixelsPerUnit / float(v.pixelWidth), -2 * v.pixelsPerUnit / float(v.pixelHeight));
   glUniform1f(pixelsPerUnitLocation_, v.pixelsPerUnit);
   drawnIndices_ = 0;
   drawnLevel_ = -1;
-  if (mode == TreeViewMode::Sunburst) drawSunburst(v);
-  else drawBuffers(modes_[size_t(mode)]);
+  if (mode == TreeViewMode::Sunburst) {
+    // Opaque sectors that meet edge to edge: no blending, which would cost a software renderer a
+    // read of every pixel.
+    glDisable(GL_BLEND);
+    glUniform1f(antialiasLocation_, 0);
+    drawSunburst(v);
+  } else {
+    glEnable(GL_BLEND);
+    glUniform1f(antialiasLocation_, 1);
+    drawBuffers(modes_[size_t(mode)]);
+  }
   // Highlights fade in and out.
   glEnable(GL_BLEND);
-  glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+  glUniform1f(antialiasLocation_, 1);
   drawBuffers(overlay_);
   // Leave the state a QPainter or Dear ImGui drawing next expects.
   glBindVertexArray(0);

@@ -74,7 +74,7 @@ class TreeRenderer : protected QOpenGLExtraFunctions {
   void drawRange(std::uint32_t firstIndex, std::uint32_t endIndex);
 
   unsigned program_ = 0;
-  int centreLocation_ = -1, scaleLocation_ = -1, pixelsPerUnitLocation_ = -1;
+  int centreLocation_ = -1, scaleLocation_ = -1, pixelsPerUnitLocation_ = -1, antialiasLocation_ = -1;
   std::array<Buffers, 2> modes_;  // indexed by TreeViewMode
   Buffers overlay_;
   SunburstIndex sunburstIndex_;

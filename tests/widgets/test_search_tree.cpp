@@ -1,4 +1,5 @@
-// The search-tree view without OpenGL (offscreen): the sunburst and node-link layouts of a known
+// The search-tree view's behaviour, none of it needing OpenGL (it passes on the offscreen platform
+// too, where the view stays unshown): the sunburst and node-link layouts of a known
 // tree (angles proportional to visits, the principal variation), its meshes and levels of
 // detail, hit testing, the moves and PUCT terms of a node, a click emitting the node's position,
 // pan and zoom, one simulation's trace and its animation, the panel's background builds, and a
@@ -220,7 +221,6 @@ class TestSearchTree : public QObject {
   void clickEmitsThePositionOfTheNode() {
     SearchTreeView view;
     view.resize(400, 400);
-    view.show();
     view.showTree(prepareTree(knownTree()));
     QSignalSpy positions(&view, &SearchTreeView::positionSelected);
     const TreeLayout& l = *view.layout();
@@ -243,12 +243,22 @@ class TestSearchTree : public QObject {
     QTest::mouseClick(&view, Qt::LeftButton, {}, view.treeToWidget({c.x, c.y}).toPoint());
     QCOMPARE(positions.count(), 2);
     QCOMPARE(positions[1][1].value<std::vector<int>>(), (std::vector<int>{4, 0, 8}));
+    QTest::mouseClick(&view, Qt::LeftButton, {}, view.treeToWidget({l.linkNodes()[size_t(l.linkSlot(5))].x, l.linkNodes()[size_t(l.linkSlot(5))].y}).toPoint());
+    QCOMPARE(view.selectedNode(), 5);
+
+    // The tree grows (breadth-first indices shift): the same node stays selected.
+    TreeSnapshot grown = knownTreeAfterOneSimulation();
+    grown.nodes.insert(grown.nodes.begin() + 4, {0, 6, 0, 0, 1, 0.0f, 0.1f});  // a fourth child of the root
+    for (size_t i = 5; i < grown.nodes.size(); ++i)
+      if (grown.nodes[i].parent >= 4) ++grown.nodes[i].parent;
+    view.showTree(prepareTree(grown));
+    QCOMPARE(view.selectedNode(), 6);
+    QCOMPARE(view.layout()->movesFromRoot(6), (std::vector<int>{0, 2}));
   }
 
   void dragPansAndWheelZoomsAboutThePointer() {
     SearchTreeView view;
     view.resize(400, 400);
-    view.show();
     view.showTree(prepareTree(knownTree()));
     QSignalSpy positions(&view, &SearchTreeView::positionSelected);
     const QPointF before = view.widgetToTree({200, 200});
@@ -291,9 +301,8 @@ class TestSearchTree : public QObject {
   }
 
   void teachingAnimationRunsThroughItsPhases() {
-    SearchTreeView view;
+    SearchTreeView view;  // not shown: the offscreen platform cannot show OpenGL widgets
     view.resize(400, 400);
-    view.show();
     PreparedTree before = prepareTree(knownTree()), after = prepareTree(knownTreeAfterOneSimulation());
     auto trace = traceSimulation(*before.layout, *after.layout);
     QVERIFY(trace);
