@@ -135,19 +135,14 @@ struct GemmTile {
   int bm, bn, bk, tm, tn;
 };
 
-// The tile for an M x N x K product: enough blocks to cover the SMs, as many outputs per thread
-// as that allows. CAS_GEMM_TILE="BM,BN,BK,TM,TN" overrides it (for tuning by hand).
-GemmTile gemmTile(std::int64_t m, std::int64_t n, std::int64_t k, bool split) {
+// The tile of every tiled GEMM. CAS_GEMM_TILE="BM,BN,BK,TM,TN" overrides it (for tuning by hand).
+GemmTile gemmTile() {
   if (const char* env = std::getenv("CAS_GEMM_TILE"); env && *env) {
     GemmTile t{};
     if (std::sscanf(env, "%d,%d,%d,%d,%d", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn) == 5 && t.bm % t.tm == 0 && t.bn % t.tn == 0) return t;
   }
-  (void)k;
-  (void)split;
   // Measured on the H200 for the MLPs' products (1024 x 256 x 256 and smaller): fewer, larger
   // tiles leave SMs idle, so every tiled GEMM uses 32 x 32 (the merged launches rely on one tile).
-  (void)m;
-  (void)n;
   return {32, 32, 32, 4, 2};
 }
 
@@ -885,7 +880,7 @@ class Planner {
     std::int64_t blocks = 0;
     int threads = 0;
     std::string comments;
-    const GemmTile tile = gemmTile(0, 0, 0, false);
+    const GemmTile tile = gemmTile();
     threads = (tile.bm / tile.tm) * (tile.bn / tile.tn);
     for (int u : ps.units) {
       if (units_[size_t(u)].kind == StepKind::Kernel) {  // rides along in the same launch
@@ -911,7 +906,7 @@ class Planner {
     step.gridX = blocks;
     step.gridY = 1;
     step.blockSize = threads;
-    const GemmTile t = gemmTile(0, 0, 0, false);
+    const GemmTile t = gemmTile();
     std::ostringstream s;
     s << "// " << step.name << ": " << ps.units.size() << " independent GEMMs and kernels in one launch, each in its own range of blocks:\n" << comments;
     s << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", " << tileBlocksPerSm() << ") " << step.name << "(" << paramList(p) << ") {\n";
@@ -1006,7 +1001,7 @@ class Planner {
       // BM x BN output tiles; each of the (BM/TM)*(BN/TN) threads computes TM x TN outputs; K in
       // steps of BK through shared memory; the next step's tiles are loaded into registers while
       // this one is multiplied.
-      const GemmTile t = gemmTile(m, n, k, split);
+      const GemmTile t = gemmTile();
       const int threads = (t.bm / t.tm) * (t.bn / t.tn), rowsPerPass = t.bm / t.tm, colsPerPass = t.bn / t.tn;
       const int loadsA = t.bm * t.bk / threads, loadsB = t.bk * t.bn / threads;
       const std::int64_t chunks = split ? unit.split : 1, chunkK = split ? (k + chunks - 1) / chunks : k;
@@ -1164,26 +1159,19 @@ std::string Step::describe() const {
 Schedule planSchedule(const Graph& g, const ScheduleOptions& options) { return Planner(g, options).run(); }
 
 const std::string& kernelPrelude() {
-  static const std::string prelude = R"(// Device helpers shared by every generated kernel (same arithmetic as core/ir/ops.hpp).
-__device__ __forceinline__ float cas_tanh(float x) {
-  const float kClamp = 7.90531110763549805f;
-  x = x < -kClamp ? -kClamp : (x > kClamp ? kClamp : x);
-  const float x2 = x * x;
-  float p = -2.76076847742355e-16f;
-  p = p * x2 + 2.00018790482477e-13f;
-  p = p * x2 + -8.60467152213735e-11f;
-  p = p * x2 + 5.12229709037114e-08f;
-  p = p * x2 + 1.48572235717979e-05f;
-  p = p * x2 + 6.37261928875436e-04f;
-  p = p * x2 + 4.89352455891786e-03f;
-  p = p * x;
-  float q = 1.19825839466702e-06f;
-  q = q * x2 + 1.18534705686654e-04f;
-  q = q * x2 + 2.26843463243900e-03f;
-  q = q * x2 + 4.89352518554385e-03f;
-  return p / q;
-}
-__device__ __forceinline__ float cas_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+  static const std::string prelude = [] {
+    // tanh from the constants the CPU backend uses, in the same order of operations.
+    std::string tanh = "// Device helpers shared by every generated kernel (same arithmetic as core/ir/ops.hpp).\n"
+                       "__device__ __forceinline__ float cas_tanh(float x) {\n"
+                       "  const float kClamp = " + floatLiteral(ir::kTanhClamp) + ";\n"
+                       "  x = x < -kClamp ? -kClamp : (x > kClamp ? kClamp : x);\n"
+                       "  const float x2 = x * x;\n"
+                       "  float p = " + floatLiteral(ir::kTanhNumerator[0]) + ";\n";
+    for (size_t k = 1; k < std::size(ir::kTanhNumerator); ++k) tanh += "  p = p * x2 + " + floatLiteral(ir::kTanhNumerator[k]) + ";\n";
+    tanh += "  p = p * x;\n  float q = " + floatLiteral(ir::kTanhDenominator[0]) + ";\n";
+    for (size_t k = 1; k < std::size(ir::kTanhDenominator); ++k) tanh += "  q = q * x2 + " + floatLiteral(ir::kTanhDenominator[k]) + ";\n";
+    tanh += "  return p / q;\n}\n";
+    return tanh + R"(__device__ __forceinline__ float cas_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
 __device__ __forceinline__ float cas_gelu_derivative(float x) {
   const float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
   const float pdf = 0.39894228040143268f * expf(-0.5f * x * x);
@@ -1209,6 +1197,7 @@ __device__ __forceinline__ void cas_atomic_max(float* address, float v) {
   else atomicMin(reinterpret_cast<unsigned int*>(address), __float_as_uint(v));
 }
 )";
+  }();
   return prelude;
 }
 

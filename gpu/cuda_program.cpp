@@ -275,7 +275,7 @@ class CudaProgram final : public exec::Executable {
     std::size_t workspace = 0;
     for (size_t k = 0; k < schedule_.steps.size(); ++k) {
       const Step& s = schedule_.steps[k];
-      if (s.kind == StepKind::Blas) prepareBlas(g_.node(s.node), blas_[k], s.node);
+      if (s.kind == StepKind::Blas) prepareBlas(g_.node(s.node), blas_[k]);
       if (s.kind == StepKind::Conv) {
         prepareConv(g_.node(s.node), conv_[k], s.node);
         workspace = std::max(workspace, conv_[k].workspace);
@@ -284,7 +284,7 @@ class CudaProgram final : public exec::Executable {
     if (workspace > 0) convWorkspace_ = scratch(workspace, "the cuDNN workspace");
   }
 
-  void prepareBlas(const Node& n, BlasCall& c, NodeId id) {
+  void prepareBlas(const Node& n, BlasCall& c) {
     const ir::Shape &as = g_.node(n.inputs[0]).shape, &bs = g_.node(n.inputs[1]).shape;
     const bool ta = n.attrs.transposeA, tb = n.attrs.transposeB;
     const std::int64_t m = n.shape[n.shape.size() - 2], nn = n.shape.back(), k = ta ? as[as.size() - 2] : as.back();
@@ -329,7 +329,6 @@ class CudaProgram final : public exec::Executable {
       c.lowA = scratch(std::uint64_t(numel(as)) * 2, "a low-precision operand of " + n.label);
       c.lowB = scratch(std::uint64_t(numel(bs)) * 2, "a low-precision operand of " + n.label);
     }
-    (void)id;
   }
 
   static cudnnDataType_t dnnType(ir::Precision p) {

@@ -3,7 +3,9 @@
 // definitions of the elementwise ops, shared by constant folding and the CPU backend so that
 // both compute exactly the same thing.
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string_view>
 
 namespace cas::ir {
@@ -64,23 +66,24 @@ inline float geluDerivative(float x) {
 }
 
 // tanh as a rational function (the form Eigen uses), accurate to a few ulp and, unlike the
-// library call, vectorisable: elementwise loops over it compile to SIMD code.
+// library call, vectorisable: elementwise loops over it compile to SIMD code. The CUDA backend
+// generates its device version from the same constants (gpu/codegen.cpp, kernelPrelude).
+inline constexpr float kTanhClamp = 7.90531110763549805f;  // tanh is +-1 in float beyond this
+// Horner coefficients in x^2, highest power first; the numerator is then multiplied by x.
+inline constexpr float kTanhNumerator[] = {-2.76076847742355e-16f, 2.00018790482477e-13f, -8.60467152213735e-11f,
+                                           5.12229709037114e-08f,  1.48572235717979e-05f, 6.37261928875436e-04f,
+                                           4.89352455891786e-03f};
+inline constexpr float kTanhDenominator[] = {1.19825839466702e-06f, 1.18534705686654e-04f, 2.26843463243900e-03f,
+                                             4.89352518554385e-03f};
+
 inline float fastTanh(float x) {
-  constexpr float kClamp = 7.90531110763549805f;  // tanh is +-1 in float beyond this
-  x = x < -kClamp ? -kClamp : (x > kClamp ? kClamp : x);
+  x = x < -kTanhClamp ? -kTanhClamp : (x > kTanhClamp ? kTanhClamp : x);
   const float x2 = x * x;
-  float p = -2.76076847742355e-16f;
-  p = p * x2 + 2.00018790482477e-13f;
-  p = p * x2 + -8.60467152213735e-11f;
-  p = p * x2 + 5.12229709037114e-08f;
-  p = p * x2 + 1.48572235717979e-05f;
-  p = p * x2 + 6.37261928875436e-04f;
-  p = p * x2 + 4.89352455891786e-03f;
+  float p = kTanhNumerator[0];
+  for (size_t k = 1; k < std::size(kTanhNumerator); ++k) p = p * x2 + kTanhNumerator[k];
   p = p * x;
-  float q = 1.19825839466702e-06f;
-  q = q * x2 + 1.18534705686654e-04f;
-  q = q * x2 + 2.26843463243900e-03f;
-  q = q * x2 + 4.89352518554385e-03f;
+  float q = kTanhDenominator[0];
+  for (size_t k = 1; k < std::size(kTanhDenominator); ++k) q = q * x2 + kTanhDenominator[k];
   return p / q;
 }
 
