@@ -27,6 +27,7 @@ constexpr std::int64_t kGemmMaxK = 1024;           // with an epilogue: at most 
 constexpr std::int64_t kSplitChunk = 128;          // split-K: K rows per block
 constexpr std::int64_t kGemmMaxWork = 1ll << 28;   // M*N*K above which cuBLAS wins
 constexpr std::int64_t kReductionThreads = 1 << 16;
+constexpr std::int64_t kRowReductionThreads = 1 << 18;
 
 // Computed per element inside a fused kernel. BroadcastTo and Concat read their inputs from
 // memory at mapped positions (they never join their producers' kernels).
@@ -139,11 +140,42 @@ struct GemmTile {
 GemmTile gemmTile() {
   if (const char* env = std::getenv("CAS_GEMM_TILE"); env && *env) {
     GemmTile t{};
-    if (std::sscanf(env, "%d,%d,%d,%d,%d", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn) == 5 && t.bm % t.tm == 0 && t.bn % t.tn == 0) return t;
+    if (std::sscanf(env, "%d,%d,%d,%d,%d", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn) == 5 && t.tm > 0 && t.tn > 0 && t.bm % t.tm == 0 &&
+        t.bn % t.tn == 0 && t.bm % 4 == 0 && t.bn % 4 == 0 && (t.bm * t.bk) % ((t.bm / t.tm) * (t.bn / t.tn)) == 0 &&
+        (t.bn * t.bk) % ((t.bm / t.tm) * (t.bn / t.tn)) == 0)
+      return t;
   }
-  // Measured on the H200 for the MLPs' products (1024 x 256 x 256 and smaller): fewer, larger
-  // tiles leave SMs idle, so every tiled GEMM uses 32 x 32 (the merged launches rely on one tile).
-  return {32, 32, 32, 4, 2};
+  // Measured on the H200 for the MLPs' products (1024 x 256 x 256 and smaller): larger tiles
+  // leave SMs idle, so every tiled GEMM uses 32 x 32 in K steps of 16, 4 x 2 outputs a thread
+  // (a 16- and an 8-byte shared load per 8 FMAs); merged launches share the block size.
+  return {32, 32, 16, 4, 2};
+}
+
+// The shared-memory tiles of a tiled GEMM, stored K-major. Rows are padded by 4 floats: 16-byte
+// aligned for vector loads, and column stores of the untransposed operand spread over 8 banks.
+std::string sharedTiles(const GemmTile& t) {
+  return "  __shared__ __align__(16) float As[" + std::to_string(t.bk) + "][" + std::to_string(t.bm + 4) + "];\n" +
+         "  __shared__ __align__(16) float Bs[" + std::to_string(t.bk) + "][" + std::to_string(t.bn + 4) + "];\n";
+}
+
+// A thread's `count` consecutive values of one shared-tile row into `array`, in 16- or 8-byte loads
+// where the count allows (one vector load feeds count FMAs per value of the other operand).
+std::string fragmentLoads(const std::string& array, const std::string& row, const std::string& first, int count) {
+  const int width = count % 4 == 0 ? 4 : count % 2 == 0 ? 2 : 1;
+  std::ostringstream s;
+  for (int v = 0; v < count; v += width) {
+    const std::string at = "&" + row + "[" + first + " + " + std::to_string(v) + "]";
+    if (width == 4) {
+      s << "      { const float4 q = *reinterpret_cast<const float4*>(" << at << "); " << array << "[" << v << "] = q.x; " << array << "[" << v + 1
+        << "] = q.y; " << array << "[" << v + 2 << "] = q.z; " << array << "[" << v + 3 << "] = q.w; }\n";
+    } else if (width == 2) {
+      s << "      { const float2 q = *reinterpret_cast<const float2*>(" << at << "); " << array << "[" << v << "] = q.x; " << array << "[" << v + 1
+        << "] = q.y; }\n";
+    } else {
+      s << "      " << array << "[" << v << "] = " << row << "[" << first << " + " << v << "];\n";
+    }
+  }
+  return s.str();
 }
 
 // A unit of work before horizontal merging: a fusion group or one library/special node.
@@ -630,18 +662,9 @@ class Planner {
     s << "    }\n";
   }
 
-  void emitReduction(std::ostringstream& s, int u, Params& p, Segment& seg) {
-    const Unit& unit = units_[size_t(u)];
-    const Node& r = node(unit.reduction);
-    const NodeId source = r.inputs[0];
-    const Shape& xs = node(source).shape;
-    const std::int64_t outCount = numel(r.shape), total = numel(xs), len = total / std::max<std::int64_t>(outCount, 1);
-    std::int64_t chunks = len <= 8 ? 1 : std::min<std::int64_t>((len + 7) / 8, std::max<std::int64_t>(1, kReductionThreads / outCount));
-    seg.threads = outCount * chunks;
-    const bool isMax = r.op == Op::ReduceMax;
-    // Flat input index of (o, r): kept axes enumerate o, reduced axes enumerate r, row-major.
-    std::vector<bool> reduced(xs.size(), false);
-    for (std::int64_t ax : r.attrs.ints) reduced[size_t(ax)] = true;
+  // The flat input index of output o and reduced position r: kept axes enumerate o, reduced
+  // axes enumerate r, both row-major.
+  static std::string reductionIndex(const Shape& xs, const std::vector<bool>& reduced) {
     const auto inStride = stridesOf(xs);
     auto axisTerms = [&](bool wantReduced, const std::string& var) {
       std::vector<size_t> axes;
@@ -659,7 +682,61 @@ class Planner {
       }
       return expr.empty() ? std::string("0") : expr;
     };
-    const std::string index = "(" + axisTerms(false, "o") + ") + (" + axisTerms(true, "r") + ")";
+    return "(" + axisTerms(false, "o") + ") + (" + axisTerms(true, "r") + ")";
+  }
+
+  // A reduction whose reduced positions are contiguous in memory: each output gets `chunks`
+  // threads (a multiple of 32, so a warp serves one output), which stride over r, sum across
+  // the warp and add atomically.
+  void emitRowReduction(std::ostringstream& s, int u, Params& p, Segment& seg, const std::vector<bool>& reduced,
+                        std::int64_t outCount, std::int64_t len) {
+    const Unit& unit = units_[size_t(u)];
+    const Node& r = node(unit.reduction);
+    const NodeId source = r.inputs[0];
+    const Shape& xs = node(source).shape;
+    const bool isMax = r.op == Op::ReduceMax;
+    // Enough threads in flight to cover memory latency on every SM (a few per output are not).
+    std::int64_t chunks = std::min<std::int64_t>((len + 7) / 8, std::max<std::int64_t>(32, kRowReductionThreads / outCount));
+    chunks = (chunks + 31) / 32 * 32;
+    seg.threads = outCount * chunks;
+    const std::string out = p.name(storageOf(unit.reduction));
+    s << "    float acc = " << (isMax ? "__int_as_float(0xff800000)" : "0.f") << ";\n";
+    s << "    const int o = t / " << chunks << ";\n";
+    s << "    if (t < " << seg.threads << ") {\n";
+    s << "      for (int r = t % " << chunks << "; r < " << len << "; r += " << chunks << ") {\n";
+    s << "        const int i = " << reductionIndex(xs, reduced) << ";\n";
+    emitMembers(s, unit, u, xs, "i", p, unit.reduction, "        ");
+    const std::string value = operand(source, u, xs, "i", p);
+    s << "        acc = " << (isMax ? "(" + value + " > acc ? " + value + " : acc)" : "acc + " + value) << ";\n";
+    s << "      }\n    }\n";
+    s << "    acc = " << (isMax ? "cas_warp_max(acc)" : "cas_warp_sum(acc)") << ";\n";
+    s << "    if ((threadIdx.x & 31) == 0 && t < " << seg.threads << ") " << (isMax ? "cas_atomic_max(&" : "atomicAdd(&") << out
+      << "[o], acc);\n";
+    fills_.push_back({unit.reduction, isMax ? -1.0f / 0.0f : 0.0f});
+  }
+
+  void emitReduction(std::ostringstream& s, int u, Params& p, Segment& seg) {
+    const Unit& unit = units_[size_t(u)];
+    const Node& r = node(unit.reduction);
+    const NodeId source = r.inputs[0];
+    const Shape& xs = node(source).shape;
+    const std::int64_t outCount = numel(r.shape), total = numel(xs), len = total / std::max<std::int64_t>(outCount, 1);
+    const bool isMax = r.op == Op::ReduceMax;
+    // Flat input index of (o, r): kept axes enumerate o, reduced axes enumerate r, row-major.
+    std::vector<bool> reduced(xs.size(), false);
+    for (std::int64_t ax : r.attrs.ints) reduced[size_t(ax)] = true;
+    // Which index neighbouring threads step through must follow memory: when the innermost
+    // (non-unit) axis is reduced (a bias gradient over N, H, W), a warp walks r for one o and
+    // sums across lanes; otherwise (over the batch of a dense layer) lanes take neighbouring o.
+    std::int64_t innermost = std::int64_t(xs.size()) - 1;
+    while (innermost > 0 && xs[size_t(innermost)] == 1) --innermost;
+    if (innermost >= 0 && reduced[size_t(innermost)] && len >= 64) {
+      emitRowReduction(s, u, p, seg, reduced, outCount, len);
+      return;
+    }
+    std::int64_t chunks = len <= 8 ? 1 : std::min<std::int64_t>((len + 7) / 8, std::max<std::int64_t>(1, kReductionThreads / outCount));
+    seg.threads = outCount * chunks;
+    const std::string index = reductionIndex(xs, reduced);
     const std::string init = isMax ? "__int_as_float(0xff800000)" : "0.f";
     const std::string out = p.name(storageOf(unit.reduction));
     s << "    float acc = " << init << ";\n";
@@ -910,7 +987,7 @@ class Planner {
     std::ostringstream s;
     s << "// " << step.name << ": " << ps.units.size() << " independent GEMMs and kernels in one launch, each in its own range of blocks:\n" << comments;
     s << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", " << tileBlocksPerSm() << ") " << step.name << "(" << paramList(p) << ") {\n";
-    s << "  __shared__ float As[" << t.bk << "][" << t.bm + 1 << "];\n  __shared__ float Bs[" << t.bk << "][" << t.bn + 1 << "];\n";
+    s << sharedTiles(t);
     s << "  int b = blockIdx.x;\n" << body.str() << "}\n";
     step.source = s.str();
     step.params = p.buffers;
@@ -1002,7 +1079,7 @@ class Planner {
       // steps of BK through shared memory; the next step's tiles are loaded into registers while
       // this one is multiplied.
       const GemmTile t = gemmTile();
-      const int threads = (t.bm / t.tm) * (t.bn / t.tn), rowsPerPass = t.bm / t.tm, colsPerPass = t.bn / t.tn;
+      const int threads = (t.bm / t.tm) * (t.bn / t.tn), colsPerPass = t.bn / t.tn;
       const int loadsA = t.bm * t.bk / threads, loadsB = t.bk * t.bn / threads;
       const std::int64_t chunks = split ? unit.split : 1, chunkK = split ? (k + chunks - 1) / chunks : k;
       const std::int64_t rowTiles = (m + t.bm - 1) / t.bm;
@@ -1015,7 +1092,7 @@ class Planner {
       s << "// Launch: grid (" << step.gridX << ", " << step.gridY << ") of " << t.bm << "x" << t.bn << " tiles" << (split ? " x K chunks" : "")
         << ", " << threads << " threads with " << t.tm << "x" << t.tn << " outputs each, K steps of " << t.bk << ".\n";
       s << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", " << tileBlocksPerSm() << ") " << step.name << "(" << paramList(p) << ") {\n";
-      s << "  __shared__ float As[" << t.bk << "][" << t.bm + 1 << "];\n  __shared__ float Bs[" << t.bk << "][" << t.bn + 1 << "];\n";
+      s << sharedTiles(t);
       if (!body) s << "  const int bx = blockIdx.x, by = blockIdx.y;\n";
       const size_t bodyStart = size_t(s.tellp());
       s << "  const int tx = threadIdx.x % " << colsPerPass << ", ty = threadIdx.x / " << colsPerPass << ";\n";
@@ -1028,14 +1105,22 @@ class Planner {
       const std::string aCol = ta ? "e / " + std::to_string(t.bm) : "e % " + std::to_string(t.bk);
       const std::string bCol = tb ? "e / " + std::to_string(t.bk) : "e % " + std::to_string(t.bn);
       const std::string bRow = tb ? "e % " + std::to_string(t.bk) : "e / " + std::to_string(t.bn);
+      // Bounds checks only where the sizes do not divide into whole tiles (and K steps).
+      const bool wholeK = chunkK % t.bk == 0 && (split ? k % chunkK == 0 : true) && k % t.bk == 0;
+      auto guard = [&](bool whole, const std::string& index, const std::string& limit) { return whole ? std::string() : index + " < " + limit; };
+      auto both = [](const std::string& x, const std::string& y) {
+        return x.empty() ? y : y.empty() ? x : x + " && " + y;
+      };
+      const std::string aGuard = both(guard(m % t.bm == 0, "m", M), guard(wholeK, "k", "kEnd"));
+      const std::string bGuard = both(guard(n % t.bn == 0, "n", N), guard(wholeK, "k", "kEnd"));
       auto loadTiles = [&](const std::string& k0) {
         std::ostringstream l;
         l << "    #pragma unroll\n    for (int q = 0; q < " << loadsA << "; ++q) {\n      const int e = threadIdx.x + " << threads << " * q;\n";
         l << "      const int m = row0 + " << aRow << ", k = " << k0 << " + " << aCol << ";\n";
-        l << "      ra[q] = (m < " << M << " && k < kEnd) ? " << aAt("m", "k") << " : 0.f;\n    }\n";
+        l << "      ra[q] = " << (aGuard.empty() ? aAt("m", "k") : "(" + aGuard + ") ? " + aAt("m", "k") + " : 0.f") << ";\n    }\n";
         l << "    #pragma unroll\n    for (int q = 0; q < " << loadsB << "; ++q) {\n      const int e = threadIdx.x + " << threads << " * q;\n";
         l << "      const int n = col0 + " << bCol << ", k = " << k0 << " + " << bRow << ";\n";
-        l << "      rb[q] = (n < " << N << " && k < kEnd) ? " << bAt("k", "n") << " : 0.f;\n    }\n";
+        l << "      rb[q] = " << (bGuard.empty() ? bAt("k", "n") : "(" + bGuard + ") ? " + bAt("k", "n") + " : 0.f") << ";\n    }\n";
         return l.str();
       };
       s << "  {\n" << loadTiles("kBegin") << "  }\n";
@@ -1048,13 +1133,12 @@ class Planner {
       s << "    if (k0 + " << t.bk << " < kEnd) {\n      const int next = k0 + " << t.bk << ";\n" << loadTiles("next") << "    }\n";
       s << "    #pragma unroll\n    for (int kk = 0; kk < " << t.bk << "; ++kk) {\n";
       s << "      float a[" << t.tm << "], b[" << t.tn << "];\n";
-      s << "      #pragma unroll\n      for (int r = 0; r < " << t.tm << "; ++r) a[r] = As[kk][ty + " << rowsPerPass << " * r];\n";
-      s << "      #pragma unroll\n      for (int c = 0; c < " << t.tn << "; ++c) b[c] = Bs[kk][tx + " << colsPerPass << " * c];\n";
+      s << fragmentLoads("a", "As[kk]", "ty * " + std::to_string(t.tm), t.tm) << fragmentLoads("b", "Bs[kk]", "tx * " + std::to_string(t.tn), t.tn);
       s << "      #pragma unroll\n      for (int r = 0; r < " << t.tm << "; ++r)\n        #pragma unroll\n        for (int c = 0; c < " << t.tn
         << "; ++c) acc[r][c] += a[r] * b[c];\n";
       s << "    }\n    __syncthreads();\n  }\n";
       s << "  #pragma unroll\n  for (int r = 0; r < " << t.tm << "; ++r)\n    #pragma unroll\n    for (int c = 0; c < " << t.tn << "; ++c) {\n";
-      s << "      const int row = row0 + ty + " << rowsPerPass << " * r, col = col0 + tx + " << colsPerPass << " * c;\n";
+      s << "      const int row = row0 + ty * " << t.tm << " + r, col = col0 + tx * " << t.tn << " + c;\n";
       s << "      if (row >= " << M << " || col >= " << N << ") continue;\n";
       s << "      const float acc_ = acc[r][c];\n      const int i = row * " << N << " + col;\n";
       std::string e = epi.str();
@@ -1076,6 +1160,132 @@ class Planner {
     step.params = p.buffers;
   }
 
+  // bf16/fp16 convolutions run on tensor cores, on low-precision copies made by generated
+  // kernels (sizes are constants, so their index arithmetic is multiplies and shifts):
+  //   Conv2d, Conv2dGradWeight: as GEMMs through cuBLAS on an im2col matrix of the input,
+  //     col[m][(c*R + r)*S + s] = x[n][c][oy*sh - ph + r][ox*sw - pw + s], m = (n*Ho + oy)*Wo + ox,
+  //     (kernel _col), which a convolution's forward and weight-gradient steps share. The forward
+  //     GEMM writes fp32 [K][N*Ho*Wo], and _out moves it to NCHW; the weight gradient's GEMM
+  //     reads the output gradient in NHWC (_in1) and writes the KCRS fp32 result directly.
+  //   Conv2dGradInput: cuDNN's NHWC kernels on _in0 (the output gradient, NHWC) and _in1 (the
+  //     filter); _out moves the result back. An unpadded convolution whose kernel is a multiple
+  //     of its stride s folds (space-to-depth): an s x s block of pixels becomes s*s channels, so
+  //     cuDNN sees stride 1 and a kernel R/s x S/s over C*s*s channels. Filters fold like images
+  //     with N = K.
+  //       to NHWC: dst[n][y][x][(c*s + dy)*s + dx] = src[n][c][y*s + dy][x*s + dx]
+  //       back:    the inverse; pixels no output covers (y >= (H/s)*s) get 0.
+  void emitConvRelayouts(Step& step, int index) {
+    const Node& n = node(step.node);
+    const auto& a = n.attrs;
+    Shape xs, ws, ys;
+    if (n.op == Op::Conv2d) { xs = node(n.inputs[0]).shape; ws = node(n.inputs[1]).shape; ys = n.shape; }
+    else if (n.op == Op::Conv2dGradInput) { xs = a.refShape; ws = node(n.inputs[1]).shape; ys = node(n.inputs[0]).shape; }
+    else { xs = node(n.inputs[0]).shape; ws = n.shape; ys = node(n.inputs[1]).shape; }
+    step.gemmConv = n.op != Op::Conv2dGradInput;
+    const bool unpadded = a.padTop == 0 && a.padLeft == 0 && a.padBottom == 0 && a.padRight == 0;
+    const bool folds = unpadded && a.strideH == a.strideW && a.strideH > 1 && ws[2] % a.strideH == 0 && ws[3] % a.strideH == 0;
+    step.fold = !step.gemmConv && folds ? int(a.strideH) : 1;
+    const int f = step.fold;
+    const bool bf16 = n.precision == ir::Precision::BF16;
+    const std::string round = bf16 ? "cvt.rn.bf16.f32" : "cvt.rn.f16.f32";
+    step.relayoutPrefix = "k" + std::to_string(index) + "_" + std::string(ir::opName(n.op));
+    auto loop = [](std::int64_t total) {
+      return "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < " + std::to_string(total) + "; i += gridDim.x * blockDim.x) {\n";
+    };
+    auto to = [&](const std::string& name, const Shape& sh, int fold) {
+      const std::int64_t N = sh[0], C = sh[1], H = sh[2], W = sh[3], Hs = H / fold, Ws = W / fold, Cs = C * fold * fold;
+      std::ostringstream k;
+      if (fold == 1) {
+        // Per image a [C][H*W] -> [H*W][C] transpose, through 32 x 32 shared tiles so that both
+        // the reads and the writes are coalesced; blocks stride over the tiles.
+        const std::int64_t HW = H * W, pt = (HW + 31) / 32, ct = (C + 31) / 32;
+        k << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(const float* __restrict__ src, unsigned short* __restrict__ dst) {\n"
+          << "  __shared__ float tile[32][33];\n  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;\n"
+          << "  for (int b = blockIdx.x; b < " << N * pt * ct << "; b += gridDim.x) {\n"
+          << "    const int p0 = (b % " << pt << ") * 32, c0 = ((b / " << pt << ") % " << ct << ") * 32, n = b / " << pt * ct << ";\n"
+          << "    for (int j = ty; j < 32; j += 8) {\n      const int c = c0 + j, p = p0 + tx;\n"
+          << "      tile[j][tx] = c < " << C << " && p < " << HW << " ? src[(n * " << C << " + c) * " << HW << " + p] : 0.f;\n    }\n"
+          << "    __syncthreads();\n"
+          << "    for (int j = ty; j < 32; j += 8) {\n      const int p = p0 + j, c = c0 + tx;\n"
+          << "      if (p >= " << HW << " || c >= " << C << ") continue;\n"
+          << "      unsigned short h;\n      asm(\"" << round << " %0, %1;\" : \"=h\"(h) : \"f\"(tile[tx][j]));\n"
+          << "      dst[(n * " << HW << " + p) * " << C << " + c] = h;\n    }\n    __syncthreads();\n  }\n}\n";
+        return k.str();
+      }
+      k << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(const float* __restrict__ src, unsigned short* __restrict__ dst) {\n"
+        << loop(N * Hs * Ws * Cs) << "    const int cs = i % " << Cs << ", x = (i / " << Cs << ") % " << Ws << ", y = (i / " << Cs * Ws << ") % " << Hs
+        << ", n = i / " << Cs * Ws * Hs << ";\n"
+        << "    const int c = cs / " << fold * fold << ", dy = (cs / " << fold << ") % " << fold << ", dx = cs % " << fold << ";\n"
+        << "    unsigned short h;\n    asm(\"" << round << " %0, %1;\" : \"=h\"(h) : \"f\"(src[((n * " << C << " + c) * " << H << " + y * " << fold
+        << " + dy) * " << W << " + x * " << fold << " + dx]));\n    dst[i] = h;\n  }\n}\n";
+      return k.str();
+    };
+    auto back = [&](const std::string& name, const Shape& sh, int fold) {
+      const std::int64_t N = sh[0], C = sh[1], H = sh[2], W = sh[3], Hs = H / fold, Ws = W / fold, Cs = C * fold * fold;
+      std::ostringstream k;
+      k << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(const unsigned short* __restrict__ src, float* __restrict__ dst) {\n"
+        << loop(N * C * H * W) << "    const int x = i % " << W << ", y = (i / " << W << ") % " << H << ", c = (i / " << W * H << ") % " << C
+        << ", n = i / " << W * H * C << ";\n    const int ys = y / " << fold << ", xs = x / " << fold << ";\n"
+        << "    float v = 0.f;\n    if (ys < " << Hs << " && xs < " << Ws << ") {\n"
+        << "      const unsigned short h = src[((n * " << Hs << " + ys) * " << Ws << " + xs) * " << Cs << " + (c * " << fold << " + y % " << fold
+        << ") * " << fold << " + x % " << fold << "];\n"
+        << (bf16 ? "      v = __uint_as_float(unsigned(h) << 16);\n" : "      asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(v) : \"h\"(h));\n")
+        << "    }\n    dst[i] = v;\n  }\n}\n";
+      return k.str();
+    };
+    // One thread writes v consecutive values of a window row: col is written in order, each
+    // thread reads v neighbouring pixels (a 16- or 8-byte load where stride, padding and width
+    // keep v-groups aligned, so that a group lies wholly inside or outside the image).
+    auto im2col = [&](const std::string& name) {
+      const std::int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], R = ws[2], S = ws[3], Ho = ys[2], Wo = ys[3];
+      auto fits = [&](std::int64_t v) { return S % v == 0 && a.strideW % v == 0 && a.padLeft % v == 0 && W % v == 0; };
+      const std::int64_t v = fits(4) ? 4 : fits(2) ? 2 : 1, G = S / v;
+      step.colWidth = int(v);
+      std::ostringstream k;
+      k << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(const float* __restrict__ x, unsigned short* __restrict__ col) {\n"
+        << loop(N * Ho * Wo * C * R * G) << "    const int g = i % " << G << ", r = (i / " << G << ") % " << R << ", c = (i / " << G * R << ") % " << C
+        << ", m = i / " << G * R * C << ";\n"
+        << "    const int ox = m % " << Wo << ", oy = (m / " << Wo << ") % " << Ho << ", n = m / " << Wo * Ho << ";\n"
+        << "    const int iy = oy * " << a.strideH << " - " << a.padTop << " + r, ix = ox * " << a.strideW << " - " << a.padLeft << " + g * " << v << ";\n"
+        << "    const bool in = iy >= 0 && iy < " << H << " && ix >= 0 && ix < " << W << ";\n"
+        << "    const float* p = x + ((long long)(n * " << C << " + c) * " << H << " + iy) * " << W << " + ix;\n";
+      const std::string pack = bf16 ? "cvt.rn.bf16x2.f32" : "cvt.rn.f16x2.f32";
+      if (v == 4) {
+        k << "    const float4 q = in ? *reinterpret_cast<const float4*>(p) : make_float4(0.f, 0.f, 0.f, 0.f);\n"
+          << "    unsigned lo, hi;\n    asm(\"" << pack << " %0, %1, %2;\" : \"=r\"(lo) : \"f\"(q.y), \"f\"(q.x));\n"
+          << "    asm(\"" << pack << " %0, %1, %2;\" : \"=r\"(hi) : \"f\"(q.w), \"f\"(q.z));\n"
+          << "    reinterpret_cast<uint2*>(col)[i] = make_uint2(lo, hi);\n";
+      } else if (v == 2) {
+        k << "    const float2 q = in ? *reinterpret_cast<const float2*>(p) : make_float2(0.f, 0.f);\n"
+          << "    unsigned h;\n    asm(\"" << pack << " %0, %1, %2;\" : \"=r\"(h) : \"f\"(q.y), \"f\"(q.x));\n"
+          << "    reinterpret_cast<unsigned*>(col)[i] = h;\n";
+      } else {
+        k << "    unsigned short h;\n    asm(\"" << round << " %0, %1;\" : \"=h\"(h) : \"f\"(in ? *p : 0.f));\n    col[i] = h;\n";
+      }
+      k << "  }\n}\n";
+      return k.str();
+    };
+    // The forward GEMM's result, K-major [K][N*Ho*Wo] fp32, to the IR's NCHW (contiguous runs
+    // of Ho*Wo on both sides).
+    auto nchwOut = [&](const std::string& name) {
+      const std::int64_t N = ys[0], K = ys[1], HW = ys[2] * ys[3];
+      std::ostringstream k;
+      k << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(const float* __restrict__ src, float* __restrict__ dst) {\n"
+        << loop(N * K * HW) << "    const int p = i % " << HW << ", k = (i / " << HW << ") % " << K << ", n = i / " << HW * K << ";\n"
+        << "    dst[i] = src[k * " << N * HW << " + n * " << HW << " + p];\n  }\n}\n";
+      return k.str();
+    };
+    const std::string& pre = step.relayoutPrefix;
+    std::ostringstream src;
+    src << "// " << pre << ": layouts for " << step.name << (step.label.empty() ? "" : " in " + step.label) << " in "
+        << (bf16 ? "bf16" : "fp16") << (step.gemmConv ? " (im2col for a cuBLAS GEMM)" : " (NHWC for cuDNN" + std::string(f > 1 ? ", space-to-depth by " + std::to_string(f) : "") + ")")
+        << ".\n// Launch: grid-stride loops, 256 threads a block.\n";
+    if (n.op == Op::Conv2d) src << im2col(pre + "_col") << nchwOut(pre + "_out");
+    else if (n.op == Op::Conv2dGradInput) src << to(pre + "_in0", ys, 1) << to(pre + "_in1", ws, f) << back(pre + "_out", xs, f);
+    else src << im2col(pre + "_col") << to(pre + "_in1", ys, 1);
+    step.source = src.str();
+  }
+
   void emit() {
     std::vector<Step> main;
     for (const PendingStep& ps : steps_) {
@@ -1092,6 +1302,7 @@ class Planner {
         step.node = unit.head;
         step.name = std::string(ps.kind == StepKind::Blas ? "cublas_" : "cudnn_") + std::string(ir::opName(node(unit.head).op));
         step.label = labelOf(unit.members);
+        if (ps.kind == StepKind::Conv && node(unit.head).precision != ir::Precision::F32) emitConvRelayouts(step, index);
         Segment seg;
         seg.members = unit.members;
         step.segments.push_back(seg);

@@ -26,7 +26,7 @@ enum class StepKind {
   Kernel,    // a generated kernel: one or more segments, launched over their summed blocks
   Gemm,      // a generated tiled GEMM with a fused elementwise epilogue (fixed 16x16 threads)
   Blas,      // matmul through cuBLAS (fp32, or bf16 tensor cores with fp32 accumulation)
-  Conv,      // Conv2d / Conv2dGradInput / Conv2dGradWeight through cuDNN
+  Conv,      // Conv2d / Conv2dGradInput / Conv2dGradWeight through cuDNN (bf16/fp16: see gemmConv)
   Fill,      // set a node's buffer to a value (accumulators of atomic kernels)
   Copy,      // device-to-device copy of an update that cannot be done in place
 };
@@ -48,6 +48,13 @@ struct Step {
   std::int64_t gridX = 0, gridY = 0;  // Gemm: tiles
   int blockSize = 256;                // Gemm: threads per block
   std::string label;                 // the PDL layers it computes, for reports
+  // Conv in bf16/fp16 (codegen.cpp, emitConvRelayouts): `source` holds the generated layout
+  // kernels, named <relayoutPrefix>_col, _in0, _in1, _out. gemmConv: im2col and cuBLAS
+  // (forward, weight gradient); otherwise cuDNN NHWC with space-to-depth by `fold`.
+  std::string relayoutPrefix;
+  bool gemmConv = false;
+  int fold = 1;
+  int colWidth = 1;  // gemmConv: values each thread of _col writes
   std::string describe() const;      // "kernel k7_tanh_add: 3 nodes, 65536 threads"
 };
 

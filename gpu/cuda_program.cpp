@@ -34,6 +34,17 @@ struct BlasCall {
   CUdeviceptr lowA = 0, lowB = 0;  // bf16/fp16 copies of the operands
 };
 
+// A bf16/fp16 copy of a tensor in some layout, made by the first step that needs it and read
+// by later steps of the same run (a convolution's forward and weight-gradient steps share the
+// input's im2col matrix; its two gradient steps share the output gradient in NHWC).
+struct LowCopy {
+  CUdeviceptr buffer = 0;
+  CUfunction make = nullptr;   // a generated kernel (src, dst), or the cast kernel (src, dst, n)
+  bool isCast = false;
+  std::int64_t threads = 0;    // of `make`
+  NodeId source = ir::kNoNode;
+};
+
 struct ConvCall {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
@@ -41,8 +52,17 @@ struct ConvCall {
   int algo = 0;
   std::size_t workspace = 0;
   ir::Precision precision = ir::Precision::F32;
-  // bf16/fp16: low-precision copies of the two operands and of the result
-  CUdeviceptr low0 = 0, low1 = 0, lowOut = 0;
+  // bf16/fp16 (see codegen.cpp, emitConvRelayouts): the two operands as low-precision copies,
+  // each made here when `build` is set (else by an earlier step); the result comes back
+  // through `fromOut` (an NHWC fp32 GEMM result or a cuDNN NHWC low-precision result) unless
+  // the GEMM writes it directly (weight gradient).
+  bool gemm = false;
+  int m = 0, n = 0, k = 0;  // the GEMM (cuBLAS column-major terms)
+  LowCopy operand[2];
+  bool build[2] = {false, false};
+  CUdeviceptr result = 0;
+  CUfunction fromOut = nullptr;
+  std::int64_t outThreads = 0;
 };
 
 struct Launch {
@@ -227,7 +247,7 @@ class CudaProgram final : public exec::Executable {
     std::string source = kernelPrelude();
     bool any = false;
     for (const Step& s : schedule_.steps)
-      if (s.kind == StepKind::Kernel || s.kind == StepKind::Gemm) {
+      if (!s.source.empty()) {
         source += "\n" + s.source;
         any = true;
       }
@@ -255,6 +275,11 @@ class CudaProgram final : public exec::Executable {
         // The calculator maximises occupancy; these kernels are small, so more, smaller blocks
         // spread them over more SMs (and more memory pipes): at most 256 threads.
         block = std::min(block, 256);
+        // A kernel with fewer threads than the SMs could hold in one block each (a loss over a
+        // batch of logits) takes smaller blocks, so that it runs on more SMs at once.
+        std::int64_t total = 0;
+        for (const Segment& seg : s.segments) total += seg.threads;
+        if (total < std::int64_t(rt_->smCount) * block) block = int(std::max<std::int64_t>(32, (total / rt_->smCount + 31) / 32 * 32));
         if (rt_->threadsPerBlock > 0) block = rt_->threadsPerBlock;
         block = std::clamp(block / 32 * 32, 32, 1024);
         l.block = unsigned(block);
@@ -277,7 +302,7 @@ class CudaProgram final : public exec::Executable {
       const Step& s = schedule_.steps[k];
       if (s.kind == StepKind::Blas) prepareBlas(g_.node(s.node), blas_[k]);
       if (s.kind == StepKind::Conv) {
-        prepareConv(g_.node(s.node), conv_[k], s.node);
+        prepareConv(s, conv_[k]);
         workspace = std::max(workspace, conv_[k].workspace);
       }
     }
@@ -335,37 +360,52 @@ class CudaProgram final : public exec::Executable {
     return p == ir::Precision::BF16 ? CUDNN_DATA_BFLOAT16 : p == ir::Precision::F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
   }
 
-  void prepareConv(const Node& n, ConvCall& c, NodeId id) {
+  void prepareConv(const Step& step, ConvCall& c) {
+    const NodeId id = step.node;
+    const Node& n = g_.node(id);
     cudnnHandle_t dnn = rt_->dnn();
     ir::Shape xs, ws, ys;
     if (n.op == Op::Conv2d) { xs = g_.node(n.inputs[0]).shape; ws = g_.node(n.inputs[1]).shape; ys = n.shape; }
     else if (n.op == Op::Conv2dGradInput) { xs = n.attrs.refShape; ws = g_.node(n.inputs[1]).shape; ys = g_.node(n.inputs[0]).shape; }
     else { xs = g_.node(n.inputs[0]).shape; ws = n.shape; ys = g_.node(n.inputs[1]).shape; }
     c.precision = n.precision;
+    if (step.gemmConv) {
+      prepareGemmConv(step, c, xs, ws, ys);
+      return;
+    }
     const cudnnDataType_t type = dnnType(n.precision);
+    const bool low = n.precision != ir::Precision::F32;
+    const auto& a = n.attrs;
+    const int f = step.fold;
+    const int xc = int(xs[1]) * f * f, xh = int(xs[2]) / f, xw = int(xs[3]) / f;
     CAS_DNN(cudnnCreateTensorDescriptor(&c.x));
     CAS_DNN(cudnnCreateTensorDescriptor(&c.y));
     CAS_DNN(cudnnCreateFilterDescriptor(&c.w));
     CAS_DNN(cudnnCreateConvolutionDescriptor(&c.conv));
-    CAS_DNN(cudnnSetTensor4dDescriptor(c.x, CUDNN_TENSOR_NCHW, type, int(xs[0]), int(xs[1]), int(xs[2]), int(xs[3])));
-    CAS_DNN(cudnnSetTensor4dDescriptor(c.y, CUDNN_TENSOR_NCHW, type, int(ys[0]), int(ys[1]), int(ys[2]), int(ys[3])));
-    CAS_DNN(cudnnSetFilter4dDescriptor(c.w, type, CUDNN_TENSOR_NCHW, int(ws[0]), int(ws[1]), int(ws[2]), int(ws[3])));
-    CAS_DNN(cudnnSetConvolution2dDescriptor(c.conv, int(n.attrs.padTop), int(n.attrs.padLeft), int(n.attrs.strideH), int(n.attrs.strideW), 1, 1,
+    const cudnnTensorFormat_t layout = low ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    CAS_DNN(cudnnSetTensor4dDescriptor(c.x, layout, type, int(xs[0]), xc, xh, xw));
+    CAS_DNN(cudnnSetTensor4dDescriptor(c.y, layout, type, int(ys[0]), int(ys[1]), int(ys[2]), int(ys[3])));
+    CAS_DNN(cudnnSetFilter4dDescriptor(c.w, type, layout, int(ws[0]), xc, int(ws[2]) / f, int(ws[3]) / f));
+    CAS_DNN(cudnnSetConvolution2dDescriptor(c.conv, int(a.padTop), int(a.padLeft), int(a.strideH) / f, int(a.strideW) / f, 1, 1,
                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
     // fp32 stays fp32 (no TF32); bf16/fp16 use tensor cores with fp32 accumulation.
-    CAS_DNN(cudnnSetConvolutionMathType(c.conv, n.precision == ir::Precision::F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
-    if (n.precision != ir::Precision::F32) {
-      c.low0 = scratch(std::uint64_t(numel(g_.node(n.inputs[0]).shape)) * 2, "a low-precision operand of " + n.label);
-      c.low1 = scratch(std::uint64_t(numel(g_.node(n.inputs[1]).shape)) * 2, "a low-precision operand of " + n.label);
-      c.lowOut = scratch(std::uint64_t(numel(n.shape)) * 2, "a low-precision result of " + n.label);
+    CAS_DNN(cudnnSetConvolutionMathType(c.conv, low ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+    if (low) {
+      // cuDNN runs only the input gradient in low precision (codegen.cpp, emitConvRelayouts).
+      c.operand[0] = lowCopy(step, "nhwc1", n.inputs[0], "_in0", numel(ys), numel(ys), &c.build[0]);
+      c.operand[1] = lowCopy(step, "nhwc" + std::to_string(f), n.inputs[1], "_in1", numel(ws), numel(ws), &c.build[1]);
+      c.result = scratch(std::uint64_t(xs[0] * xc * xh * xw) * 2, "a low-precision result of " + n.label);
+      CAS_CU(cuModuleGetFunction(&c.fromOut, module_, (step.relayoutPrefix + "_out").c_str()));
+      c.outThreads = numel(n.shape);
     }
     // Autotune: cuDNN times its algorithms on these shapes once; the fastest that fits wins.
     constexpr int kCandidates = 8;
     int found = 0;
     const std::size_t limit = 256ull << 20;
     CUdeviceptr trial = scratch(limit, "cuDNN's algorithm search");
-    CUdeviceptr in0 = c.low0 ? c.low0 : address(n.inputs[0]), in1 = c.low1 ? c.low1 : address(n.inputs[1]);
-    CUdeviceptr out = c.lowOut ? c.lowOut : address(id);
+    // in0 and in1 are the node's inputs, out its result, as cuDNN sees them.
+    CUdeviceptr in0 = address(n.inputs[0]), in1 = address(n.inputs[1]), out = address(id);
+    if (low) in0 = c.operand[0].buffer, in1 = c.operand[1].buffer, out = c.result;
     auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void*>(p); };
     if (n.op == Op::Conv2d) {
       cudnnConvolutionFwdAlgoPerf_t perf[kCandidates];
@@ -382,6 +422,49 @@ class CudaProgram final : public exec::Executable {
     }
     rt_->pool.release(trial);
     scratch_.pop_back();
+  }
+
+  // The low-precision copy `layout` of node `source` made by kernel <prefix><suffix> (or, for
+  // "cast", the cast kernel): shared with the earlier step that made it, if any.
+  LowCopy lowCopy(const Step& step, const std::string& layout, NodeId source, const std::string& suffix, std::int64_t elements,
+                  std::int64_t threads, bool* build) {
+    const std::string key = layout + ":" + std::to_string(source);
+    if (auto it = lowCopies_.find(key); it != lowCopies_.end()) {
+      *build = false;
+      return it->second;
+    }
+    LowCopy copy;
+    copy.buffer = scratch(std::uint64_t(elements) * 2, "a low-precision copy of " + g_.node(source).label);
+    copy.threads = threads;
+    copy.source = source;
+    if (layout == "cast") copy.make = rt_->castKernel(g_.node(step.node).precision == ir::Precision::BF16 ? "cas_to_bf16" : "cas_to_f16");
+    else CAS_CU(cuModuleGetFunction(&copy.make, module_, (step.relayoutPrefix + suffix).c_str()));
+    copy.isCast = layout == "cast";
+    *build = true;
+    lowCopies_[key] = copy;
+    return copy;
+  }
+
+  // Forward: Y^T[K][M] = W[K][Kc] . col[M][Kc]^T, then _out to NCHW. Weight gradient:
+  // dW[K][Kc] = dY[M][K]^T . col[M][Kc] (M = N*Ho*Wo, Kc = C*R*S), written as fp32 KCRS.
+  void prepareGemmConv(const Step& step, ConvCall& c, const ir::Shape& xs, const ir::Shape& ws, const ir::Shape& ys) {
+    const Node& n = g_.node(step.node);
+    const auto& a = n.attrs;
+    c.gemm = true;
+    const std::int64_t rows = ys[0] * ys[2] * ys[3], kc = xs[1] * ws[2] * ws[3];
+    const std::string col = "col" + std::to_string(ws[2]) + "x" + std::to_string(ws[3]) + "/" + std::to_string(a.strideH) + "," +
+                            std::to_string(a.strideW) + "/" + std::to_string(a.padTop) + "," + std::to_string(a.padLeft);
+    c.operand[0] = lowCopy(step, col, n.inputs[0], "_col", rows * kc, rows * kc / step.colWidth, &c.build[0]);
+    if (n.op == Op::Conv2d) {
+      c.operand[1] = lowCopy(step, "cast", n.inputs[1], "", numel(ws), numel(ws), &c.build[1]);
+      c.result = scratch(std::uint64_t(numel(ys)) * 4, "the GEMM result of " + n.label);
+      CAS_CU(cuModuleGetFunction(&c.fromOut, module_, (step.relayoutPrefix + "_out").c_str()));
+      c.outThreads = numel(ys);
+      c.m = int(rows), c.n = int(ws[0]), c.k = int(kc);
+    } else {
+      c.operand[1] = lowCopy(step, "nhwc1", n.inputs[1], "_in1", numel(ys), numel(ys), &c.build[1]);
+      c.m = int(kc), c.n = int(ws[0]), c.k = int(rows);
+    }
   }
 
   template <typename Perf>
@@ -503,21 +586,50 @@ class CudaProgram final : public exec::Executable {
     }
   }
 
+  // A generated layout kernel (src, dst), grid-stride over `threads`.
+  void launchLayout(CUfunction f, CUdeviceptr from, CUdeviceptr to, std::int64_t threads, CUstream s) {
+    void* args[] = {&from, &to};
+    const unsigned blocks = unsigned(std::min<std::int64_t>((threads + 255) / 256, std::int64_t(rt_->smCount) * 16));
+    CAS_CU(cuLaunchKernel(f, std::max(blocks, 1u), 1, 1, 256, 1, 1, 0, s, args, nullptr));
+  }
+
+  void makeLowCopy(const LowCopy& copy, CUstream s) {
+    if (copy.isCast) {
+      CUdeviceptr from = address(copy.source), to = copy.buffer;
+      int count = int(copy.threads);
+      void* args[] = {&from, &to, &count};
+      const unsigned blocks = unsigned(std::min<std::int64_t>((copy.threads + 255) / 256, std::int64_t(rt_->smCount) * 16));
+      CAS_CU(cuLaunchKernel(copy.make, std::max(blocks, 1u), 1, 1, 256, 1, 1, 0, s, args, nullptr));
+    } else {
+      launchLayout(copy.make, address(copy.source), copy.buffer, copy.threads, s);
+    }
+  }
+
   void enqueueConv(NodeId id, const ConvCall& c, CUstream s) {
     const Node& n = g_.node(id);
-    cudnnHandle_t dnn = rt_->dnn();
     CUdeviceptr in0 = address(n.inputs[0]), in1 = address(n.inputs[1]), out = address(id);
     const bool low = c.precision != ir::Precision::F32;
-    const char* down = c.precision == ir::Precision::BF16 ? "cas_to_bf16" : "cas_to_f16";
     if (low) {
-      cast(down, in0, c.low0, numel(g_.node(n.inputs[0]).shape), s);
-      cast(down, in1, c.low1, numel(g_.node(n.inputs[1]).shape), s);
-      in0 = c.low0;
-      in1 = c.low1;
+      for (int k = 0; k < 2; ++k)
+        if (c.build[k]) makeLowCopy(c.operand[k], s);
+      in0 = c.operand[0].buffer;
+      in1 = c.operand[1].buffer;
     }
-    CUdeviceptr result = low ? c.lowOut : out;
     const float one = 1.0f, zero = 0.0f;
     auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void*>(p); };
+    if (c.gemm) {
+      const cudaDataType_t type = c.precision == ir::Precision::BF16 ? CUDA_R_16BF : CUDA_R_16F;
+      if (n.op == Op::Conv2d)  // Y (M x K) = col (M x Kc) . W^T (Kc x K), column-major: [K][M] in memory
+        CAS_BLAS(cublasGemmEx(rt_->blas, CUBLAS_OP_T, CUBLAS_OP_N, c.m, c.n, c.k, &one, ptr(in0), type, c.k, ptr(in1), type, c.k, &zero,
+                              ptr(c.result), CUDA_R_32F, c.m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      else  // dW^T (Kc x K) = col^T (Kc x M) . dY (M x K), column-major
+        CAS_BLAS(cublasGemmEx(rt_->blas, CUBLAS_OP_N, CUBLAS_OP_T, c.m, c.n, c.k, &one, ptr(in0), type, c.m, ptr(in1), type, c.n, &zero,
+                              ptr(out), CUDA_R_32F, c.m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      if (c.fromOut) launchLayout(c.fromOut, c.result, out, c.outThreads, s);
+      return;
+    }
+    cudnnHandle_t dnn = rt_->dnn();
+    const CUdeviceptr result = low ? c.result : out;
     if (n.op == Op::Conv2d)
       CAS_DNN(cudnnConvolutionForward(dnn, &one, c.x, ptr(in0), c.w, ptr(in1), c.conv, cudnnConvolutionFwdAlgo_t(c.algo), ptr(convWorkspace_),
                                       c.workspace, &zero, c.y, ptr(result)));
@@ -527,7 +639,7 @@ class CudaProgram final : public exec::Executable {
     else
       CAS_DNN(cudnnConvolutionBackwardFilter(dnn, &one, c.x, ptr(in0), c.y, ptr(in1), c.conv, cudnnConvolutionBwdFilterAlgo_t(c.algo),
                                              ptr(convWorkspace_), c.workspace, &zero, c.w, ptr(result)));
-    if (low) cast(c.precision == ir::Precision::BF16 ? "cas_from_bf16" : "cas_from_f16", c.lowOut, out, numel(n.shape), s);
+    if (low) launchLayout(c.fromOut, c.result, out, c.outThreads, s);
   }
 
   void findNonFinite() {
@@ -598,6 +710,7 @@ class CudaProgram final : public exec::Executable {
   std::vector<Launch> launches_;
   std::vector<BlasCall> blas_;
   std::vector<ConvCall> conv_;
+  std::map<std::string, LowCopy> lowCopies_;  // by layout and source node
   CUgraph graph_ = nullptr;
   CUgraphExec graphExec_ = nullptr;
   std::string captureNote_;
@@ -658,7 +771,11 @@ std::vector<exec::KernelReport> CudaProgram::profileKernels(int runs) {
         break;
       }
       case StepKind::Blas: r.kind = "cuBLAS"; r.launch = blas_[k].precision == ir::Precision::F32 ? "fp32" : "bf16/fp16 tensor cores"; break;
-      case StepKind::Conv: r.kind = "cuDNN"; r.launch = "algorithm " + std::to_string(conv_[k].algo); break;
+      case StepKind::Conv:
+        r.kind = conv_[k].gemm ? "cuBLAS" : "cuDNN";
+        r.launch = conv_[k].gemm ? "im2col GEMM " + std::to_string(conv_[k].m) + "x" + std::to_string(conv_[k].n) + "x" + std::to_string(conv_[k].k)
+                                 : "algorithm " + std::to_string(conv_[k].algo) + (step.fold > 1 ? ", space-to-depth " + std::to_string(step.fold) : "");
+        break;
       case StepKind::Copy: r.kind = "copy"; break;
       case StepKind::Fill: break;
     }

@@ -43,13 +43,13 @@ std::string compileError(const std::string& source) {
   return log;
 }
 
-ir::Graph updateGraph(const train::BenchmarkNet& net, std::int64_t batch) {
+ir::Graph updateGraph(const train::BenchmarkNet& net, std::int64_t batch, bool mixed = false) {
   pdl::CompileOptions o;
   o.fileName = net.name + ".pdl";
   o.observationShape = net.observationShape;
   o.actionCount = net.actionCount;
   o.batch = batch;
-  auto compiled = pdl::compile(net.source, o);
+  auto compiled = pdl::compile(mixed ? net.mixedSource : net.source, o);
   if (!compiled.policy) throw std::runtime_error("benchmark net does not compile");
   return train::buildUpdateGraph(*compiled.policy, train::LossKind::PolicyGradient, train::OptimizerConfig{}, net.actionCount);
 }
@@ -88,18 +88,32 @@ class TestCodegen : public QObject {
   void updateGraphsCompileAndFuse_data() {
     QTest::addColumn<QString>("net");
     QTest::addColumn<int>("batch");
+    QTest::addColumn<bool>("mixed");
     for (const auto& n : train::benchmarkNets())
-      for (int batch : {1, 1024}) QTest::newRow(qPrintable(QString::fromStdString(n.name) + "/" + QString::number(batch))) << QString::fromStdString(n.name) << batch;
+      for (int batch : {1, 1024}) QTest::newRow(qPrintable(QString::fromStdString(n.name) + "/" + QString::number(batch))) << QString::fromStdString(n.name) << batch << false;
+    // bf16: cuBLAS and cuDNN on low-precision copies; the CNN's convolutions get generated relayouts.
+    QTest::newRow("atari_nature_cnn/1024/bf16") << QStringLiteral("atari_nature_cnn") << 1024 << true;
   }
   void updateGraphsCompileAndFuse() {
     QFETCH(QString, net);
     QFETCH(int, batch);
-    const ir::Graph g = updateGraph(*train::findBenchmarkNet(net.toStdString()), batch);
+    QFETCH(bool, mixed);
+    const ir::Graph g = updateGraph(*train::findBenchmarkNet(net.toStdString()), batch, mixed);
     const gpu::Schedule s = gpu::planSchedule(g);
     if (qEnvironmentVariableIsSet("CAS_DUMP_SCHEDULE"))
       for (const auto& step : s.steps) qInfo("%s", step.describe().c_str());
     const std::string error = compileError(moduleSource(s));
     QVERIFY2(error.empty(), error.c_str());
+    for (const auto& step : s.steps)
+      if (step.kind == gpu::StepKind::Conv && mixed) {
+        // Forward and weight gradient: im2col GEMMs. Input gradient: cuDNN, where the Nature
+        // CNN's 8x8/4 and 4x4/2 layers fold (space-to-depth) and the 3x3/1 layer cannot.
+        const ir::Node& conv = g.node(step.node);
+        const bool input = conv.op == ir::Op::Conv2dGradInput;
+        QCOMPARE(step.gemmConv, !input);
+        QVERIFY2(step.source.find(step.relayoutPrefix + (input ? "_out(" : "_col(")) != std::string::npos, step.source.c_str());
+        QCOMPARE(step.fold, input && conv.attrs.strideH > 1 ? int(conv.attrs.strideH) : 1);
+      }
     // Adam over all parameters is one launch, and every parameter update is in place.
     QCOMPARE(count(s, gpu::StepKind::Copy), 0);
     const auto params = g.inputsWithRole(ir::InputRole::Parameter);
