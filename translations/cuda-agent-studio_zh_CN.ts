@@ -1312,16 +1312,24 @@ Project %2 (%3), checkpoint %4</source>
         <source> · principal variation %1</source>
         <translation> · 主变 %1</translation>
     </message>
+    <message>
+        <source>The search tree is drawn with OpenGL, which Qt&apos;s &quot;%1&quot; platform cannot show in a window.</source>
+        <translation>搜索树使用 OpenGL 绘制，而 Qt 的“%1”平台无法在窗口中显示它。</translation>
+    </message>
+    <message>
+        <source>The search tree is drawn with OpenGL, but no OpenGL context can be created on this display.</source>
+        <translation>搜索树使用 OpenGL 绘制，但无法在此显示器上创建 OpenGL 上下文。</translation>
+    </message>
+    <message>
+        <source>Self-play game 1, iteration %1 · the top levels: %2 nodes drawn of %3 in the tree · root N %4</source>
+        <translation>自对弈第 1 局，第 %1 次迭代 · 顶部几层：绘制了 %2 个节点（树中共 %3 个） · 根节点 N %4</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::SearchTreeView</name>
     <message>
         <source>&lt;b&gt;Root&lt;/b&gt; — the position the search starts from</source>
         <translation>&lt;b&gt;根节点&lt;/b&gt; — 搜索开始的局面</translation>
-    </message>
-    <message>
-        <source>&lt;b&gt;Move %1&lt;/b&gt; at depth %2 (from the root: %3)</source>
-        <translation>&lt;b&gt;着法 %1&lt;/b&gt;，深度 %2（自根节点：%3）</translation>
     </message>
     <message>
         <source>N = %1 visits</source>
@@ -1464,32 +1472,12 @@ Project %2 (%3), checkpoint %4</source>
         <translation>帧时间</translation>
     </message>
     <message>
-        <source>%1 mean, %2 worst</source>
-        <translation>平均 %1，最差 %2</translation>
-    </message>
-    <message>
-        <source>Frames per second</source>
-        <translation>每秒帧数</translation>
-    </message>
-    <message>
         <source>Drawn</source>
         <translation>已绘制</translation>
     </message>
     <message>
         <source>%1 indices</source>
         <translation>%1 个索引</translation>
-    </message>
-    <message>
-        <source>Level of detail</source>
-        <translation>细节层次</translation>
-    </message>
-    <message>
-        <source>%1 of %2 (last: every sector)</source>
-        <translation>%1 / %2（最后一级：全部扇区）</translation>
-    </message>
-    <message>
-        <source>none (node-link)</source>
-        <translation>无（节点链接图）</translation>
     </message>
     <message>
         <source>OpenGL</source>
@@ -1504,24 +1492,8 @@ Project %2 (%3), checkpoint %4</source>
         <translation>延迟</translation>
     </message>
     <message>
-        <source>%1 last, %2 mean</source>
-        <translation>最近 %1，平均 %2</translation>
-    </message>
-    <message>
         <source>Received</source>
         <translation>已接收</translation>
-    </message>
-    <message>
-        <source>Superseded before drawing</source>
-        <translation>绘制前已被取代</translation>
-    </message>
-    <message>
-        <source>Layout and meshes</source>
-        <translation>布局与网格</translation>
-    </message>
-    <message>
-        <source>Upload</source>
-        <translation>上传</translation>
     </message>
     <message>
         <source>Queues</source>
@@ -1540,22 +1512,6 @@ Project %2 (%3), checkpoint %4</source>
         <translation>树</translation>
     </message>
     <message>
-        <source>Nodes in the snapshot</source>
-        <translation>快照中的节点</translation>
-    </message>
-    <message>
-        <source>Depth</source>
-        <translation>深度</translation>
-    </message>
-    <message>
-        <source>Root visits</source>
-        <translation>根节点访问次数</translation>
-    </message>
-    <message>
-        <source>Iteration</source>
-        <translation>迭代</translation>
-    </message>
-    <message>
         <source>Sunburst mesh</source>
         <translation>旭日图网格</translation>
     </message>
@@ -1564,20 +1520,68 @@ Project %2 (%3), checkpoint %4</source>
         <translation>%1 个顶点，%2 个索引</translation>
     </message>
     <message>
-        <source>Tree allocator</source>
-        <translation>树分配器</translation>
+        <source>&lt;b&gt;Move %1&lt;/b&gt; at depth %2 (moves from the root: %3)</source>
+        <translation>&lt;b&gt;着法 %1&lt;/b&gt;，深度 %2（自根节点起的着法：%3）</translation>
     </message>
     <message>
-        <source>Nodes in use</source>
-        <translation>使用中的节点</translation>
+        <source>&lt;b&gt;Move %1&lt;/b&gt; from the root</source>
+        <translation>&lt;b&gt;着法 %1&lt;/b&gt;，从根节点走出</translation>
     </message>
     <message>
-        <source>%1 of %2 (%3%)</source>
-        <translation>%1 / %2（%3%）</translation>
+        <source>%1 mean, %2 worst (%3 frames/s)</source>
+        <translation>平均 %1，最差 %2（每秒 %3 帧）</translation>
     </message>
     <message>
-        <source>Recycled so far</source>
-        <translation>累计回收</translation>
+        <source>%1 indices, level of detail %2 of %3</source>
+        <translation>%1 个索引，细节层次 %2 / %3</translation>
+    </message>
+    <message>
+        <source>Renderer</source>
+        <translation>渲染器</translation>
+    </message>
+    <message>
+        <source>%1 last, %2 mean (request to arrival)</source>
+        <translation>最近 %1，平均 %2（从请求到送达）</translation>
+    </message>
+    <message>
+        <source>%1, %2 superseded before drawing</source>
+        <translation>%1 个，其中 %2 个在绘制前已被取代</translation>
+    </message>
+    <message>
+        <source>Preparation</source>
+        <translation>准备</translation>
+    </message>
+    <message>
+        <source>%1 layout and meshes, %2 upload</source>
+        <translation>布局与网格 %1，上传 %2</translation>
+    </message>
+    <message>
+        <source>Snapshot</source>
+        <translation>快照</translation>
+    </message>
+    <message>
+        <source>%1 nodes, depth %2, root N %3, iteration %4</source>
+        <translation>%1 个节点，深度 %2，根节点 N %3，第 %4 次迭代</translation>
+    </message>
+    <message>
+        <source>Allocator</source>
+        <translation>分配器</translation>
+    </message>
+    <message>
+        <source>%1 of %2 nodes in use (%3%)</source>
+        <translation>已使用 %1 / %2 个节点（%3%）</translation>
+    </message>
+    <message>
+        <source>%1 nodes in use</source>
+        <translation>已使用 %1 个节点</translation>
+    </message>
+    <message>
+        <source>Recycled</source>
+        <translation>已回收</translation>
+    </message>
+    <message>
+        <source>%1 nodes so far</source>
+        <translation>迄今共 %1 个节点</translation>
     </message>
 </context>
 <context>

@@ -213,6 +213,13 @@ void ImGuiOverlay::render(QSize logicalSize, qreal devicePixelRatio, const std::
   ImGui::SetNextWindowBgAlpha(0.88f);
   ImGui::SetNextWindowSizeConstraints(ImVec2(0, 0), ImVec2(float(logicalSize.width()) - 20, float(logicalSize.height()) - 20));
   ImGui::Begin(title.toUtf8().constData(), nullptr, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoFocusOnAppearing);
+  {
+    // The window grows to the right as its lines lengthen (a larger tree, a later iteration):
+    // kept inside the view, 10 pixels from its edges, wherever it was placed or dragged.
+    const ImVec2 pos = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    const ImVec2 inside(std::max(10.0f, std::min(pos.x, io.DisplaySize.x - 10 - size.x)), std::max(10.0f, std::min(pos.y, io.DisplaySize.y - 10 - size.y)));
+    if (inside.x != pos.x || inside.y != pos.y) ImGui::SetWindowPos(inside);
+  }
   if (!frameTimesMs.empty()) {
     const float worst = *std::max_element(frameTimesMs.begin(), frameTimesMs.end());
     ImGui::TextUnformatted(frameLabel.toUtf8().constData());

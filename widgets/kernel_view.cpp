@@ -1,5 +1,6 @@
 #include "widgets/kernel_view.hpp"
 
+#include <QCoreApplication>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -260,9 +261,15 @@ void KernelView::setDevice(const QString& device) {
   const auto backend = registry.selectForGraphs(device.toStdString(), &error);
   QString status = QString::fromStdString(registry.statusLine(device.toStdString()));
   if (!backend) status = QString::fromStdString(error);
+  const exec::BackendEntry* cuda = registry.find("cuda");
+  // The CPU backend in the status bar's words (MainWindow's, translated), not core's English.
+  std::string selectError;
+  if (const auto chosen = registry.select(device.toStdString(), &selectError); backend && chosen && chosen->id() == "cpu")
+    status = cuda && !cuda->available()
+                 ? QCoreApplication::translate("cas::widgets::MainWindow", "CPU backend (CUDA unavailable: %1)").arg(QString::fromStdString(cuda->unavailableReason))
+                 : QCoreApplication::translate("cas::widgets::MainWindow", "CPU backend");
   // statusLine names the backend select() picks; a CUDA backend that cannot run graphs yet is
   // passed over for training, and the reason belongs in the sentence.
-  const exec::BackendEntry* cuda = registry.find("cuda");
   if (backend && backend->id() == "cpu" && cuda && cuda->available())
     if (auto why = cuda->backend->cannotRunGraphs()) status = tr("%1; the CUDA backend cannot run graphs yet: %2").arg(status, QString::fromStdString(*why));
   showBackend(backend && backend->id() == "cuda", status);

@@ -191,18 +191,35 @@ float SearchTreeView::fitPixelsPerUnit() const {
   // A tree of a move or two (a game just begun) keeps the scale of a few rings instead of
   // filling the view with its root.
   constexpr float kSmallestFitRadius = 3.5f;
-  if (mode_ == TreeViewMode::Sunburst) return float(0.94 * std::min(w, h) / 2 / std::max(kSmallestFitRadius, shown_.layout->sunburstRadius()));
+  const Reserve r = fitReserve();
+  const double free = h - r.top - r.bottom;
+  if (mode_ == TreeViewMode::Sunburst) return float(0.94 * std::min(w, free) / 2 / std::max(kSmallestFitRadius, shown_.layout->sunburstRadius()));
   // As for the sunburst, a small tree keeps the scale of a wider one.
   const double tw = std::max(shown_.layout->linkWidth() + 1.0, 9.0),
                th = std::max(double(shown_.layout->linkHeight()) + 1.6, 3 * TreeLayout::kLevelSpacing + 1.6);
-  return float(std::min(w / tw, h / th));
+  return float(std::min(w / tw, free / th));
+}
+
+SearchTreeView::Reserve SearchTreeView::fitReserve() const {
+  // The tree is fitted between what is drawn over it across the view's width: the teaching
+  // caption at the top while a simulation is animated, and in the node-link diagram, whose
+  // bottom level would run under it, the legend at the bottom. Not when that would leave less
+  // than half the view.
+  Reserve r;
+  if (teaching_) r.top = 10 + teachingCaptionHeight() + 6;
+  if (mode_ == TreeViewMode::NodeLink) r.bottom = legendRect().height() + 10;
+  if (r.top + r.bottom > height() / 2.0) r = {};
+  return r;
 }
 
 void SearchTreeView::autoFit() {
   if (userMoved_) return;
   pixelsPerUnit_ = fitPixelsPerUnit();
-  if (mode_ == TreeViewMode::Sunburst || !shown_.layout) centre_ = {0, 0};
-  else centre_ = {double(shown_.layout->linkWidth() - 1) / 2, double(shown_.layout->linkHeight()) / 2};
+  // The tree's centre goes to the middle of the height left free by fitReserve().
+  const Reserve r = shown_.layout ? fitReserve() : Reserve{};
+  const double shift = (r.bottom - r.top) / 2 / pixelsPerUnit_;
+  if (mode_ == TreeViewMode::Sunburst || !shown_.layout) centre_ = {0, shift};
+  else centre_ = {double(shown_.layout->linkWidth() - 1) / 2, double(shown_.layout->linkHeight()) / 2 + shift};
 }
 
 void SearchTreeView::setDebugOverlayVisible(bool visible) {
@@ -446,10 +463,14 @@ TreeMesh SearchTreeView::overlayMesh() const {
         for (size_t k = 0; k < lit; ++k) {
           const bool newest = k + 1 == lit;
           const int b = t.pathBefore[k];
-          // A leaf never visited before has no sector yet: its place in `after` shows where it is.
-          if (b >= 0 && before.node(b).visits > 0)
+          // The view is still fitted to `before`. In the sunburst a leaf never visited before has no
+          // sector yet, and its sector in `after` lies where it will grow. The node-link diagram of
+          // `before` draws the root's unvisited children too; a node it lacks has no place in it
+          // (`after` is laid out differently), so it first appears with the expansion.
+          const bool drawnBefore = b >= 0 && (mode_ == TreeViewMode::Sunburst ? before.node(b).visits > 0 : before.linkSlot(b) >= 0);
+          if (drawnBefore)
             appendNodeShape(mesh, before, b, lighten(nodeFill(before, b), newest ? float(0.15 + 0.35 * pulse) : 0.15f), tree_colours::kTeaching, 3.0f);
-          else
+          else if (mode_ == TreeViewMode::Sunburst)
             appendNodeShape(mesh, after, t.path[k], withAlpha(tree_colours::kTeaching, 0.35 + 0.4 * pulse), tree_colours::kTeaching, 3.0f);
         }
         break;
@@ -591,10 +612,14 @@ void SearchTreeView::paintLabels(QPainter& p) const {
       p.setPen(textColour(nodeFill(l, ln.node)));
       p.drawText(QRectF(c.x() - r, c.y() - r, 2 * r, 2 * r), Qt::AlignCenter, actionName(n.action));
     }
-    if (space >= fm.horizontalAdvance(QStringLiteral("N 000"))) {
-      QString below = n.visits > 0 ? tr("N %1").arg(grouped(n.visits)) : QString();
-      if (!inside && n.parent >= 0 && space >= fm.horizontalAdvance(QStringLiteral("0 · N 000")))
-        below = below.isEmpty() ? actionName(n.action) : actionName(n.action) + QStringLiteral(" · ") + below;
+    // Each label fits in the gap to its neighbours less a margin, so that neighbouring labels
+    // never touch; the move goes before the visits where that fits too.
+    QString below = n.visits > 0 ? tr("N %1").arg(grouped(n.visits)) : QString();
+    if (!inside && n.parent >= 0) {
+      const QString withMove = below.isEmpty() ? actionName(n.action) : actionName(n.action) + QStringLiteral(" · ") + below;
+      if (space >= fm.horizontalAdvance(withMove) + 8) below = withMove;
+    }
+    if (!below.isEmpty() && space >= fm.horizontalAdvance(below) + 8) {
       // On a patch of background, so an edge passing below does not cross the text.
       const double w = fm.horizontalAdvance(below) + 6;
       p.setPen(Qt::NoPen);
@@ -606,17 +631,31 @@ void SearchTreeView::paintLabels(QPainter& p) const {
   }
 }
 
-void SearchTreeView::paintLegend(QPainter& p) const {
+QFont SearchTreeView::legendFont() const {
   QFont f = font();
   f.setPointSizeF(std::max(7.0, f.pointSizeF() * 0.85));
+  return f;
+}
+
+QRectF SearchTreeView::legendRect() const {
+  const QFontMetrics fm(legendFont());
+  const int barWidth = 150, pad = 8, line = fm.height();
+  const int boxWidth = std::max({barWidth, fm.horizontalAdvance(tr("Q for the player who made the move")),
+                                 fm.horizontalAdvance(tr("Principal variation (most visits)")) + 18}) +
+                       2 * pad;
+  const int boxHeight = pad + line + 4 + 10 + line + 6 + line + pad;
+  return {10, double(height() - boxHeight - 10), double(boxWidth), double(boxHeight)};
+}
+
+void SearchTreeView::paintLegend(QPainter& p) const {
+  const QFont f = legendFont();
   p.setFont(f);
   const QFontMetrics fm(f);
   const QString caption = tr("Q for the player who made the move");
   const QString pv = tr("Principal variation (most visits)");
   const int barWidth = 150, pad = 8, line = fm.height();
-  const int boxWidth = std::max({barWidth, fm.horizontalAdvance(caption), fm.horizontalAdvance(pv) + 18}) + 2 * pad;
-  const int boxHeight = pad + line + 4 + 10 + line + 6 + line + pad;
-  const QRectF box(10, height() - boxHeight - 10, boxWidth, boxHeight);
+  const QRectF box = legendRect();
+  const double boxWidth = box.width();
   p.setPen(Qt::NoPen);
   p.setBrush(QColor(12, 13, 16, 200));
   p.drawRoundedRect(box, 6, 6);
@@ -661,10 +700,77 @@ void SearchTreeView::paintRootBoard(QPainter& p) const {
   p.setFont(title);
   p.setPen(QColor(160, 166, 178));
   p.drawText(QPointF(box.left() + 8, box.top() + 6 + tm.ascent()), tr("Root position"));
+  // Stones drawn as on the Board dock (crosses and rings, or red and yellow discs), in colours
+  // lightened for the dark background; cell numbers and empty points dim. As letters, an O beside
+  // the cell numbers reads as a zero.
+  const bool connectFour = shown_.layout->snapshot().environment == "connect4";
+  const QColor first = connectFour ? QColor(239, 83, 80) : QColor(110, 160, 255);
+  const QColor second = connectFour ? QColor(251, 192, 45) : QColor(245, 130, 90);
+  const double size = std::min(fm.horizontalAdvance(QLatin1Char('0')), fm.ascent()) * 0.85;
   p.setFont(mono);
-  p.setPen(QColor(225, 228, 234));
-  for (int k = 0; k < rows.size(); ++k)
-    p.drawText(QPointF(box.left() + 8, box.top() + 6 + tm.height() + 4 + fm.ascent() + k * fm.height()), rows[k]);
+  for (int k = 0; k < rows.size(); ++k) {
+    const double baseline = box.top() + 6 + tm.height() + 4 + fm.ascent() + k * fm.height();
+    double x = box.left() + 8;
+    for (const QChar c : rows[k]) {
+      const double advance = fm.horizontalAdvance(c);
+      const QRectF cell(x + (advance - size) / 2, baseline - fm.ascent() + (fm.ascent() - size) / 2 + 1, size, size);
+      if (c == QLatin1Char('X') || c == QLatin1Char('O')) {
+        const QColor colour = c == QLatin1Char('X') ? first : second;
+        if (connectFour) {
+          p.setPen(Qt::NoPen);
+          p.setBrush(colour);
+          p.drawEllipse(cell);
+        } else if (c == QLatin1Char('X')) {
+          p.setPen(QPen(colour, 1.8, Qt::SolidLine, Qt::RoundCap));
+          p.drawLine(cell.topLeft(), cell.bottomRight());
+          p.drawLine(cell.topRight(), cell.bottomLeft());
+        } else {
+          p.setPen(QPen(colour, 1.8));
+          p.setBrush(Qt::NoBrush);
+          p.drawEllipse(cell);
+        }
+      } else {
+        p.setPen(QColor(125, 131, 143));
+        p.drawText(QPointF(x, baseline), QString(c));
+      }
+      x += advance;
+    }
+  }
+}
+
+QString SearchTreeView::teachingBody(TeachingPhase phase) const {
+  const SimulationTrace& t = teaching_->trace;
+  const TreeLayout& after = *teaching_->after.layout;
+  const int leaf = t.path.back();
+  const QString leafMove = after.node(leaf).parent >= 0 ? actionName(after.node(leaf).action) : tr("root");
+  switch (phase) {
+    case TeachingPhase::Selection:
+      return tr("From the root the search follows, at each node, the child with the highest Q + U.");
+    case TeachingPhase::Expansion:
+      return t.expanded.empty() ? tr("The leaf (move %1) ends the game or was expanded before: its value comes without new children.").arg(leafMove)
+                                : tr("The network evaluates the leaf (move %1) and adds its %2 children, each with its prior P.").arg(leafMove).arg(t.expanded.size());
+    case TeachingPhase::Backup:
+      return tr("The value climbs back to the root: each node on the path gains a visit and its Q moves toward the value, "
+                "whose sign flips at every level as the players alternate.");
+    case TeachingPhase::None:
+      break;
+  }
+  return {};
+}
+
+double SearchTreeView::teachingCaptionWidth() const { return std::min(double(width()) - 40, 560.0); }
+
+double SearchTreeView::teachingCaptionHeight(TeachingPhase phase) const {
+  if (phase == TeachingPhase::None) {  // the tallest, so that the tree keeps its place throughout
+    double h = 0;
+    for (TeachingPhase p : {TeachingPhase::Selection, TeachingPhase::Expansion, TeachingPhase::Backup}) h = std::max(h, teachingCaptionHeight(p));
+    return h;
+  }
+  QFont bold = font();
+  bold.setBold(true);
+  const QFontMetrics bm(bold), fm(font());
+  const QRectF bodyRect = fm.boundingRect(QRect(0, 0, int(teachingCaptionWidth()) - 24, 1000), Qt::TextWordWrap, teachingBody(phase));
+  return 10 + bm.height() + 4 + bodyRect.height() + 4 + fm.height() + 10;
 }
 
 void SearchTreeView::paintTeachingCaption(QPainter& p) const {
@@ -673,13 +779,10 @@ void SearchTreeView::paintTeachingCaption(QPainter& p) const {
   const TreeLayout& before = *teaching_->before.layout;
   const TreeLayout& after = *teaching_->after.layout;
   const double s = double(teaching_->clock.elapsed()) / 1000;
-  const int leaf = t.path.back();
-  const QString leafMove = after.node(leaf).parent >= 0 ? actionName(after.node(leaf).action) : tr("root");
   QString title, body, detail;
   switch (teachingPhase()) {
     case TeachingPhase::Selection: {
       title = tr("1 · Selection");
-      body = tr("From the root the search follows, at each node, the child with the highest Q + U.");
       const auto k = size_t(std::min(double(t.path.size() - 1), std::floor(s / teaching_->selectionS * double(t.path.size()))));
       const int b = t.pathBefore[k];
       if (k == 0) {
@@ -696,14 +799,10 @@ void SearchTreeView::paintTeachingCaption(QPainter& p) const {
     }
     case TeachingPhase::Expansion:
       title = tr("2 · Expansion");
-      body = t.expanded.empty() ? tr("The leaf (move %1) ends the game or was expanded before: its value comes without new children.").arg(leafMove)
-                                : tr("The network evaluates the leaf (move %1) and adds its %2 children, each with its prior P.").arg(leafMove).arg(t.expanded.size());
       detail = tr("Value for the player who moved into the leaf: %1").arg(signedNumber(double(t.leafValue)));
       break;
     case TeachingPhase::Backup: {
       title = tr("3 · Backup");
-      body = tr("The value climbs back to the root: each node on the path gains a visit and its Q moves toward the value, "
-                "whose sign flips at every level as the players alternate.");
       const double into = (s - teaching_->selectionS - teaching_->expansionS) / teaching_->backupS;
       const auto k = size_t(std::min(double(t.path.size() - 1), std::floor(into * double(t.path.size()))));
       const size_t at = t.path.size() - 1 - k;
@@ -718,12 +817,13 @@ void SearchTreeView::paintTeachingCaption(QPainter& p) const {
     case TeachingPhase::None:
       return;
   }
+  body = teachingBody(teachingPhase());
   QFont bold = font();
   bold.setBold(true);
   const QFontMetrics bm(bold), fm(font());
-  const double w = std::min(double(width()) - 40, 560.0);
+  const double w = teachingCaptionWidth();
   const QRectF bodyRect = fm.boundingRect(QRect(0, 0, int(w) - 24, 1000), Qt::TextWordWrap, body);
-  const double h = 10 + bm.height() + 4 + bodyRect.height() + 4 + fm.height() + 10;
+  const double h = teachingCaptionHeight(teachingPhase());
   const QRectF box((width() - w) / 2, 10, w, h);
   p.setPen(QPen(qcolour(tree_colours::kTeaching), 1.5));
   p.setBrush(QColor(12, 13, 16, 225));
@@ -870,6 +970,7 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
   connect(teaching_, &QCheckBox::toggled, this, &SearchTreePanel::setTeachingMode);
   connect(step_, &QPushButton::clicked, this, &SearchTreePanel::stepSimulation);
   connect(view_, &SearchTreeView::positionSelected, this, &SearchTreePanel::positionSelected);
+  connect(view_, &SearchTreeView::modeChanged, this, &SearchTreePanel::updateControls);
   connect(&ticker_, &QTimer::timeout, this, &SearchTreePanel::tick);
   ticker_.start(1000 / kLiveRequestsPerSecond);
   sinceLastRequest_.start();
@@ -1046,9 +1147,15 @@ void SearchTreePanel::updateControls() {
   QStringList pv;
   for (int node : l->principalVariation())
     if (node != 0) pv << view_->actionName(l->node(node).action);
-  QString text = tr("Self-play game 1, iteration %1 · %2 nodes shown of %3 in the tree · root N %4")
-                     .arg(s.iteration)
-                     .arg(grouped(qint64(s.nodes.size())), grouped(s.treeNodes), grouped(s.nodes.empty() ? 0 : s.nodes[0].visits));
+  const QString rootVisits = grouped(s.nodes.empty() ? 0 : s.nodes[0].visits);
+  // The node-link diagram draws only the top levels, so it counts what it draws.
+  QString text = view_->mode() == TreeViewMode::NodeLink
+                     ? tr("Self-play game 1, iteration %1 · the top levels: %2 nodes drawn of %3 in the tree · root N %4")
+                           .arg(s.iteration)
+                           .arg(grouped(qint64(l->linkNodes().size())), grouped(s.treeNodes), rootVisits)
+                     : tr("Self-play game 1, iteration %1 · %2 nodes shown of %3 in the tree · root N %4")
+                           .arg(s.iteration)
+                           .arg(grouped(qint64(s.nodes.size())), grouped(s.treeNodes), rootVisits);
   if (!pv.isEmpty()) text += tr(" · principal variation %1").arg(pv.join(QStringLiteral(" › ")));
   status_->setText(text);
 }

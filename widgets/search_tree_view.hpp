@@ -8,9 +8,10 @@
 // term), Q + U, virtual loss and the move in a tooltip; a click selects the node and emits
 // positionSelected with the moves from the game's start (those that led to the tree's root, then
 // the path to the node). Geometry arrives through TreeGeometrySource and is uploaded once per
-// snapshot (tree_renderer.hpp). Labels, the legend and teaching captions are drawn with QPainter
-// over the GL frame, and F12 (or the panel's Debug button) shows a Dear ImGui overlay with frame
-// time, snapshot latency, tree size, the tree allocator's use and the snapshot queue.
+// snapshot (tree_renderer.hpp). Labels, the root position, the legend and teaching captions are
+// drawn with QPainter over the GL frame (a fitted tree keeps clear of the legend and captions),
+// and F12 (or the panel's Debug button) shows a Dear ImGui overlay with frame time, snapshot
+// latency, tree size, the tree allocator's use and the snapshot queue.
 // Teaching mode: playSimulation() animates what one simulation did between two snapshots:
 // selection (the path lights up from the root), expansion (the leaf and its new children
 // appear) and backup (the value climbs back to the root, each node's N and Q updating).
@@ -148,6 +149,16 @@ class SearchTreeView : public QOpenGLWidget {
   void appendTeachingGhosts(TreeMesh& mesh, double phaseProgress) const;
   void paintLabels(QPainter& p) const;
   void paintLegend(QPainter& p) const;
+  QFont legendFont() const;
+  QRectF legendRect() const;  // where paintLegend draws, in widget coordinates
+  struct Reserve {
+    double top = 0, bottom = 0;  // logical pixels
+  };
+  Reserve fitReserve() const;  // bands kept free of the tree when it is fitted
+  QString teachingBody(TeachingPhase phase) const;
+  double teachingCaptionWidth() const;
+  // The caption's height in a phase; for None, the tallest of the three.
+  double teachingCaptionHeight(TeachingPhase phase = TeachingPhase::None) const;
   void paintRootBoard(QPainter& p) const;
   void paintTeachingCaption(QPainter& p) const;
   std::vector<ImGuiOverlay::Section> debugSections() const;

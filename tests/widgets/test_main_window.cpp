@@ -11,6 +11,7 @@
 #include <QTranslator>
 #include <QTreeView>
 
+#include "widgets/kernel_view.hpp"
 #include "widgets/log_panel.hpp"
 #include "widgets/main_window.hpp"
 #include "widgets/parameter_table_model.hpp"
@@ -115,6 +116,9 @@ class TestMainWindow : public QObject {
     QVERIFY(w.openProject(kExample));
     QVERIFY2(w.backendStatusText().startsWith(QStringLiteral("CPU 后端")) || w.backendStatusText().startsWith(QStringLiteral("CUDA: ")),
              qPrintable(w.backendStatusText()));
+    // The Kernels dock names the CPU backend as the status bar does, in Chinese too.
+    if (w.backendStatusText().startsWith(QStringLiteral("CPU 后端")))
+      QVERIFY2(w.kernelView()->explanation().contains(w.backendStatusText()), qPrintable(w.kernelView()->explanation()));
     for (QTranslator* t : QCoreApplication::instance()->findChildren<QTranslator*>()) QCoreApplication::removeTranslator(t);
   }
 };

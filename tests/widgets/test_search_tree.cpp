@@ -2,7 +2,8 @@
 // too, where the view stays unshown): the sunburst and node-link layouts of a known
 // tree (angles proportional to visits, the principal variation), its meshes and levels of
 // detail, hit testing, the moves and PUCT terms of a node, a click emitting the node's position,
-// pan and zoom, one simulation's trace and its animation, the panel's background builds, and a
+// pan and zoom, a fit that keeps the tree clear of the legend and the teaching caption, one
+// simulation's trace and its animation, the panel's background builds, and a
 // live tic-tac-toe run: throttled snapshots, then teaching mode stepping the paused run.
 #include <QDir>
 #include <QDockWidget>
@@ -313,6 +314,42 @@ class TestSearchTree : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(view.layout()->size(), 8, 5000);  // from the expansion on, the tree after it
     QTRY_COMPARE_WITH_TIMEOUT(view.teachingPhase(), SearchTreeView::TeachingPhase::Backup, 5000);
     QTRY_COMPARE_WITH_TIMEOUT(view.teachingPhase(), SearchTreeView::TeachingPhase::None, 8000);
+  }
+
+  void fittedTreeStaysClearOfTheLegendAndTheTeachingCaption() {
+    // Three levels below the root in the node-link diagram: A2's first child visited once.
+    TreeSnapshot deep = knownTreeAfterOneSimulation();
+    deep.nodes[6].visits = 1;
+    TreeSnapshot deeper = deep;  // one simulation later, down the same path (no new children)
+    for (int node : {0, 1, 5, 6}) ++deeper.nodes[size_t(node)].visits;
+    SearchTreeView view;
+    view.resize(600, 500);
+    view.setMode(TreeViewMode::NodeLink);
+    auto discs = [&view](double* top, double* bottom) {
+      *top = 1e9;
+      *bottom = -1e9;
+      for (const LinkNode& n : view.layout()->linkNodes()) {
+        const double y = view.treeToWidget({n.x, n.y}).y(), r = view.treeToWidget({n.x, n.y + n.radius}).y() - y;
+        *top = std::min(*top, y - r);
+        *bottom = std::max(*bottom, y + r);
+      }
+    };
+    double top = 0, bottom = 0;
+    // The legend in the bottom-left corner (three lines and a colour bar) is over 60 pixels tall:
+    // the lowest level stays above it.
+    view.showTree(prepareTree(deep));
+    QCOMPARE(view.layout()->linkHeight(), 3 * TreeLayout::kLevelSpacing);
+    discs(&top, &bottom);
+    QVERIFY2(bottom < 500 - 60, qPrintable(QString::number(bottom)));
+    // While a simulation is animated, its caption across the top (a title and two lines at
+    // least) is over 60 pixels tall: the root stays below it.
+    PreparedTree before = prepareTree(deep), after = prepareTree(deeper);
+    auto trace = traceSimulation(*before.layout, *after.layout);
+    QVERIFY(trace);
+    view.playSimulation(before, after, *trace);  // shows `before` until events run
+    discs(&top, &bottom);
+    QVERIFY2(top > 60, qPrintable(QString::number(top)));
+    QVERIFY2(bottom < 500 - 60, qPrintable(QString::number(bottom)));
   }
 
   void panelBuildsSnapshotsInTheBackground() {
