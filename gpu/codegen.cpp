@@ -1182,6 +1182,7 @@ class Planner {
     else if (n.op == Op::Conv2dGradInput) { xs = a.refShape; ws = node(n.inputs[1]).shape; ys = node(n.inputs[0]).shape; }
     else { xs = node(n.inputs[0]).shape; ws = n.shape; ys = node(n.inputs[1]).shape; }
     step.gemmConv = n.op != Op::Conv2dGradInput;
+    if (step.gemmConv) step.name = "im2col_gemm_" + std::string(ir::opName(n.op));
     const bool unpadded = a.padTop == 0 && a.padLeft == 0 && a.padBottom == 0 && a.padRight == 0;
     const bool folds = unpadded && a.strideH == a.strideW && a.strideH > 1 && ws[2] % a.strideH == 0 && ws[3] % a.strideH == 0;
     step.fold = !step.gemmConv && folds ? int(a.strideH) : 1;
