@@ -54,8 +54,8 @@ struct ConvCall {
   ir::Precision precision = ir::Precision::F32;
   // bf16/fp16 (see codegen.cpp, emitConvRelayouts): the two operands as low-precision copies,
   // each made here when `build` is set (else by an earlier step); the result comes back
-  // through `fromOut` (an NHWC fp32 GEMM result or a cuDNN NHWC low-precision result) unless
-  // the GEMM writes it directly (weight gradient).
+  // through `fromOut` (the forward GEMM's [K][N*Ho*Wo] fp32 result, or cuDNN's NHWC
+  // low-precision input gradient) unless the GEMM writes it directly (weight gradient).
   bool gemm = false;
   int m = 0, n = 0, k = 0;  // the GEMM (cuBLAS column-major terms)
   LowCopy operand[2];
