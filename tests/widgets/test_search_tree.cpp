@@ -396,7 +396,9 @@ class TestSearchTree : public QObject {
       }
     }
     QVERIFY2(shownTrees >= 3, "the live tree did not update");
-    QCOMPARE(mostInFlight, 1);  // throttled: one request at a time
+    // Throttled: never more than one request at a time. (A request can be made and answered
+    // between two polls, so seeing exactly one in flight is not guaranteed.)
+    QVERIFY2(mostInFlight <= 1, qPrintable(QString::number(mostInFlight)));
     const TreeSnapshot& live = panel.view()->layout()->snapshot();
     QCOMPARE(live.environment, std::string("tictactoe"));
     QVERIFY(live.treeCapacity > 0 && live.treeNodes <= live.treeCapacity);
