@@ -1183,6 +1183,10 @@ class Planner {
     else { xs = node(n.inputs[0]).shape; ws = n.shape; ys = node(n.inputs[1]).shape; }
     step.gemmConv = n.op != Op::Conv2dGradInput;
     if (step.gemmConv) step.name = "im2col_gemm_" + std::string(ir::opName(n.op));
+    const std::int64_t colElements = ys[0] * ys[2] * ys[3] * xs[1] * ws[2] * ws[3];
+    if (step.gemmConv && colElements > kMaxElements)
+      throw std::runtime_error("the CUDA backend indexes tensors with 32 bits; the im2col matrix of " + where(n, step.node) + " would have " +
+                               std::to_string(colElements) + " elements: use a smaller batch");
     const bool unpadded = a.padTop == 0 && a.padLeft == 0 && a.padBottom == 0 && a.padRight == 0;
     const bool folds = unpadded && a.strideH == a.strideW && a.strideH > 1 && ws[2] % a.strideH == 0 && ws[3] % a.strideH == 0;
     step.fold = !step.gemmConv && folds ? int(a.strideH) : 1;

@@ -85,6 +85,26 @@ class TestCodegen : public QObject {
     QVERIFY2(error.empty(), error.c_str());
   }
 
+  // A bf16 convolution whose im2col matrix would pass 32-bit indexing (the tensors themselves
+  // do not) is refused with the node and the way out, not indexed wrongly.
+  void oversizedIm2colIsRefused() {
+    pdl::CompileOptions o;
+    o.fileName = "big.pdl";
+    o.observationShape = {64, 128, 128};
+    o.actionCount = 2;
+    o.batch = 256;
+    auto compiled = pdl::compile("@precision('bf16')\n@parallel(axis='batch')\ndef policy(obs):\n"
+                                 "    return conv2d(obs, filters=2, kernel=3, padding='same')\n", o);
+    QVERIFY(compiled.policy);
+    try {
+      gpu::planSchedule(compiled.policy->graph);
+      QFAIL("planned");
+    } catch (const std::runtime_error& e) {
+      QVERIFY2(std::string(e.what()).find("im2col matrix of") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("smaller batch") != std::string::npos, e.what());
+    }
+  }
+
   void updateGraphsCompileAndFuse_data() {
     QTest::addColumn<QString>("net");
     QTest::addColumn<int>("batch");
