@@ -1,5 +1,7 @@
 #include "gpu/codegen.hpp"
 
+#include "gpu/implicit_conv.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -344,7 +346,7 @@ class Planner {
           if (node(in).op == Op::Reshape || indexed.count(u)) continue;  // read from memory
           const Shape& groupShape = units_[size_t(u)].shape;
           if (isReduction(n.op)) {
-            if (units_[size_t(u)].kind == StepKind::Gemm || node(in).shape != groupShape) continue;
+            if (units_[size_t(u)].kind != StepKind::Kernel || node(in).shape != groupShape) continue;
           } else if (n.shape != groupShape) {
             continue;
           }
@@ -375,8 +377,11 @@ class Planner {
         units_[size_t(unit)].split = split;
         if (split != 1) units_[size_t(unit)].closed = true;
       } else if (isConv(n.op)) {
-        unit = newUnit(StepKind::Conv, id);
-        units_[size_t(unit)].closed = true;
+        // bf16/fp16 forward and weight gradient: generated implicit GEMMs; the forward one is
+        // open, so the bias and activation after it become its epilogue.
+        const bool implicit = n.precision != ir::Precision::F32 && n.op != Op::Conv2dGradInput;
+        unit = newUnit(implicit ? StepKind::ImplicitConv : StepKind::Conv, id);
+        units_[size_t(unit)].closed = !implicit || n.op == Op::Conv2dGradWeight;
       } else {
         unit = newUnit(StepKind::Kernel, id);  // a special kernel: one node, its own index space
         units_[size_t(unit)].closed = true;
@@ -415,10 +420,10 @@ class Planner {
     return true;
   }
 
-  // Elementwise groups only: special kernels (head set, Kernel kind) take no members.
+  // Elementwise groups and epilogues only: special kernels (head set, Kernel kind) take no members.
   bool isSegmentMember(int u) const {
     const Unit& unit = units_[size_t(u)];
-    return unit.kind == StepKind::Gemm || (unit.kind == StepKind::Kernel && unit.head == kNoNode);
+    return unit.kind == StepKind::Gemm || unit.kind == StepKind::ImplicitConv || (unit.kind == StepKind::Kernel && unit.head == kNoNode);
   }
 
   // Topological order of units and their as-late-as-possible levels.
@@ -1160,36 +1165,77 @@ class Planner {
     step.params = p.buffers;
   }
 
-  // bf16/fp16 convolutions run on tensor cores, on low-precision copies made by generated
-  // kernels (sizes are constants, so their index arithmetic is multiplies and shifts):
-  //   Conv2d, Conv2dGradWeight: as GEMMs through cuBLAS on an im2col matrix of the input,
-  //     col[m][(c*R + r)*S + s] = x[n][c][oy*sh - ph + r][ox*sw - pw + s], m = (n*Ho + oy)*Wo + ox,
-  //     (kernel _col), which a convolution's forward and weight-gradient steps share. The forward
-  //     GEMM writes fp32 [K][N*Ho*Wo], and _out moves it to NCHW; the weight gradient's GEMM
-  //     reads the output gradient in NHWC (_in1) and writes the KCRS fp32 result directly.
-  //   Conv2dGradInput: cuDNN's NHWC kernels on _in0 (the output gradient, NHWC) and _in1 (the
-  //     filter); _out moves the result back. An unpadded convolution whose kernel is a multiple
-  //     of its stride s folds (space-to-depth): an s x s block of pixels becomes s*s channels, so
-  //     cuDNN sees stride 1 and a kernel R/s x S/s over C*s*s channels. Filters fold like images
-  //     with N = K.
-  //       to NHWC: dst[n][y][x][(c*s + dy)*s + dx] = src[n][c][y*s + dy][x*s + dx]
-  //       back:    the inverse; pixels no output covers (y >= (H/s)*s) get 0.
+  // bf16/fp16 forward and weight-gradient convolutions: implicit GEMMs on tensor cores
+  // (gpu/implicit_conv.hpp). The forward one's epilogue computes the fused elementwise members
+  // at each output's NCHW index; the weight gradient is added atomically into a zeroed buffer.
+  void emitImplicitConvStep(int u, Step& step, int index) {
+    const Unit& unit = units_[size_t(u)];
+    const Node& n = node(unit.head);
+    const bool forward = n.op == Op::Conv2d;
+    const Shape& xs = node(n.inputs[0]).shape;
+    const Shape& ws = forward ? node(n.inputs[1]).shape : n.shape;
+    const Shape& ys = forward ? n.shape : node(n.inputs[1]).shape;
+    const auto& a = n.attrs;
+    const ConvGeometry geometry{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], ys[2], ys[3], a.strideH, a.strideW, a.padTop, a.padLeft,
+                                a.padTop || a.padLeft || a.padBottom || a.padRight};
+    Params p;
+    const std::string x = p.name(storageOf(n.inputs[0])), other = p.name(storageOf(n.inputs[1]));
+    std::string out;
+    std::ostringstream epi;
+    if (forward) {
+      epi << "    const float v" << unit.head << " = acc;\n";
+      if (stored_[size_t(unit.head)]) epi << "    " << p.name(storageOf(unit.head)) << "[i] = v" << unit.head << ";\n";
+      emitMembers(epi, unit, u, n.shape, "i", p, kNoNode, "    ");
+    } else {
+      out = p.name(storageOf(unit.head));
+      fills_.push_back({unit.head, 0.0f});
+    }
+    step.node = unit.head;
+    step.name = kernelName(index, unit.members);
+    step.label = labelOf(unit.members);
+    const bool bf16 = n.precision == ir::Precision::BF16;
+    std::ostringstream comment;
+    comment << "// " << step.name << ": " << ir::opName(n.op) << " as an implicit GEMM on tensor cores (" << (bf16 ? "bf16" : "fp16")
+            << " products, fp32 sums)" << (forward ? ", then " + std::to_string(unit.members.size() - 1) + " fused node(s)" : ", added atomically")
+            << (step.label.empty() ? "" : "; from " + step.label) << "\n";
+    comment << "// x " << shapeText(xs) << ", filters " << shapeText(ws) << ", stride " << a.strideH << "x" << a.strideW << ", padding " << a.padTop
+            << "," << a.padLeft << " -> " << shapeText(ys) << "\n";
+    const ImplicitConvKernel kernel = implicitConv(forward ? ConvPass::Forward : ConvPass::WeightGradient, step.name, comment.str(), geometry, bf16,
+                                                   paramList(p), x, other, out, epi.str());
+    step.source = kernel.source;
+    step.gridX = kernel.gridX;
+    step.gridY = kernel.gridY;
+    step.blockSize = kernel.blockSize;
+    step.params = p.buffers;
+    Segment seg;
+    seg.members = unit.members;
+    seg.threads = kernel.gridX * kernel.gridY * kernel.blockSize;
+    step.segments.push_back(seg);
+  }
+
+  static std::string shapeText(const Shape& shape) {
+    std::string text;
+    for (std::int64_t d : shape) text += (text.empty() ? "[" : ", ") + std::to_string(d);
+    return text + "]";
+  }
+
+  // A bf16/fp16 input gradient runs on cuDNN's NHWC kernels, on low-precision copies made by
+  // generated kernels (sizes are constants, so their index arithmetic is multiplies and shifts):
+  // _in0 (the output gradient, NHWC) and _in1 (the filter); _out moves the result back to NCHW
+  // fp32. An unpadded convolution whose kernel is a multiple of its stride s folds
+  // (space-to-depth): an s x s block of pixels becomes s*s channels, so cuDNN sees stride 1 and
+  // a kernel R/s x S/s over C*s*s channels. Filters fold like images with N = K.
+  //   to NHWC: dst[n][y][x][(c*s + dy)*s + dx] = src[n][c][y*s + dy][x*s + dx]
+  //   back:    the inverse; pixels no output covers (y >= (H/s)*s) get 0.
   void emitConvRelayouts(Step& step, int index) {
     const Node& n = node(step.node);
     const auto& a = n.attrs;
-    Shape xs, ws, ys;
-    if (n.op == Op::Conv2d) { xs = node(n.inputs[0]).shape; ws = node(n.inputs[1]).shape; ys = n.shape; }
-    else if (n.op == Op::Conv2dGradInput) { xs = a.refShape; ws = node(n.inputs[1]).shape; ys = node(n.inputs[0]).shape; }
-    else { xs = node(n.inputs[0]).shape; ws = n.shape; ys = node(n.inputs[1]).shape; }
-    step.gemmConv = n.op != Op::Conv2dGradInput;
-    if (step.gemmConv) step.name = "im2col_gemm_" + std::string(ir::opName(n.op));
-    const std::int64_t colElements = ys[0] * ys[2] * ys[3] * xs[1] * ws[2] * ws[3];
-    if (step.gemmConv && colElements > kMaxElements)
-      throw std::runtime_error("the CUDA backend indexes tensors with 32 bits; the im2col matrix of " + where(n, step.node) + " would have " +
-                               std::to_string(colElements) + " elements: use a smaller batch");
+    const Shape& xs = a.refShape;
+    const Shape& ws = node(n.inputs[1]).shape;
+    const Shape& ys = node(n.inputs[0]).shape;
     const bool unpadded = a.padTop == 0 && a.padLeft == 0 && a.padBottom == 0 && a.padRight == 0;
     const bool folds = unpadded && a.strideH == a.strideW && a.strideH > 1 && ws[2] % a.strideH == 0 && ws[3] % a.strideH == 0;
-    step.fold = !step.gemmConv && folds ? int(a.strideH) : 1;
+    step.fold = folds ? int(a.strideH) : 1;
     const int f = step.fold;
     const bool bf16 = n.precision == ir::Precision::BF16;
     const std::string round = bf16 ? "cvt.rn.bf16.f32" : "cvt.rn.f16.f32";
@@ -1238,56 +1284,12 @@ class Planner {
         << "    }\n    dst[i] = v;\n  }\n}\n";
       return k.str();
     };
-    // One thread writes v consecutive values of a window row: col is written in order, each
-    // thread reads v neighbouring pixels (a 16- or 8-byte load where stride, padding and width
-    // keep v-groups aligned, so that a group lies wholly inside or outside the image).
-    auto im2col = [&](const std::string& name) {
-      const std::int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3], R = ws[2], S = ws[3], Ho = ys[2], Wo = ys[3];
-      auto fits = [&](std::int64_t v) { return S % v == 0 && a.strideW % v == 0 && a.padLeft % v == 0 && W % v == 0; };
-      const std::int64_t v = fits(4) ? 4 : fits(2) ? 2 : 1, G = S / v;
-      step.colWidth = int(v);
-      std::ostringstream k;
-      k << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(const float* __restrict__ x, unsigned short* __restrict__ col) {\n"
-        << loop(N * Ho * Wo * C * R * G) << "    const int g = i % " << G << ", r = (i / " << G << ") % " << R << ", c = (i / " << G * R << ") % " << C
-        << ", m = i / " << G * R * C << ";\n"
-        << "    const int ox = m % " << Wo << ", oy = (m / " << Wo << ") % " << Ho << ", n = m / " << Wo * Ho << ";\n"
-        << "    const int iy = oy * " << a.strideH << " - " << a.padTop << " + r, ix = ox * " << a.strideW << " - " << a.padLeft << " + g * " << v << ";\n"
-        << "    const bool in = iy >= 0 && iy < " << H << " && ix >= 0 && ix < " << W << ";\n"
-        << "    const float* p = x + ((long long)(n * " << C << " + c) * " << H << " + iy) * " << W << " + ix;\n";
-      const std::string pack = bf16 ? "cvt.rn.bf16x2.f32" : "cvt.rn.f16x2.f32";
-      if (v == 4) {
-        k << "    const float4 q = in ? *reinterpret_cast<const float4*>(p) : make_float4(0.f, 0.f, 0.f, 0.f);\n"
-          << "    unsigned lo, hi;\n    asm(\"" << pack << " %0, %1, %2;\" : \"=r\"(lo) : \"f\"(q.y), \"f\"(q.x));\n"
-          << "    asm(\"" << pack << " %0, %1, %2;\" : \"=r\"(hi) : \"f\"(q.w), \"f\"(q.z));\n"
-          << "    reinterpret_cast<uint2*>(col)[i] = make_uint2(lo, hi);\n";
-      } else if (v == 2) {
-        k << "    const float2 q = in ? *reinterpret_cast<const float2*>(p) : make_float2(0.f, 0.f);\n"
-          << "    unsigned h;\n    asm(\"" << pack << " %0, %1, %2;\" : \"=r\"(h) : \"f\"(q.y), \"f\"(q.x));\n"
-          << "    reinterpret_cast<unsigned*>(col)[i] = h;\n";
-      } else {
-        k << "    unsigned short h;\n    asm(\"" << round << " %0, %1;\" : \"=h\"(h) : \"f\"(in ? *p : 0.f));\n    col[i] = h;\n";
-      }
-      k << "  }\n}\n";
-      return k.str();
-    };
-    // The forward GEMM's result, K-major [K][N*Ho*Wo] fp32, to the IR's NCHW (contiguous runs
-    // of Ho*Wo on both sides).
-    auto nchwOut = [&](const std::string& name) {
-      const std::int64_t N = ys[0], K = ys[1], HW = ys[2] * ys[3];
-      std::ostringstream k;
-      k << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(const float* __restrict__ src, float* __restrict__ dst) {\n"
-        << loop(N * K * HW) << "    const int p = i % " << HW << ", k = (i / " << HW << ") % " << K << ", n = i / " << HW * K << ";\n"
-        << "    dst[i] = src[k * " << N * HW << " + n * " << HW << " + p];\n  }\n}\n";
-      return k.str();
-    };
     const std::string& pre = step.relayoutPrefix;
     std::ostringstream src;
     src << "// " << pre << ": layouts for " << step.name << (step.label.empty() ? "" : " in " + step.label) << " in "
-        << (bf16 ? "bf16" : "fp16") << (step.gemmConv ? " (im2col for a cuBLAS GEMM)" : " (NHWC for cuDNN" + std::string(f > 1 ? ", space-to-depth by " + std::to_string(f) : "") + ")")
+        << (bf16 ? "bf16" : "fp16") << " (NHWC for cuDNN" << (f > 1 ? ", space-to-depth by " + std::to_string(f) : "") << ")"
         << ".\n// Launch: grid-stride loops, 256 threads a block.\n";
-    if (n.op == Op::Conv2d) src << im2col(pre + "_col") << nchwOut(pre + "_out");
-    else if (n.op == Op::Conv2dGradInput) src << to(pre + "_in0", ys, 1) << to(pre + "_in1", ws, f) << back(pre + "_out", xs, f);
-    else src << im2col(pre + "_col") << to(pre + "_in1", ys, 1);
+    src << to(pre + "_in0", ys, 1) << to(pre + "_in1", ws, f) << back(pre + "_out", xs, f);
     step.source = src.str();
   }
 
@@ -1302,6 +1304,8 @@ class Planner {
       } else if (ps.kind == StepKind::Gemm) {
         if (ps.units.size() == 1) emitGemmStep(ps.units[0], step, index);
         else emitMergedGemmStep(ps, step, index);
+      } else if (ps.kind == StepKind::ImplicitConv) {
+        emitImplicitConvStep(ps.units[0], step, index);
       } else {
         const Unit& unit = units_[size_t(ps.units[0])];
         step.node = unit.head;
@@ -1365,6 +1369,7 @@ std::string Step::describe() const {
     case StepKind::Gemm: s << "kernel " << name << ": GEMM + " << nodes - 1 << " fused node(s), grid " << gridX << "x" << gridY; break;
     case StepKind::Blas: s << name << " (cuBLAS)"; break;
     case StepKind::Conv: s << name << " (cuDNN)"; break;
+    case StepKind::ImplicitConv: s << "kernel " << name << ": implicit-GEMM convolution + " << nodes - 1 << " fused node(s), grid " << gridX << "x" << gridY; break;
     case StepKind::Fill: s << "fill %" << node; break;
     case StepKind::Copy: s << "copy %" << node << " -> %" << target; break;
   }

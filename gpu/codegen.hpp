@@ -8,7 +8,8 @@
 //   1. vertical: elementwise nodes of one shape join their producer's group when no path leaves
 //      and re-enters the group; a group may end in one reduction; a group may start with a
 //      matmul (a generated tiled GEMM whose epilogue is the rest of the group) when the cost
-//      model prefers that to cuBLAS (fp32, K <= 512, M*N*K small).
+//      model prefers that to cuBLAS (fp32, K <= 512, M*N*K small); likewise a bf16/fp16
+//      convolution (a generated implicit GEMM on tensor cores).
 //   2. horizontal: groups that are independent and sit at the same as-late-as-possible level
 //      share one launch, each in its own range of blocks (Adam over every parameter, the sums of
 //      squares of every gradient).
@@ -26,7 +27,9 @@ enum class StepKind {
   Kernel,    // a generated kernel: one or more segments, launched over their summed blocks
   Gemm,      // a generated tiled GEMM with a fused elementwise epilogue (fixed 16x16 threads)
   Blas,      // matmul through cuBLAS (fp32, or bf16 tensor cores with fp32 accumulation)
-  Conv,      // Conv2d / Conv2dGradInput / Conv2dGradWeight through cuDNN (bf16/fp16: see gemmConv)
+  Conv,      // Conv2d / Conv2dGradInput / Conv2dGradWeight through cuDNN (bf16/fp16: input gradients only)
+  ImplicitConv,  // a generated tensor-core convolution (bf16/fp16 Conv2d with a fused elementwise
+                 // epilogue, Conv2dGradWeight added atomically; gpu/implicit_conv.hpp)
   Fill,      // set a node's buffer to a value (accumulators of atomic kernels)
   Copy,      // device-to-device copy of an update that cannot be done in place
 };
@@ -45,16 +48,14 @@ struct Step {
   ir::NodeId node = ir::kNoNode;     // Gemm/Blas/Conv/Fill: the node; Copy: the source output
   ir::NodeId target = ir::kNoNode;   // Copy: the input written
   float fill = 0;                    // Fill
-  std::int64_t gridX = 0, gridY = 0;  // Gemm: tiles
-  int blockSize = 256;                // Gemm: threads per block
+  std::int64_t gridX = 0, gridY = 0;  // Gemm, ImplicitConv: tiles
+  int blockSize = 256;                // Gemm, ImplicitConv: threads per block
   std::string label;                 // the PDL layers it computes, for reports
-  // Conv in bf16/fp16 (codegen.cpp, emitConvRelayouts): `source` holds the generated layout
-  // kernels, named <relayoutPrefix>_col, _in0, _in1, _out. gemmConv: im2col and cuBLAS
-  // (forward, weight gradient); otherwise cuDNN NHWC with space-to-depth by `fold`.
+  // A bf16/fp16 input gradient (Conv; codegen.cpp, emitConvRelayouts): `source` holds the
+  // generated layout kernels <relayoutPrefix>_in0, _in1, _out around cuDNN's NHWC kernels, with
+  // space-to-depth by `fold`.
   std::string relayoutPrefix;
-  bool gemmConv = false;
   int fold = 1;
-  int colWidth = 1;  // gemmConv: values each thread of _col writes
   std::string describe() const;      // "kernel k7_tanh_add: 3 nodes, 65536 threads"
 };
 

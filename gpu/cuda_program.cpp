@@ -35,12 +35,10 @@ struct BlasCall {
 };
 
 // A bf16/fp16 copy of a tensor in some layout, made by the first step that needs it and read
-// by later steps of the same run (a convolution's forward and weight-gradient steps share the
-// input's im2col matrix; its two gradient steps share the output gradient in NHWC).
+// by later steps of the same run.
 struct LowCopy {
   CUdeviceptr buffer = 0;
-  CUfunction make = nullptr;   // a generated kernel (src, dst), or the cast kernel (src, dst, n)
-  bool isCast = false;
+  CUfunction make = nullptr;   // a generated layout kernel (src, dst)
   std::int64_t threads = 0;    // of `make`
   NodeId source = ir::kNoNode;
 };
@@ -52,12 +50,9 @@ struct ConvCall {
   int algo = 0;
   std::size_t workspace = 0;
   ir::Precision precision = ir::Precision::F32;
-  // bf16/fp16 (see codegen.cpp, emitConvRelayouts): the two operands as low-precision copies,
-  // each made here when `build` is set (else by an earlier step); the result comes back
-  // through `fromOut` (the forward GEMM's [K][N*Ho*Wo] fp32 result, or cuDNN's NHWC
-  // low-precision input gradient) unless the GEMM writes it directly (weight gradient).
-  bool gemm = false;
-  int m = 0, n = 0, k = 0;  // the GEMM (cuBLAS column-major terms)
+  // bf16/fp16 input gradient (see codegen.cpp, emitConvRelayouts): the two operands as
+  // low-precision copies, each made here when `build` is set (else by an earlier step); cuDNN's
+  // NHWC low-precision result comes back through `fromOut`.
   LowCopy operand[2];
   bool build[2] = {false, false};
   CUdeviceptr result = 0;
@@ -259,13 +254,13 @@ class CudaProgram final : public exec::Executable {
     CAS_CU(cuModuleLoadData(&module_, cubin.data()));
     for (size_t k = 0; k < schedule_.steps.size(); ++k) {
       const Step& s = schedule_.steps[k];
-      if (s.kind != StepKind::Kernel && s.kind != StepKind::Gemm) continue;
+      if (s.kind != StepKind::Kernel && s.kind != StepKind::Gemm && s.kind != StepKind::ImplicitConv) continue;
       Launch& l = launches_[k];
       CAS_CU(cuModuleGetFunction(&l.function, module_, s.name.c_str()));
       for (NodeId p : s.params) l.args.push_back(base_ + offset_.at(p));
       CAS_CU(cuFuncGetAttribute(&l.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, l.function));
       CAS_CU(cuFuncGetAttribute(&l.sharedBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, l.function));
-      if (s.kind == StepKind::Gemm) {
+      if (s.kind == StepKind::Gemm || s.kind == StepKind::ImplicitConv) {
         l.gridX = unsigned(s.gridX);
         l.gridY = unsigned(s.gridY);
         l.block = unsigned(s.blockSize);
@@ -369,10 +364,6 @@ class CudaProgram final : public exec::Executable {
     else if (n.op == Op::Conv2dGradInput) { xs = n.attrs.refShape; ws = g_.node(n.inputs[1]).shape; ys = g_.node(n.inputs[0]).shape; }
     else { xs = g_.node(n.inputs[0]).shape; ws = n.shape; ys = g_.node(n.inputs[1]).shape; }
     c.precision = n.precision;
-    if (step.gemmConv) {
-      prepareGemmConv(step, c, xs, ws, ys);
-      return;
-    }
     const cudnnDataType_t type = dnnType(n.precision);
     const bool low = n.precision != ir::Precision::F32;
     const auto& a = n.attrs;
@@ -391,7 +382,7 @@ class CudaProgram final : public exec::Executable {
     // fp32 stays fp32 (no TF32); bf16/fp16 use tensor cores with fp32 accumulation.
     CAS_DNN(cudnnSetConvolutionMathType(c.conv, low ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
     if (low) {
-      // cuDNN runs only the input gradient in low precision (codegen.cpp, emitConvRelayouts).
+      // cuDNN runs only input gradients in low precision (codegen.cpp, emitConvRelayouts).
       c.operand[0] = lowCopy(step, "nhwc1", n.inputs[0], "_in0", numel(ys), numel(ys), &c.build[0]);
       c.operand[1] = lowCopy(step, "nhwc" + std::to_string(f), n.inputs[1], "_in1", numel(ws), numel(ws), &c.build[1]);
       c.result = scratch(std::uint64_t(xs[0] * xc * xh * xw) * 2, "a low-precision result of " + n.label);
@@ -424,8 +415,8 @@ class CudaProgram final : public exec::Executable {
     scratch_.pop_back();
   }
 
-  // The low-precision copy `layout` of node `source` made by kernel <prefix><suffix> (or, for
-  // "cast", the cast kernel): shared with the earlier step that made it, if any.
+  // The low-precision copy `layout` of node `source` made by kernel <prefix><suffix>: shared
+  // with the earlier step that made it, if any.
   LowCopy lowCopy(const Step& step, const std::string& layout, NodeId source, const std::string& suffix, std::int64_t elements,
                   std::int64_t threads, bool* build) {
     const std::string key = layout + ":" + std::to_string(source);
@@ -437,34 +428,10 @@ class CudaProgram final : public exec::Executable {
     copy.buffer = scratch(std::uint64_t(elements) * 2, "a low-precision copy of " + g_.node(source).label);
     copy.threads = threads;
     copy.source = source;
-    if (layout == "cast") copy.make = rt_->castKernel(g_.node(step.node).precision == ir::Precision::BF16 ? "cas_to_bf16" : "cas_to_f16");
-    else CAS_CU(cuModuleGetFunction(&copy.make, module_, (step.relayoutPrefix + suffix).c_str()));
-    copy.isCast = layout == "cast";
+    CAS_CU(cuModuleGetFunction(&copy.make, module_, (step.relayoutPrefix + suffix).c_str()));
     *build = true;
     lowCopies_[key] = copy;
     return copy;
-  }
-
-  // Forward: Y^T[K][M] = W[K][Kc] . col[M][Kc]^T, then _out to NCHW. Weight gradient:
-  // dW[K][Kc] = dY[M][K]^T . col[M][Kc] (M = N*Ho*Wo, Kc = C*R*S), written as fp32 KCRS.
-  void prepareGemmConv(const Step& step, ConvCall& c, const ir::Shape& xs, const ir::Shape& ws, const ir::Shape& ys) {
-    const Node& n = g_.node(step.node);
-    const auto& a = n.attrs;
-    c.gemm = true;
-    const std::int64_t rows = ys[0] * ys[2] * ys[3], kc = xs[1] * ws[2] * ws[3];
-    const std::string col = "col" + std::to_string(ws[2]) + "x" + std::to_string(ws[3]) + "/" + std::to_string(a.strideH) + "," +
-                            std::to_string(a.strideW) + "/" + std::to_string(a.padTop) + "," + std::to_string(a.padLeft);
-    c.operand[0] = lowCopy(step, col, n.inputs[0], "_col", rows * kc, rows * kc / step.colWidth, &c.build[0]);
-    if (n.op == Op::Conv2d) {
-      c.operand[1] = lowCopy(step, "cast", n.inputs[1], "", numel(ws), numel(ws), &c.build[1]);
-      c.result = scratch(std::uint64_t(numel(ys)) * 4, "the GEMM result of " + n.label);
-      CAS_CU(cuModuleGetFunction(&c.fromOut, module_, (step.relayoutPrefix + "_out").c_str()));
-      c.outThreads = numel(ys);
-      c.m = int(rows), c.n = int(ws[0]), c.k = int(kc);
-    } else {
-      c.operand[1] = lowCopy(step, "nhwc1", n.inputs[1], "_in1", numel(ys), numel(ys), &c.build[1]);
-      c.m = int(kc), c.n = int(ws[0]), c.k = int(rows);
-    }
   }
 
   template <typename Perf>
@@ -534,7 +501,8 @@ class CudaProgram final : public exec::Executable {
     switch (step.kind) {
       case StepKind::Fill: return;  // done by enqueueAll's memsets
       case StepKind::Kernel:
-      case StepKind::Gemm: {
+      case StepKind::Gemm:
+      case StepKind::ImplicitConv: {
         Launch& l = launches_[k];
         CAS_CU(cuLaunchKernel(l.function, l.gridX, l.gridY, 1, l.block, 1, 1, 0, s, l.argPointers.data(), nullptr));
         return;
@@ -593,17 +561,7 @@ class CudaProgram final : public exec::Executable {
     CAS_CU(cuLaunchKernel(f, std::max(blocks, 1u), 1, 1, 256, 1, 1, 0, s, args, nullptr));
   }
 
-  void makeLowCopy(const LowCopy& copy, CUstream s) {
-    if (copy.isCast) {
-      CUdeviceptr from = address(copy.source), to = copy.buffer;
-      int count = int(copy.threads);
-      void* args[] = {&from, &to, &count};
-      const unsigned blocks = unsigned(std::min<std::int64_t>((copy.threads + 255) / 256, std::int64_t(rt_->smCount) * 16));
-      CAS_CU(cuLaunchKernel(copy.make, std::max(blocks, 1u), 1, 1, 256, 1, 1, 0, s, args, nullptr));
-    } else {
-      launchLayout(copy.make, address(copy.source), copy.buffer, copy.threads, s);
-    }
-  }
+  void makeLowCopy(const LowCopy& copy, CUstream s) { launchLayout(copy.make, address(copy.source), copy.buffer, copy.threads, s); }
 
   void enqueueConv(NodeId id, const ConvCall& c, CUstream s) {
     const Node& n = g_.node(id);
@@ -617,17 +575,6 @@ class CudaProgram final : public exec::Executable {
     }
     const float one = 1.0f, zero = 0.0f;
     auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void*>(p); };
-    if (c.gemm) {
-      const cudaDataType_t type = c.precision == ir::Precision::BF16 ? CUDA_R_16BF : CUDA_R_16F;
-      if (n.op == Op::Conv2d)  // Y (M x K) = col (M x Kc) . W^T (Kc x K), column-major: [K][M] in memory
-        CAS_BLAS(cublasGemmEx(rt_->blas, CUBLAS_OP_T, CUBLAS_OP_N, c.m, c.n, c.k, &one, ptr(in0), type, c.k, ptr(in1), type, c.k, &zero,
-                              ptr(c.result), CUDA_R_32F, c.m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-      else  // dW^T (Kc x K) = col^T (Kc x M) . dY (M x K), column-major
-        CAS_BLAS(cublasGemmEx(rt_->blas, CUBLAS_OP_N, CUBLAS_OP_T, c.m, c.n, c.k, &one, ptr(in0), type, c.m, ptr(in1), type, c.n, &zero,
-                              ptr(out), CUDA_R_32F, c.m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-      if (c.fromOut) launchLayout(c.fromOut, c.result, out, c.outThreads, s);
-      return;
-    }
     cudnnHandle_t dnn = rt_->dnn();
     const CUdeviceptr result = low ? c.result : out;
     if (n.op == Op::Conv2d)
@@ -760,7 +707,8 @@ std::vector<exec::KernelReport> CudaProgram::profileKernels(int runs) {
     r.timeUs = total[k] / runs;
     switch (step.kind) {
       case StepKind::Kernel:
-      case StepKind::Gemm: {
+      case StepKind::Gemm:
+      case StepKind::ImplicitConv: {
         const Launch& l = launches_[k];
         r.kind = "generated";
         r.source = step.source;
@@ -772,9 +720,8 @@ std::vector<exec::KernelReport> CudaProgram::profileKernels(int runs) {
       }
       case StepKind::Blas: r.kind = "cuBLAS"; r.launch = blas_[k].precision == ir::Precision::F32 ? "fp32" : "bf16/fp16 tensor cores"; break;
       case StepKind::Conv:
-        r.kind = conv_[k].gemm ? "cuBLAS" : "cuDNN";
-        r.launch = conv_[k].gemm ? "im2col GEMM " + std::to_string(conv_[k].m) + "x" + std::to_string(conv_[k].n) + "x" + std::to_string(conv_[k].k)
-                                 : "algorithm " + std::to_string(conv_[k].algo) + (step.fold > 1 ? ", space-to-depth " + std::to_string(step.fold) : "");
+        r.kind = "cuDNN";
+        r.launch = "algorithm " + std::to_string(conv_[k].algo) + (step.fold > 1 ? ", space-to-depth " + std::to_string(step.fold) : "");
         break;
       case StepKind::Copy: r.kind = "copy"; break;
       case StepKind::Fill: break;
@@ -789,7 +736,7 @@ std::vector<std::pair<std::string, std::string>> CudaProgram::runtimeStats() con
   const PoolStats pool = rt_->pool.stats();
   int kernels = 0, library = 0;
   for (const Step& s : schedule_.steps) {
-    if (s.kind == StepKind::Kernel || s.kind == StepKind::Gemm) ++kernels;
+    if (s.kind == StepKind::Kernel || s.kind == StepKind::Gemm || s.kind == StepKind::ImplicitConv) ++kernels;
     if (s.kind == StepKind::Blas || s.kind == StepKind::Conv) ++library;
   }
   const char* outcome = cacheOutcome_ == CacheOutcome::Hit ? "hit (loaded from the kernel cache)"

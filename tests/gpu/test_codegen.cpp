@@ -85,24 +85,51 @@ class TestCodegen : public QObject {
     QVERIFY2(error.empty(), error.c_str());
   }
 
-  // A bf16 convolution whose im2col matrix would pass 32-bit indexing (the tensors themselves
-  // do not) is refused with the node and the way out, not indexed wrongly.
-  void oversizedIm2colIsRefused() {
+  // bf16/fp16 convolutions with padding, a stride, and sizes that fill no tile (M, K and Kc):
+  // forward and weight gradient become implicit-GEMM kernels (the forward one with bias and
+  // ReLU as its epilogue), the input gradient cuDNN; the whole gradient module compiles.
+  void lowPrecisionConvolutionsCompile_data() {
+    QTest::addColumn<QString>("precision");
+    QTest::newRow("bf16") << QStringLiteral("bf16");
+    QTest::newRow("fp16") << QStringLiteral("fp16");
+  }
+  void lowPrecisionConvolutionsCompile() {
+    QFETCH(QString, precision);
     pdl::CompileOptions o;
-    o.fileName = "big.pdl";
-    o.observationShape = {64, 128, 128};
+    o.fileName = "padded.pdl";
+    o.observationShape = {3, 11, 13};
     o.actionCount = 2;
-    o.batch = 256;
-    auto compiled = pdl::compile("@precision('bf16')\n@parallel(axis='batch')\ndef policy(obs):\n"
-                                 "    return conv2d(obs, filters=2, kernel=3, padding='same')\n", o);
+    o.batch = 8;
+    auto compiled = pdl::compile("@precision('" + precision.toStdString() + "')\ndef trunk(obs):\n"
+                                 "    x = relu(conv2d(obs, filters=12, kernel=3, padding='same'))\n"
+                                 "    x = relu(conv2d(x, filters=40, kernel=5, stride=2, padding='same'))\n"
+                                 "    return x\n\n"
+                                 "@parallel(axis='batch')\ndef policy(obs):\n    return dense(trunk(obs), units=3)\n", o);
     QVERIFY(compiled.policy);
-    try {
-      gpu::planSchedule(compiled.policy->graph);
-      QFAIL("planned");
-    } catch (const std::runtime_error& e) {
-      QVERIFY2(std::string(e.what()).find("im2col matrix of") != std::string::npos, e.what());
-      QVERIFY2(std::string(e.what()).find("smaller batch") != std::string::npos, e.what());
+    const ir::Graph g = golden::gradientGraph(*compiled.policy);
+    const gpu::Schedule s = gpu::planSchedule(g);
+    int forward = 0, weight = 0, input = 0;
+    for (const auto& step : s.steps) {
+      if (step.kind == gpu::StepKind::ImplicitConv) {
+        const ir::Node& conv = g.node(step.node);
+        if (conv.op == ir::Op::Conv2d) {
+          ++forward;
+          QVERIFY2(step.segments[0].members.size() >= 3, step.describe().c_str());  // + bias, ReLU
+        } else {
+          QCOMPARE(conv.op, ir::Op::Conv2dGradWeight);
+          ++weight;
+        }
+      }
+      if (step.kind == gpu::StepKind::Conv) {
+        QCOMPARE(g.node(step.node).op, ir::Op::Conv2dGradInput);
+        ++input;
+      }
     }
+    QCOMPARE(forward, 2);
+    QCOMPARE(weight, 2);
+    QCOMPARE(input, 2);  // the gradient graph asks for the observation's gradient too
+    const std::string error = compileError(moduleSource(s));
+    QVERIFY2(error.empty(), error.c_str());
   }
 
   void updateGraphsCompileAndFuse_data() {
@@ -111,7 +138,7 @@ class TestCodegen : public QObject {
     QTest::addColumn<bool>("mixed");
     for (const auto& n : train::benchmarkNets())
       for (int batch : {1, 1024}) QTest::newRow(qPrintable(QString::fromStdString(n.name) + "/" + QString::number(batch))) << QString::fromStdString(n.name) << batch << false;
-    // bf16: cuBLAS and cuDNN on low-precision copies; the CNN's convolutions get generated relayouts.
+    // bf16: the CNN's convolutions become implicit GEMMs, its input gradients cuDNN with relayouts.
     QTest::newRow("atari_nature_cnn/1024/bf16") << QStringLiteral("atari_nature_cnn") << 1024 << true;
   }
   void updateGraphsCompileAndFuse() {
@@ -126,13 +153,12 @@ class TestCodegen : public QObject {
     QVERIFY2(error.empty(), error.c_str());
     for (const auto& step : s.steps)
       if (step.kind == gpu::StepKind::Conv && mixed) {
-        // Forward and weight gradient: im2col GEMMs. Input gradient: cuDNN, where the Nature
-        // CNN's 8x8/4 and 4x4/2 layers fold (space-to-depth) and the 3x3/1 layer cannot.
+        // Input gradients: cuDNN, where the Nature CNN's 8x8/4 and 4x4/2 layers fold
+        // (space-to-depth) and the 3x3/1 layer cannot.
         const ir::Node& conv = g.node(step.node);
-        const bool input = conv.op == ir::Op::Conv2dGradInput;
-        QCOMPARE(step.gemmConv, !input);
-        QVERIFY2(step.source.find(step.relayoutPrefix + (input ? "_out(" : "_col(")) != std::string::npos, step.source.c_str());
-        QCOMPARE(step.fold, input && conv.attrs.strideH > 1 ? int(conv.attrs.strideH) : 1);
+        QCOMPARE(conv.op, ir::Op::Conv2dGradInput);
+        QVERIFY2(step.source.find(step.relayoutPrefix + "_out(") != std::string::npos, step.source.c_str());
+        QCOMPARE(step.fold, conv.attrs.strideH > 1 ? int(conv.attrs.strideH) : 1);
       }
     // Adam over all parameters is one launch, and every parameter update is in place.
     QCOMPARE(count(s, gpu::StepKind::Copy), 0);
@@ -140,10 +166,21 @@ class TestCodegen : public QObject {
     bool adamInOneKernel = false;
     for (const auto& step : s.steps) adamInOneKernel = adamInOneKernel || (step.kind == gpu::StepKind::Kernel && step.segments.size() == params.size());
     QVERIFY(adamInOneKernel);
-    const int launches = count(s, gpu::StepKind::Kernel) + count(s, gpu::StepKind::Gemm) + count(s, gpu::StepKind::Blas);
-    qInfo("%s batch %d: %d launches (%d generated, %d GEMM, %d cuBLAS, %d cuDNN), %d nodes fused", qPrintable(net), batch, launches,
-          count(s, gpu::StepKind::Kernel), count(s, gpu::StepKind::Gemm), count(s, gpu::StepKind::Blas), count(s, gpu::StepKind::Conv),
-          s.fusedNodes);
+    // bf16: three forward and three weight-gradient implicit convolutions; the forward ones
+    // compute their bias and ReLU as epilogues.
+    if (mixed) {
+      QCOMPARE(count(s, gpu::StepKind::ImplicitConv), 6);
+      for (const auto& step : s.steps)
+        if (step.kind == gpu::StepKind::ImplicitConv && g.node(step.node).op == ir::Op::Conv2d) {
+          const auto& members = step.segments[0].members;
+          QVERIFY2(std::any_of(members.begin(), members.end(), [&](ir::NodeId m) { return g.node(m).op == ir::Op::Relu; }), step.describe().c_str());
+        }
+    }
+    const int launches = count(s, gpu::StepKind::Kernel) + count(s, gpu::StepKind::Gemm) + count(s, gpu::StepKind::Blas) +
+                         count(s, gpu::StepKind::ImplicitConv) + count(s, gpu::StepKind::Conv);
+    qInfo("%s batch %d: %d launches (%d generated, %d GEMM, %d implicit convolutions, %d cuBLAS, %d cuDNN), %d nodes fused", qPrintable(net), batch,
+          launches, count(s, gpu::StepKind::Kernel), count(s, gpu::StepKind::Gemm), count(s, gpu::StepKind::ImplicitConv),
+          count(s, gpu::StepKind::Blas), count(s, gpu::StepKind::Conv), s.fusedNodes);
   }
 };
 
