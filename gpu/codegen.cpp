@@ -1271,24 +1271,37 @@ class Planner {
         << " + dy) * " << W << " + x * " << fold << " + dx]));\n    dst[i] = h;\n  }\n}\n";
       return k.str();
     };
+    // Per image a [Hs*Ws][Cs] -> [C][H][W] transpose (the inverse of `to`), through 32 x 32 shared
+    // tiles: reads run along cs, writes along the pixels (every fold-th float when folded).
     auto back = [&](const std::string& name, const Shape& sh, int fold) {
       const std::int64_t N = sh[0], C = sh[1], H = sh[2], W = sh[3], Hs = H / fold, Ws = W / fold, Cs = C * fold * fold;
+      const std::int64_t P = Hs * Ws, pt = (P + 31) / 32, ct = (Cs + 31) / 32;
       std::ostringstream k;
       k << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(const unsigned short* __restrict__ src, float* __restrict__ dst) {\n"
-        << loop(N * C * H * W) << "    const int x = i % " << W << ", y = (i / " << W << ") % " << H << ", c = (i / " << W * H << ") % " << C
-        << ", n = i / " << W * H * C << ";\n    const int ys = y / " << fold << ", xs = x / " << fold << ";\n"
-        << "    float v = 0.f;\n    if (ys < " << Hs << " && xs < " << Ws << ") {\n"
-        << "      const unsigned short h = src[((n * " << Hs << " + ys) * " << Ws << " + xs) * " << Cs << " + (c * " << fold << " + y % " << fold
-        << ") * " << fold << " + x % " << fold << "];\n"
-        << (bf16 ? "      v = __uint_as_float(unsigned(h) << 16);\n" : "      asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(v) : \"h\"(h));\n")
-        << "    }\n    dst[i] = v;\n  }\n}\n";
+        << "  __shared__ float tile[32][33];\n  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;\n"
+        << "  for (int b = blockIdx.x; b < " << N * pt * ct << "; b += gridDim.x) {\n"
+        << "    const int p0 = (b % " << pt << ") * 32, c0 = ((b / " << pt << ") % " << ct << ") * 32, n = b / " << pt * ct << ";\n"
+        << "    for (int j = ty; j < 32; j += 8) {\n      const int p = p0 + j, cs = c0 + tx;\n      float v = 0.f;\n"
+        << "      if (p < " << P << " && cs < " << Cs << ") {\n        const unsigned short h = src[(n * " << P << " + p) * " << Cs << " + cs];\n"
+        << (bf16 ? "        v = __uint_as_float(unsigned(h) << 16);\n" : "        asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(v) : \"h\"(h));\n")
+        << "      }\n      tile[j][tx] = v;\n    }\n    __syncthreads();\n"
+        << "    for (int j = ty; j < 32; j += 8) {\n      const int cs = c0 + j, p = p0 + tx;\n"
+        << "      if (p >= " << P << " || cs >= " << Cs << ") continue;\n"
+        << "      const int c = cs / " << fold * fold << ", dy = (cs / " << fold << ") % " << fold << ", dx = cs % " << fold << ", ys = p / " << Ws
+        << ", xs = p % " << Ws << ";\n"
+        << "      dst[((n * " << C << " + c) * " << H << " + ys * " << fold << " + dy) * " << W << " + xs * " << fold << " + dx] = tile[tx][j];\n"
+        << "    }\n    __syncthreads();\n  }\n";
+      if (Hs * fold != H || Ws * fold != W)  // pixels no output covers
+        k << loop(N * C * H * W) << "    const int x = i % " << W << ", y = (i / " << W << ") % " << H << ";\n"
+          << "    if (y >= " << Hs * fold << " || x >= " << Ws * fold << ") dst[i] = 0.f;\n  }\n";
+      k << "}\n";
       return k.str();
     };
     const std::string& pre = step.relayoutPrefix;
     std::ostringstream src;
     src << "// " << pre << ": layouts for " << step.name << (step.label.empty() ? "" : " in " + step.label) << " in "
         << (bf16 ? "bf16" : "fp16") << " (NHWC for cuDNN" << (f > 1 ? ", space-to-depth by " + std::to_string(f) : "") << ")"
-        << ".\n// Launch: grid-stride loops, 256 threads a block.\n";
+        << ".\n// Launch: blocks stride over 32 x 32 tiles (the filter's fold: over elements), 256 threads a block.\n";
     src << to(pre + "_in0", ys, 1) << to(pre + "_in1", ws, f) << back(pre + "_out", xs, f);
     step.source = src.str();
   }

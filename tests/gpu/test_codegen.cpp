@@ -85,7 +85,8 @@ class TestCodegen : public QObject {
     QVERIFY2(error.empty(), error.c_str());
   }
 
-  // bf16/fp16 convolutions with padding, a stride, and sizes that fill no tile (M, K and Kc):
+  // bf16/fp16 convolutions with padding, a stride, sizes that fill no tile (M, K and Kc), and a
+  // folded input gradient that leaves a column of pixels uncovered (7 wide, 2x2 stride 2):
   // forward and weight gradient become implicit-GEMM kernels (the forward one with bias and
   // ReLU as its epilogue), the input gradient cuDNN; the whole gradient module compiles.
   void lowPrecisionConvolutionsCompile_data() {
@@ -103,6 +104,7 @@ class TestCodegen : public QObject {
     auto compiled = pdl::compile("@precision('" + precision.toStdString() + "')\ndef trunk(obs):\n"
                                  "    x = relu(conv2d(obs, filters=12, kernel=3, padding='same'))\n"
                                  "    x = relu(conv2d(x, filters=40, kernel=5, stride=2, padding='same'))\n"
+                                 "    x = relu(conv2d(x, filters=8, kernel=2, stride=2, padding='valid'))\n"
                                  "    return x\n\n"
                                  "@parallel(axis='batch')\ndef policy(obs):\n    return dense(trunk(obs), units=3)\n", o);
     QVERIFY(compiled.policy);
@@ -125,9 +127,9 @@ class TestCodegen : public QObject {
         ++input;
       }
     }
-    QCOMPARE(forward, 2);
-    QCOMPARE(weight, 2);
-    QCOMPARE(input, 2);  // the gradient graph asks for the observation's gradient too
+    QCOMPARE(forward, 3);
+    QCOMPARE(weight, 3);
+    QCOMPARE(input, 3);  // the gradient graph asks for the observation's gradient too
     const std::string error = compileError(moduleSource(s));
     QVERIFY2(error.empty(), error.c_str());
   }

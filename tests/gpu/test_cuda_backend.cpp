@@ -238,12 +238,13 @@ class TestCudaBackend : public QObject {
 
   // Low-precision gradients through the implicit-GEMM convolutions and the NHWC (space-to-depth)
   // cuDNN input gradients, against the fp32 CPU gradients, in norm: the Nature CNN, and a net
-  // with padding, a stride and sizes that fill no tile (the kernels' edge paths). A misplaced
-  // element (a wrong layout) is off by about 100% at either precision. What rounding leaves is
-  // dominated by ReLU masks that flip where a pre-activation lies within rounding of zero: the
-  // fraction of flips scales with the rounding, the error norm with its square root, so bf16
-  // (8 bits) is about sqrt(8) = 2.8 times fp16 (11 bits); measured on the H200 with cuDNN for
-  // every convolution: 8.8% and 2.9% for the Nature CNN's input gradient.
+  // with padding, a stride, sizes that fill no tile and a fold that leaves pixels uncovered (the
+  // kernels' edge paths). A misplaced element (a wrong layout) is off by about 100% at either
+  // precision. What rounding leaves is dominated by ReLU masks that flip where a pre-activation
+  // lies within rounding of zero: the fraction of flips scales with the rounding, the error norm
+  // with its square root, so bf16 (8 bits) is about sqrt(8) = 2.8 times fp16 (11 bits); measured
+  // on the H200 with cuDNN for every convolution: 8.8% and 2.9% for the Nature CNN's input
+  // gradient.
   void lowPrecisionGradientsAreCloseToFp32_data() {
     QTest::addColumn<QString>("net");
     QTest::addColumn<QString>("precision");
@@ -261,6 +262,7 @@ class TestCudaBackend : public QObject {
     if (net == QStringLiteral("padded_cnn")) {
       const std::string trunk = "    x = relu(conv2d(obs, filters=12, kernel=3, padding='same'))\n"
                                 "    x = relu(conv2d(x, filters=40, kernel=5, stride=2, padding='same'))\n"
+                                "    x = relu(conv2d(x, filters=8, kernel=2, stride=2, padding='valid'))\n"
                                 "    h = relu(dense(x, units=16))\n";
       const std::string head = "    return dense(h, units=action_dim + 1)\n";
       n.source = "@parallel(axis='batch')\ndef policy(obs):\n" + trunk + head;
