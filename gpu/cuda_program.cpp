@@ -9,6 +9,7 @@
 
 #include "gpu/codegen.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/occupancy_profiler.hpp"
 
 namespace cas::gpu {
 namespace {
@@ -661,6 +662,7 @@ class CudaProgram final : public exec::Executable {
   CUgraph graph_ = nullptr;
   CUgraphExec graphExec_ = nullptr;
   std::string captureNote_;
+  std::string occupancyNote_;  // how profileKernels measured achieved occupancy, or why it could not
   CacheOutcome cacheOutcome_ = CacheOutcome::Compiled;
   double compileMs_ = 0, kernelCompileMs_ = 0;
   bool checkFinite_ = false, ran_ = false;
@@ -696,6 +698,21 @@ std::vector<exec::KernelReport> CudaProgram::profileKernels(int runs) {
   }
   for (CUevent e : events) cuEventDestroy(e);
   ran_ = true;
+  // Achieved occupancy: one more pass over the generated kernels alone, under CUPTI (library
+  // calls launch kernels of their own choosing, which could not be told apart).
+  std::vector<size_t> generated;
+  for (size_t k = 0; k < count; ++k) {
+    const StepKind kind = schedule_.steps[k].kind;
+    if (kind == StepKind::Kernel || kind == StepKind::Gemm || kind == StepKind::ImplicitConv) generated.push_back(k);
+  }
+  const OccupancyMeasurement occupancy = measureAchievedOccupancy(rt_->context, rt_->device, int(generated.size()), [&] {
+    for (size_t k : generated) enqueueStep(k, s);
+  });
+  CAS_CU(cuStreamSynchronize(s));
+  occupancyNote_ = occupancy.error.empty() ? "measured through CUPTI's range profiler (sm__warps_active, kernel replay) for generated kernels"
+                                           : "not measured: " + occupancy.error;
+  std::vector<double> achieved(count, -1.0);
+  for (size_t i = 0; i < occupancy.achieved.size(); ++i) achieved[generated[i]] = occupancy.achieved[i];
   std::vector<exec::KernelReport> out;
   for (size_t k = 0; k < count; ++k) {
     const Step& step = schedule_.steps[k];
@@ -716,6 +733,7 @@ std::vector<exec::KernelReport> CudaProgram::profileKernels(int runs) {
         r.registers = l.registers;
         r.sharedBytes = l.sharedBytes;
         r.theoreticalOccupancy = l.occupancy;
+        r.achievedOccupancy = achieved[k];
         break;
       }
       case StepKind::Blas: r.kind = "cuBLAS"; r.launch = blas_[k].precision == ir::Precision::F32 ? "fp32" : "bf16/fp16 tensor cores"; break;
@@ -744,7 +762,7 @@ std::vector<std::pair<std::string, std::string>> CudaProgram::runtimeStats() con
   std::ostringstream compile;
   compile.precision(1);
   compile << std::fixed << compileMs_ << " ms in all, " << kernelCompileMs_ << " ms for the module";
-  return {{"kernels", std::to_string(kernels) + " generated, " + std::to_string(library) + " library calls, " +
+  std::vector<std::pair<std::string, std::string>> stats = {{"kernels", std::to_string(kernels) + " generated, " + std::to_string(library) + " library calls, " +
                           std::to_string(schedule_.fusedNodes) + " nodes fused without a buffer"},
           {"module", outcome},
           {"kernel cache", std::to_string(cache.hits) + " hits, " + std::to_string(cache.compiled) + " compiled, " +
@@ -755,6 +773,8 @@ std::vector<std::pair<std::string, std::string>> CudaProgram::runtimeStats() con
           {"pool", rt_->pool.describe()},
           {"pool allocations", std::to_string(pool.allocations)},
           {"pool device allocations", std::to_string(pool.deviceAllocations)}};
+  if (!occupancyNote_.empty()) stats.push_back({"achieved occupancy", occupancyNote_});
+  return stats;
 }
 
 }  // namespace

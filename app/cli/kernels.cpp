@@ -95,8 +95,7 @@ int runKernels(const KernelsOptions& o) {
                   orNa(r.timeUs, "%.2f").c_str(), r.nodes, orNa(r.registers, "%.0f").c_str(), orNa(r.sharedBytes, "%.0f").c_str(),
                   orNa(r.theoreticalOccupancy * 100, "%.0f%%").c_str(), orNa(r.achievedOccupancy * 100, "%.0f%%").c_str(), r.launch.c_str());
     }
-    std::printf("\nachieved occupancy: not measured (CUPTI counters are not collected yet); theoretical occupancy is from "
-                "cuOccupancyMaxActiveBlocksPerMultiprocessor\n");
+    std::printf("\ntheoretical occupancy: cuOccupancyMaxActiveBlocksPerMultiprocessor; achieved: see 'achieved occupancy' above\n");
     if (o.source)
       for (const auto& r : reports)
         if (!r.source.empty()) std::printf("\n// ---- %s  [%s]  %s\n%s", r.name.c_str(), r.label.c_str(), r.launch.c_str(), r.source.c_str());
