@@ -943,7 +943,7 @@ class Planner {
     src << "// " << step.name << ": " << step.segments.size() << " segment(s) over " << all.size() << " IR node(s)"
         << (step.label.empty() ? "" : "; from " + step.label) << "\n";
     src << "// Launch: a 1-D grid; segment k owns the next ceil(threads_k / blockDim.x) blocks.\n";
-    src << "extern \"C\" __global__ void " << step.name << "(" << paramList(p) << ") {\n  int b = blockIdx.x;\n" << body.str() << "}\n";
+    src << "extern \"C\" __global__ void " << step.name << "(" << paramList(p) << ") {\n  cas_wait_for_previous_kernel();\n  int b = blockIdx.x;\n" << body.str() << "}\n";
     step.source = src.str();
     step.params = p.buffers;
   }
@@ -992,7 +992,7 @@ class Planner {
     std::ostringstream s;
     s << "// " << step.name << ": " << ps.units.size() << " independent GEMMs and kernels in one launch, each in its own range of blocks:\n" << comments;
     s << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", " << tileBlocksPerSm() << ") " << step.name << "(" << paramList(p) << ") {\n";
-    s << sharedTiles(t);
+    s << "  cas_wait_for_previous_kernel();\n" << sharedTiles(t);
     s << "  int b = blockIdx.x;\n" << body.str() << "}\n";
     step.source = s.str();
     step.params = p.buffers;
@@ -1045,7 +1045,7 @@ class Planner {
       s << "// " << step.name << ": " << shape << ", then " << unit.members.size() - 1 << " fused node(s)"
         << (step.label.empty() ? "" : "; from " + step.label) << "\n";
       s << "// Launch: " << step.gridX << " block(s) of 256 threads; warp = row, lanes stride over K.\n";
-      s << "extern \"C\" __global__ void __launch_bounds__(256) " << step.name << "(" << paramList(p) << ") {\n";
+      s << "extern \"C\" __global__ void __launch_bounds__(256) " << step.name << "(" << paramList(p) << ") {\n  cas_wait_for_previous_kernel();\n";
       s << "  const int lane = threadIdx.x & 31, row = blockIdx.x * 8 + (threadIdx.x >> 5);\n";
       s << "  if (row >= " << M << ") return;\n";
       s << "  float sum[" << n << "] = {};\n";
@@ -1064,7 +1064,7 @@ class Planner {
       s << "// " << step.name << ": " << shape << ", then " << unit.members.size() - 1 << " fused node(s)"
         << (step.label.empty() ? "" : "; from " + step.label) << "\n";
       s << "// Launch: " << step.gridX << " block(s) of 256 threads; lane = column, warp = K slice of " << (k + 7) / 8 << ".\n";
-      s << "extern \"C\" __global__ void __launch_bounds__(256) " << step.name << "(" << paramList(p) << ") {\n";
+      s << "extern \"C\" __global__ void __launch_bounds__(256) " << step.name << "(" << paramList(p) << ") {\n  cas_wait_for_previous_kernel();\n";
       s << "  __shared__ float partial[8][" << m << "][32];\n";
       s << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, col = blockIdx.x * 32 + lane;\n";
       s << "  float sum[" << m << "] = {};\n";
@@ -1097,7 +1097,7 @@ class Planner {
       s << "// Launch: grid (" << step.gridX << ", " << step.gridY << ") of " << t.bm << "x" << t.bn << " tiles" << (split ? " x K chunks" : "")
         << ", " << threads << " threads with " << t.tm << "x" << t.tn << " outputs each, K steps of " << t.bk << ".\n";
       s << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", " << tileBlocksPerSm() << ") " << step.name << "(" << paramList(p) << ") {\n";
-      s << sharedTiles(t);
+      s << "  cas_wait_for_previous_kernel();\n" << sharedTiles(t);
       if (!body) s << "  const int bx = blockIdx.x, by = blockIdx.y;\n";
       const size_t bodyStart = size_t(s.tellp());
       s << "  const int tx = threadIdx.x % " << colsPerPass << ", ty = threadIdx.x / " << colsPerPass << ";\n";
@@ -1417,6 +1417,14 @@ __device__ __forceinline__ bool cas_dropout_keep(unsigned long long seed, unsign
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
   return double(z >> 11) * 0x1.0p-53 >= double(rate);
+}
+// Step kernels may start before the previous kernel in the stream has finished (programmatic
+// dependent launch, sm_90 and later): each waits here, before it touches memory, until that
+// kernel has finished and its writes are visible.
+__device__ __forceinline__ void cas_wait_for_previous_kernel() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
 }
 __device__ __forceinline__ float cas_warp_sum(float v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);

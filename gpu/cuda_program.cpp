@@ -504,8 +504,23 @@ class CudaProgram final : public exec::Executable {
       case StepKind::Kernel:
       case StepKind::Gemm:
       case StepKind::ImplicitConv: {
+        // Programmatic dependent launch (sm_90+): the kernel's blocks may be scheduled while the
+        // previous kernel drains; it waits in cas_wait_for_previous_kernel before any access.
         Launch& l = launches_[k];
-        CAS_CU(cuLaunchKernel(l.function, l.gridX, l.gridY, 1, l.block, 1, 1, 0, s, l.argPointers.data(), nullptr));
+        CUlaunchAttribute early{};
+        early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        early.value.programmaticStreamSerializationAllowed = 1;
+        CUlaunchConfig config{};
+        config.gridDimX = l.gridX;
+        config.gridDimY = l.gridY;
+        config.gridDimZ = 1;
+        config.blockDimX = l.block;
+        config.blockDimY = 1;
+        config.blockDimZ = 1;
+        config.hStream = s;
+        config.attrs = &early;
+        config.numAttrs = rt_->arch >= 90 ? 1 : 0;
+        CAS_CU(cuLaunchKernelEx(&config, l.function, l.argPointers.data(), nullptr));
         return;
       }
       case StepKind::Copy:

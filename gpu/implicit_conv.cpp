@@ -131,6 +131,7 @@ ImplicitConvKernel implicitConv(ConvPass pass, const std::string& name, const st
       << "; a lane gathers its pixel's taps, " << v << " at a time.\n";
   const int aElements = forward ? kStep * kWidePitch : kRows * kPitch;
   s << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ", " << blocksPerSm() << ") " << name << "(" << params << ") {\n";
+  s << "  cas_wait_for_previous_kernel();\n";
   s << "  __shared__ __align__(128) unsigned char smem[" << std::max(2 * (aElements + kPitch * bn), 4 * kOutPitch * bn) << "];\n";
   s << "  unsigned short* const As = reinterpret_cast<unsigned short*>(smem);  // col, " << (forward ? "[32 taps][128 pixels]" : "[128 taps][32 pixels]") << "\n";
   s << "  unsigned short* const Bs = As + " << aElements << ";  // " << (forward ? "w, [" + std::to_string(bn) + " filters][32 taps]" : "dy, [" + std::to_string(bn) + " filters][32 pixels]") << "\n";
