@@ -106,14 +106,8 @@ ImplicitConvKernel implicitConv(ConvPass pass, const std::string& name, const st
   const std::string ix0 = "ox * " + std::to_string(g.strideW) + " - " + std::to_string(g.padLeft);
   const std::string window = "n * " + std::to_string(CHW) + " + oy * " + std::to_string(g.strideH * g.w) + " + ox * " + std::to_string(g.strideW);
   const std::string tapOffset = "(c * " + H + " + r) * " + W + " + s";
-  const std::string inside = [&](const std::string& iy, const std::string& ix) {
-    return "unsigned(" + iy + ") < " + H + "u && unsigned(" + ix + ") < " + W + "u";
-  }("IY", "IX");
   auto inImage = [&](const std::string& iy, const std::string& ix) {
-    std::string text = inside;
-    text.replace(text.find("IY"), 2, iy);
-    text.replace(text.find("IX"), 2, ix);
-    return text;
+    return "unsigned(" + iy + ") < " + H + "u && unsigned(" + ix + ") < " + W + "u";
   };
   const std::string kGuard = g.k % bn ? "k < " + K : "";
   auto guarded = [](const std::string& guard) { return guard.empty() ? std::string("true") : guard; };

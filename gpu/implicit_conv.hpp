@@ -14,15 +14,20 @@
 //
 // A block of 256 threads owns a 128 x BN tile of the result (rows m forward, rows kc for the
 // weight gradient; BN = 32 or 64 columns k). Per reduction step of 32 it gathers its tiles of
-// col and of w or dy from global memory, rounds them to 16 bits into shared memory, and its 8
-// warps (4 x 2, each 32 x BN/2) multiply them with wmma m16n16k16 at fp32; the next step's loads
-// are in flight meanwhile. Shared memory, reused for the epilogue:
+// col and of w or dy from global memory (a lane owns one pixel m and loads up to 4 taps at
+// once), rounds them to 16 bits into shared memory, and its 8 warps (4 x 2, each 32 x BN/2)
+// multiply them with wmma m16n16k16 at fp32; the next step's loads are in flight meanwhile.
+// Shared memory, reused for the epilogue:
 //
-//   +------------------------+----------------------+
-//   | A[128][40] 16-bit      | B[BN][40] 16-bit     |   rows padded by 8 (wmma rows on
-//   +------------------------+----------------------+   distinct banks)
-//   | C[BN][132] fp32, column-major: C[k][row]      |   consecutive threads read
-//   +-----------------------------------------------+   consecutive rows
+//   +----------------------------------------+------------------------+
+//   | A: col, 16-bit, [taps][pixels]         | B: w [BN][32 taps] or  |
+//   |   forward:         [32][128 + 8]       |    dy [BN][32 pixels], |
+//   |   weight gradient: [128][32 + 8]       |    16-bit, rows + 8    |
+//   +----------------------------------------+------------------------+
+//   | C: fp32 [BN][128 + 4], column-major (C[k][row]): consecutive    |
+//   |    threads read consecutive rows, so NCHW writes coalesce       |
+//   +-----------------------------------------------------------------+
+//   Rows are padded so that wmma's 16-byte row reads fall on distinct banks.
 //
 // Thread-safety: pure functions.
 #include <cstdint>
