@@ -1243,25 +1243,35 @@ class Planner {
     auto loop = [](std::int64_t total) {
       return "  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < " + std::to_string(total) + "; i += gridDim.x * blockDim.x) {\n";
     };
+    // A per-image transpose through 32 x 32 shared tiles, blocks striding over the tiles (pt
+    // along the pixels, ct along the channels): `read` fills tile[j][tx], `write` stores
+    // tile[tx][j]. Without the kernel's closing brace.
+    auto tiled = [&](const std::string& name, const char* srcType, const char* dstType, std::int64_t N, std::int64_t pt, std::int64_t ct,
+                     const std::string& read, const std::string& write) {
+      std::ostringstream k;
+      k << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(const " << srcType << "* __restrict__ src, " << dstType << "* __restrict__ dst) {\n"
+        << "  __shared__ float tile[32][33];\n  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;\n"
+        << "  for (int b = blockIdx.x; b < " << N * pt * ct << "; b += gridDim.x) {\n"
+        << "    const int p0 = (b % " << pt << ") * 32, c0 = ((b / " << pt << ") % " << ct << ") * 32, n = b / " << pt * ct << ";\n"
+        << "    for (int j = ty; j < 32; j += 8) {\n" << read << "    }\n    __syncthreads();\n"
+        << "    for (int j = ty; j < 32; j += 8) {\n" << write << "    }\n    __syncthreads();\n  }\n";
+      return k.str();
+    };
     auto to = [&](const std::string& name, const Shape& sh, int fold) {
       const std::int64_t N = sh[0], C = sh[1], H = sh[2], W = sh[3], Hs = H / fold, Ws = W / fold, Cs = C * fold * fold;
       std::ostringstream k;
       if (fold == 1) {
         // Per image a [C][H*W] -> [H*W][C] transpose, through 32 x 32 shared tiles so that both
         // the reads and the writes are coalesced; blocks stride over the tiles.
-        const std::int64_t HW = H * W, pt = (HW + 31) / 32, ct = (C + 31) / 32;
-        k << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(const float* __restrict__ src, unsigned short* __restrict__ dst) {\n"
-          << "  __shared__ float tile[32][33];\n  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;\n"
-          << "  for (int b = blockIdx.x; b < " << N * pt * ct << "; b += gridDim.x) {\n"
-          << "    const int p0 = (b % " << pt << ") * 32, c0 = ((b / " << pt << ") % " << ct << ") * 32, n = b / " << pt * ct << ";\n"
-          << "    for (int j = ty; j < 32; j += 8) {\n      const int c = c0 + j, p = p0 + tx;\n"
-          << "      tile[j][tx] = c < " << C << " && p < " << HW << " ? src[(n * " << C << " + c) * " << HW << " + p] : 0.f;\n    }\n"
-          << "    __syncthreads();\n"
-          << "    for (int j = ty; j < 32; j += 8) {\n      const int p = p0 + j, c = c0 + tx;\n"
-          << "      if (p >= " << HW << " || c >= " << C << ") continue;\n"
-          << "      unsigned short h;\n      asm(\"" << round << " %0, %1;\" : \"=h\"(h) : \"f\"(tile[tx][j]));\n"
-          << "      dst[(n * " << HW << " + p) * " << C << " + c] = h;\n    }\n    __syncthreads();\n  }\n}\n";
-        return k.str();
+        const std::int64_t HW = H * W;
+        std::ostringstream read, write;
+        read << "      const int c = c0 + j, p = p0 + tx;\n"
+             << "      tile[j][tx] = c < " << C << " && p < " << HW << " ? src[(n * " << C << " + c) * " << HW << " + p] : 0.f;\n";
+        write << "      const int p = p0 + j, c = c0 + tx;\n"
+              << "      if (p >= " << HW << " || c >= " << C << ") continue;\n"
+              << "      unsigned short h;\n      asm(\"" << round << " %0, %1;\" : \"=h\"(h) : \"f\"(tile[tx][j]));\n"
+              << "      dst[(n * " << HW << " + p) * " << C << " + c] = h;\n";
+        return tiled(name, "float", "unsigned short", N, (HW + 31) / 32, (C + 31) / 32, read.str(), write.str()) + "}\n";
       }
       k << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(const float* __restrict__ src, unsigned short* __restrict__ dst) {\n"
         << loop(N * Hs * Ws * Cs) << "    const int cs = i % " << Cs << ", x = (i / " << Cs << ") % " << Ws << ", y = (i / " << Cs * Ws << ") % " << Hs
@@ -1275,22 +1285,18 @@ class Planner {
     // tiles: reads run along cs, writes along the pixels (every fold-th float when folded).
     auto back = [&](const std::string& name, const Shape& sh, int fold) {
       const std::int64_t N = sh[0], C = sh[1], H = sh[2], W = sh[3], Hs = H / fold, Ws = W / fold, Cs = C * fold * fold;
-      const std::int64_t P = Hs * Ws, pt = (P + 31) / 32, ct = (Cs + 31) / 32;
-      std::ostringstream k;
-      k << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(const unsigned short* __restrict__ src, float* __restrict__ dst) {\n"
-        << "  __shared__ float tile[32][33];\n  const int tx = threadIdx.x % 32, ty = threadIdx.x / 32;\n"
-        << "  for (int b = blockIdx.x; b < " << N * pt * ct << "; b += gridDim.x) {\n"
-        << "    const int p0 = (b % " << pt << ") * 32, c0 = ((b / " << pt << ") % " << ct << ") * 32, n = b / " << pt * ct << ";\n"
-        << "    for (int j = ty; j < 32; j += 8) {\n      const int p = p0 + j, cs = c0 + tx;\n      float v = 0.f;\n"
-        << "      if (p < " << P << " && cs < " << Cs << ") {\n        const unsigned short h = src[(n * " << P << " + p) * " << Cs << " + cs];\n"
-        << (bf16 ? "        v = __uint_as_float(unsigned(h) << 16);\n" : "        asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(v) : \"h\"(h));\n")
-        << "      }\n      tile[j][tx] = v;\n    }\n    __syncthreads();\n"
-        << "    for (int j = ty; j < 32; j += 8) {\n      const int cs = c0 + j, p = p0 + tx;\n"
-        << "      if (p >= " << P << " || cs >= " << Cs << ") continue;\n"
-        << "      const int c = cs / " << fold * fold << ", dy = (cs / " << fold << ") % " << fold << ", dx = cs % " << fold << ", ys = p / " << Ws
-        << ", xs = p % " << Ws << ";\n"
-        << "      dst[((n * " << C << " + c) * " << H << " + ys * " << fold << " + dy) * " << W << " + xs * " << fold << " + dx] = tile[tx][j];\n"
-        << "    }\n    __syncthreads();\n  }\n";
+      const std::int64_t P = Hs * Ws;
+      std::ostringstream read, write, k;
+      read << "      const int p = p0 + j, cs = c0 + tx;\n      float v = 0.f;\n"
+           << "      if (p < " << P << " && cs < " << Cs << ") {\n        const unsigned short h = src[(n * " << P << " + p) * " << Cs << " + cs];\n"
+           << (bf16 ? "        v = __uint_as_float(unsigned(h) << 16);\n" : "        asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(v) : \"h\"(h));\n")
+           << "      }\n      tile[j][tx] = v;\n";
+      write << "      const int cs = c0 + j, p = p0 + tx;\n"
+            << "      if (p >= " << P << " || cs >= " << Cs << ") continue;\n"
+            << "      const int c = cs / " << fold * fold << ", dy = (cs / " << fold << ") % " << fold << ", dx = cs % " << fold << ", ys = p / " << Ws
+            << ", xs = p % " << Ws << ";\n"
+            << "      dst[((n * " << C << " + c) * " << H << " + ys * " << fold << " + dy) * " << W << " + xs * " << fold << " + dx] = tile[tx][j];\n";
+      k << tiled(name, "unsigned short", "float", N, (P + 31) / 32, (Cs + 31) / 32, read.str(), write.str());
       if (Hs * fold != H || Ws * fold != W)  // pixels no output covers
         k << loop(N * C * H * W) << "    const int x = i % " << W << ", y = (i / " << W << ") % " << H << ";\n"
           << "    if (y >= " << Hs * fold << " || x >= " << Ws * fold << ") dst[i] = 0.f;\n  }\n";

@@ -34,6 +34,9 @@ enum class StepKind {
   Copy,      // device-to-device copy of an update that cannot be done in place
 };
 
+// Steps whose kernel is generated (one launch of a kernel in the module, named step.name).
+inline bool isGenerated(StepKind k) { return k == StepKind::Kernel || k == StepKind::Gemm || k == StepKind::ImplicitConv; }
+
 struct Segment {
   std::vector<ir::NodeId> members;  // nodes it computes, in order
   std::int64_t threads = 0;         // threads it needs

@@ -35,11 +35,10 @@ struct BlasCall {
   CUdeviceptr lowA = 0, lowB = 0;  // bf16/fp16 copies of the operands
 };
 
-// A bf16/fp16 copy of a tensor in some layout, made by the first step that needs it and read
-// by later steps of the same run.
+// A bf16/fp16 copy of a tensor in another layout, made by a generated layout kernel (src, dst).
 struct LowCopy {
   CUdeviceptr buffer = 0;
-  CUfunction make = nullptr;   // a generated layout kernel (src, dst)
+  CUfunction make = nullptr;
   std::int64_t threads = 0;    // of `make`
   NodeId source = ir::kNoNode;
 };
@@ -52,10 +51,8 @@ struct ConvCall {
   std::size_t workspace = 0;
   ir::Precision precision = ir::Precision::F32;
   // bf16/fp16 input gradient (see codegen.cpp, emitConvRelayouts): the two operands as
-  // low-precision copies, each made here when `build` is set (else by an earlier step); cuDNN's
-  // NHWC low-precision result comes back through `fromOut`.
+  // low-precision NHWC copies; cuDNN's NHWC low-precision result comes back through `fromOut`.
   LowCopy operand[2];
-  bool build[2] = {false, false};
   CUdeviceptr result = 0;
   CUfunction fromOut = nullptr;
   std::int64_t outThreads = 0;
@@ -255,7 +252,7 @@ class CudaProgram final : public exec::Executable {
     CAS_CU(cuModuleLoadData(&module_, cubin.data()));
     for (size_t k = 0; k < schedule_.steps.size(); ++k) {
       const Step& s = schedule_.steps[k];
-      if (s.kind != StepKind::Kernel && s.kind != StepKind::Gemm && s.kind != StepKind::ImplicitConv) continue;
+      if (!isGenerated(s.kind)) continue;
       Launch& l = launches_[k];
       CAS_CU(cuModuleGetFunction(&l.function, module_, s.name.c_str()));
       for (NodeId p : s.params) l.args.push_back(base_ + offset_.at(p));
@@ -384,8 +381,8 @@ class CudaProgram final : public exec::Executable {
     CAS_DNN(cudnnSetConvolutionMathType(c.conv, low ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
     if (low) {
       // cuDNN runs only input gradients in low precision (codegen.cpp, emitConvRelayouts).
-      c.operand[0] = lowCopy(step, "nhwc1", n.inputs[0], "_in0", numel(ys), numel(ys), &c.build[0]);
-      c.operand[1] = lowCopy(step, "nhwc" + std::to_string(f), n.inputs[1], "_in1", numel(ws), numel(ws), &c.build[1]);
+      c.operand[0] = lowCopy(step, n.inputs[0], "_in0", numel(ys));
+      c.operand[1] = lowCopy(step, n.inputs[1], "_in1", numel(ws));
       c.result = scratch(std::uint64_t(xs[0] * xc * xh * xw) * 2, "a low-precision result of " + n.label);
       CAS_CU(cuModuleGetFunction(&c.fromOut, module_, (step.relayoutPrefix + "_out").c_str()));
       c.outThreads = numel(n.shape);
@@ -416,22 +413,13 @@ class CudaProgram final : public exec::Executable {
     scratch_.pop_back();
   }
 
-  // The low-precision copy `layout` of node `source` made by kernel <prefix><suffix>: shared
-  // with the earlier step that made it, if any.
-  LowCopy lowCopy(const Step& step, const std::string& layout, NodeId source, const std::string& suffix, std::int64_t elements,
-                  std::int64_t threads, bool* build) {
-    const std::string key = layout + ":" + std::to_string(source);
-    if (auto it = lowCopies_.find(key); it != lowCopies_.end()) {
-      *build = false;
-      return it->second;
-    }
+  // The low-precision copy of node `source` (`elements` values) made by kernel <prefix><suffix>.
+  LowCopy lowCopy(const Step& step, NodeId source, const std::string& suffix, std::int64_t elements) {
     LowCopy copy;
     copy.buffer = scratch(std::uint64_t(elements) * 2, "a low-precision copy of " + g_.node(source).label);
-    copy.threads = threads;
+    copy.threads = elements;
     copy.source = source;
     CAS_CU(cuModuleGetFunction(&copy.make, module_, (step.relayoutPrefix + suffix).c_str()));
-    *build = true;
-    lowCopies_[key] = copy;
     return copy;
   }
 
@@ -584,8 +572,7 @@ class CudaProgram final : public exec::Executable {
     CUdeviceptr in0 = address(n.inputs[0]), in1 = address(n.inputs[1]), out = address(id);
     const bool low = c.precision != ir::Precision::F32;
     if (low) {
-      for (int k = 0; k < 2; ++k)
-        if (c.build[k]) makeLowCopy(c.operand[k], s);
+      for (const LowCopy& copy : c.operand) makeLowCopy(copy, s);
       in0 = c.operand[0].buffer;
       in1 = c.operand[1].buffer;
     }
@@ -673,7 +660,6 @@ class CudaProgram final : public exec::Executable {
   std::vector<Launch> launches_;
   std::vector<BlasCall> blas_;
   std::vector<ConvCall> conv_;
-  std::map<std::string, LowCopy> lowCopies_;  // by layout and source node
   CUgraph graph_ = nullptr;
   CUgraphExec graphExec_ = nullptr;
   std::string captureNote_;
@@ -716,10 +702,8 @@ std::vector<exec::KernelReport> CudaProgram::profileKernels(int runs) {
   // Achieved occupancy: one more pass over the generated kernels alone, under CUPTI (library
   // calls launch kernels of their own choosing, which could not be told apart).
   std::vector<size_t> generated;
-  for (size_t k = 0; k < count; ++k) {
-    const StepKind kind = schedule_.steps[k].kind;
-    if (kind == StepKind::Kernel || kind == StepKind::Gemm || kind == StepKind::ImplicitConv) generated.push_back(k);
-  }
+  for (size_t k = 0; k < count; ++k)
+    if (isGenerated(schedule_.steps[k].kind)) generated.push_back(k);
   const OccupancyMeasurement occupancy = measureAchievedOccupancy(rt_->context, rt_->device, int(generated.size()), [&] {
     for (size_t k : generated) enqueueStep(k, s);
   });
@@ -769,7 +753,7 @@ std::vector<std::pair<std::string, std::string>> CudaProgram::runtimeStats() con
   const PoolStats pool = rt_->pool.stats();
   int kernels = 0, library = 0;
   for (const Step& s : schedule_.steps) {
-    if (s.kind == StepKind::Kernel || s.kind == StepKind::Gemm || s.kind == StepKind::ImplicitConv) ++kernels;
+    if (isGenerated(s.kind)) ++kernels;
     if (s.kind == StepKind::Blas || s.kind == StepKind::Conv) ++library;
   }
   const char* outcome = cacheOutcome_ == CacheOutcome::Hit ? "hit (loaded from the kernel cache)"

@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::uint64_t kBlasWorkspaceBytes = 32ull << 20;
 
-// Precision conversions for bf16/fp16 matmul and convolution operands (round to nearest even).
+// Precision conversions for bf16/fp16 matmul operands (round to nearest even).
 constexpr const char* kCastSource = R"(
 extern "C" __global__ void cas_to_bf16(const float* x, unsigned short* y, int n) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
@@ -19,14 +19,6 @@ extern "C" __global__ void cas_to_bf16(const float* x, unsigned short* y, int n)
 extern "C" __global__ void cas_to_f16(const float* x, unsigned short* y, int n) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x[i])); y[i] = h;
-  }
-}
-extern "C" __global__ void cas_from_bf16(const unsigned short* x, float* y, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) y[i] = __uint_as_float(unsigned(x[i]) << 16);
-}
-extern "C" __global__ void cas_from_f16(const unsigned short* x, float* y, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x[i])); y[i] = f;
   }
 }
 )";

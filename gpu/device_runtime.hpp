@@ -23,7 +23,7 @@ struct DeviceRuntime {
   DeviceRuntime& operator=(const DeviceRuntime&) = delete;
 
   cudnnHandle_t dnn();  // created on first use, so MLP-only programs never load cuDNN's engines
-  CUfunction castKernel(const char* name);  // cas_to_bf16, cas_to_f16, cas_from_bf16, cas_from_f16
+  CUfunction castKernel(const char* name);  // cas_to_bf16, cas_to_f16
 
   CUdevice device = 0;
   CUcontext context = nullptr;
