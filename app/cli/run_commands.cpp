@@ -245,9 +245,10 @@ int runPlay(const PlayOptions& o) {
   const int human = o.humanSecond ? 1 : 0;
   std::printf("You play %s. Enter a move (%s), or q to quit.\n", human == 0 ? "first (X)" : "second (O)",
               trainer->project().environment == "tictactoe" ? "a cell 1-9" : "a column 1-7");
+  auto boardGames = env::makeBoardGames(trainer->project().environment, 1);
+  env::BoardGames& board = *boardGames;
   for (;;) {
     std::string error;
-    env::BoardGames& board = trainer->analysisBoard();
     board.playMoves(0, moves, &error);
     std::printf("\n%s", board.render(0).c_str());
     if (board.terminal(0)) {

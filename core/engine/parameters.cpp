@@ -42,6 +42,9 @@ std::vector<ParameterSpec> standardSpecs() {
       choiceParam("search.root_policy", {"puct", "gumbel"}, "puct", kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Root action selection: PUCT with Dirichlet noise, or Gumbel sequential halving.")),
       intParam("search.gumbel_arms", 2, 512, 16, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Actions sampled at the root by the Gumbel policy.")),
       boolParam("search.subtree_reuse", true, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Keep the chosen child's subtree as the next root.")),
+      choiceParam("search.device", {"auto", "cpu", "gpu"}, "auto", kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Where the search runs: auto keeps the trees on the GPU when the CUDA backend runs the network, cpu keeps them on the CPU (for comparison).")),
+      choiceParam("search.selection", {"masked", "branchy"}, "masked", kLive, QT_TRANSLATE_NOOP("cas::Parameters", "GPU selection kernel: masked (predicated, lanes stay together) or branchy (loops and branches as written).")),
+      boolParam("search.instrument", false, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Count SIMT efficiency and record an SM timeline in the GPU search's kernels (slightly slower).")),
 
       intParam("train.parallel_games", 1, 65536, 64, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Self-play games played side by side, evaluated in one batch.")),
       intParam("train.games_per_iteration", 1, 1000000, 64, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Finished self-play games between training phases.")),

@@ -12,12 +12,14 @@
 #include <utility>
 #include <vector>
 
+#include "core/exec/kernel_report.hpp"
 #include "core/ir/graph.hpp"
+#include "core/search/self_play_search.hpp"
 
 namespace cas::exec {
 
 // Bumped whenever the Backend class layout changes, so a stale plugin is refused, not crashed.
-inline constexpr int kBackendPluginAbi = 3;
+inline constexpr int kBackendPluginAbi = 4;
 
 struct ProbeReport {
   bool passed = false;
@@ -27,21 +29,6 @@ struct ProbeReport {
 };
 
 class ThreadPool;
-
-// One kernel or library call of a compiled graph, as `cuda-agent kernels` and the studio's kernel
-// view show it. Fields a backend cannot measure stay negative (or empty) and print as "n/a".
-struct KernelReport {
-  std::string name;     // "k7_Tanh_Add" or "cublas_MatMul"
-  std::string kind;     // "generated", "cuBLAS", "cuDNN", "fill", "copy"
-  std::string label;    // the PDL layers it computes
-  std::string source;   // CUDA source (generated kernels)
-  std::string launch;   // "grid 64 x block 256"
-  int nodes = 0;        // IR nodes it computes
-  double timeUs = -1;   // mean time per run (CUDA events)
-  int registers = -1, sharedBytes = -1;
-  double theoreticalOccupancy = -1;  // active warps / maximum warps per SM, 0..1
-  double achievedOccupancy = -1;     // measured (CUPTI); -1 when not measured
-};
 
 // A graph compiled for one backend. It owns storage for every input of the graph (parameters
 // and optimizer state stay resident between runs); after each run, every (output, input) pair in
@@ -86,6 +73,14 @@ class Backend {
   virtual std::unique_ptr<Executable> compile(const ir::Graph& graph) = 0;
   // Whether compile() works yet; nullopt when it does, else why not.
   virtual std::optional<std::string> cannotRunGraphs() const { return std::nullopt; }
+  // A search whose trees and games live on this backend's device, evaluating leaves with
+  // setup.evaluator (a network compiled by this backend). Null with `reason` when the backend
+  // has no search of its own or cannot hold this one; search::makeSearch then takes the CPU's.
+  virtual std::unique_ptr<search::SelfPlaySearch> createSearch(const search::SearchSetup& setup, std::string* reason) {
+    (void)setup;
+    *reason = "the " + id() + " backend has no search of its own";
+    return nullptr;
+  }
 };
 
 struct BackendEntry {

@@ -6,6 +6,8 @@
 #include <limits>
 #include <numeric>
 
+#include "core/search/search_math.hpp"
+
 namespace cas::search {
 namespace {
 
@@ -13,62 +15,71 @@ using Clock = std::chrono::steady_clock;
 
 double seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
 
-// Softmax of the logits over the legal moves: the priors of a node's children.
-std::vector<std::pair<int, float>> legalPriors(const env::BoardGames& g, int game, const float* logits) {
-  std::vector<std::pair<int, float>> children;
-  float top = -std::numeric_limits<float>::infinity();
+std::uint32_t legalMask(const env::BoardGames& g, int game) {
+  std::uint32_t mask = 0;
   for (int a = 0; a < g.actionCount(); ++a)
-    if (g.legal(game, a)) {
-      children.push_back({a, logits[a]});
-      top = std::max(top, logits[a]);
-    }
-  float sum = 0;
-  for (auto& c : children) sum += (c.second = std::exp(c.second - top));
-  for (auto& c : children) c.second /= sum;
-  return children;
+    if (g.legal(game, a)) mask |= 1u << a;
+  return mask;
+}
+
+// A stable insertion sort of child indices by score, best first: the device search sorts its
+// (at most 16) arms the same way.
+void sortArms(std::vector<int>& arms, const std::vector<float>& score) {
+  for (size_t i = 1; i < arms.size(); ++i)
+    for (size_t j = i; j > 0 && score[size_t(arms[j])] > score[size_t(arms[j - 1])]; --j) std::swap(arms[j], arms[j - 1]);
 }
 
 }  // namespace
 
 BatchedSearch::BatchedSearch(const std::string& environment, int games, SearchConfig config, Evaluator evaluator, std::uint64_t seed)
-    : environment_(environment), games_(games), config_(config), evaluate_(std::move(evaluator)) {
+    : environment_(environment), games_(games), config_(config), evaluate_(std::move(evaluator)), seed_(seed) {
   roots_ = env::makeBoardGames(environment, games);
   scratch_ = env::makeBoardGames(environment, games * std::max(1, config.leavesPerStep));
   const int a = roots_->actionCount();
   for (int g = 0; g < games; ++g) {
     roots_->reset(g);
     trees_.emplace_back(a, config.nodeBudget);
-    rng_.emplace_back(seed * 0x9E3779B97F4A7C15ull + std::uint64_t(g) + 1);
   }
+  draws_.assign(size_t(games), 0);
   cleanRootPriors_.resize(size_t(games));
   gumbelScore_.resize(size_t(games));
   gumbelArms_.resize(size_t(games));
   gumbelPhaseVisits_.resize(size_t(games));
 }
 
-void BatchedSearch::setConfig(const SearchConfig& c) {
+std::optional<std::string> BatchedSearch::setConfig(const SearchConfig& c) {
   const bool wider = c.leavesPerStep > config_.leavesPerStep;
+  const int budget = config_.nodeBudget;
   config_ = c;
+  config_.nodeBudget = budget;
   if (wider) scratch_ = env::makeBoardGames(environment_, games_ * c.leavesPerStep);
+  return std::nullopt;
 }
 
-void BatchedSearch::resetGame(int game) {
-  roots_->reset(game);
-  trees_[size_t(game)].clear();
+void BatchedSearch::resetGames(const std::vector<int>& games) {
+  for (int game : games) {
+    roots_->reset(game);
+    trees_[size_t(game)].clear();
+    gumbelArms_[size_t(game)].clear();
+  }
 }
 
-void BatchedSearch::play(int game, int action) {
-  Tree& t = trees_[size_t(game)];
-  std::int32_t next = Tree::kNone;
-  if (config_.subtreeReuse && t.expanded(0))
-    for (int k = 0; k < t.childCount[0]; ++k)
-      if (t.action[size_t(t.child(0, k))] == action) next = t.child(0, k);
-  roots_->play(game, action);
-  if (next != Tree::kNone && !roots_->terminal(game)) t.reroot(next);
-  else t.clear();
+void BatchedSearch::play(const std::vector<int>& games, const std::vector<int>& actions) {
+  for (size_t i = 0; i < games.size(); ++i) {
+    const int game = games[i], action = actions[i];
+    Tree& t = trees_[size_t(game)];
+    std::int32_t next = Tree::kNone;
+    if (config_.subtreeReuse && t.expanded(0))
+      for (int k = 0; k < t.childCount[0]; ++k)
+        if (t.action[size_t(t.child(0, k))] == action) next = t.child(0, k);
+    roots_->play(game, action);
+    if (next != Tree::kNone && !roots_->terminal(game)) t.reroot(next);
+    else t.clear();
+    gumbelArms_[size_t(game)].clear();
+  }
 }
 
-void BatchedSearch::applyVirtualLoss(Tree& t, const std::vector<std::int32_t>& path, int sign) {
+void BatchedSearch::applyVirtualLoss(Tree& t, const std::vector<std::int32_t>& path, int sign) const {
   for (std::int32_t s : path) {
     t.visits[size_t(s)] += sign;
     t.valueSum[size_t(s)] -= float(sign) * config_.virtualLoss;
@@ -76,7 +87,7 @@ void BatchedSearch::applyVirtualLoss(Tree& t, const std::vector<std::int32_t>& p
   }
 }
 
-void BatchedSearch::backup(Tree& t, const std::vector<std::int32_t>& path, float leafValue) {
+void BatchedSearch::backup(Tree& t, const std::vector<std::int32_t>& path, float leafValue) const {
   float v = leafValue;  // for the player to move at the node
   for (size_t i = path.size(); i-- > 0;) {
     const auto s = size_t(path[i]);
@@ -87,29 +98,42 @@ void BatchedSearch::backup(Tree& t, const std::vector<std::int32_t>& path, float
   }
 }
 
-std::int32_t BatchedSearch::selectChild(int game, std::int32_t node, bool atRoot) {
+void BatchedSearch::expandWith(Tree& t, std::int32_t node, const env::BoardGames& g, int game, const float* logits) const {
+  const std::uint32_t legal = legalMask(g, game);
+  float priors[32];
+  const int n = legalPriors(logits, legal, g.actionCount(), priors);
+  std::vector<std::pair<int, float>> children;
+  children.reserve(size_t(n));
+  for (int a = 0, i = 0; a < g.actionCount(); ++a)
+    if ((legal >> a) & 1u) children.push_back({a, priors[i++]});
+  t.expand(node, children, step_);
+}
+
+std::int32_t BatchedSearch::selectChild(int game, std::int32_t node, bool atRoot) const {
   const Tree& t = trees_[size_t(game)];
   if (atRoot && config_.gumbel && !gumbelArms_[size_t(game)].empty()) {
     // Sequential halving: visit the remaining arm with the fewest visits (best score on ties).
-    std::int32_t best = Tree::kNone;
+    const auto& score = gumbelScore_[size_t(game)];
+    int best = -1;
     for (int arm : gumbelArms_[size_t(game)]) {
-      const std::int32_t c = t.child(node, arm);
-      if (best == Tree::kNone || t.visits[size_t(c)] < t.visits[size_t(best)] ||
-          (t.visits[size_t(c)] == t.visits[size_t(best)] &&
-           gumbelScore_[size_t(game)][size_t(arm)] > gumbelScore_[size_t(game)][size_t(best - t.firstChild[size_t(node)])]))
-        best = c;
+      const auto c = size_t(t.child(node, arm));
+      if (best < 0) {
+        best = arm;
+        continue;
+      }
+      const auto b = size_t(t.child(node, best));
+      if (t.visits[c] < t.visits[b] || (t.visits[c] == t.visits[b] && score[size_t(arm)] > score[size_t(best)])) best = arm;
     }
-    return best;
+    return t.child(node, best);
   }
-  const float sqrtParent = std::sqrt(float(std::max(1, t.visits[size_t(node)])));
-  std::int32_t best = Tree::kNone;
+  const float sqrtParent = parentSqrt(t.visits[size_t(node)]);
+  std::int32_t best = t.child(node, 0);
   float bestScore = -std::numeric_limits<float>::infinity();
   for (int k = 0; k < t.childCount[size_t(node)]; ++k) {
     const auto c = size_t(t.child(node, k));
-    const float q = t.visits[c] > 0 ? t.valueSum[c] / float(t.visits[c]) : 0.0f;
-    const float u = config_.cPuct * t.prior[c] * sqrtParent / float(1 + t.visits[c]);
-    if (q + u > bestScore) {
-      bestScore = q + u;
+    const float score = puctScore(t.valueSum[c], t.visits[c], t.prior[c], sqrtParent, config_.cPuct);
+    if (score > bestScore) {
+      bestScore = score;
       best = std::int32_t(c);
     }
   }
@@ -123,33 +147,53 @@ void BatchedSearch::prepareRoot(int game) {
   std::vector<float>& clean = cleanRootPriors_[size_t(game)];
   clean.assign(size_t(n), 0);
   for (int k = 0; k < n; ++k) clean[size_t(k)] = t.prior[size_t(t.child(0, k))];
-  auto& rng = rng_[size_t(game)];
+  const std::uint32_t draw = draws_[size_t(game)]++;
   if (config_.gumbel) {
-    std::extreme_value_distribution<float> gumbel(0.0f, 1.0f);
+    RandomStream r{seed_, std::uint32_t(game), draw, RandomPurpose::Gumbel};
     auto& score = gumbelScore_[size_t(game)];
     score.assign(size_t(n), 0);
-    for (int k = 0; k < n; ++k) score[size_t(k)] = gumbel(rng) + std::log(std::max(clean[size_t(k)], 1e-30f));
+    for (int k = 0; k < n; ++k) score[size_t(k)] = gumbelSample(r) + searchLog(std::max(clean[size_t(k)], 1e-30f));
     auto& arms = gumbelArms_[size_t(game)];
     arms.resize(size_t(n));
     std::iota(arms.begin(), arms.end(), 0);
-    std::sort(arms.begin(), arms.end(), [&](int a, int b) { return score[size_t(a)] > score[size_t(b)]; });
+    sortArms(arms, score);
     arms.resize(size_t(std::min(n, config_.gumbelArms)));
     gumbelPhaseVisits_[size_t(game)] = 0;
     return;
   }
+  gumbelArms_[size_t(game)].clear();
   if (config_.dirichletFraction <= 0 || n < 2) return;
-  std::gamma_distribution<float> gamma(config_.dirichletAlpha, 1.0f);
+  RandomStream r{seed_, std::uint32_t(game), draw, RandomPurpose::Dirichlet};
   std::vector<float> noise(static_cast<size_t>(n));
   float sum = 0;
-  for (float& x : noise) sum += (x = gamma(rng));
-  for (int k = 0; k < n; ++k)
-    t.prior[size_t(t.child(0, k))] = (1 - config_.dirichletFraction) * clean[size_t(k)] + config_.dirichletFraction * noise[size_t(k)] / std::max(sum, 1e-30f);
+  for (float& x : noise) sum = sum + (x = gammaSample(config_.dirichletAlpha, r));
+  const float f = config_.dirichletFraction;
+  for (int k = 0; k < n; ++k) t.prior[size_t(t.child(0, k))] = (1.0f - f) * clean[size_t(k)] + f * (noise[size_t(k)] / std::max(sum, 1e-30f));
 }
 
 void BatchedSearch::finishRoot(int game) {
   Tree& t = trees_[size_t(game)];
   const auto& clean = cleanRootPriors_[size_t(game)];
   for (int k = 0; k < t.childCount[0] && size_t(k) < clean.size(); ++k) t.prior[size_t(t.child(0, k))] = clean[size_t(k)];
+}
+
+// Halves the field when a phase's share of the budget is spent.
+void BatchedSearch::halveGumbelField(int game) {
+  auto& arms = gumbelArms_[size_t(game)];
+  if (arms.size() <= 1 || !trees_[size_t(game)].expanded(0)) return;
+  if (gumbelPhaseVisits_[size_t(game)] < gumbelPhaseLength(int(arms.size()), config_.gumbelArms, config_.simulations)) return;
+  gumbelPhaseVisits_[size_t(game)] = 0;
+  const Tree& t = trees_[size_t(game)];
+  int maxVisits = 0;
+  for (int arm : arms) maxVisits = std::max(maxVisits, t.visits[size_t(t.child(0, arm))]);
+  std::vector<float> score(size_t(t.childCount[0]), 0.0f);
+  for (int arm : arms) {
+    const auto c = size_t(t.child(0, arm));
+    const float q = t.visits[c] > 0 ? t.valueSum[c] / float(t.visits[c]) : 0.0f;
+    score[size_t(arm)] = gumbelScore_[size_t(game)][size_t(arm)] + gumbelSigma(q, maxVisits);
+  }
+  sortArms(arms, score);
+  arms.resize((arms.size() + 1) / 2);
 }
 
 void BatchedSearch::search(const std::vector<int>& games, int simulations) {
@@ -178,7 +222,7 @@ void BatchedSearch::search(const std::vector<int>& games, int simulations) {
     ++step_;
     for (size_t i = 0; i < fresh.size(); ++i) {
       Tree& t = trees_[size_t(fresh[i])];
-      t.expand(0, legalPriors(*roots_, fresh[i], logits_.data() + i * size_t(a)), step_);
+      expandWith(t, 0, *roots_, fresh[i], logits_.data() + i * size_t(a));
       backup(t, {0}, values_[i]);
     }
   }
@@ -225,32 +269,13 @@ void BatchedSearch::search(const std::vector<int>& games, int simulations) {
       for (size_t i = 0; i < pending.size(); ++i) {
         const Pending& p = pending[i];
         Tree& t = trees_[size_t(p.game)];
+        expandWith(t, p.leaf, *scratch_, p.scratch, logits_.data() + i * size_t(a));
         applyVirtualLoss(t, p.path, -1);
-        t.expand(p.leaf, legalPriors(*scratch_, p.scratch, logits_.data() + i * size_t(a)), step_);
         backup(t, p.path, values_[i]);
       }
     }
-    if (config_.gumbel) {
-      // Halve the field when a phase's share of the budget is spent.
-      for (int g : games) {
-        auto& arms = gumbelArms_[size_t(g)];
-        if (arms.size() <= 1) continue;
-        const int phases = std::max(1, int(std::ceil(std::log2(double(std::min<size_t>(arms.size() * 2, size_t(config_.gumbelArms)))))));
-        const int phaseLength = std::max(int(arms.size()), config_.simulations / phases);
-        if (gumbelPhaseVisits_[size_t(g)] < phaseLength) continue;
-        gumbelPhaseVisits_[size_t(g)] = 0;
-        const Tree& t = trees_[size_t(g)];
-        int maxVisits = 0;
-        for (int arm : arms) maxVisits = std::max(maxVisits, t.visits[size_t(t.child(0, arm))]);
-        auto score = [&](int arm) {
-          const auto c = size_t(t.child(0, arm));
-          const float q = t.visits[c] > 0 ? t.valueSum[c] / float(t.visits[c]) : 0.0f;
-          return gumbelScore_[size_t(g)][size_t(arm)] + (50.0f + float(maxVisits)) * 0.1f * (q + 1.0f) / 2.0f;
-        };
-        std::sort(arms.begin(), arms.end(), [&](int x, int y) { return score(x) > score(y); });
-        arms.resize((arms.size() + 1) / 2);
-      }
-    }
+    if (config_.gumbel)
+      for (int g : games) halveGumbelField(g);
   }
   for (int g : games)
     if (trees_[size_t(g)].expanded(0)) finishRoot(g);
@@ -261,7 +286,14 @@ void BatchedSearch::search(const std::vector<int>& games, int simulations) {
   metrics_.searchSeconds += seconds(start) - inference;
 }
 
-RootStats BatchedSearch::rootStats(int game) const {
+std::vector<RootStats> BatchedSearch::rootStats(const std::vector<int>& games) const {
+  std::vector<RootStats> out;
+  out.reserve(games.size());
+  for (int g : games) out.push_back(statsOf(g));
+  return out;
+}
+
+RootStats BatchedSearch::statsOf(int game) const {
   const Tree& t = trees_[size_t(game)];
   const int a = roots_->actionCount();
   RootStats r;
@@ -269,6 +301,7 @@ RootStats BatchedSearch::rootStats(int game) const {
   r.q.assign(size_t(a), 0);
   r.prior.assign(size_t(a), 0);
   r.policy.assign(size_t(a), 0);
+  r.treeNodes = t.nodesInUse();
   if (!t.expanded(0)) return r;
   int total = 0, bestVisits = -1;
   for (int k = 0; k < t.childCount[0]; ++k) {
@@ -290,11 +323,10 @@ RootStats BatchedSearch::rootStats(int game) const {
     // unvisited moves' q completed by the root value.
     int maxVisits = 0;
     for (int k = 0; k < t.childCount[0]; ++k) maxVisits = std::max(maxVisits, t.visits[size_t(t.child(0, k))]);
-    auto sigma = [&](float q) { return (50.0f + float(maxVisits)) * 0.1f * (q + 1.0f) / 2.0f; };
     float bestScore = -std::numeric_limits<float>::infinity();
     for (int arm : arms) {
       const auto c = size_t(t.child(0, arm));
-      const float s = gumbelScore_[size_t(game)][size_t(arm)] + sigma(r.q[size_t(t.action[c])]);
+      const float s = gumbelScore_[size_t(game)][size_t(arm)] + gumbelSigma(r.q[size_t(t.action[c])], maxVisits);
       if (s > bestScore) {
         bestScore = s;
         r.chosen = t.action[c];
@@ -305,12 +337,12 @@ RootStats BatchedSearch::rootStats(int game) const {
     for (int k = 0; k < t.childCount[0]; ++k) {
       const auto c = size_t(t.child(0, k));
       const float q = t.visits[c] > 0 ? r.q[size_t(t.action[c])] : r.value;
-      logit[size_t(t.action[c])] = std::log(std::max(t.prior[c], 1e-30f)) + sigma(q);
+      logit[size_t(t.action[c])] = searchLog(std::max(t.prior[c], 1e-30f)) + gumbelSigma(q, maxVisits);
       top = std::max(top, logit[size_t(t.action[c])]);
     }
     float sum = 0;
-    for (int act = 0; act < a; ++act) sum += (r.policy[size_t(act)] = std::exp(logit[size_t(act)] - top));
-    for (float& p : r.policy) p /= sum;
+    for (int act = 0; act < a; ++act) sum = sum + (r.policy[size_t(act)] = searchExp(logit[size_t(act)] - top));
+    for (float& p : r.policy) p = p / sum;
   } else if (total > 0) {
     for (int act = 0; act < a; ++act) r.policy[size_t(act)] = float(r.visits[size_t(act)]) / float(total);
   }
@@ -323,6 +355,27 @@ RootStats BatchedSearch::rootStats(int game) const {
     if (best == Tree::kNone || t.visits[size_t(best)] == 0) break;
     r.pv.push_back(t.action[size_t(best)]);
     s = best;
+  }
+  r.played = r.chosen;
+  if (!config_.gumbel && config_.temperature > 0 && roots_->moveCount(game) < config_.temperatureMoves && bestVisits > 0) {
+    // visits^(1/T), scaled by the most visited move's so that no weight overflows.
+    RandomStream rs{seed_, std::uint32_t(game), draws_[size_t(game)], RandomPurpose::Temperature};
+    const float top = searchLog(float(bestVisits));
+    std::vector<float> weight(size_t(a), 0.0f);
+    float sum = 0;
+    for (int act = 0; act < a; ++act) {
+      const int v = r.visits[size_t(act)];
+      if (v > 0) weight[size_t(act)] = config_.temperature == 1.0f ? float(v) : searchExp((searchLog(float(v)) - top) / config_.temperature);
+      sum = sum + weight[size_t(act)];
+    }
+    const float u = rs.uniform() * sum;
+    float cumulative = 0;
+    for (int act = 0; act < a; ++act) {
+      if (weight[size_t(act)] <= 0) continue;
+      cumulative = cumulative + weight[size_t(act)];
+      r.played = act;
+      if (u < cumulative) break;
+    }
   }
   return r;
 }

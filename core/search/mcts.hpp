@@ -1,72 +1,43 @@
 #pragma once
+// BatchedSearch: the CPU reference implementation of SelfPlaySearch (self_play_search.hpp).
 // Batched Monte Carlo tree search over many games at once. Each step selects up to k leaves per
 // game (spread by virtual loss), evaluates all games' leaves in one network batch through the
 // Evaluator, expands them and backs the values up. Root policies: PUCT with Dirichlet noise, or
-// Gumbel sampling with sequential halving. Deterministic for a seed.
+// Gumbel sampling with sequential halving. Deterministic for a seed: its random numbers and its
+// arithmetic are those of search_math.hpp, which the device search shares.
 // Thread-safety: one thread drives a BatchedSearch.
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "core/env/games.hpp"
+#include "core/search/self_play_search.hpp"
 #include "core/search/tree.hpp"
 
 namespace cas::search {
 
-struct SearchConfig {
-  int simulations = 64;
-  float cPuct = 1.5f;
-  float dirichletAlpha = 0.3f;
-  float dirichletFraction = 0.25f;  // 0: no noise (evaluation, analysis)
-  int leavesPerStep = 1;
-  float virtualLoss = 1.0f;
-  bool gumbel = false;
-  int gumbelArms = 16;
-  int nodeBudget = 16384;
-  bool subtreeReuse = true;
-};
-
-// Evaluates n positions: observations [n, obs...] -> logits [n, A] and values [n] (from the
-// point of view of the player to move).
-using Evaluator = std::function<void(const float* observations, int n, float* logits, float* values)>;
-
-struct RootStats {
-  std::vector<int> visits;     // per action (0 for illegal moves)
-  std::vector<float> q;        // per action, from the mover's point of view (0 when unvisited)
-  std::vector<float> prior;    // per action, the network's (noise-free)
-  std::vector<float> policy;   // the search's improved policy: visit shares, or Gumbel's
-  std::vector<int> pv;         // principal variation: most visited moves from the root
-  int chosen = -1;             // the search's choice (most visited; Gumbel's winner)
-  float value = 0;             // root value estimate W/N from the mover's point of view
-};
-
-struct SearchMetrics {
-  std::int64_t simulations = 0;
-  std::int64_t evaluations = 0;  // positions sent to the network
-  std::int64_t recycledNodes = 0;
-  double inferenceSeconds = 0, searchSeconds = 0;
-};
-
-class BatchedSearch {
+class BatchedSearch final : public SelfPlaySearch {
  public:
   BatchedSearch(const std::string& environment, int games, SearchConfig config, Evaluator evaluator, std::uint64_t seed);
 
-  env::BoardGames& positions() { return *roots_; }  // the root position of each game
-  const SearchConfig& config() const { return config_; }
-  void setConfig(const SearchConfig& c);  // takes effect at the next search (budget: at the next reset)
+  std::string device() const override { return "cpu"; }
+  int games() const override { return games_; }
+  const env::BoardGames& positions() const override { return *roots_; }
+  const SearchConfig& config() const override { return config_; }
+  std::optional<std::string> setConfig(const SearchConfig& c) override;
 
-  // Runs `simulations` simulations (config().simulations when negative) for each listed game
-  // (non-terminal positions).
-  void search(const std::vector<int>& games, int simulations = -1);
-  RootStats rootStats(int game) const;
-  // Plays `action` in game's root position and keeps (or drops) the matching subtree.
-  void play(int game, int action);
-  void resetGame(int game);  // a fresh position and an empty tree
+  void search(const std::vector<int>& games, int simulations = -1) override;
+  std::vector<RootStats> rootStats(const std::vector<int>& games) const override;
+  void play(const std::vector<int>& games, const std::vector<int>& actions) override;
+  void resetGames(const std::vector<int>& games) override;
+  Tree treeSnapshot(int game) const override { return trees_[size_t(game)]; }
+  SearchMetrics metrics() const override { return metrics_; }
+
+  using SelfPlaySearch::play;
+  using SelfPlaySearch::rootStats;
+  // The tree itself, without a copy (tests and the trainer's own views).
   const Tree& tree(int game) const { return trees_[size_t(game)]; }
-  const SearchMetrics& metrics() const { return metrics_; }
 
  private:
   struct Pending {
@@ -76,21 +47,26 @@ class BatchedSearch {
     int scratch;                     // slot in scratch_ holding the leaf position
   };
 
-  std::int32_t selectChild(int game, std::int32_t node, bool atRoot);
-  void applyVirtualLoss(Tree& t, const std::vector<std::int32_t>& path, int sign);
-  void backup(Tree& t, const std::vector<std::int32_t>& path, float leafValue);
+  RootStats statsOf(int game) const;
+  std::int32_t selectChild(int game, std::int32_t node, bool atRoot) const;
+  void applyVirtualLoss(Tree& t, const std::vector<std::int32_t>& path, int sign) const;
+  void backup(Tree& t, const std::vector<std::int32_t>& path, float leafValue) const;
+  void expandWith(Tree& t, std::int32_t node, const env::BoardGames& g, int game, const float* logits) const;
   void prepareRoot(int game);
   void finishRoot(int game);
+  void halveGumbelField(int game);
 
   std::string environment_;
   int games_;
   SearchConfig config_;
   Evaluator evaluate_;
+  std::uint64_t seed_;
   std::unique_ptr<env::BoardGames> roots_, scratch_;
   std::vector<Tree> trees_;
-  std::vector<std::mt19937_64> rng_;
+  std::vector<std::uint32_t> draws_;  // root preparations per game: the random streams' `draw`
   std::vector<std::vector<float>> cleanRootPriors_;
-  // Gumbel state per game: sampled arm scores g + logit and the arms still in the race.
+  // Gumbel state per game: sampled arm scores g + logit (by child index) and the arms (child
+  // indices) still in the race, best first.
   std::vector<std::vector<float>> gumbelScore_;
   std::vector<std::vector<int>> gumbelArms_;
   std::vector<int> gumbelPhaseVisits_;

@@ -11,7 +11,7 @@ Tree::Tree(int actionCount, int nodeBudget) : actions_(actionCount) {
   visits.resize(slots);
   valueSum.resize(slots);
   prior.resize(slots);
-  firstChild.resize(slots);
+  firstChild.resize(slots, kUnexpanded);
   childCount.resize(slots);
   parent.resize(slots);
   action.resize(slots);
@@ -68,8 +68,16 @@ bool Tree::expand(std::int32_t s, const std::vector<std::pair<int, float>>& chil
     virtualLoss[c] = 0;
     lastUsed[c] = step;
   }
+  for (size_t k = children.size(); k < size_t(actions_); ++k) firstChild[size_t(start) + k] = kUnexpanded;
   inUse_ += int(children.size());
   return true;
+}
+
+void Tree::adopt(Usage u) {
+  nextBlock_ = u.nextBlock;
+  inUse_ = u.inUse;
+  recycled_ = u.recycled;
+  free_ = std::move(u.freeBlocks);
 }
 
 void Tree::freeSubtree(std::int32_t s) {
@@ -88,26 +96,17 @@ void Tree::freeSubtree(std::int32_t s) {
 }
 
 bool Tree::recycle(std::uint32_t step) {
-  // Candidates: expanded nodes below the root that no pending selection passes through.
+  // Candidates: expanded nodes below the root that no pending selection passes through (their
+  // virtual loss is 0) and that this step has not used, oldest first, by slot among equals.
   std::vector<std::int32_t> candidates;
-  std::vector<std::int32_t> stack = {0};
-  while (!stack.empty()) {
-    const std::int32_t n = stack.back();
-    stack.pop_back();
-    if (!expanded(n)) continue;
-    if (n != 0 && virtualLoss[size_t(n)] == 0 && lastUsed[size_t(n)] < step) candidates.push_back(n);
-    for (int k = 0; k < childCount[size_t(n)]; ++k) stack.push_back(child(n, k));
-  }
-  std::sort(candidates.begin(), candidates.end(), [&](std::int32_t a, std::int32_t b) { return lastUsed[size_t(a)] < lastUsed[size_t(b)]; });
+  for (std::int32_t s = 1; s < nextBlock_; ++s)
+    if (expanded(s) && virtualLoss[size_t(s)] == 0 && lastUsed[size_t(s)] < step) candidates.push_back(s);
+  std::stable_sort(candidates.begin(), candidates.end(), [&](std::int32_t a, std::int32_t b) { return lastUsed[size_t(a)] < lastUsed[size_t(b)]; });
   const int target = std::max(1, blocks_ / 8);  // free an eighth of the blocks at a time
   const size_t before = free_.size();
   for (std::int32_t n : candidates) {
     if (int(free_.size() - before) >= target) break;
-    if (!expanded(n)) continue;  // already collapsed with an ancestor
-    // Skip nodes whose ancestor is collapsed already (their blocks went back with it).
-    bool live = true;
-    for (std::int32_t a = parent[size_t(n)]; a != kNone && live; a = parent[size_t(a)]) live = expanded(a);
-    if (live) freeSubtree(n);
+    if (expanded(n)) freeSubtree(n);  // else it went back with an ancestor collapsed before it
   }
   return free_.size() > before;
 }

@@ -16,9 +16,12 @@
 //   virtualLoss[s]  selections through s whose leaf still awaits evaluation
 //   lastUsed[s]     the search step that last passed through s (least-recently-used recycling)
 //
-// Blocks are recycled through a free list; when none is free, the least recently used expanded
-// nodes off every pending path are collapsed back into leaves (they keep N and W), which frees
-// their descendants' blocks. Thread-safety: one thread at a time per tree.
+// Blocks are recycled through a free list (a stack); when none is free, the least recently used
+// expanded nodes off every pending path are collapsed back into leaves (they keep N and W), which
+// frees their descendants' blocks: candidates in order of (lastUsed, slot), until an eighth of the
+// blocks is free. Slots of a block beyond its node's children are kept unexpanded, so a scan over
+// the slots sees only nodes. The device search (gpu/search/device_tree.cuh) keeps the same arrays
+// and follows the same rules, slot for slot. Thread-safety: one thread at a time per tree.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -48,6 +51,16 @@ class Tree {
   // Copies of a node's children slots, for iteration.
   std::int32_t child(std::int32_t s, int k) const { return firstChild[size_t(s)] + k; }
 
+  // The allocation state besides the arrays: what a copy of a device tree carries over.
+  struct Usage {
+    std::int32_t nextBlock = 1;            // blocks never used yet start here
+    int inUse = 1;
+    std::int64_t recycled = 0;
+    std::vector<std::int32_t> freeBlocks;  // free block starts, the top of the stack last
+  };
+  Usage usage() const { return {nextBlock_, inUse_, recycled_, free_}; }
+  void adopt(Usage u);
+
   std::vector<std::int32_t> visits;
   std::vector<float> valueSum;
   std::vector<float> prior;
@@ -66,7 +79,7 @@ class Tree {
   int actions_;
   int blocks_;                      // blocks after the root slot
   std::vector<std::int32_t> free_;  // free block starts
-  std::int32_t nextBlock_ = 1;      // blocks never used yet start here
+  std::int32_t nextBlock_ = 1;
   int inUse_ = 1;
   std::int64_t recycled_ = 0;
 };

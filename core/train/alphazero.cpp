@@ -27,6 +27,20 @@ std::vector<float> readOutput(const exec::Executable& exe, const std::string& na
   return v;
 }
 
+// Adds the finished games [0, count) of a round whose first game is number `first` to `result`
+// (even-numbered games: the agent moved first).
+void tally(EvaluationResult& result, const env::BoardGames& pos, int first, int count) {
+  for (int g = 0; g < count; ++g) {
+    const int agentSide = (first + g) % 2;
+    const float v = pos.terminalValue(g);  // for the player to move at the end
+    const float forAgent = pos.toMove(g) == agentSide ? v : -v;
+    const bool movedFirst = agentSide == 0;
+    if (forAgent > 0) { ++result.wins; ++(movedFirst ? result.winsFirst : result.winsSecond); }
+    else if (forAgent < 0) { ++result.losses; ++(movedFirst ? result.lossesFirst : result.lossesSecond); }
+    else { ++result.draws; ++(movedFirst ? result.drawsFirst : result.drawsSecond); }
+  }
+}
+
 }  // namespace
 
 AlphaZeroTrainer::AlphaZeroTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend)
@@ -47,6 +61,10 @@ search::SearchConfig AlphaZeroTrainer::searchConfig(bool selfPlay) const {
   c.gumbelArms = int(params_.getInt("search.gumbel_arms"));
   c.nodeBudget = int(params_.getInt("search.node_budget"));
   c.subtreeReuse = params_.getBool("search.subtree_reuse");
+  c.temperature = selfPlay ? float(params_.getFloat("search.temperature")) : 0.0f;
+  c.temperatureMoves = int(params_.getInt("search.temperature_moves"));
+  c.selection = params_.getChoice("search.selection") == "branchy" ? search::SelectionKernel::Branchy : search::SelectionKernel::Masked;
+  c.instrument = params_.getBool("search.instrument");
   return c;
 }
 
@@ -86,15 +104,24 @@ void AlphaZeroTrainer::buildNetworks() {
                                        std::uint64_t(params_.getInt("runtime.seed")));
   syncInference();
 
-  auto evaluator = [this](const float* obs, int n, float* logits, float* values) { evaluateLeaves(obs, n, logits, values); };
   const auto seed = std::uint64_t(params_.getInt("runtime.seed"));
-  selfPlay_ = std::make_unique<search::BatchedSearch>(project_.environment, int(parallel), searchConfig(true), evaluator, seed);
-  analysis_ = std::make_unique<search::BatchedSearch>(project_.environment, 1, searchConfig(false), evaluator, seed + 1);
+  selfPlay_ = makeSearch(int(parallel), searchConfig(true), seed, &searchNote_);
+  analysis_ = makeSearch(1, searchConfig(false), seed + 1, nullptr);
   records_.assign(size_t(parallel), {});
   const auto capacity = size_t(params_.getInt("train.replay_capacity"));
   bufferObs_.assign(capacity * size_t(obsSize_), 0);
   bufferPolicy_.assign(capacity * size_t(actions_), 0);
   bufferValue_.assign(capacity, 0);
+}
+
+std::unique_ptr<search::SelfPlaySearch> AlphaZeroTrainer::makeSearch(int games, const search::SearchConfig& config, std::uint64_t seed, std::string* note) {
+  search::SearchSetup setup;
+  setup.environment = project_.environment;
+  setup.games = games;
+  setup.config = config;
+  setup.seed = seed;
+  setup.evaluator.network = inference_.get();
+  return search::makeSearch(*backend_, setup, params_.getChoice("search.device"), note);
 }
 
 void AlphaZeroTrainer::syncInference() {
@@ -104,33 +131,20 @@ void AlphaZeroTrainer::syncInference() {
   }
 }
 
-void AlphaZeroTrainer::evaluateLeaves(const float* obs, int n, float* logits, float* values) {
-  const auto batch = size_t(inferenceBatch_);
-  obsScratch_.assign(batch * size_t(obsSize_), 0.0f);
-  logitScratch_.resize(batch * size_t(actions_));
-  valueScratch_.resize(batch);
-  for (int done = 0; done < n;) {
-    const int chunk = std::min<int>(n - done, int(batch));
-    std::fill(obsScratch_.begin(), obsScratch_.end(), 0.0f);
-    std::copy(obs + size_t(done) * size_t(obsSize_), obs + size_t(done + chunk) * size_t(obsSize_), obsScratch_.begin());
-    inference_->setInput("obs", obsScratch_.data(), obsScratch_.size());
-    inference_->run();
-    inference_->readOutput("logits", logitScratch_.data(), logitScratch_.size());
-    inference_->readOutput("value", valueScratch_.data(), valueScratch_.size());
-    std::copy(logitScratch_.begin(), logitScratch_.begin() + chunk * actions_, logits + size_t(done) * size_t(actions_));
-    std::copy(valueScratch_.begin(), valueScratch_.begin() + chunk, values + done);
-    done += chunk;
-  }
-}
-
 std::optional<std::string> AlphaZeroTrainer::setParameter(const std::string& name, const engine::ParamValue& value) {
   const engine::ParameterSpec* spec = engine::ParameterRegistry::standard().find(name);
   if (!spec) return "unknown parameter '" + name + "'";
   if (auto problem = engine::checkValue(*spec, value)) return problem;
   if (!spec->live) return name + " applies only when a run starts; restart the run to change it";
+  const engine::ParamValue before = params_.get(name);
   if (auto problem = params_.set(name, value)) return problem;
-  selfPlay_->setConfig(searchConfig(true));
-  analysis_->setConfig(searchConfig(false));
+  for (auto* s : {selfPlay_.get(), analysis_.get()})
+    if (auto problem = s->setConfig(searchConfig(s == selfPlay_.get()))) {
+      params_.set(name, before);
+      selfPlay_->setConfig(searchConfig(true));
+      analysis_->setConfig(searchConfig(false));
+      return problem;
+    }
   updater_->setConfig(optimizerConfig());
   return std::nullopt;
 }
@@ -139,35 +153,32 @@ IterationReport AlphaZeroTrainer::runIteration(const std::function<bool()>& canc
   IterationReport report;
   const auto start = Clock::now();
   const search::SearchMetrics before = selfPlay_->metrics();
-  env::BoardGames& pos = selfPlay_->positions();
+  const env::BoardGames& pos = selfPlay_->positions();
   const int parallel = pos.size();
   const auto target = params_.getInt("train.games_per_iteration");
-  const auto temperatureMoves = params_.getInt("search.temperature_moves");
-  const double temperature = params_.getFloat("search.temperature");
   std::vector<int> active(static_cast<size_t>(parallel));
   std::iota(active.begin(), active.end(), 0);
   std::int64_t finished = 0;
   const auto capacity = std::int64_t(bufferValue_.size());
+  std::vector<int> moves(active.size()), over;
 
   while (finished < target && !(cancelled && cancelled())) {
     selfPlay_->search(active);
     const auto dataStart = Clock::now();
-    for (int g : active) {
-      const search::RootStats stats = selfPlay_->rootStats(g);
+    const std::vector<search::RootStats> stats = selfPlay_->rootStats(active);
+    for (size_t i = 0; i < active.size(); ++i) {
+      const int g = active[i];
       Record rec;
       rec.obs.resize(size_t(obsSize_));
       pos.observe(g, rec.obs.data());
-      rec.policy = stats.policy;
+      rec.policy = stats[i].policy;
       rec.player = pos.toMove(g);
-      int action = stats.chosen;
-      if (pos.moveCount(g) < temperatureMoves && temperature > 0 && !selfPlay_->config().gumbel) {
-        std::vector<double> weights(static_cast<size_t>(actions_));
-        for (int a = 0; a < actions_; ++a) weights[size_t(a)] = std::pow(double(stats.visits[size_t(a)]), 1.0 / temperature);
-        if (std::accumulate(weights.begin(), weights.end(), 0.0) > 0) action = int(std::discrete_distribution<int>(weights.begin(), weights.end())(rng_));
-      }
-      rec.action = action;
+      rec.action = moves[i] = stats[i].played;
       records_[size_t(g)].push_back(std::move(rec));
-      selfPlay_->play(g, action);
+    }
+    selfPlay_->play(active, moves);
+    over.clear();
+    for (int g : active) {
       if (!pos.terminal(g)) continue;
       const float v = pos.terminalValue(g);
       const int last = pos.toMove(g);
@@ -180,14 +191,15 @@ IterationReport AlphaZeroTrainer::runIteration(const std::function<bool()>& canc
         bufferSize_ = std::min(capacity, bufferSize_ + 1);
       }
       records_[size_t(g)].clear();
-      selfPlay_->resetGame(g);
+      over.push_back(g);
       ++finished;
       ++gamesPlayed_;
     }
+    selfPlay_->resetGames(over);
     report.dataSeconds += since(dataStart);
   }
   const double selfPlaySeconds = since(start);
-  const search::SearchMetrics& after = selfPlay_->metrics();
+  const search::SearchMetrics after = selfPlay_->metrics();
   report.inferenceSeconds = after.inferenceSeconds - before.inferenceSeconds;
   report.searchSeconds = after.searchSeconds - before.searchSeconds;
   report.simulationsPerSecond = double(after.simulations - before.simulations) / std::max(selfPlaySeconds, 1e-9);
@@ -214,7 +226,7 @@ void AlphaZeroTrainer::trainSteps(IterationReport& report) {
   const auto batch = params_.getInt("train.batch_size");
   if (bufferSize_ < batch) return;
   const auto steps = params_.getInt("train.steps_per_iteration");
-  env::BoardGames& pos = selfPlay_->positions();
+  const env::BoardGames& pos = selfPlay_->positions();
   const int symmetries = pos.symmetryCount();
   std::vector<float> obs(static_cast<size_t>(batch * obsSize_)), policy(static_cast<size_t>(batch * actions_)), value(static_cast<size_t>(batch));
   std::uniform_int_distribution<std::int64_t> pick(0, bufferSize_ - 1);
@@ -268,7 +280,7 @@ TreeSnapshot AlphaZeroTrainer::snapshot(int game, int maxNodes) const {
   snap.environment = project_.environment;
   snap.board = selfPlay_->positions().render(snap.game);
   for (const Record& r : records_[size_t(snap.game)]) snap.rootMoves.push_back(r.action);
-  const search::Tree& t = selfPlay_->tree(snap.game);
+  const search::Tree t = selfPlay_->treeSnapshot(snap.game);
   snap.treeNodes = t.nodesInUse();
   snap.treeCapacity = t.budget();
   snap.recycledNodes = t.recycledNodes();
@@ -295,40 +307,43 @@ EvaluationResult AlphaZeroTrainer::evaluate(const std::string& opponentSpec, int
   std::string error;
   auto opponent = makeOpponent(opponentSpec, project_.environment, seed * 7919 + 13, &error);
   if (!opponent) throw std::invalid_argument(error);
-  auto evaluator = [this](const float* obs, int n, float* logits, float* values) { evaluateLeaves(obs, n, logits, values); };
-  search::BatchedSearch agent(project_.environment, games, searchConfig(false), evaluator, seed);
-  env::BoardGames& pos = agent.positions();
-  for (int done = 0; done < games;) {
-    std::vector<int> agentToMove;
-    for (int g = 0; g < games; ++g) {
-      if (pos.terminal(g)) continue;
-      const int agentSide = g % 2;  // even games: the agent moves first
-      if (pos.toMove(g) == agentSide) agentToMove.push_back(g);
-      else agent.play(g, opponent->choose(pos, g));
+  // The agent plays rounds of at most train.parallel_games games, the batch its network holds.
+  const int round = int(std::min<std::int64_t>(games, params_.getInt("train.parallel_games")));
+  auto agent = makeSearch(round, searchConfig(false), seed, nullptr);
+  const env::BoardGames& pos = agent->positions();
+  for (int first = 0; first < games; first += round) {
+    const int count = std::min(round, games - first);
+    std::vector<int> all(static_cast<size_t>(count));
+    std::iota(all.begin(), all.end(), 0);
+    agent->resetGames(all);
+    for (int done = 0; done < count;) {
+      std::vector<int> agentToMove, opponentGames, opponentMoves;
+      for (int g = 0; g < count; ++g) {
+        if (pos.terminal(g)) continue;
+        const int agentSide = (first + g) % 2;  // even games: the agent moves first
+        if (pos.toMove(g) == agentSide) agentToMove.push_back(g);
+        else {
+          opponentGames.push_back(g);
+          opponentMoves.push_back(opponent->choose(pos, g));
+        }
+      }
+      if (!opponentGames.empty()) agent->play(opponentGames, opponentMoves);
+      if (!agentToMove.empty()) {
+        agent->search(agentToMove);
+        std::vector<int> chosen;
+        for (const search::RootStats& r : agent->rootStats(agentToMove)) chosen.push_back(r.chosen);
+        agent->play(agentToMove, chosen);
+      }
+      done = 0;
+      for (int g = 0; g < count; ++g) done += pos.terminal(g);
     }
-    if (!agentToMove.empty()) {
-      agent.search(agentToMove);
-      for (int g : agentToMove) agent.play(g, agent.rootStats(g).chosen);
-    }
-    done = 0;
-    for (int g = 0; g < games; ++g) done += pos.terminal(g);
-  }
-  for (int g = 0; g < games; ++g) {
-    const int agentSide = g % 2;
-    const float v = pos.terminalValue(g);  // for the player to move at the end
-    const float forAgent = pos.toMove(g) == agentSide ? v : -v;
-    const bool first = agentSide == 0;
-    if (forAgent > 0) { ++result.wins; ++(first ? result.winsFirst : result.winsSecond); }
-    else if (forAgent < 0) { ++result.losses; ++(first ? result.lossesFirst : result.lossesSecond); }
-    else { ++result.draws; ++(first ? result.drawsFirst : result.drawsSecond); }
+    tally(result, pos, first, count);
   }
   result.games = games;
   return result;
 }
-
 search::RootStats AlphaZeroTrainer::analyse(const std::string& moves, int simulations, std::string* error) {
-  analysis_->resetGame(0);
-  if (!analysis_->positions().playMoves(0, moves, error)) return {};
+  if (!analysis_->setPosition(0, moves, error)) return {};
   if (analysis_->positions().terminal(0)) {
     if (error) *error = "the game is over in this position";
     return {};
@@ -412,10 +427,10 @@ bool AlphaZeroTrainer::restore(const std::string& bytes, std::string* error) {
   bufferPolicy_ = std::move(policy);
   bufferValue_ = std::move(value);
   syncInference();
-  for (int g = 0; g < selfPlay_->positions().size(); ++g) {
-    selfPlay_->resetGame(g);
-    records_[size_t(g)].clear();
-  }
+  std::vector<int> all(static_cast<size_t>(selfPlay_->games()));
+  std::iota(all.begin(), all.end(), 0);
+  selfPlay_->resetGames(all);
+  for (auto& r : records_) r.clear();
   return true;
 }
 

@@ -14,7 +14,7 @@
 #include "core/engine/parameters.hpp"
 #include "core/exec/backend.hpp"
 #include "core/project/project.hpp"
-#include "core/search/mcts.hpp"
+#include "core/search/self_play_search.hpp"
 #include "core/train/update.hpp"
 
 namespace cas::train {
@@ -83,7 +83,13 @@ class AlphaZeroTrainer {
   EvaluationResult evaluate(const std::string& opponent, int games, std::uint64_t seed);
   // Analysis of one position given in the game's notation.
   search::RootStats analyse(const std::string& moves, int simulations, std::string* error);
-  env::BoardGames& analysisBoard() { return analysis_->positions(); }
+  // The position analyse() searched last.
+  const env::BoardGames& analysisBoard() const { return analysis_->positions(); }
+  // Where the self-play search runs ("cpu" or "cuda"), and a sentence saying why.
+  std::string searchDevice() const { return selfPlay_->device(); }
+  const std::string& searchNote() const { return searchNote_; }
+  // The self-play search, for its kernel metrics and runtime statistics.
+  search::SelfPlaySearch& selfPlaySearch() { return *selfPlay_; }
 
   // The whole state (parameters, optimizer, replay buffer, counters) as bytes, and back.
   std::string checkpoint() const;
@@ -92,7 +98,7 @@ class AlphaZeroTrainer {
  private:
   void buildNetworks();
   void syncInference();
-  void evaluateLeaves(const float* obs, int n, float* logits, float* values);
+  std::unique_ptr<search::SelfPlaySearch> makeSearch(int games, const search::SearchConfig& config, std::uint64_t seed, std::string* note);
   search::SearchConfig searchConfig(bool selfPlay) const;
   OptimizerConfig optimizerConfig() const;
   void trainSteps(IterationReport& report);
@@ -105,7 +111,8 @@ class AlphaZeroTrainer {
   std::unique_ptr<exec::Executable> inference_;
   std::int64_t inferenceBatch_ = 0;
   int actions_ = 0, obsSize_ = 0;
-  std::unique_ptr<search::BatchedSearch> selfPlay_, analysis_;
+  std::unique_ptr<search::SelfPlaySearch> selfPlay_, analysis_;
+  std::string searchNote_;
   // Per self-play game: the positions seen so far, waiting for the result.
   struct Record {
     std::vector<float> obs, policy;
@@ -117,8 +124,7 @@ class AlphaZeroTrainer {
   std::vector<float> bufferObs_, bufferPolicy_, bufferValue_;
   std::int64_t bufferSize_ = 0, bufferNext_ = 0;
   std::int64_t iteration_ = 0, gamesPlayed_ = 0;
-  std::mt19937_64 rng_;
-  std::vector<float> logitScratch_, valueScratch_, obsScratch_;
+  std::mt19937_64 rng_;  // replay sampling and symmetries
 };
 
 }  // namespace cas::train

@@ -58,7 +58,7 @@ class TestSearch : public QObject {
     const int actions = env == QLatin1String("tictactoe") ? 9 : 7;
     BatchedSearch s(env.toStdString(), 1, noNoise(400), uniform(actions), 1);
     std::string error;
-    QVERIFY2(s.positions().playMoves(0, moves.toStdString(), &error), error.c_str());
+    QVERIFY2(s.setPosition(0, moves.toStdString(), &error), error.c_str());
     s.search({0});
     const RootStats r = s.rootStats(0);
     QCOMPARE(r.chosen, winning);
@@ -70,7 +70,7 @@ class TestSearch : public QObject {
     // X threatens 1-5-9; O to move must take 9.
     BatchedSearch s("tictactoe", 1, noNoise(800), uniform(9), 1);
     std::string error;
-    QVERIFY(s.positions().playMoves(0, "152", &error));  // X 1, O 5, X 2: X threatens 3
+    QVERIFY(s.setPosition(0, "152", &error));  // X 1, O 5, X 2: X threatens 3
     s.search({0});
     QCOMPARE(s.rootStats(0).chosen, 2);
   }
@@ -105,7 +105,7 @@ class TestSearch : public QObject {
   void subtreeReuseKeepsStatistics() {
     BatchedSearch s("tictactoe", 1, noNoise(300), uniform(9), 1);
     s.search({0});
-    const Tree& before = s.tree(0);
+    const Tree before = s.tree(0);
     std::int32_t child = -1;
     for (int k = 0; k < before.childCount[0]; ++k)
       if (before.action[size_t(before.child(0, k))] == 4) child = before.child(0, k);
@@ -128,7 +128,7 @@ class TestSearch : public QObject {
     c.nodeBudget = 64;  // 7 blocks of 9 children
     BatchedSearch s("tictactoe", 1, c, uniform(9), 1);
     std::string error;
-    QVERIFY(s.positions().playMoves(0, "1425", &error));
+    QVERIFY(s.setPosition(0, "1425", &error));
     s.search({0});
     QVERIFY2(s.metrics().recycledNodes > 0, "the tiny budget should have forced recycling");
     QVERIFY(s.tree(0).nodesInUse() <= 64);
@@ -144,7 +144,7 @@ class TestSearch : public QObject {
       c.gumbelArms = 4;
       BatchedSearch s("tictactoe", 1, c, uniform(9), seed);
       std::string error;
-      QVERIFY(s.positions().playMoves(0, "1425", &error));
+      QVERIFY(s.setPosition(0, "1425", &error));
       s.search({0});
       right += s.rootStats(0).chosen == 2;
     }

@@ -1,0 +1,145 @@
+#pragma once
+// The one search interface: the trainer's self-play, evaluation games, `analyze`, `play`, the
+// engine's tree snapshots and the studio all search through it. BatchedSearch (mcts.hpp) is the
+// CPU reference implementation; the CUDA plugin registers a device implementation through
+// exec::Backend::createSearch (gpu/search), whose trees, games and leaf evaluations stay in
+// device memory. For a seed both produce the same statistics (tests/gpu/test_gpu_search.cpp).
+//
+// A search holds `games` independent games. Each search() call runs simulations in the listed
+// games' trees; each simulation step selects up to k leaves per game (spread by virtual loss),
+// evaluates every game's leaves in one batch, expands them and backs their values up.
+// Thread-safety: one thread drives a search (the engine thread).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/env/games.hpp"
+#include "core/exec/kernel_report.hpp"
+#include "core/search/tree.hpp"
+
+namespace cas::exec {
+class Backend;
+class Executable;
+}
+
+namespace cas::search {
+
+enum class SelectionKernel { Branchy, Masked };  // the device search's two selection kernels
+
+struct SearchConfig {
+  int simulations = 64;
+  float cPuct = 1.5f;
+  float dirichletAlpha = 0.3f;
+  float dirichletFraction = 0.25f;  // 0: no noise (evaluation, analysis)
+  int leavesPerStep = 1;
+  float virtualLoss = 1.0f;
+  bool gumbel = false;
+  int gumbelArms = 16;
+  int nodeBudget = 16384;
+  bool subtreeReuse = true;
+  // The move RootStats::played proposes: drawn with probability proportional to
+  // visits^(1/temperature) while a game has fewer than temperatureMoves moves (PUCT only),
+  // else the search's choice.
+  float temperature = 0;
+  int temperatureMoves = 0;
+  // Device search only (the CPU search has one selection loop and no kernels to instrument).
+  SelectionKernel selection = SelectionKernel::Masked;
+  bool instrument = false;  // count SIMT efficiency and record the SM timeline of each kernel
+};
+
+struct RootStats {
+  std::vector<int> visits;     // per action (0 for illegal moves)
+  std::vector<float> q;        // per action, from the mover's point of view (0 when unvisited)
+  std::vector<float> prior;    // per action, the network's (noise-free)
+  std::vector<float> policy;   // the search's improved policy: visit shares, or Gumbel's
+  std::vector<int> pv;         // principal variation: most visited moves from the root
+  int chosen = -1;             // the search's choice (most visited; Gumbel's winner)
+  int played = -1;             // the move self-play plays (see SearchConfig::temperature)
+  float value = 0;             // root value estimate W/N from the mover's point of view
+  int treeNodes = 0;           // nodes in the game's tree
+};
+
+struct SearchMetrics {
+  std::int64_t simulations = 0;
+  std::int64_t evaluations = 0;  // positions sent to the evaluator
+  std::int64_t recycledNodes = 0;
+  double inferenceSeconds = 0, searchSeconds = 0;
+};
+
+// How leaves are evaluated. A network is a compiled inference program with input "obs"
+// [batch, observation...] and outputs "logits" [batch, actions] and "value" [batch, 1] (values
+// from the mover's point of view); its batch must hold every game's k leaves for the device
+// search (the CPU search evaluates in chunks of the batch). Hashed and Uniform need no network:
+// Hashed derives logits and value from the observation (search_math.hpp: tests compare the two
+// searches with it), Uniform gives equal priors and value 0 (benchmarks of the search alone).
+struct LeafEvaluator {
+  enum class Kind { Network, Hashed, Uniform };
+  Kind kind = Kind::Network;
+  exec::Executable* network = nullptr;  // Network: not owned; outlives the search
+};
+
+struct SearchSetup {
+  std::string environment;  // a two-player board game of env/games.hpp
+  int games = 1;
+  SearchConfig config;
+  std::uint64_t seed = 1;
+  LeafEvaluator evaluator;
+};
+
+class SelfPlaySearch {
+ public:
+  virtual ~SelfPlaySearch() = default;
+
+  // "cpu" or "cuda": where the trees live and the games are played.
+  virtual std::string device() const = 0;
+  virtual int games() const = 0;
+  // Every game's root position. The device search keeps this host copy in step with the device.
+  virtual const env::BoardGames& positions() const = 0;
+  virtual const SearchConfig& config() const = 0;
+  // Applies at the next search (the node budget only at construction); nullopt, or why the
+  // change cannot apply to this search.
+  virtual std::optional<std::string> setConfig(const SearchConfig& c) = 0;
+
+  // Runs `simulations` simulations (config().simulations when negative) in each listed game
+  // with a non-terminal root. Roots without a tree are evaluated first (not a simulation).
+  virtual void search(const std::vector<int>& games, int simulations = -1) = 0;
+  virtual std::vector<RootStats> rootStats(const std::vector<int>& games) const = 0;
+  // Plays actions[i] (legal) in games[i]'s root position and keeps (or drops) the matching
+  // subtree.
+  virtual void play(const std::vector<int>& games, const std::vector<int>& actions) = 0;
+  virtual void resetGames(const std::vector<int>& games) = 0;  // fresh positions, empty trees
+  // A copy of one game's tree, taken without pausing the search.
+  virtual Tree treeSnapshot(int game) const = 0;
+  virtual SearchMetrics metrics() const = 0;
+  // The device search's kernels, each timed over `steps` simulation steps of all games (the
+  // trees change as they run, like a search); empty for the CPU search.
+  virtual std::vector<exec::KernelReport> profileKernels(int steps) {
+    (void)steps;
+    return {};
+  }
+  // Name/value lines about where the search runs: memory, captured graphs.
+  virtual std::vector<std::pair<std::string, std::string>> runtimeStats() const { return {}; }
+
+  // One game at a time, for analysis and play.
+  RootStats rootStats(int game) const { return rootStats(std::vector<int>{game}).front(); }
+  void play(int game, int action) { play(std::vector<int>{game}, std::vector<int>{action}); }
+  void resetGame(int game) { resetGames({game}); }
+  // Resets `game` and plays "MOVES" in the game's notation; false with `error` on a bad move.
+  bool setPosition(int game, const std::string& moves, std::string* error);
+};
+
+// The CPU evaluators for LeafEvaluator's kinds: a network in chunks of its batch, or the built-in
+// ones. Observations [n, obs...] -> logits [n, A] and values [n].
+using Evaluator = std::function<void(const float* observations, int n, float* logits, float* values)>;
+Evaluator makeCpuEvaluator(const LeafEvaluator& e, const env::EnvironmentInfo& environment);
+
+// The search for `setup` on `backend` (the network, if any, compiled by that backend). device:
+// "gpu" takes the backend's device search and throws std::runtime_error with the reason when it
+// has none; "auto" takes it when there is one, else the CPU search; "cpu" the CPU search. `note`
+// says which search was made and, when it is the CPU's under "auto", why.
+std::unique_ptr<SelfPlaySearch> makeSearch(exec::Backend& backend, const SearchSetup& setup, const std::string& device, std::string* note);
+
+}  // namespace cas::search
