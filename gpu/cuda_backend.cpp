@@ -11,6 +11,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_program.hpp"
 #include "gpu/nvrtc_compiler.hpp"
+#include "gpu/search/gpu_search.hpp"
 
 namespace cas::gpu {
 namespace {
@@ -63,6 +64,16 @@ class CudaBackend final : public exec::Backend {
   std::unique_ptr<exec::Executable> compile(const ir::Graph& graph) override {
     if (!runtime_) runtime_ = std::make_shared<DeviceRuntime>(device_);  // cuBLAS and streams on first use
     return compileForCuda(graph, runtime_);
+  }
+
+  std::unique_ptr<cas::search::SelfPlaySearch> createSearch(const cas::search::SearchSetup& setup, std::string* reason) override {
+    try {
+      if (!runtime_) runtime_ = std::make_shared<DeviceRuntime>(device_);
+    } catch (const std::exception& e) {
+      *reason = std::string("the CUDA runtime did not start: ") + e.what();
+      return nullptr;
+    }
+    return makeDeviceSearch(setup, runtime_, reason);
   }
 
   std::optional<exec::ProbeReport> probe() override {

@@ -67,7 +67,7 @@ struct Launch {
   double occupancy = -1;
 };
 
-class CudaProgram final : public exec::Executable {
+class CudaProgram final : public DeviceProgram {
  public:
   CudaProgram(const ir::Graph& graph, std::shared_ptr<DeviceRuntime> runtime) : g_(graph), rt_(std::move(runtime)) {
     const auto start = std::chrono::steady_clock::now();
@@ -148,6 +148,27 @@ class CudaProgram final : public exec::Executable {
 
   std::vector<exec::KernelReport> profileKernels(int runs) override;
   std::vector<std::pair<std::string, std::string>> runtimeStats() const override;
+
+  CUdeviceptr inputAddress(const std::string& name) const override {
+    const NodeId id = g_.findInput(name);
+    if (id == ir::kNoNode) throw std::invalid_argument("the graph has no input named '" + name + "'");
+    return address(id);
+  }
+  CUdeviceptr outputAddress(const std::string& name) const override {
+    const NodeId id = g_.output(name);
+    if (id == ir::kNoNode) throw std::invalid_argument("the graph has no output named '" + name + "'");
+    return address(id);
+  }
+  void flushInputs() override {
+    ContextScope scope(rt_->context);
+    upload();
+  }
+  void recordOnCompute() override {
+    ContextScope scope(rt_->context);
+    enqueueAll(rt_->compute);
+    ran_ = true;
+  }
+  const std::shared_ptr<DeviceRuntime>& runtime() const override { return rt_; }
 
  private:
   NodeId inputNode(const std::string& name, std::size_t count) const {

@@ -18,6 +18,20 @@
 
 namespace cas::gpu {
 
+// A compiled program as the plugin's own kernels see it (the device search writes observations
+// into its input and reads its outputs, and records its work into the search's graphs).
+class DeviceProgram : public exec::Executable {
+ public:
+  virtual CUdeviceptr inputAddress(const std::string& name) const = 0;
+  virtual CUdeviceptr outputAddress(const std::string& name) const = 0;
+  // Uploads what setInput staged (parameters after a training step) on the compute stream.
+  virtual void flushInputs() = 0;
+  // Queues the program's steps one by one on the runtime's compute stream, which is capturing
+  // the caller's graph (a graph launch cannot be captured into another graph).
+  virtual void recordOnCompute() = 0;
+  virtual const std::shared_ptr<DeviceRuntime>& runtime() const = 0;
+};
+
 std::unique_ptr<exec::Executable> compileForCuda(const ir::Graph& graph, std::shared_ptr<DeviceRuntime> runtime);
 
 }  // namespace cas::gpu

@@ -26,6 +26,14 @@ struct BenchOptions {
   bool json = false;
 };
 
+struct SearchBenchOptions {
+  std::string env = "connect4", net = "connect4_mlp256", policy = "puct", device = "auto", selection = "masked";
+  int games = 1024, simulations = 64, leaves = 1, nodeBudget = 2048;
+  bool instrument = false, kernels = false, json = false;
+  double seconds = 2.0;  // timing budget
+  int minCalls = 10;
+};
+
 struct KernelsOptions {
   std::string target;          // a project folder or a benchmark network's name
   std::string graph = "update";  // "forward" or "update"
@@ -68,6 +76,7 @@ int runAnalyze(const AnalyzeOptions& options);
 int runPlay(const PlayOptions& options);
 int runDevices();
 int runBenchUpdate(const BenchOptions& options);
+int runBenchSearch(const SearchBenchOptions& options);
 int runKernels(const KernelsOptions& options);
 int runCheck(const std::vector<std::string>& paths, const CheckOptions& options);
 int runParams(bool markdown);

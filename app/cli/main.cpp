@@ -46,6 +46,23 @@ int main(int argc, char** argv) {
   benchUpdate->add_option("--seconds", bench.seconds, "Timing budget per measurement")->check(CLI::Range(0.01, 600.0))->capture_default_str();
   benchUpdate->add_flag("--json", bench.json, "Print one JSON object");
 
+  cas::cli::SearchBenchOptions searchBench;
+  auto* benchSearch = benchCmd->add_subcommand("search",
+      "Time one search call (root + simulations in every game, root statistics back) on the device search or the CPU's");
+  benchSearch->add_option("--env", searchBench.env, "connect4 or tictactoe")->check(CLI::IsMember({"connect4", "tictactoe"}))->capture_default_str();
+  benchSearch->add_option("--net", searchBench.net, "connect4_mlp256, or none (uniform priors, value 0)")->check(CLI::IsMember({"connect4_mlp256", "none"}))->capture_default_str();
+  benchSearch->add_option("--games", searchBench.games, "Games searched at once")->check(CLI::Range(1, 65536))->capture_default_str();
+  benchSearch->add_option("--sims", searchBench.simulations, "Simulations per game per call")->check(CLI::Range(1, 100000))->capture_default_str();
+  benchSearch->add_option("--policy", searchBench.policy, "puct (Dirichlet noise) or gumbel")->check(CLI::IsMember({"puct", "gumbel"}))->capture_default_str();
+  benchSearch->add_option("--leaves", searchBench.leaves, "Leaves per game per step (virtual loss)")->check(CLI::Range(1, 64))->capture_default_str();
+  benchSearch->add_option("--node-budget", searchBench.nodeBudget, "Tree nodes per game")->check(CLI::Range(64, 1 << 24))->capture_default_str();
+  benchSearch->add_option("--selection", searchBench.selection, "Device selection kernel: masked or branchy")->check(CLI::IsMember({"masked", "branchy"}))->capture_default_str();
+  benchSearch->add_flag("--instrument", searchBench.instrument, "Time the instrumented kernels (SIMT counters, SM timeline)");
+  benchSearch->add_flag("--kernels", searchBench.kernels, "Then profile one search kernel by kernel (SIMT efficiency, SM timeline)");
+  benchSearch->add_option("--device", searchBench.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+  benchSearch->add_option("--seconds", searchBench.seconds, "Timing budget")->check(CLI::Range(0.01, 600.0))->capture_default_str();
+  benchSearch->add_flag("--json", searchBench.json, "Print one JSON object");
+
   cas::cli::KernelsOptions kernels;
   auto* kernelsCmd = app.add_subcommand("kernels", "Show the CUDA kernels generated for a project or benchmark network, timed, with their source");
   kernelsCmd->add_option("target", kernels.target, "Project folder, or cartpole_mlp64, connect4_mlp256, atari_nature_cnn")->required();
@@ -114,6 +131,7 @@ int main(int argc, char** argv) {
   }
   if (*params) return cas::cli::runParams(markdown);
   if (*benchUpdate) return cas::cli::runBenchUpdate(bench);
+  if (*benchSearch) return cas::cli::runBenchSearch(searchBench);
   if (*kernelsCmd) return cas::cli::runKernels(kernels);
   if (*trainCmd) {
     if (train.project.empty() == train.resume.empty()) {

@@ -25,6 +25,8 @@ BenchmarkNet make(const std::string& name, const std::string& trunk, std::vector
   n.source = "@parallel(axis='batch')\ndef policy(obs):\n" + trunk + head;
   n.mixedSource = "@precision('bf16')\ndef trunk(obs):\n" + trunk + "    return h\n\n" +
                   "@parallel(axis='batch')\ndef policy(obs):\n    h = trunk(obs)\n" + head;
+  n.alphaZeroSource = "@parallel(axis='batch')\ndef policy(obs):\n" + trunk +
+                      "    logits = dense(h, units=action_dim)\n    value = tanh(dense(h, units=1))\n    return logits, value\n";
   n.observationShape = std::move(obs);
   n.actionCount = actions;
   return n;

@@ -13,6 +13,9 @@ struct BenchmarkNet {
   // The same network with its hidden layers in @precision('bf16') (tensor-core products, fp32
   // master weights and accumulation) and its output layer (logits and value) in fp32.
   std::string mixedSource;
+  // The same trunk with AlphaZero's two heads (`logits` and a tanh `value`: the final layer's
+  // action_dim + 1 outputs as two layers), for searches (`cuda-agent bench search`).
+  std::string alphaZeroSource;
   std::vector<std::int64_t> observationShape;
   std::int64_t actionCount;
 };

@@ -66,6 +66,15 @@ class TestSearch : public QObject {
     checkVisitSums(s.tree(0));
   }
 
+  void findsTheDefenceInConnectFour() {
+    // X has three in column 4; O must block it.
+    BatchedSearch s("connect4", 1, noNoise(800), uniform(7), 1);
+    std::string error;
+    QVERIFY(s.setPosition(0, "41414", &error));
+    s.search({0});
+    QCOMPARE(s.rootStats(0).chosen, 3);
+  }
+
   void findsTheOnlyDefence() {
     // X threatens 1-5-9; O to move must take 9.
     BatchedSearch s("tictactoe", 1, noNoise(800), uniform(9), 1);

@@ -1,0 +1,275 @@
+// The device search's kernels: each runs one game's share of a search phase
+// (search_steps.cuh) per thread, one thread per game, in blocks of one warp so that the games
+// spread over every SM (the work is latency-bound: a thread walks its tree load by load).
+//
+//   kernel                  threads      computes
+//   search_reset            per game     fresh positions and trees
+//   search_play             per move     the move in the root position, subtree kept or dropped
+//   search_encode_roots     per game     marks the call's games; observations of roots to evaluate
+//   search_expand_roots     per game     root expansion, noise or Gumbel arms, simulations to run
+//   search_select_masked    per game     k leaves under virtual loss, predicated descent
+//   search_select_branchy   per game     the same, with the loops and branches as written
+//   search_expand_backup    per game     expansion, virtual loss off, values up, Gumbel halving
+//   search_finish_roots     per game     the root's clean priors back
+//   search_root_stats       per game     RootOut: visits, Q, policy, PV, chosen and played move
+//   search_hashed_evaluate  per row      the hashed test evaluator
+//
+// Compiled with -fmad=false (gpu/CMakeLists.txt): the search's arithmetic must round as the
+// CPU's does (core/search/search_math.hpp).
+// Instrumented variants count SIMT efficiency at the descent's and the expansion's loop heads
+// (the leader of the active lanes adds __popc(__activemask()) and one step; one atomic add per
+// thread at the end) and record each block's %smid and %globaltimer span.
+#include <cuda_runtime.h>
+
+#include "gpu/cuda_check.hpp"
+#include "gpu/search/search_launch.hpp"
+
+namespace cas::gpu::search {
+namespace {
+
+__device__ inline std::uint64_t globalTimer() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ inline std::uint32_t smId() {
+  std::uint32_t id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+}
+
+struct WarpProbe {
+  unsigned long long lanes = 0, steps = 0;
+  __device__ void sample() {
+    const unsigned mask = __activemask();
+    if ((threadIdx.x & 31u) == unsigned(__ffs(int(mask)) - 1)) {
+      lanes += unsigned(__popc(int(mask)));
+      steps += 1;
+    }
+  }
+  __device__ void flush(KernelCounters* c) const {
+    if (steps == 0) return;
+    atomicAdd(&c->activeLanes, lanes);
+    atomicAdd(&c->warpSteps, steps);
+  }
+};
+
+// Thread 0's clock at the block's start and end, with the SM it ran on.
+template <bool Instrument>
+struct BlockClock {
+  std::uint64_t start = 0;
+  __device__ BlockClock() {
+    if constexpr (Instrument) start = globalTimer();
+  }
+  __device__ void record(BlockRecord* blocks) const {
+    if constexpr (Instrument) {
+      __syncthreads();
+      if (threadIdx.x == 0) blocks[blockIdx.x] = {smId(), 0, start, globalTimer()};
+    }
+  }
+};
+
+__device__ inline int thread() { return int(blockIdx.x * blockDim.x + threadIdx.x); }
+
+template <class Game>
+SearchContext<Game> contextOf(const DeviceSearchBuffers& b) {
+  SearchContext<Game> c;
+  c.trees = b.trees;
+  c.roots = static_cast<typename Game::State*>(b.roots);
+  c.pending = b.pending;
+  c.obs = b.obs;
+  c.logits = b.logits;
+  c.values = b.values;
+  c.params = b.params;
+  c.stats = b.stats;
+  c.games = b.games;
+  c.k = b.k;
+  return c;
+}
+
+template <class Game>
+__global__ void resetKernel(SearchContext<Game> c, const std::int32_t* games, int count) {
+  const int i = thread();
+  if (i < count) resetGame(c, games ? games[i] : i);
+}
+
+template <class Game>
+__global__ void playKernel(SearchContext<Game> c, const std::int32_t* games, const std::int32_t* actions, int count) {
+  const int i = thread();
+  if (i < count) playMove(c, games[i], actions[i]);
+}
+
+template <class Game>
+__global__ void encodeRootsKernel(SearchContext<Game> c, const std::uint8_t* listed) {
+  const int g = thread();
+  if (g >= c.games) return;
+  c.trees.gameSlots[g].listed = listed[g];
+  encodeRoot(c, g);
+}
+
+template <class Game>
+__global__ void expandRootsKernel(SearchContext<Game> c) {
+  const int g = thread();
+  if (g < c.games) expandRoot(c, g);
+}
+
+template <class Game, bool Masked, bool Instrument>
+__global__ void selectKernel(SearchContext<Game> c, Instrumentation ins) {
+  const BlockClock<Instrument> clock;
+  const int g = thread();
+  if (g < c.games) {
+    if constexpr (Instrument) {
+      WarpProbe probe;
+      selectLeaves<Game, Masked>(c, g, probe);
+      probe.flush(ins.counters);
+    } else {
+      NoProbe probe;
+      selectLeaves<Game, Masked>(c, g, probe);
+    }
+  }
+  clock.record(ins.blocks);
+}
+
+template <class Game, bool Instrument>
+__global__ void expandKernel(SearchContext<Game> c, Instrumentation ins) {
+  const BlockClock<Instrument> clock;
+  const int g = thread();
+  if (g < c.games) {
+    if constexpr (Instrument) {
+      WarpProbe probe;
+      expandLeaves(c, g, probe);
+      probe.flush(ins.counters);
+    } else {
+      NoProbe probe;
+      expandLeaves(c, g, probe);
+    }
+  }
+  clock.record(ins.blocks);
+}
+
+template <class Game>
+__global__ void finishRootsKernel(SearchContext<Game> c) {
+  const int g = thread();
+  if (g < c.games) finishRoot(c, g);
+}
+
+template <class Game>
+__global__ void rootStatisticsKernel(SearchContext<Game> c) {
+  const int g = thread();
+  if (g < c.games) rootStatistics(c, g);
+}
+
+template <class Game>
+__global__ void hashedKernel(const float* obs, float* logits, float* values, int rows) {
+  const int r = thread();
+  if (r < rows)
+    cas::search::hashedEvaluation(obs + std::int64_t(r) * Game::kObsSize, Game::kObsSize, Game::kActions, logits + std::int64_t(r) * Game::kActions, values + r);
+}
+
+void checkLaunch(const char* kernel) {
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) throw CudaError(std::string("launching ") + kernel + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+}
+
+cudaStream_t runtimeStream(CUstream s) { return reinterpret_cast<cudaStream_t>(s); }
+
+template <typename Kernel>
+int registersOf(Kernel kernel) {
+  cudaFuncAttributes a{};
+  return cudaFuncGetAttributes(&a, kernel) == cudaSuccess ? a.numRegs : -1;
+}
+
+template <class Game>
+class GameKernels final : public SearchKernels {
+ public:
+  GameKernels() {
+    // Loads every kernel now (CUDA loads modules lazily), so none loads inside a graph capture.
+    masked_ = {"search_select_masked", "selection, predicated", registersOf(selectKernel<Game, true, false>), kThreadsPerBlock};
+    branchy_ = {"search_select_branchy", "selection, branching", registersOf(selectKernel<Game, false, false>), kThreadsPerBlock};
+    expand_ = {"search_expand_backup", "expansion and backup", registersOf(expandKernel<Game, false>), kThreadsPerBlock};
+    registersOf(selectKernel<Game, true, true>);
+    registersOf(selectKernel<Game, false, true>);
+    registersOf(expandKernel<Game, true>);
+    registersOf(resetKernel<Game>);
+    registersOf(playKernel<Game>);
+    registersOf(encodeRootsKernel<Game>);
+    registersOf(expandRootsKernel<Game>);
+    registersOf(finishRootsKernel<Game>);
+    registersOf(rootStatisticsKernel<Game>);
+    registersOf(hashedKernel<Game>);
+  }
+
+  int actions() const override { return Game::kActions; }
+  int observationSize() const override { return Game::kObsSize; }
+  std::size_t stateBytes() const override { return sizeof(typename Game::State); }
+
+  void resetGames(const DeviceSearchBuffers& b, int count, CUstream s) const override {
+    const int n = count < 0 ? b.games : count;
+    resetKernel<Game><<<blocksFor(n), kThreadsPerBlock, 0, runtimeStream(s)>>>(contextOf<Game>(b), count < 0 ? nullptr : b.moveGames, n);
+    checkLaunch("search_reset");
+  }
+  void playMoves(const DeviceSearchBuffers& b, int count, CUstream s) const override {
+    playKernel<Game><<<blocksFor(count), kThreadsPerBlock, 0, runtimeStream(s)>>>(contextOf<Game>(b), b.moveGames, b.moveActions, count);
+    checkLaunch("search_play");
+  }
+  void encodeRoots(const DeviceSearchBuffers& b, CUstream s) const override {
+    encodeRootsKernel<Game><<<blocksFor(b.games), kThreadsPerBlock, 0, runtimeStream(s)>>>(contextOf<Game>(b), b.listed);
+    checkLaunch("search_encode_roots");
+  }
+  void expandRoots(const DeviceSearchBuffers& b, CUstream s) const override {
+    expandRootsKernel<Game><<<blocksFor(b.games), kThreadsPerBlock, 0, runtimeStream(s)>>>(contextOf<Game>(b));
+    checkLaunch("search_expand_roots");
+  }
+  void selectLeaves(const DeviceSearchBuffers& b, bool masked, bool instrument, CUstream s) const override {
+    const auto c = contextOf<Game>(b);
+    const auto grid = blocksFor(b.games);
+    auto stream = runtimeStream(s);
+    if (masked && instrument) selectKernel<Game, true, true><<<grid, kThreadsPerBlock, 0, stream>>>(c, b.select);
+    else if (masked) selectKernel<Game, true, false><<<grid, kThreadsPerBlock, 0, stream>>>(c, b.select);
+    else if (instrument) selectKernel<Game, false, true><<<grid, kThreadsPerBlock, 0, stream>>>(c, b.select);
+    else selectKernel<Game, false, false><<<grid, kThreadsPerBlock, 0, stream>>>(c, b.select);
+    checkLaunch(masked ? "search_select_masked" : "search_select_branchy");
+  }
+  void expandLeaves(const DeviceSearchBuffers& b, bool instrument, CUstream s) const override {
+    const auto c = contextOf<Game>(b);
+    if (instrument) expandKernel<Game, true><<<blocksFor(b.games), kThreadsPerBlock, 0, runtimeStream(s)>>>(c, b.expand);
+    else expandKernel<Game, false><<<blocksFor(b.games), kThreadsPerBlock, 0, runtimeStream(s)>>>(c, b.expand);
+    checkLaunch("search_expand_backup");
+  }
+  void finishRoots(const DeviceSearchBuffers& b, CUstream s) const override {
+    finishRootsKernel<Game><<<blocksFor(b.games), kThreadsPerBlock, 0, runtimeStream(s)>>>(contextOf<Game>(b));
+    checkLaunch("search_finish_roots");
+  }
+  void rootStatistics(const DeviceSearchBuffers& b, CUstream s) const override {
+    rootStatisticsKernel<Game><<<blocksFor(b.games), kThreadsPerBlock, 0, runtimeStream(s)>>>(contextOf<Game>(b));
+    checkLaunch("search_root_stats");
+  }
+  void hashedEvaluate(const DeviceSearchBuffers& b, float* logits, float* values, CUstream s) const override {
+    const int rows = b.games * b.k;
+    hashedKernel<Game><<<(rows + 127) / 128, 128, 0, runtimeStream(s)>>>(b.obs, logits, values, rows);
+    checkLaunch("search_hashed_evaluate");
+  }
+
+  SearchKernelInfo selectInfo(bool masked) const override { return masked ? masked_ : branchy_; }
+  SearchKernelInfo expandInfo() const override { return expand_; }
+
+ private:
+  SearchKernelInfo masked_, branchy_, expand_;
+};
+
+}  // namespace
+
+const SearchKernels* searchKernels(const std::string& environment) {
+  if (environment == "tictactoe") {
+    static const GameKernels<TicTacToe> kernels;
+    return &kernels;
+  }
+  if (environment == "connect4") {
+    static const GameKernels<Connect4> kernels;
+    return &kernels;
+  }
+  return nullptr;
+}
+
+}  // namespace cas::gpu::search
