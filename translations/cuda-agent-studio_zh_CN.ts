@@ -119,6 +119,18 @@
         <source>CUDA threads per block (0 asks the occupancy calculator).</source>
         <translation>每个 CUDA 线程块的线程数（0 表示由占用率计算器决定）。</translation>
     </message>
+    <message>
+        <source>Where the search runs: auto keeps the trees on the GPU when the CUDA backend runs the network, cpu keeps them on the CPU (for comparison).</source>
+        <translation>搜索在哪里运行：auto 在 CUDA 后端运行网络时把搜索树放在 GPU 上，cpu 把搜索树留在 CPU 上（用于对比）。</translation>
+    </message>
+    <message>
+        <source>GPU selection kernel: masked (predicated, lanes stay together) or branchy (loops and branches as written).</source>
+        <translation>GPU 选择内核：masked（谓词执行，线程束中的线程保持一致）或 branchy（按原样的循环与分支）。</translation>
+    </message>
+    <message>
+        <source>Count SIMT efficiency and record an SM timeline in the GPU search&apos;s kernels (slightly slower).</source>
+        <translation>在 GPU 搜索的内核中统计 SIMT 效率并记录 SM 时间线（稍慢）。</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::AgentWorker</name>
@@ -642,6 +654,14 @@
     <message>
         <source>%1 (paused)</source>
         <translation>%1（已暂停）</translation>
+    </message>
+    <message>
+        <source>The search runs on the GPU: its trees and games stay in device memory.</source>
+        <translation>搜索在 GPU 上运行：搜索树和对局都保留在显存中。</translation>
+    </message>
+    <message>
+        <source>The search runs on the CPU.</source>
+        <translation>搜索在 CPU 上运行。</translation>
     </message>
 </context>
 <context>

@@ -66,6 +66,7 @@ bool RunController::startTraining(const project::Project& project, const QString
     forward(r);
     if (const int runs = kernelProfileRuns_.exchange(0); runs > 0) profileKernels(*engineTrainer, r.iteration, runs);
   };
+  searchDevice_ = QString::fromStdString(trainer->searchDevice());
   engine_ = std::make_unique<engine::Engine>(std::move(trainer), std::move(*run), events, limits_);
   runFolder_ = folder;
   paused_ = false;

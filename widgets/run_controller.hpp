@@ -47,6 +47,7 @@ class RunController : public QObject {
   bool paused() const { return paused_; }
   QString runFolder() const { return runFolder_; }
   QString backendId() const { return backendId_; }  // the running (or last) run's backend: "cpu", "cuda"
+  QString searchDevice() const { return searchDevice_; }  // where its search runs: "cpu", "cuda"
   // Budget of the next run started (0 iterations / minutes: none).
   void setLimits(const cas::engine::EngineLimits& limits) { limits_ = limits; }
   RunProgress progress() const;
@@ -92,7 +93,7 @@ class RunController : public QObject {
   std::unique_ptr<engine::Engine> engine_;
   QString runFolder_;
   bool paused_ = false;
-  QString backendId_;
+  QString backendId_, searchDevice_;
   engine::EngineLimits limits_;
   QElapsedTimer clock_;              // since the run started
   qint64 pausedMs_ = 0, pausedSinceMs_ = 0;

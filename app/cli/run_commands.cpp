@@ -59,6 +59,7 @@ std::unique_ptr<train::AlphaZeroTrainer> openRun(const std::string& dir, const s
       if (dropped > 0) std::cerr << "dropped " << dropped << " metric line(s) recorded after that checkpoint\n";
     }
   }
+  std::cerr << "search: " << run.trainer->searchNote() << "\n";
   if (folder) *folder = std::move(run.folder);
   return std::move(run.trainer);
 }
@@ -130,6 +131,7 @@ int runTrain(const TrainOptions& o) {
       std::cerr << "error: " << e.what() << "\n";
       return 1;
     }
+    std::cerr << "search: " << trainer->searchNote() << "\n";
   }
   std::cerr << "run folder: " << run->path().string() << "\n";
 

@@ -82,7 +82,7 @@ std::unique_ptr<SelfPlaySearch> makeSearch(exec::Backend& backend, const SearchS
   }
   const env::EnvironmentInfo* info = env::findEnvironment(setup.environment);
   if (!info) throw std::invalid_argument("unknown environment '" + setup.environment + "'");
-  if (note) *note = device == "cpu" ? "the search runs on the CPU (search.device = cpu)" : "the search runs on the CPU: " + why;
+  if (note) *note = device == "cpu" ? "the search runs on the CPU (as asked)" : "the search runs on the CPU: " + why;
   return std::make_unique<BatchedSearch>(setup.environment, setup.games, setup.config, makeCpuEvaluator(setup.evaluator, *info), setup.seed);
 }
 
