@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
 
 #include "core/search/search_math.hpp"
 
@@ -65,8 +66,10 @@ void BatchedSearch::resetGames(const std::vector<int>& games) {
 }
 
 void BatchedSearch::play(const std::vector<int>& games, const std::vector<int>& actions) {
+  if (games.size() != actions.size()) throw std::invalid_argument("play: one action per game");
   for (size_t i = 0; i < games.size(); ++i) {
     const int game = games[i], action = actions[i];
+    if (!roots_->legal(game, action)) throw std::invalid_argument("move " + std::to_string(action + 1) + " is not legal in game " + std::to_string(game));
     Tree& t = trees_[size_t(game)];
     std::int32_t next = Tree::kNone;
     if (config_.subtreeReuse && t.expanded(0))

@@ -10,6 +10,7 @@
 //   - random numbers come from a counter-based generator (Philox4x32-10) addressed by
 //     (seed; game, draw, purpose, index), so no generator state is carried between calls.
 // Thread-safety: pure functions.
+#include <cmath>
 #include <cstdint>
 
 #include "core/support/host_device.hpp"

@@ -26,14 +26,21 @@ T* devicePointer(CUdeviceptr p) {
   return reinterpret_cast<T*>(p);
 }
 
-// Host memory the copy engines read from directly (uploads of the call's games and moves).
+// Host memory the copy engines read from directly (uploads of the call's games and moves),
+// taken and freed with its context current, whichever thread ends the search.
 class PinnedBuffer {
  public:
-  explicit PinnedBuffer(std::size_t bytes) : bytes_(std::max<std::size_t>(bytes, 64)) {
+  PinnedBuffer(CUcontext context, std::size_t bytes) : context_(context), bytes_(std::max<std::size_t>(bytes, 64)) {
+    ContextScope scope(context_);
     CAS_CU(cuMemHostAlloc(&data_, bytes_, 0));
     std::memset(data_, 0, bytes_);
   }
-  ~PinnedBuffer() { cuMemFreeHost(data_); }
+  ~PinnedBuffer() {
+    if (cuCtxPushCurrent(context_) != CUDA_SUCCESS) return;
+    cuMemFreeHost(data_);
+    CUcontext c;
+    cuCtxPopCurrent(&c);
+  }
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
   template <typename T>
@@ -42,6 +49,7 @@ class PinnedBuffer {
   }
 
  private:
+  CUcontext context_;
   std::size_t bytes_;
   void* data_ = nullptr;
 };
@@ -51,8 +59,8 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
   DeviceSearch(const cas::search::SearchSetup& setup, const SearchKernels& kernels, std::shared_ptr<DeviceRuntime> runtime, DeviceProgram* network)
       : setup_(setup), config_(setup.config), kernels_(kernels), rt_(std::move(runtime)), network_(network),
         mirror_(env::makeBoardGames(setup.environment, setup.games)),
-        staging_(sizeof(SearchParams) + std::size_t(setup.games) * (1 + 2 * sizeof(std::int32_t))),
-        statsHost_(std::size_t(setup.games) * sizeof(RootOut)) {
+        staging_(rt_->context, stagingBytes(setup.games)),
+        statsHost_(rt_->context, std::size_t(setup.games) * sizeof(RootOut)) {
     const int games = setup.games, a = kernels.actions();
     blocks_ = std::max(1, (config_.nodeBudget - 1) / a);
     budget_ = 1 + blocks_ * a;
@@ -158,8 +166,8 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
 
   void play(const std::vector<int>& games, const std::vector<int>& actions) override {
     if (games.size() != actions.size()) throw std::invalid_argument("play: one action per game");
+    checkDistinct(games);
     for (size_t i = 0; i < games.size(); ++i) {
-      checkGame(games[i]);
       if (!mirror_->legal(games[i], actions[i]))
         throw std::invalid_argument("move " + std::to_string(actions[i] + 1) + " is not legal in game " + std::to_string(games[i]));
     }
@@ -168,7 +176,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
   }
 
   void resetGames(const std::vector<int>& games) override {
-    for (int g : games) checkGame(g);
+    checkDistinct(games);
     sendMoves(games, nullptr);
     for (int g : games) mirror_->reset(g);
   }
@@ -243,6 +251,16 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     if (g < 0 || g >= setup_.games) throw std::out_of_range("game " + std::to_string(g) + " is not in this search (0-" + std::to_string(setup_.games - 1) + ")");
   }
 
+  // One thread per listed game changes its tree: a game listed twice would race.
+  void checkDistinct(const std::vector<int>& games) const {
+    std::vector<bool> seen(std::size_t(setup_.games), false);
+    for (int g : games) {
+      checkGame(g);
+      if (seen[std::size_t(g)]) throw std::invalid_argument("game " + std::to_string(g) + " is listed twice");
+      seen[std::size_t(g)] = true;
+    }
+  }
+
   SearchParams paramsFor(int simulations) const {
     SearchParams p{};
     p.cPuct = config_.cPuct;
@@ -260,11 +278,12 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     return p;
   }
 
-  // The pinned staging area: params | listed [games] | move games [games] | move actions [games].
+  // The pinned staging area: params | listed [games, padded to 4 bytes] | move games [games] |
+  // move actions [games].
+  static std::size_t listedBytes(int games) { return (std::size_t(games) + 3) / 4 * 4; }
+  static std::size_t stagingBytes(int games) { return sizeof(SearchParams) + listedBytes(games) + 2 * std::size_t(games) * sizeof(std::int32_t); }
   std::uint8_t* listedHost() const { return staging_.as<std::uint8_t>() + sizeof(SearchParams); }
-  std::int32_t* moveGamesHost() const {
-    return reinterpret_cast<std::int32_t*>(listedHost() + ((std::size_t(setup_.games) + 3) / 4) * 4);
-  }
+  std::int32_t* moveGamesHost() const { return reinterpret_cast<std::int32_t*>(listedHost() + listedBytes(setup_.games)); }
   std::int32_t* moveActionsHost() const { return moveGamesHost() + setup_.games; }
 
   void waitForStaging() const {
@@ -300,7 +319,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     CAS_CU(cuEventSynchronize(searchEnd_));
     float total = 0, network = 0;
     CAS_CU(cuEventElapsedTime(&total, searchStart_, searchEnd_));
-    if (cuEventElapsedTime(&network, networkStart_, networkEnd_) != CUDA_SUCCESS) network = 0;
+    if (pendingSteps_ == 0 || cuEventElapsedTime(&network, networkStart_, networkEnd_) != CUDA_SUCCESS) network = 0;
     const double inference = std::min(double(total), double(network) * (pendingSteps_ + 1)) / 1000.0;
     metrics_.inferenceSeconds += inference;
     metrics_.searchSeconds += double(total) / 1000.0 - inference;
@@ -376,6 +395,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
       values_ = network_->outputAddress("value");
     } else {
       obs_ = take(rows * obsSize * 4, "observations");
+      CAS_CU(cuMemsetD32Async(obs_, 0, rows * obsSize, rt_->compute));
       logits_ = take(rows * actions * 4, "logits");
       values_ = take(rows * 4, "values");
       CAS_CU(cuMemsetD32Async(logits_, 0, rows * actions, rt_->compute));
@@ -583,7 +603,13 @@ std::unique_ptr<cas::search::SelfPlaySearch> makeDeviceSearch(const cas::search:
     *reason = why;
     return nullptr;
   };
-  const SearchKernels* kernels = searchKernels(setup.environment);
+  const SearchKernels* kernels = nullptr;
+  try {
+    ContextScope scope(runtime->context);  // the kernels' module loads into the runtime's context
+    kernels = searchKernels(setup.environment);
+  } catch (const std::exception& e) {
+    return refuse(std::string("the device search's kernels did not load: ") + e.what());
+  }
   if (!kernels) return refuse("the CUDA backend has no device rules for '" + setup.environment + "'");
   if (setup.games < 1) return refuse("a search needs at least one game");
   DeviceProgram* network = nullptr;

@@ -174,10 +174,16 @@ void checkLaunch(const char* kernel) {
 
 cudaStream_t runtimeStream(CUstream s) { return reinterpret_cast<cudaStream_t>(s); }
 
+// Also loads the kernel: one that cannot load fails here, not later inside a graph capture.
 template <typename Kernel>
 int registersOf(Kernel kernel) {
   cudaFuncAttributes a{};
-  return cudaFuncGetAttributes(&a, kernel) == cudaSuccess ? a.numRegs : -1;
+  const cudaError_t e = cudaFuncGetAttributes(&a, kernel);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    throw CudaError(std::string("a search kernel did not load: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+  }
+  return a.numRegs;
 }
 
 template <class Game>
