@@ -3,9 +3,12 @@
 // memory from the runtime's pool, and the same operations (expand, recycle, reroot), slot for
 // slot, so that a copy of a game's arrays is a core search::Tree.
 //
-//   field array [games * budget]:   game 0: slot 0 .. budget-1 | game 1: slot 0 .. | ...
+//   field array [budget * games], slot-major:
+//       slot 0: game 0, game 1, .. game G-1 | slot 1: game 0, game 1, .. | ...
 //     visits i32, valueSum f32, prior f32, firstChild i32, childCount i16, parent i32,
 //     action i16, virtualLoss i16, lastUsed u32          (meanings: core/search/tree.hpp)
+//   so that the lanes of a warp (neighbouring games) walking their trees alike, as they do near
+//   the root, read neighbouring words: one memory transaction instead of 32
 //   spare  [games * budget] x the same fields: rerooting copies the kept subtree there, then back
 //   work   [games * budget] i32:  recycling's depth-first stack, rerooting's slot map
 //   freeBlocks [games * blocks] i32: each game's free list (a stack, top last)
@@ -58,26 +61,27 @@ struct TreeStorage {
   std::int32_t* work;
   std::int32_t* freeBlocks;
   GameSlot* gameSlots;
-  int budget, blocks, actions;
+  int budget, blocks, actions, games;
 };
 
 class GameTree {
  public:
   CAS_HD GameTree(const TreeStorage& s, int game)
       : f_(s.main), spare_(s.spare), slot_(s.gameSlots[game]), work_(s.work + std::int64_t(game) * s.budget),
-        free_(s.freeBlocks + std::int64_t(game) * s.blocks), base_(std::int64_t(game) * s.budget), budget_(s.budget),
+        free_(s.freeBlocks + std::int64_t(game) * s.blocks), game_(game), games_(s.games), budget_(s.budget),
         blocks_(s.blocks), actions_(s.actions) {}
 
   CAS_HD GameSlot& slot() { return slot_; }
-  CAS_HD std::int32_t& visits(std::int32_t s) { return f_.visits[base_ + s]; }
-  CAS_HD float& valueSum(std::int32_t s) { return f_.valueSum[base_ + s]; }
-  CAS_HD float& prior(std::int32_t s) { return f_.prior[base_ + s]; }
-  CAS_HD std::int32_t& firstChild(std::int32_t s) { return f_.firstChild[base_ + s]; }
-  CAS_HD std::int16_t& childCount(std::int32_t s) { return f_.childCount[base_ + s]; }
-  CAS_HD std::int32_t& parent(std::int32_t s) { return f_.parent[base_ + s]; }
-  CAS_HD std::int16_t& action(std::int32_t s) { return f_.action[base_ + s]; }
-  CAS_HD std::int16_t& virtualLoss(std::int32_t s) { return f_.virtualLoss[base_ + s]; }
-  CAS_HD std::uint32_t& lastUsed(std::int32_t s) { return f_.lastUsed[base_ + s]; }
+  CAS_HD std::int64_t at(std::int32_t s) const { return std::int64_t(s) * games_ + game_; }  // a slot's index
+  CAS_HD std::int32_t& visits(std::int32_t s) { return f_.visits[at(s)]; }
+  CAS_HD float& valueSum(std::int32_t s) { return f_.valueSum[at(s)]; }
+  CAS_HD float& prior(std::int32_t s) { return f_.prior[at(s)]; }
+  CAS_HD std::int32_t& firstChild(std::int32_t s) { return f_.firstChild[at(s)]; }
+  CAS_HD std::int16_t& childCount(std::int32_t s) { return f_.childCount[at(s)]; }
+  CAS_HD std::int32_t& parent(std::int32_t s) { return f_.parent[at(s)]; }
+  CAS_HD std::int16_t& action(std::int32_t s) { return f_.action[at(s)]; }
+  CAS_HD std::int16_t& virtualLoss(std::int32_t s) { return f_.virtualLoss[at(s)]; }
+  CAS_HD std::uint32_t& lastUsed(std::int32_t s) { return f_.lastUsed[at(s)]; }
   CAS_HD bool expanded(std::int32_t s) { return firstChild(s) != kUnexpanded; }
   CAS_HD std::int32_t child(std::int32_t s, int k) { return firstChild(s) + k; }
 
@@ -124,24 +128,24 @@ class GameTree {
       const std::int32_t from = work_[to];
       if (from == kNone) continue;
       if (!expanded(from)) {
-        spare_.firstChild[base_ + to] = kUnexpanded;
-        spare_.childCount[base_ + to] = 0;
+        spare_.firstChild[at(to)] = kUnexpanded;
+        spare_.childCount[at(to)] = 0;
         continue;
       }
       const std::int32_t start = next;
       const int count = childCount(from);
       next += actions_;
-      spare_.firstChild[base_ + to] = start;
-      spare_.childCount[base_ + to] = std::int16_t(count);
+      spare_.firstChild[at(to)] = start;
+      spare_.childCount[at(to)] = std::int16_t(count);
       inUse += count;
       for (int k = 0; k < actions_; ++k) {
         work_[start + k] = k < count ? child(from, k) : kNone;
         if (k < count) copyNode(child(from, k), start + k, to);
-        else spare_.firstChild[base_ + start + k] = kUnexpanded;
+        else spare_.firstChild[at(start + k)] = kUnexpanded;
       }
     }
     for (std::int32_t s = 0; s < next; ++s) {
-      const std::int64_t i = base_ + s;
+      const std::int64_t i = at(s);
       f_.visits[i] = spare_.visits[i];
       f_.valueSum[i] = spare_.valueSum[i];
       f_.prior[i] = spare_.prior[i];
@@ -159,7 +163,7 @@ class GameTree {
 
  private:
   CAS_HD void setNode(const TreeFields& t, std::int32_t s, std::int32_t n, float w, float p, std::int32_t par, std::int16_t act, std::uint32_t used) {
-    const std::int64_t i = base_ + s;
+    const std::int64_t i = at(s);
     t.visits[i] = n;
     t.valueSum[i] = w;
     t.prior[i] = p;
@@ -231,7 +235,7 @@ class GameTree {
   GameSlot& slot_;
   std::int32_t* work_;
   std::int32_t* free_;
-  std::int64_t base_;
+  int game_, games_;
   int budget_, blocks_, actions_;
 };
 

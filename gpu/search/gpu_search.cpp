@@ -127,9 +127,9 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     const int k = std::max(1, config_.leavesPerStep);
     const int steps = (simulations + k - 1) / k;
     CAS_CU(cuEventRecord(searchStart_, rt_->compute));
-    CAS_CU(cuGraphLaunch(rootGraph(k), rt_->compute));
-    CUgraphExec step = stepGraph(k, config_.selection == SelectionKernel::Masked, config_.instrument);
-    for (int i = 0; i < steps; ++i) CAS_CU(cuGraphLaunch(step, rt_->compute));
+    const Graphs& graphs = graphsFor(k, config_.selection == SelectionKernel::Masked, config_.instrument);
+    CAS_CU(cuGraphLaunch(graphs.root, rt_->compute));
+    for (int i = 0; i < steps; ++i) CAS_CU(cuGraphLaunch(graphs.step, rt_->compute));
     kernels_.finishRoots(buffers(k), rt_->compute);
     CAS_CU(cuEventRecord(searchEnd_, rt_->compute));
     pendingSteps_ = steps;
@@ -187,20 +187,22 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     GameSlot slot{};
     std::vector<std::int32_t> freeBlocks(static_cast<std::size_t>(blocks_));
     ContextScope scope(rt_->context);
-    const std::uint64_t first = std::uint64_t(game) * std::uint64_t(budget_);
-    auto copy = [&](auto& vec, CUdeviceptr base) {
+    kernels_.gatherTree(buffers(), game, devicePointer<void>(snapshot_), rt_->compute);
+    CUdeviceptr from = snapshot_;
+    auto copy = [&](auto& vec) {
       using T = typename std::decay_t<decltype(vec)>::value_type;
-      CAS_CU(cuMemcpyDtoHAsync(vec.data(), base + first * sizeof(T), std::size_t(budget_) * sizeof(T), rt_->compute));
+      CAS_CU(cuMemcpyDtoHAsync(vec.data(), from, std::size_t(budget_) * sizeof(T), rt_->compute));
+      from += std::uint64_t(budget_) * sizeof(T);
     };
-    copy(t.visits, field_[0]);
-    copy(t.valueSum, field_[1]);
-    copy(t.prior, field_[2]);
-    copy(t.firstChild, field_[3]);
-    copy(t.childCount, field_[4]);
-    copy(t.parent, field_[5]);
-    copy(t.action, field_[6]);
-    copy(t.virtualLoss, field_[7]);
-    copy(t.lastUsed, field_[8]);
+    copy(t.visits);
+    copy(t.valueSum);
+    copy(t.prior);
+    copy(t.firstChild);
+    copy(t.parent);
+    copy(t.lastUsed);
+    copy(t.childCount);
+    copy(t.action);
+    copy(t.virtualLoss);
     CAS_CU(cuMemcpyDtoHAsync(&slot, slots_ + std::uint64_t(game) * sizeof(GameSlot), sizeof slot, rt_->compute));
     CAS_CU(cuMemcpyDtoHAsync(freeBlocks.data(), freeBlocks_ + std::uint64_t(game) * std::uint64_t(blocks_) * 4, freeBlocks.size() * 4, rt_->compute));
     CAS_CU(cuStreamSynchronize(rt_->compute));
@@ -230,13 +232,14 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     return {{"search", "device trees: " + std::to_string(setup_.games) + " games x " + std::to_string(budget_) + " nodes (" +
                            formatBytes(std::uint64_t(treeBytes)) + " with the rerooting copy), up to " + std::to_string(maxLeaves_) + " leaves per game per step"},
             {"search evaluator", evaluatorName()},
-            {"search graphs", std::to_string(graphs_.size()) + " captured (root and step graphs per k, selection kernel and instrumentation)"},
+            {"search graphs", std::to_string(2 * graphs_.size()) + " captured (a root and a step graph per k, selection kernel and instrumentation)"},
             {"pool", rt_->pool.describe()},
             {"pool device allocations", std::to_string(rt_->pool.stats().deviceAllocations)}};
   }
 
  private:
-  static std::size_t bytesPerNode() { return 2 * (4 + 4 + 4 + 4 + 2 + 4 + 2 + 2 + 4) + 4; }
+  static constexpr std::size_t kNodeBytes = 4 + 4 + 4 + 4 + 2 + 4 + 2 + 2 + 4;  // one slot of TreeFields
+  static std::size_t bytesPerNode() { return 2 * kNodeBytes + 4; }                  // with the spare copy and work
 
   std::string evaluatorName() const {
     switch (setup_.evaluator.kind) {
@@ -336,6 +339,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     b.trees.budget = budget_;
     b.trees.blocks = blocks_;
     b.trees.actions = kernels_.actions();
+    b.trees.games = setup_.games;
     b.roots = devicePointer<void>(roots_);
     b.pending = devicePointer<Pending>(pending_);
     b.obs = devicePointer<float>(obs_);
@@ -375,6 +379,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
       spare_[i] = take(nodes * sizes[i], std::string("rerooting ") + names[i]);
     }
     work_ = take(nodes * 4, "work stacks");
+    snapshot_ = take(std::uint64_t(budget_) * kNodeBytes, "snapshot copy");
     freeBlocks_ = take(games * std::uint64_t(blocks_) * 4, "free lists");
     slots_ = take(games * sizeof(GameSlot), "game slots");
     CAS_CU(cuMemsetD8Async(slots_, 0, games * sizeof(GameSlot), rt_->compute));
@@ -404,7 +409,9 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
   }
 
   void release() {
-    for (auto& [key, exec] : graphs_) cuGraphExecDestroy(exec);
+    for (auto& [key, g] : graphs_)
+      for (CUgraphExec exec : {g.root, g.step})
+        if (exec) cuGraphExecDestroy(exec);
     graphs_.clear();
     for (CUevent e : {staged_, searchStart_, searchEnd_, networkStart_, networkEnd_})
       if (e) cuEventDestroy(e);
@@ -442,34 +449,30 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     return exec;
   }
 
-  // Key: (k, 0 for the root graph | 1 + masked + 2 * instrument for a step graph).
-  CUgraphExec rootGraph(int k) {
-    auto& exec = graphs_[{k, 0}];
-    if (!exec) {
-      const DeviceSearchBuffers b = buffers(k);
-      exec = capture([&] {
-        kernels_.encodeRoots(b, rt_->compute);
-        evaluate(b);
-        kernels_.expandRoots(b, rt_->compute);
-      });
-    }
-    return exec;
-  }
-
-  CUgraphExec stepGraph(int k, bool masked, bool instrument) {
-    auto& exec = graphs_[{k, 1 + int(masked) + 2 * int(instrument)}];
-    if (!exec) {
-      const DeviceSearchBuffers b = buffers(k);
-      exec = capture([&] {
-        kernels_.selectLeaves(b, masked, instrument, rt_->compute);
-        // External records: event nodes in the graph, read after replays for the network's time.
-        CAS_CU(cuEventRecordWithFlags(networkStart_, rt_->compute, CU_EVENT_RECORD_EXTERNAL));
-        evaluate(b);
-        CAS_CU(cuEventRecordWithFlags(networkEnd_, rt_->compute, CU_EVENT_RECORD_EXTERNAL));
-        kernels_.expandLeaves(b, instrument, rt_->compute);
-      });
-    }
-    return exec;
+  // The graphs of one (k, selection kernel, instrumentation). The root graph ends with the first
+  // step's selection; each step graph replay evaluates a step's leaves, expands them and selects
+  // the next step's (after the last step that selection finds nothing to do).
+  struct Graphs {
+    CUgraphExec root = nullptr, step = nullptr;
+  };
+  const Graphs& graphsFor(int k, bool masked, bool instrument) {
+    Graphs& g = graphs_[{k, int(masked) + 2 * int(instrument)}];
+    if (g.root) return g;
+    const DeviceSearchBuffers b = buffers(k);
+    g.root = capture([&] {
+      kernels_.encodeRoots(b, rt_->compute);
+      evaluate(b);
+      kernels_.expandRoots(b, rt_->compute);
+      kernels_.selectLeaves(b, masked, instrument, rt_->compute);
+    });
+    g.step = capture([&] {
+      // External records: event nodes in the graph, read after replays for the network's time.
+      CAS_CU(cuEventRecordWithFlags(networkStart_, rt_->compute, CU_EVENT_RECORD_EXTERNAL));
+      evaluate(b);
+      CAS_CU(cuEventRecordWithFlags(networkEnd_, rt_->compute, CU_EVENT_RECORD_EXTERNAL));
+      kernels_.expandThenSelect(b, masked, instrument, rt_->compute);
+    });
+    return g;
   }
 
   cas::search::SearchSetup setup_;
@@ -480,7 +483,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
   std::unique_ptr<env::BoardGames> mirror_;
   int blocks_ = 0, budget_ = 0, maxLeaves_ = 1;
   CUdeviceptr field_[9] = {}, spare_[9] = {};
-  CUdeviceptr work_ = 0, freeBlocks_ = 0, slots_ = 0, roots_ = 0, pending_ = 0, stats_ = 0, params_ = 0, listed_ = 0;
+  CUdeviceptr work_ = 0, snapshot_ = 0, freeBlocks_ = 0, slots_ = 0, roots_ = 0, pending_ = 0, stats_ = 0, params_ = 0, listed_ = 0;
   CUdeviceptr moveGames_ = 0, moveActions_ = 0, counters_ = 0, blockRecords_ = 0, obs_ = 0, logits_ = 0, values_ = 0;
   std::vector<CUdeviceptr> owned_;
   PinnedBuffer staging_, statsHost_;
@@ -488,7 +491,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
   mutable bool stagingPending_ = false;
   mutable int pendingSteps_ = -1;
   mutable SearchMetrics metrics_;
-  std::map<std::pair<int, int>, CUgraphExec> graphs_;
+  std::map<std::pair<int, int>, Graphs> graphs_;
 };
 
 // A search of `steps` steps in every game, kernel by kernel between events, instrumented.

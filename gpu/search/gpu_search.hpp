@@ -3,9 +3,10 @@
 // out on the CUDA backend. Trees, root positions and leaf evaluations stay in device memory:
 //
 //   search():  upload the call's games and parameters (a few hundred bytes)
-//              root graph   = encode roots -> evaluator -> expand roots
-//              step graph   = select k leaves per game -> evaluator -> expand and back up,
-//                             replayed ceil(S / k) times with no host synchronisation
+//              root graph   = encode roots -> evaluator -> expand roots -> select step 1's leaves
+//              step graph   = evaluator -> expand and back up, select the next step's leaves
+//                             (one kernel), replayed ceil(S / k) times with no host
+//                             synchronisation
 //              finish roots
 //   rootStats: one kernel, one copy back of the games' RootOut records
 //   play/resetGames: the moves go down, one kernel; a host copy of the positions follows along

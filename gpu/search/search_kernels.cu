@@ -10,8 +10,11 @@
 //   search_select_masked    per game     k leaves under virtual loss, predicated descent
 //   search_select_branchy   per game     the same, with the loops and branches as written
 //   search_expand_backup    per game     expansion, virtual loss off, values up, Gumbel halving
+//   search_expand_select    per game     the two above in one launch: step i's expansion, then
+//                                        step i+1's selection (what the step graph replays)
 //   search_finish_roots     per game     the root's clean priors back
 //   search_root_stats       per game     RootOut: visits, Q, policy, PV, chosen and played move
+//   search_gather_tree      per slot     one game's arrays, contiguous, for a snapshot
 //   search_hashed_evaluate  per row      the hashed test evaluator
 //
 // Compiled with -fmad=false (gpu/CMakeLists.txt): the search's arithmetic must round as the
@@ -148,6 +151,28 @@ __global__ void expandKernel(SearchContext<Game> c, Instrumentation ins) {
   clock.record(ins.blocks);
 }
 
+// A game's expansion of this step and its selection of the next, in the CPU's order: one
+// launch (and one launch gap) less per step.
+template <class Game, bool Masked, bool Instrument>
+__global__ void expandSelectKernel(SearchContext<Game> c, Instrumentation expand, Instrumentation select) {
+  const BlockClock<Instrument> clock;
+  const int g = thread();
+  if (g < c.games) {
+    if constexpr (Instrument) {
+      WarpProbe expandProbe, selectProbe;
+      expandLeaves(c, g, expandProbe);
+      selectLeaves<Game, Masked>(c, g, selectProbe);
+      expandProbe.flush(expand.counters);
+      selectProbe.flush(select.counters);
+    } else {
+      NoProbe probe;
+      expandLeaves(c, g, probe);
+      selectLeaves<Game, Masked>(c, g, probe);
+    }
+  }
+  clock.record(select.blocks);
+}
+
 template <class Game>
 __global__ void finishRootsKernel(SearchContext<Game> c) {
   const int g = thread();
@@ -158,6 +183,32 @@ template <class Game>
 __global__ void rootStatisticsKernel(SearchContext<Game> c) {
   const int g = thread();
   if (g < c.games) rootStatistics(c, g);
+}
+
+__global__ void gatherTreeKernel(TreeFields f, int game, int games, int budget, unsigned char* out) {
+  const int s = thread();
+  if (s >= budget) return;
+  const std::int64_t i = std::int64_t(s) * games + game;
+  const std::int64_t n = budget;
+  // The four-byte fields first, so that every section stays aligned whatever the budget.
+  unsigned char* p = out;
+  reinterpret_cast<std::int32_t*>(p)[s] = f.visits[i];
+  p += n * 4;
+  reinterpret_cast<float*>(p)[s] = f.valueSum[i];
+  p += n * 4;
+  reinterpret_cast<float*>(p)[s] = f.prior[i];
+  p += n * 4;
+  reinterpret_cast<std::int32_t*>(p)[s] = f.firstChild[i];
+  p += n * 4;
+  reinterpret_cast<std::int32_t*>(p)[s] = f.parent[i];
+  p += n * 4;
+  reinterpret_cast<std::uint32_t*>(p)[s] = f.lastUsed[i];
+  p += n * 4;
+  reinterpret_cast<std::int16_t*>(p)[s] = f.childCount[i];
+  p += n * 2;
+  reinterpret_cast<std::int16_t*>(p)[s] = f.action[i];
+  p += n * 2;
+  reinterpret_cast<std::int16_t*>(p)[s] = f.virtualLoss[i];
 }
 
 template <class Game>
@@ -197,6 +248,10 @@ class GameKernels final : public SearchKernels {
     registersOf(selectKernel<Game, true, true>);
     registersOf(selectKernel<Game, false, true>);
     registersOf(expandKernel<Game, true>);
+    registersOf(expandSelectKernel<Game, true, false>);
+    registersOf(expandSelectKernel<Game, false, false>);
+    registersOf(expandSelectKernel<Game, true, true>);
+    registersOf(expandSelectKernel<Game, false, true>);
     registersOf(resetKernel<Game>);
     registersOf(playKernel<Game>);
     registersOf(encodeRootsKernel<Game>);
@@ -204,6 +259,7 @@ class GameKernels final : public SearchKernels {
     registersOf(finishRootsKernel<Game>);
     registersOf(rootStatisticsKernel<Game>);
     registersOf(hashedKernel<Game>);
+    registersOf(gatherTreeKernel);
   }
 
   int actions() const override { return Game::kActions; }
@@ -243,6 +299,16 @@ class GameKernels final : public SearchKernels {
     else expandKernel<Game, false><<<blocksFor(b.games), kThreadsPerBlock, 0, runtimeStream(s)>>>(c, b.expand);
     checkLaunch("search_expand_backup");
   }
+  void expandThenSelect(const DeviceSearchBuffers& b, bool masked, bool instrument, CUstream s) const override {
+    const auto c = contextOf<Game>(b);
+    const auto grid = blocksFor(b.games);
+    auto stream = runtimeStream(s);
+    if (masked && instrument) expandSelectKernel<Game, true, true><<<grid, kThreadsPerBlock, 0, stream>>>(c, b.expand, b.select);
+    else if (masked) expandSelectKernel<Game, true, false><<<grid, kThreadsPerBlock, 0, stream>>>(c, b.expand, b.select);
+    else if (instrument) expandSelectKernel<Game, false, true><<<grid, kThreadsPerBlock, 0, stream>>>(c, b.expand, b.select);
+    else expandSelectKernel<Game, false, false><<<grid, kThreadsPerBlock, 0, stream>>>(c, b.expand, b.select);
+    checkLaunch("search_expand_select");
+  }
   void finishRoots(const DeviceSearchBuffers& b, CUstream s) const override {
     finishRootsKernel<Game><<<blocksFor(b.games), kThreadsPerBlock, 0, runtimeStream(s)>>>(contextOf<Game>(b));
     checkLaunch("search_finish_roots");
@@ -250,6 +316,10 @@ class GameKernels final : public SearchKernels {
   void rootStatistics(const DeviceSearchBuffers& b, CUstream s) const override {
     rootStatisticsKernel<Game><<<blocksFor(b.games), kThreadsPerBlock, 0, runtimeStream(s)>>>(contextOf<Game>(b));
     checkLaunch("search_root_stats");
+  }
+  void gatherTree(const DeviceSearchBuffers& b, int game, void* out, CUstream s) const override {
+    gatherTreeKernel<<<(b.trees.budget + 127) / 128, 128, 0, runtimeStream(s)>>>(b.trees.main, game, b.games, b.trees.budget, static_cast<unsigned char*>(out));
+    checkLaunch("search_gather_tree");
   }
   void hashedEvaluate(const DeviceSearchBuffers& b, float* logits, float* values, CUstream s) const override {
     const int rows = b.games * b.k;

@@ -65,8 +65,14 @@ class SearchKernels {
   virtual void expandRoots(const DeviceSearchBuffers& b, CUstream s) const = 0;
   virtual void selectLeaves(const DeviceSearchBuffers& b, bool masked, bool instrument, CUstream s) const = 0;
   virtual void expandLeaves(const DeviceSearchBuffers& b, bool instrument, CUstream s) const = 0;
+  // expandLeaves, then selectLeaves for the next step, per game in one launch.
+  virtual void expandThenSelect(const DeviceSearchBuffers& b, bool masked, bool instrument, CUstream s) const = 0;
   virtual void finishRoots(const DeviceSearchBuffers& b, CUstream s) const = 0;
   virtual void rootStatistics(const DeviceSearchBuffers& b, CUstream s) const = 0;
+  // Game g's arrays gathered from the slot-major fields into `out`, each `budget` entries long,
+  // one after the other: visits, valueSum, prior, firstChild, parent, lastUsed, then the
+  // two-byte childCount, action, virtualLoss (aligned whatever the budget): a snapshot.
+  virtual void gatherTree(const DeviceSearchBuffers& b, int game, void* out, CUstream s) const = 0;
   // The hashed test evaluator over every row: obs -> logits, values.
   virtual void hashedEvaluate(const DeviceSearchBuffers& b, float* logits, float* values, CUstream s) const = 0;
 

@@ -5,8 +5,9 @@
 // (search_kernels.cu); tests/gpu/test_search_port.cpp runs them on the host, game after game,
 // against the CPU search.
 //
-//   a search() call:   encodeRoot -> evaluator -> expandRoot          (the root graph, once)
-//                      selectLeaves -> evaluator -> expandLeaves      (the step graph, S/k times)
+//   a search() call:   encodeRoot -> evaluator -> expandRoot -> selectLeaves   (the root graph)
+//                      evaluator -> expandLeaves, selectLeaves  (the step graph, S/k times;
+//                                   after the last step the selection has nothing to do)
 //                      finishRoot
 //   then:              rootStatistics, playMove, resetGame            (as the caller asks)
 //

@@ -38,7 +38,7 @@ class HostDeviceSearch {
 
   gpu::search::SearchContext<Game> context() {
     gpu::search::SearchContext<Game> c;
-    c.trees = {main_.view(), spare_.view(), work_.data(), free_.data(), slots_.data(), budget_, blocks_, Game::kActions};
+    c.trees = {main_.view(), spare_.view(), work_.data(), free_.data(), slots_.data(), budget_, blocks_, Game::kActions, games_};
     c.roots = roots_.data();
     c.pending = pending_.data();
     c.obs = obs_.data();
@@ -62,14 +62,22 @@ class HostDeviceSearch {
     gs::NoProbe probe;
     for (int g = 0; g < games_; ++g) gs::encodeRoot(c, g);
     evaluate();
-    for (int g = 0; g < games_; ++g) gs::expandRoot(c, g);
+    auto select = [&](int g) {
+      if (masked_) gs::selectLeaves<Game, true>(c, g, probe);
+      else gs::selectLeaves<Game, false>(c, g, probe);
+    };
+    // The device's graphs: the root graph ends with the first selection; each step expands and
+    // then selects the next step's leaves in one kernel.
+    for (int g = 0; g < games_; ++g) {
+      gs::expandRoot(c, g);
+      select(g);
+    }
     for (int step = 0; step < (simulations + k_ - 1) / k_; ++step) {
-      for (int g = 0; g < games_; ++g) {
-        if (masked_) gs::selectLeaves<Game, true>(c, g, probe);
-        else gs::selectLeaves<Game, false>(c, g, probe);
-      }
       evaluate();
-      for (int g = 0; g < games_; ++g) gs::expandLeaves(c, g, probe);
+      for (int g = 0; g < games_; ++g) {
+        gs::expandLeaves(c, g, probe);
+        select(g);
+      }
     }
     for (int g = 0; g < games_; ++g) gs::finishRoot(c, g);
   }
@@ -101,17 +109,17 @@ class HostDeviceSearch {
   // Game g's tree as a core Tree (what the device search's snapshot copies back).
   cas::search::Tree tree(int g) const {
     cas::search::Tree t(Game::kActions, config_.nodeBudget);
-    const size_t base = size_t(g) * size_t(budget_);
     for (size_t s = 0; s < size_t(budget_); ++s) {
-      t.visits[s] = main_.visits[base + s];
-      t.valueSum[s] = main_.valueSum[base + s];
-      t.prior[s] = main_.prior[base + s];
-      t.firstChild[s] = main_.firstChild[base + s];
-      t.childCount[s] = main_.childCount[base + s];
-      t.parent[s] = main_.parent[base + s];
-      t.action[s] = main_.action[base + s];
-      t.virtualLoss[s] = main_.virtualLoss[base + s];
-      t.lastUsed[s] = main_.lastUsed[base + s];
+      const size_t i = s * size_t(games_) + size_t(g);  // slot-major, as on the device
+      t.visits[s] = main_.visits[i];
+      t.valueSum[s] = main_.valueSum[i];
+      t.prior[s] = main_.prior[i];
+      t.firstChild[s] = main_.firstChild[i];
+      t.childCount[s] = main_.childCount[i];
+      t.parent[s] = main_.parent[i];
+      t.action[s] = main_.action[i];
+      t.virtualLoss[s] = main_.virtualLoss[i];
+      t.lastUsed[s] = main_.lastUsed[i];
     }
     const auto& slot = slots_[size_t(g)];
     cas::search::Tree::Usage u;
