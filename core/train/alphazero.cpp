@@ -10,6 +10,7 @@
 #include "core/ir/passes.hpp"
 #include "core/support/binary_io.hpp"
 #include "core/train/baselines.hpp"
+#include "core/train/memory_estimate.hpp"
 
 namespace cas::train {
 namespace {
@@ -32,7 +33,13 @@ std::vector<float> readOutput(const exec::Executable& exe, const std::string& na
 AlphaZeroTrainer::AlphaZeroTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend)
     : project_(project), params_(project.parameters), backend_(std::move(backend)),
       rng_(std::uint64_t(project.parameters.getInt("runtime.seed")) * 0x2545F4914F6CDD1Dull + 7) {
-  buildNetworks();
+  const std::int64_t evalGames = params_.getInt("train.eval_games");
+  if (auto tooLarge = refuseIfTooLarge(estimateTrainerMemory(project_, evalGames), availableMemory())) throw std::runtime_error(*tooLarge);
+  try {
+    buildNetworks();
+  } catch (const std::bad_alloc&) {  // the estimate missed: still an error that says what
+    throw std::runtime_error(std::string("out of memory while allocating ") + allocating_ + "; reduce the parameters that size it");
+  }
 }
 
 search::SearchConfig AlphaZeroTrainer::searchConfig(bool selfPlay) const {
@@ -77,10 +84,12 @@ void AlphaZeroTrainer::buildNetworks() {
     }
     return std::move(*r.policy);
   };
+  allocating_ = "the self-play network (train.parallel_games × search.leaves_per_step)";
   pdl::CompiledPolicy inference = compileAt(inferenceBatch_, false);
   ir::Graph g = inference.graph;
   ir::runPasses(g, ir::defaultPipeline());
   inference_ = backend_->compile(g);
+  allocating_ = "the training network (train.batch_size)";
   trainPolicy_ = compileAt(params_.getInt("train.batch_size"), true);
   updater_ = std::make_unique<Updater>(*backend_, trainPolicy_, LossKind::AlphaZero, optimizerConfig(), actions_,
                                        std::uint64_t(params_.getInt("runtime.seed")));
@@ -88,10 +97,12 @@ void AlphaZeroTrainer::buildNetworks() {
 
   auto evaluator = [this](const float* obs, int n, float* logits, float* values) { evaluateLeaves(obs, n, logits, values); };
   const auto seed = std::uint64_t(params_.getInt("runtime.seed"));
+  allocating_ = "the search trees (train.parallel_games × search.node_budget)";
   selfPlay_ = std::make_unique<search::BatchedSearch>(project_.environment, int(parallel), searchConfig(true), evaluator, seed);
   analysis_ = std::make_unique<search::BatchedSearch>(project_.environment, 1, searchConfig(false), evaluator, seed + 1);
   records_.assign(size_t(parallel), {});
   const auto capacity = size_t(params_.getInt("train.replay_capacity"));
+  allocating_ = "the replay buffer (train.replay_capacity)";
   bufferObs_.assign(capacity * size_t(obsSize_), 0);
   bufferPolicy_.assign(capacity * size_t(actions_), 0);
   bufferValue_.assign(capacity, 0);
@@ -212,8 +223,10 @@ IterationReport AlphaZeroTrainer::runIteration(const std::function<bool()>& canc
 
 void AlphaZeroTrainer::trainSteps(IterationReport& report) {
   const auto batch = params_.getInt("train.batch_size");
+  report.batchSize = batch;
   if (bufferSize_ < batch) return;
   const auto steps = params_.getInt("train.steps_per_iteration");
+  report.trainingSteps = steps;
   env::BoardGames& pos = selfPlay_->positions();
   const int symmetries = pos.symmetryCount();
   std::vector<float> obs(static_cast<size_t>(batch * obsSize_)), policy(static_cast<size_t>(batch * actions_)), value(static_cast<size_t>(batch));
@@ -290,11 +303,12 @@ TreeSnapshot AlphaZeroTrainer::snapshot(int game, int maxNodes) const {
 }
 
 EvaluationResult AlphaZeroTrainer::evaluate(const std::string& opponentSpec, int games, std::uint64_t seed) {
+  if (auto tooLarge = refuseIfTooLarge(estimateEvaluationMemory(project_, games), availableMemory())) throw std::invalid_argument(*tooLarge);
   EvaluationResult result;
-  result.opponent = opponentSpec;
   std::string error;
   auto opponent = makeOpponent(opponentSpec, project_.environment, seed * 7919 + 13, &error);
   if (!opponent) throw std::invalid_argument(error);
+  result.opponent = opponent->name();  // as it plays: "mcts:0200" plays and is labelled mcts:200
   auto evaluator = [this](const float* obs, int n, float* logits, float* values) { evaluateLeaves(obs, n, logits, values); };
   search::BatchedSearch agent(project_.environment, games, searchConfig(false), evaluator, seed);
   env::BoardGames& pos = agent.positions();
@@ -368,6 +382,15 @@ std::string AlphaZeroTrainer::checkpoint() const {
   w.floats(bufferPolicy_);
   w.floats(bufferValue_);
   return w.bytes();
+}
+
+std::uint64_t AlphaZeroTrainer::checkpointSizeLimit() const {
+  constexpr std::uint64_t kMaxRngState = 1 << 16, kMaxTensorName = 4096;  // restore()'s limits
+  std::uint64_t bytes = 4 + 4 + 3 * 8 + 4 + kMaxRngState + 4 + 2 * 8;
+  for (const ir::Node& n : updater_->executable().graph().nodes)
+    if (n.op == ir::Op::Input && n.attrs.role != ir::InputRole::Data && !n.shape.empty())
+      bytes += 4 + kMaxTensorName + 8 + std::uint64_t(ir::numel(n.shape)) * sizeof(float);
+  return bytes + 3 * 8 + (bufferObs_.size() + bufferPolicy_.size() + bufferValue_.size()) * sizeof(float);
 }
 
 bool AlphaZeroTrainer::restore(const std::string& bytes, std::string* error) {
