@@ -1432,18 +1432,21 @@ std::vector<BuiltinSignature> builtinSignatures() {
   return out;
 }
 
-// A file whose first error (the first found: the lexer's come before the parser's) lies before its
-// first definition does not begin like a PDL program (a project's policy may name any file): only
-// that error is kept, so diagnostics never echo more than one line of a file that is not PDL.
-static void keepOnlyFirstErrorUnlessPdl(const Module& module, DiagnosticList& diags) {
+// A file does not begin like a PDL program when its first error (the first found: the lexer's
+// come before the parser's) lies on or before the line of its first token, or that token is not
+// 'def', 'const' or a decorator: a project's policy may name any file, and then only that error
+// is kept, so diagnostics never echo more than one line of a file that is not PDL.
+static void keepOnlyFirstErrorUnlessPdl(const std::vector<Token>& tokens, DiagnosticList& diags) {
   const Diagnostic* first = nullptr;
   for (const Diagnostic& d : diags.items())
     if (d.severity == Severity::Error && !first) first = &d;
   if (!first) return;
-  for (const ConstDecl& c : module.consts)
-    if (c.pos.line < first->location.line) return;
-  for (const Function& f : module.functions)
-    if (f.pos.line < first->location.line) return;
+  for (const Token& t : tokens) {
+    if (t.kind == Tok::Newline || t.kind == Tok::Indent || t.kind == Tok::Dedent) continue;
+    const bool opensPdl = (t.kind == Tok::Name && (t.text == "def" || t.text == "const")) || (t.kind == Tok::Op && t.text == "@");
+    if (opensPdl && t.pos.line < first->location.line) return;
+    break;
+  }
   Diagnostic kept = *first;
   kept.notes.push_back({Severity::Note, {kept.location.file, 0, 0},
                         "no further errors are shown: the file does not begin like a PDL program (with 'def' or 'const')", {}});
@@ -1462,7 +1465,7 @@ CompileResult compile(std::string_view source, const CompileOptions& options) {
     return result;
   }
   if (result.diagnostics.hasErrors()) {  // semantic errors after syntax errors mostly mislead
-    keepOnlyFirstErrorUnlessPdl(module, result.diagnostics);
+    keepOnlyFirstErrorUnlessPdl(tokens, result.diagnostics);
     return result;
   }
   Compiler compiler(options, result.diagnostics, module);

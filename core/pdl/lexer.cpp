@@ -46,8 +46,8 @@ std::vector<Token> lex(std::string_view src, const std::string& file, Diagnostic
   std::vector<Pos> brackets;
 
   while (i < src.size()) {
-    if (reported >= kMaxErrorsPerFile) {  // what is held now would be one error too many
-      diags.error({file, line, int(i - lineStart) + 1}, "too many errors; stopping here");
+    if (reported >= kMaxErrorsPerFile) {  // what is held now would be one error too many: stop there
+      diags.error(held ? held->location : SourceLocation{file, line, int(i - lineStart) + 1}, "too many errors; stopping here");
       if (stopped) *stopped = true;
       out.push_back({Tok::End, "", {line, 1}});
       return out;
