@@ -38,13 +38,15 @@ bool RunController::startTraining(const project::Project& project, const QString
   std::string error;
   auto backend = exec::BackendRegistry::instance().selectForGraphs(project.parameters.getChoice("runtime.device"), &error);
   if (!backend) {
+    run->removeUnstarted();
     emit runFailed(QString::fromStdString(error));
     return false;
   }
   std::unique_ptr<train::AlphaZeroTrainer> trainer;
   try {
     trainer = std::make_unique<train::AlphaZeroTrainer>(runProject, backend);
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // the policy does not compile, or the configuration cannot fit
+    run->removeUnstarted();
     emit runFailed(QString::fromUtf8(e.what()));
     return false;
   }

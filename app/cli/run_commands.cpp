@@ -146,12 +146,14 @@ int runTrain(const TrainOptions& o) {
     auto backend = exec::BackendRegistry::instance().selectForGraphs(o.device, &error);
     if (!backend) {
       std::cerr << "error: " << printable(error) << "\n";
+      run->removeUnstarted();
       return 1;
     }
     try {
       trainer = std::make_unique<train::AlphaZeroTrainer>(*loaded.project, backend);
-    } catch (const std::exception& e) {
+    } catch (const std::exception& e) {  // the policy does not compile, or the configuration cannot fit
       std::cerr << "error: " << printable(e.what()) << "\n";
+      run->removeUnstarted();
       return 1;
     }
   }

@@ -68,6 +68,9 @@ class RunFolder {
   std::optional<std::vector<LoggedChange>> repairLogs(std::int64_t iteration, std::vector<Diagnostic>* notices, std::string* error);
   // On restart: removes the metrics, the change log and every checkpoint.
   bool discardProgress(std::vector<Diagnostic>* notices, std::string* error);
+  // Removes a run that never ran (create() succeeded, then no trainer could be built for it): the
+  // files create() wrote, and the folder when that leaves it empty, so the same --out works again.
+  void removeUnstarted();
   // Removes the temporary files of writes that a kill interrupted (writeFileAtomic's *.tmp.PID),
   // each with a note. Only while the lock is held: no other process can be writing them.
   void removeInterruptedWrites(std::vector<Diagnostic>* notices);

@@ -181,6 +181,14 @@ bool RunFolder::discardProgress(std::vector<Diagnostic>* notices, std::string* e
   return true;
 }
 
+void RunFolder::removeUnstarted() {
+  std::error_code ec;
+  for (const char* file : {"config.toml", "project.toml", "policy.pdl", "lock"}) std::filesystem::remove(dir_ / file, ec);
+  std::filesystem::remove(dir_ / "checkpoints", ec);  // only when empty
+  std::filesystem::remove(dir_, ec);                  // likewise
+  lock_.reset();
+}
+
 void RunFolder::removeInterruptedWrites(std::vector<Diagnostic>* notices) {
   for (const std::filesystem::path& folder : {dir_, dir_ / "checkpoints"}) {
     std::error_code ec;
