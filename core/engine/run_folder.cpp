@@ -75,7 +75,7 @@ std::string difference(std::string_view recorded, std::string_view current) {
 }
 
 // Notices about the project folder's files that differ from the run's copies.
-void compareWithProject(const project::Project& current, const std::filesystem::path& runDir, bool using_,
+void compareWithProject(const project::Project& current, const std::filesystem::path& runDir, bool usingProjectFiles,
                         std::vector<Diagnostic>* notices) {
   const std::pair<std::filesystem::path, std::filesystem::path> files[] = {{runDir / kRunProjectFile, current.projectFile},
                                                                            {runDir / kRunPolicyFile, current.policyFile}};
@@ -85,7 +85,7 @@ void compareWithProject(const project::Project& current, const std::filesystem::
     if (!recorded || !now) continue;
     const std::string how = difference(*recorded, *now);
     if (how.empty() || !notices) continue;
-    if (using_)
+    if (usingProjectFiles)
       notices->push_back(sentence(Severity::Warning, "using the project's " + file.string() + " (--use-project) instead of the run's copy " +
                                                          copy.string() + ", which it trained with; they differ " + how));
     else
