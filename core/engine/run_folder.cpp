@@ -251,7 +251,7 @@ std::optional<std::string> RunFolder::newestCheckpoint(std::uint64_t maxBytes, s
     std::string readError;
     auto data = readFile(files[i], limit, &readError);
     if (!data) {
-      if (skipped) skipped->push_back(readError);
+      if (skipped) skipped->push_back(name + ": " + readError);
       continue;
     }
     if (data->size() < trailer || std::memcmp(data->data() + data->size() - sizeof kTrailerMagic, kTrailerMagic, sizeof kTrailerMagic) != 0) {

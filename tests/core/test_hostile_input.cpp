@@ -98,6 +98,25 @@ class TestHostileInput : public QObject {
     QCOMPARE(r.err, QStringLiteral("error: %1/project.toml is 2.0 MiB, more than the 1.0 MiB a project file may hold\n"
                                    "%1: rejected (1 error)\n").arg(large));
 
+    // A checkpoint made sparse to 50 GB is skipped unread; the one before it is used.
+    const QString run = dir_.filePath(QStringLiteral("sparse-run"));
+    r = cli({QStringLiteral("train"), project(QStringLiteral("small"), kHeader), QStringLiteral("--iterations"), QStringLiteral("2"),
+             QStringLiteral("--out"), run, QStringLiteral("--set"), QStringLiteral("train.parallel_games=4"), QStringLiteral("--set"),
+             QStringLiteral("train.games_per_iteration=4"), QStringLiteral("--set"), QStringLiteral("search.simulations=8"),
+             QStringLiteral("--set"), QStringLiteral("train.eval_games=0")});
+    QCOMPARE(r.status, 0);
+    const QString newest = run + QStringLiteral("/checkpoints/iter-00000002.ckpt");
+    QVERIFY(QFile(newest).resize(std::int64_t(50) << 30));
+    r = cli({QStringLiteral("eval"), run, QStringLiteral("--games"), QStringLiteral("2")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(QRegularExpression(QStringLiteral("^warning: skipping checkpoint iter-00000002\\.ckpt: %1 is 50\\.0 GiB, more than the [0-9.]+ MiB "
+                                               "a checkpoint of this run may hold\nusing %2/checkpoints/iter-00000001\\.ckpt \\(iteration 1\\)\n$")
+                                    .arg(QRegularExpression::escape(newest), QRegularExpression::escape(run)))
+                 .match(r.err)
+                 .hasMatch(),
+             qPrintable(r.err));
+    QVERIFY2(r.ms < 10000, qPrintable(QString::number(r.ms)));
+
     const QString pipedPolicy = project(QStringLiteral("piped-policy"), kHeader);
     QVERIFY(QFile::remove(pipedPolicy + QStringLiteral("/policy.pdl")));
     QCOMPARE(::mkfifo(qPrintable(pipedPolicy + QStringLiteral("/policy.pdl")), 0644), 0);
