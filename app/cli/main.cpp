@@ -138,7 +138,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    // CLI11 quotes the arguments it refuses: escaped like everything else printed.
+    std::ostringstream refusal;
+    const int status = app.exit(e, std::cout, refusal);
+    std::cerr << cas::printable(refusal.str(), cas::Keep::TabsAndNewlines);
+    return status == 0 ? 0 : 2;
   }
   if (*devices) return cas::cli::runDevices();
   if (*check) {

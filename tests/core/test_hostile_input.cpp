@@ -237,6 +237,8 @@ class TestHostileInput : public QObject {
     for (const QString& text : {r.out, r.err})
       for (QChar c : text) QVERIFY2(c == QLatin1Char('\n') || (c.unicode() >= 0x20 && (c.unicode() < 0x7F || c.unicode() > 0x9F)), qPrintable(text));
     QCOMPARE(cas::printable("tab\there, bell\a, caf\xc3\xa9, bad \xff byte"), std::string("tab\\there, bell\\x07, caf\xc3\xa9, bad \\xff byte"));
+    const Result refused = cli({QStringLiteral("check"), QStringLiteral("no\x1b[2Jwhere")});  // CLI11's own refusals too
+    QCOMPARE(refused.err, QStringLiteral("paths: Path does not exist: no\\x1b[2Jwhere\nRun with --help for more information.\n"));
   }
 
   // Item 15: a refused value is printed as given; --set and project.toml accept the same values
