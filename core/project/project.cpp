@@ -138,11 +138,13 @@ class Validator {
       return;
     }
     if (!options_.policyFile && !options_.allowOutsidePaths) {
-      const auto folder = std::filesystem::canonical(p.directory, ec);
-      const auto resolved = std::filesystem::canonical(p.policyFile, ec);
-      if (ec || !isInside(resolved, folder)) {
+      std::error_code folderError, policyError;
+      const auto folder = std::filesystem::canonical(p.directory, folderError);
+      const auto resolved = std::filesystem::canonical(p.policyFile, policyError);
+      if (folderError || policyError || !isInside(resolved, folder)) {
+        const bool sameAsGiven = policyError || resolved == std::filesystem::path(policy);
         error(where, "policy '" + policy + "' is outside the project folder" +
-                         (ec || resolved == std::filesystem::path(policy) ? std::string() : " (it resolves to " + resolved.string() + ")") +
+                         (sameAsGiven ? std::string() : " (it resolves to " + resolved.string() + ")") +
                          "; keep the policy in the project folder, or pass --allow-outside-project to allow it");
         return;
       }
