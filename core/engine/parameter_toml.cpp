@@ -1,5 +1,7 @@
 #include "core/engine/parameter_toml.hpp"
 
+#include "core/support/toml_parse.hpp"
+
 namespace cas::engine {
 
 std::string tomlTypeName(const toml::node& n) {
@@ -61,7 +63,7 @@ std::optional<ParamValue> parseValue(const ParameterSpec& spec, std::string_view
   if (text.empty() || text.find_first_of("\r\n") != std::string_view::npos) return notValid();
   toml::table document;
   try {
-    document = toml::parse("value = " + std::string(text));
+    document = parseToml("value = " + std::string(text), "--set");
   } catch (const toml::parse_error&) {
     return notValid();
   }

@@ -12,6 +12,7 @@
 #include "core/support/atomic_file.hpp"
 #include "core/support/numbers.hpp"
 #include "core/support/printable.hpp"
+#include "core/support/toml_parse.hpp"
 
 namespace cas::engine {
 namespace {
@@ -164,7 +165,7 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
   if (!text) return fail(sentence(Severity::Error, problem));
   toml::table root;
   try {
-    root = toml::parse(*text, config.string());
+    root = parseToml(*text, config.string());
   } catch (const toml::parse_error& e) {
     return fail(sentence(Severity::Error, "TOML syntax error: " + std::string(e.description()),
                          {config.string(), int(e.source().begin.line), int(e.source().begin.column)}));

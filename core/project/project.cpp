@@ -8,6 +8,7 @@
 #include "core/engine/parameter_toml.hpp"
 #include "core/env/environments.hpp"
 #include "core/support/atomic_file.hpp"
+#include "core/support/toml_parse.hpp"
 
 namespace cas::project {
 namespace {
@@ -222,7 +223,7 @@ LoadResult loadProject(const std::filesystem::path& folderOrFile, const LoadOpti
 
   toml::table root;
   try {
-    root = toml::parse(result.source, file);
+    root = parseToml(result.source, file);
   } catch (const toml::parse_error& e) {
     result.diagnostics.error(at(file, e.source()), "TOML syntax error: " + std::string(e.description()));
     return result;

@@ -171,6 +171,25 @@ class TestHostileInput : public QObject {
     QVERIFY(printed.size() < 8000);
   }
 
+  // Found by the project fuzzer (tests/fuzz/crashes-found, finding 5): text on which toml++ 3.3.0
+  // reaches __builtin_unreachable() is refused at its line and column before it is parsed.
+  void tomlTheParserMishandlesIsRefused() {
+    auto firstError = [&](const QByteArray& toml) {
+      const auto r = cas::project::loadProject(project(QStringLiteral("unicode"), toml).toStdString());
+      return r.diagnostics.empty() ? std::string() : at(r.diagnostics.items()[0]);
+    };
+    QCOMPARE(firstError(kHeader + "-\xcf\x8duntime = 1\n"),
+             std::string("5:2 TOML syntax error: a non-ASCII character outside a string or comment is not valid TOML; put it inside a quoted string"));
+    QCOMPARE(firstError(kHeader + "description = \"\"\"\\\n\xc2\xa7\"\"\"\n"),
+             std::string("6:1 TOML syntax error: a multi-line string cannot go on with a non-ASCII character right after a line-ending backslash; "
+                         "end the previous line without the backslash, or write the character as \\uXXXX"));
+    // Non-ASCII text in strings and comments is as welcome as ever.
+    QCOMPARE(firstError(QByteArray(kHeader).replace("name = \"t\"", "name = \"caf\xc3\xa9\" # \xc3\xa9\ndescription = '''\xc3\xa9 \"\"\"'''")),
+             std::string());
+    cas::engine::ParameterSet set;
+    QCOMPARE(set.assign("search.c_puct=\xc3\xa9").value_or(""), std::string("search.c_puct: '\xc3\xa9' is not valid: expected a number in [0, 100]"));
+  }
+
   // Item 8: a number is read whole, or refused with the form it must take.
   void numbersAreReadWhole() {
     std::string error;
