@@ -50,7 +50,7 @@ std::vector<char> KernelCache::cubin(const std::string& source, const std::strin
 
   bool existed = false;
   if (!file.empty()) {
-    if (auto bytes = readFile(file)) {
+    if (auto bytes = readFile(file, kKernelCacheFileLimit)) {
       existed = true;
       Reader r(*bytes);
       const auto magic = r.pod<std::uint32_t>();

@@ -663,6 +663,14 @@
         <source>The search runs on the CPU.</source>
         <translation>搜索在 CPU 上运行。</translation>
     </message>
+    <message>
+        <source>Iteration %1: %2 games, no training step yet (%3 of %4 positions), %5 simulations/s</source>
+        <translation>第 %1 次迭代：%2 局，尚未进行训练步（%4 个局面中已有 %3 个），每秒 %5 次模拟</translation>
+    </message>
+    <message>
+        <source>%1 does not exist; no project was opened. Open one with File &gt; Open Project.</source>
+        <translation>%1 不存在；未打开任何项目。请用“文件 &gt; 打开项目”打开一个项目。</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::MetricsPanel</name>

@@ -12,9 +12,9 @@ AgentWorker::~AgentWorker() = default;
 void AgentWorker::loadRun(const QString& folder) {
   // Exceptions must not cross the event loop: whatever goes wrong is reported as a signal.
   try {
-    engine::TrainedRun run = engine::openTrainedRun(folder.toStdString(), backend_, engine::CheckpointNeed::Required);
+    engine::TrainedRun run = engine::openTrainedRun(folder.toStdString(), backend_, {});
     if (!run.trainer) {
-      emit runLoadFailed(folder, QString::fromStdString(run.error));
+      emit runLoadFailed(folder, QString::fromStdString(formatHeadline(run.error)));
       return;
     }
     trainer_ = std::move(run.trainer);
@@ -26,6 +26,7 @@ void AgentWorker::loadRun(const QString& folder) {
     s.iteration = trainer_->iteration();
     s.simulations = int(trainer_->parameters().getInt("search.simulations"));
     for (const std::string& skipped : run.skipped) s.skipped << QString::fromStdString(skipped);
+    for (const Diagnostic& d : run.notices) s.notices << QString::fromStdString(formatHeadline(d));
     emit runLoaded(s);
   } catch (const std::exception& e) {
     emit runLoadFailed(folder, QString::fromUtf8(e.what()));

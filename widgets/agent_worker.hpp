@@ -33,6 +33,7 @@ struct AgentSummary {
   qint64 iteration = 0;
   int simulations = 0;      // the run's search.simulations
   QStringList skipped;      // checkpoints passed over, each with the reason
+  QStringList notices;      // what else the user should know, e.g. that the project's policy changed
 };
 
 struct AgentSearch {

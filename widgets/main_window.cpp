@@ -232,11 +232,19 @@ void MainWindow::connectRun() {
     metrics_->addIteration(r);
     kernelView_->addIteration(r);
     updateRunProgress();
-    statusBar()->showMessage(tr("Iteration %1: %2 games, loss %3, %4 simulations/s")
-                                 .arg(r.iteration)
-                                 .arg(r.gamesPlayed)
-                                 .arg(double(r.loss), 0, 'f', 3)
-                                 .arg(r.simulationsPerSecond, 0, 'f', 0));
+    if (r.trainingSteps > 0)
+      statusBar()->showMessage(tr("Iteration %1: %2 games, loss %3, %4 simulations/s")
+                                   .arg(r.iteration)
+                                   .arg(r.gamesPlayed)
+                                   .arg(double(r.loss), 0, 'f', 3)
+                                   .arg(r.simulationsPerSecond, 0, 'f', 0));
+    else
+      statusBar()->showMessage(tr("Iteration %1: %2 games, no training step yet (%3 of %4 positions), %5 simulations/s")
+                                   .arg(r.iteration)
+                                   .arg(r.gamesPlayed)
+                                   .arg(r.positions)
+                                   .arg(r.batchSize)
+                                   .arg(r.simulationsPerSecond, 0, 'f', 0));
     for (const auto& e : r.evaluations)
       logPanel_->appendMessage(LogPanel::Level::Info, tr("Iteration %1 against %2: %3 wins, %4 draws, %5 losses.")
                                                           .arg(r.iteration)
@@ -361,7 +369,7 @@ QStringList MainWindow::changeLog() const {
 
 bool MainWindow::openProject(const QString& folder) {
   if (!policyEditor_->maybeSave()) return false;  // the user kept editing the open policy
-  const project::LoadResult result = project::loadProject(folder.toStdString());
+  const project::LoadResult result = project::loadProject(folder.toStdString(), loadOptions_);
   for (const Diagnostic& d : result.diagnostics.items()) {
     logPanel_->appendMessage(d.severity == Severity::Error ? LogPanel::Level::Error : LogPanel::Level::Warning,
                              QString::fromStdString(formatHeadline(d)));
@@ -384,6 +392,19 @@ bool MainWindow::openProject(const QString& folder) {
   logPanel_->appendMessage(LogPanel::Level::Info, tr("Opened project %1 (%2).").arg(QString::fromStdString(p.name), folder));
   rememberProject(QFileInfo(folder).absoluteFilePath());
   return true;
+}
+
+bool MainWindow::openAtStartup(const QString& named, const QString& example) {
+  if (!named.isEmpty() && !QFileInfo::exists(named)) {
+    const QString message = tr("%1 does not exist; no project was opened. Open one with File > Open Project.").arg(QDir::toNativeSeparators(named));
+    logPanel_->appendMessage(LogPanel::Level::Error, message);
+    statusBar()->showMessage(message);
+    return false;
+  }
+  QString project = named;
+  if (project.isEmpty()) project = recent_.value(0);
+  if (project.isEmpty() || !QFileInfo::exists(project)) project = example;
+  return !project.isEmpty() && openProject(project);
 }
 
 void MainWindow::chooseProject() {

@@ -53,6 +53,12 @@ class MainWindow : public QMainWindow {
  public slots:
   // Loads and validates the project; problems go to the Log. Returns whether it opened.
   bool openProject(const QString& folder);
+  // At start-up: the project named on the command line, else the most recent one, else
+  // `example` (the bundled one). A named path that does not exist opens nothing: the Log and the
+  // status bar say so, rather than opening something the user did not ask for.
+  bool openAtStartup(const QString& named, const QString& example);
+  // How projects are loaded (the studio's --allow-outside-project).
+  void setLoadOptions(const project::LoadOptions& options) { loadOptions_ = options; }
   void chooseProject();
   void showAbout();
   void startTraining();
@@ -83,6 +89,7 @@ class MainWindow : public QMainWindow {
   QMenu* viewMenu_ = nullptr;
   QStringList recent_;
   std::optional<project::Project> project_;
+  project::LoadOptions loadOptions_;
   MetricsPanel* metrics_;
   RunController* run_;
   QListWidget* changes_;

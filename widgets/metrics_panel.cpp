@@ -2,7 +2,6 @@
 
 #include <QDir>
 #include <QDoubleSpinBox>
-#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGridLayout>
@@ -25,6 +24,8 @@
 #include <iterator>
 #include <limits>
 #include <optional>
+
+#include "core/support/atomic_file.hpp"
 
 namespace cas::widgets {
 namespace {
@@ -257,7 +258,7 @@ void MetricsPanel::append(Plot plot, const QString& key, const QString& name, bo
 void MetricsPanel::addIteration(const train::IterationReport& r) {
   const double x = double(r.iteration);
   for (const Quantity& q : kQuantities) {
-    if (q.plot == Loss && r.loss <= 0) continue;  // no training step yet (the replay buffer is filling)
+    if (q.plot == Loss && r.trainingSteps == 0) continue;  // no training step yet (the replay buffer is filling)
     append(q.plot, QLatin1String(q.key), tr(q.name), false, x, q.fromReport(r));
   }
   for (const auto& e : r.evaluations)
@@ -308,16 +309,17 @@ void MetricsPanel::saveSmoothing() const { QSettings().setValue(kSmoothingKey, s
 
 bool MetricsPanel::loadOverlay(const QString& runFolder, QString* error) {
   const QString path = QDir(runFolder).filePath(QStringLiteral("metrics.jsonl"));
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly | QIODevice::Text)) {
+  std::string problem;
+  const auto text = readFile(path.toStdString(), kRunLogLimit, &problem);  // a regular file of bounded size
+  if (!text) {
     if (error)
       *error = tr("%1 cannot be read (%2); choose a run folder, the one holding config.toml and metrics.jsonl.")
-                   .arg(QDir::toNativeSeparators(path), file.errorString());
+                   .arg(QDir::toNativeSeparators(path), QString::fromStdString(problem));
     return false;
   }
   std::vector<QJsonObject> lines;
-  while (!file.atEnd()) {
-    const QJsonDocument doc = QJsonDocument::fromJson(file.readLine());
+  for (const QByteArray& line : QByteArray::fromRawData(text->data(), qsizetype(text->size())).split('\n')) {
+    const QJsonDocument doc = QJsonDocument::fromJson(line);
     // A line cut short (a run killed while writing) is skipped rather than failing the whole file.
     if (doc.isObject() && doc.object().value(QLatin1String("iteration")).isDouble()) lines.push_back(doc.object());
   }

@@ -303,7 +303,7 @@ bool PdlEditor::openFile(const QString& path) {
   if (path == file_) return true;
   if (!maybeSave()) return false;
   std::string error;
-  const auto text = readFile(path.toStdString(), &error);
+  const auto text = readFile(path.toStdString(), kEditorFileLimit, &error);
   if (!text) {
     QMessageBox::warning(this, tr("Open"), tr("%1 cannot be read: %2").arg(path, QString::fromStdString(error)));
     return false;

@@ -306,6 +306,8 @@ void PlayPanel::takeLoadedRun(const AgentSummary& summary) {
   if (!summary.skipped.isEmpty())
     text += QStringLiteral("<br><span style=\"color:%1\">%2</span>")
                 .arg(kProblemColour.name(), tr("Skipped: %1").arg(summary.skipped.join(QStringLiteral("; ")).toHtmlEscaped()));
+  for (const QString& notice : summary.notices)
+    text += QStringLiteral("<br><span style=\"color:%1\">%2</span>").arg(kProblemColour.name(), notice.toHtmlEscaped());
   runLabel_->setText(text);
   runLabel_->setToolTip(tr("%1\nProject %2 (%3), checkpoint %4")
                             .arg(QDir::toNativeSeparators(summary.runFolder), summary.projectName, summary.environment, summary.checkpointFile));

@@ -25,17 +25,28 @@ bool RunController::startTraining(const project::Project& project, const QString
   // Runs started within the same second (a quick stop and restart) get folders of their own.
   QString folder = stamped;
   for (int n = 2; QFileInfo::exists(folder); ++n) folder = stamped + QStringLiteral("-%1").arg(n);
+  // The run trains its own copies of the project file and the policy (run_folder.hpp).
+  project::Project runProject = project;
+  Diagnostic refused;
+  std::vector<Diagnostic> notices;
+  auto run = engine::RunFolder::create(folder.toStdString(), runProject, &refused, &notices);
+  for (const Diagnostic& d : notices) emit messagePosted(QString::fromStdString(formatHeadline(d)));
+  if (!run) {
+    emit runFailed(QString::fromStdString(refused.message));
+    return false;
+  }
   std::string error;
-  auto run = engine::RunFolder::create(folder.toStdString(), project, &error);
-  auto backend = run ? exec::BackendRegistry::instance().selectForGraphs(project.parameters.getChoice("runtime.device"), &error) : nullptr;
-  if (!run || !backend) {
+  auto backend = exec::BackendRegistry::instance().selectForGraphs(project.parameters.getChoice("runtime.device"), &error);
+  if (!backend) {
+    run->removeUnstarted();
     emit runFailed(QString::fromStdString(error));
     return false;
   }
   std::unique_ptr<train::AlphaZeroTrainer> trainer;
   try {
-    trainer = std::make_unique<train::AlphaZeroTrainer>(project, backend);
-  } catch (const std::exception& e) {
+    trainer = std::make_unique<train::AlphaZeroTrainer>(runProject, backend);
+  } catch (const std::exception& e) {  // the policy does not compile, or the configuration cannot fit
+    run->removeUnstarted();
     emit runFailed(QString::fromUtf8(e.what()));
     return false;
   }

@@ -13,6 +13,7 @@
 #include "core/ir/passes.hpp"
 #include "core/project/project.hpp"
 #include "core/support/atomic_file.hpp"
+#include "core/support/printable.hpp"
 
 namespace cas::cli {
 namespace {
@@ -40,18 +41,18 @@ void printDiagnostics(const DiagnosticList& diags, const std::string& source) {
 bool describePolicy(const pdl::CompiledPolicy& p, const CheckOptions& options) {
   std::cout << "  outputs:";
   for (size_t i = 0; i < p.outputNames.size(); ++i)
-    std::cout << (i ? ", " : " ") << p.outputNames[i] << " " << shapeText(p.outputShapes[i]);
+    std::cout << (i ? ", " : " ") << printable(p.outputNames[i]) << " " << shapeText(p.outputShapes[i]);
   std::cout << "\n";
   std::printf("  %-34s %-11s %-16s %10s %10s\n", "layer", "kind", "output", "params", "FLOPs");
   for (const pdl::LayerSummary& l : p.layers)
-    std::printf("  %-34s %-11s %-16s %10s %10s\n", l.name.c_str(), l.kind.c_str(), shapeText(l.outputShape).c_str(),
+    std::printf("  %-34s %-11s %-16s %10s %10s\n", printable(l.name).c_str(), l.kind.c_str(), shapeText(l.outputShape).c_str(),
                 count(double(l.parameters)).c_str(), count(double(l.flops)).c_str());
   std::printf("  total: %lld parameters, %s FLOPs per sample (layers only; a multiply-add counts 2)\n",
               static_cast<long long>(p.parameterCount), count(double(p.flopsPerSample)).c_str());
 
   ir::Graph g = p.graph;
   ir::runPasses(g, ir::defaultPipeline());
-  if (options.printIr) std::cout << ir::toText(g);
+  if (options.printIr) std::cout << printable(ir::toText(g), Keep::TabsAndNewlines);
   try {
     auto exe = exec::BackendRegistry::instance().find("cpu")->backend->compile(g);
     exe->setFiniteCheck(true);
@@ -74,7 +75,7 @@ bool describePolicy(const pdl::CompiledPolicy& p, const CheckOptions& options) {
     std::printf("  CPU forward pass, batch %lld: %.3f ms (mean of %d runs, random observation)\n",
                 static_cast<long long>(options.batch), ms, runs);
   } catch (const std::exception& e) {
-    std::cerr << "  the forward pass failed on the CPU backend: " << e.what() << "\n";
+    std::cerr << "  the forward pass failed on the CPU backend: " << printable(e.what()) << "\n";
     return false;
   }
   return true;
@@ -82,13 +83,13 @@ bool describePolicy(const pdl::CompiledPolicy& p, const CheckOptions& options) {
 
 int checkPdlFile(const std::string& path, const CheckOptions& options) {
   std::string error;
-  auto source = readFile(path, &error);
+  auto source = readFile(path, kPolicyFileLimit, &error);
   if (!source) {
-    std::cerr << path << ": error: " << error << "\n";
+    std::cerr << "error: " << printable(error) << "\n";
     return 1;
   }
   if (options.observationShape.empty() || options.actionCount <= 0) {
-    std::cerr << path << ": error: a standalone PDL file needs --obs-shape and --action-dim (e.g. --obs-shape 4,84,84 --action-dim 6)\n";
+    std::cerr << printable(path) << ": error: a standalone PDL file needs --obs-shape and --action-dim (e.g. --obs-shape 4,84,84 --action-dim 6)\n";
     return 2;
   }
   pdl::CompileOptions o;
@@ -101,18 +102,20 @@ int checkPdlFile(const std::string& path, const CheckOptions& options) {
   pdl::CompileResult r = pdl::compile(*source, o);
   printDiagnostics(r.diagnostics, *source);
   if (!r.policy) {
-    std::cerr << path << ": rejected (" << r.diagnostics.errorCount() << " error" << (r.diagnostics.errorCount() == 1 ? "" : "s") << ")\n";
+    std::cerr << printable(path) << ": rejected (" << r.diagnostics.errorCount() << " error" << (r.diagnostics.errorCount() == 1 ? "" : "s") << ")\n";
     return 1;
   }
-  std::cout << path << ": ok (observation " << shapeText(o.observationShape) << ", " << o.actionCount << " actions)\n";
+  std::cout << printable(path) << ": ok (observation " << shapeText(o.observationShape) << ", " << o.actionCount << " actions)\n";
   return describePolicy(*r.policy, options) ? 0 : 1;
 }
 
 int checkProject(const std::string& path, const CheckOptions& options) {
-  project::LoadResult result = project::loadProject(path);
+  project::LoadOptions loadOptions;
+  loadOptions.allowOutsidePaths = options.allowOutsideProject;
+  project::LoadResult result = project::loadProject(path, loadOptions);
   printDiagnostics(result.diagnostics, result.source);
   if (!result.project) {
-    std::cerr << path << ": rejected (" << result.diagnostics.errorCount() << " error"
+    std::cerr << printable(path) << ": rejected (" << result.diagnostics.errorCount() << " error"
               << (result.diagnostics.errorCount() == 1 ? "" : "s") << ")\n";
     return 1;
   }
@@ -121,20 +124,20 @@ int checkProject(const std::string& path, const CheckOptions& options) {
   pdl::CompileResult compiled = project::compilePolicy(p, options.batch, &source);
   printDiagnostics(compiled.diagnostics, source);
   if (!compiled.policy) {
-    std::cerr << path << ": rejected: the policy does not compile (" << compiled.diagnostics.errorCount() << " error"
+    std::cerr << printable(path) << ": rejected: the policy does not compile (" << compiled.diagnostics.errorCount() << " error"
               << (compiled.diagnostics.errorCount() == 1 ? "" : "s") << ")\n";
     return 1;
   }
   const env::EnvironmentInfo* e = env::findEnvironment(p.environment);
-  std::cout << path << ": ok\n"
-            << "  name:        " << p.name << "\n"
+  std::cout << printable(path) << ": ok\n"
+            << "  name:        " << printable(p.name) << "\n"
             << "  environment: " << p.environment << " (observation " << shapeText({e->observationShape.begin(), e->observationShape.end()})
             << ", " << e->actionCount << " actions)\n"
             << "  algorithm:   " << p.algorithm << "\n"
-            << "  policy:      " << p.policyFile.string() << "\n";
+            << "  policy:      " << printable(p.policyFile.string()) << "\n";
   for (const engine::ParameterSpec& spec : engine::ParameterRegistry::standard().all())
     if (!p.parameters.isDefault(spec.name))
-      std::cout << "  " << spec.name << " = " << engine::formatValue(p.parameters.get(spec.name)) << "\n";
+      std::cout << "  " << spec.name << " = " << printable(engine::formatValue(p.parameters.get(spec.name))) << "\n";
   return describePolicy(*compiled.policy, options) ? 0 : 1;
 }
 

@@ -9,6 +9,7 @@ namespace cas::cli {
 
 struct CheckOptions {
   bool printIr = false;
+  bool allowOutsideProject = false;  // a project's policy may lie outside its folder
   std::int64_t batch = 1;
   // Standalone .pdl files:
   std::vector<std::int64_t> observationShape;
@@ -44,17 +45,21 @@ struct KernelsOptions {
 };
 
 struct TrainOptions {
-  std::string project, device = "auto", out, resume;
+  std::string project, device = "auto", out, resume, restart;
   double minutes = 0;
-  std::int64_t iterations = 0;
+  std::int64_t iterations = 0;  // 0: no limit
   std::vector<std::string> sets;
+  bool useProject = false;           // --resume/--restart with the project's current files
+  bool allowOutsideProject = false;  // the policy may lie outside the project folder
 };
 
+// eval, analyze and play use the run's copies of its project file and policy unless useProject.
 struct EvalOptions {
   std::string run, device = "auto", opponent = "random";
   int games = 20;
   std::uint64_t seed = 1;
   bool json = false;
+  bool useProject = false;
 };
 
 struct AnalyzeOptions {
@@ -62,12 +67,14 @@ struct AnalyzeOptions {
   std::vector<std::string> positions;
   int simulations = 0;  // 0: the run's search.simulations
   bool json = false;
+  bool useProject = false;
 };
 
 struct PlayOptions {
   std::string run, device = "auto";
   bool humanSecond = false;
   int simulations = 0;
+  bool useProject = false;
 };
 
 int runTrain(const TrainOptions& options);

@@ -3,9 +3,44 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <sstream>
 
 #include "app/cli/commands.hpp"
 #include "cas/version.hpp"
+#include "core/support/numbers.hpp"
+#include "core/support/printable.hpp"
+
+namespace {
+
+// "[0.01, 1000000]": whole bounds without an exponent.
+std::string range(double lo, double hi) {
+  std::ostringstream s;
+  s.precision(15);
+  s << "[" << lo << ", " << hi << "]";
+  return s.str();
+}
+
+// Numbers on the command line are read whole (core/support/numbers.hpp): "5abc", "1e3" for a
+// count, "-1" for a seed are refused with the form they must take.
+CLI::Validator integerIn(std::int64_t lo, std::int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        if (cas::parseInteger(text, lo, hi)) return {};
+        return "expected a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + cas::printable(text) + "'";
+      },
+      "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+}
+
+CLI::Validator numberIn(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        if (cas::parseNumber(text, lo, hi)) return {};
+        return "expected a number in " + range(lo, hi) + ", got '" + cas::printable(text) + "'";
+      },
+      "NUMBER in " + range(lo, hi));
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"cuda-agent: design, train, search-debug and export reinforcement-learning policies.\n"
@@ -24,11 +59,12 @@ int main(int argc, char** argv) {
       "parameters and FLOPs, and run one forward pass on the CPU backend");
   check->add_option("paths", checkPaths, "Project folders or .pdl files")->required()->check(CLI::ExistingPath);
   check->add_flag("--ir", checkOptions.printIr, "Print the IR after the passes (fold, dce, fuse, plan-memory)");
-  check->add_option("--batch", checkOptions.batch, "Batch size to compile and run with")->check(CLI::Range(1, 65536))->capture_default_str();
+  check->add_option("--batch", checkOptions.batch, "Batch size to compile and run with")->check(integerIn(1, 65536))->capture_default_str();
   check->add_option("--obs-shape", obsShape, "Observation shape for a .pdl file, e.g. 4,84,84");
-  check->add_option("--action-dim", checkOptions.actionCount, "Number of actions for a .pdl file")->check(CLI::Range(1, 1 << 20));
+  check->add_option("--action-dim", checkOptions.actionCount, "Number of actions for a .pdl file")->check(integerIn(1, 1 << 20));
   check->add_option("--entry", checkOptions.entry, "Entry function of a .pdl file")->capture_default_str();
   check->add_option("--algorithm", checkOptions.algorithm, "Check the entry's signature for an algorithm")->check(CLI::IsMember({"alphazero"}));
+  check->add_flag("--allow-outside-project", checkOptions.allowOutsideProject, "Let a project's policy lie outside its folder");
 
   bool markdown = false;
   auto* params = app.add_subcommand("params", "List the tuning parameters: type, range, default, live or restart");
@@ -77,54 +113,64 @@ int main(int argc, char** argv) {
   auto* trainCmd = app.add_subcommand("train", "Train a project's policy (AlphaZero self-play) into a run folder");
   trainCmd->add_option("project", train.project, "Project folder")->check(CLI::ExistingDirectory);
   trainCmd->add_option("--device", train.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
-  trainCmd->add_option("--minutes", train.minutes, "Stop after this many minutes")->check(CLI::Range(0.0, 1e6));
-  trainCmd->add_option("--iterations", train.iterations, "Stop after this many iterations")->check(CLI::Range(std::int64_t(0), std::int64_t(1) << 40));
+  trainCmd->add_option("--minutes", train.minutes, "Stop after this many minutes (default: no limit)")->check(numberIn(0.01, 1e6));
+  trainCmd->add_option("--iterations", train.iterations, "Stop after this many iterations (default: no limit)")
+      ->check(integerIn(1, std::int64_t(1) << 40));
   trainCmd->add_option("--set", train.sets, "Override a parameter: --set search.c_puct=2.0 (repeatable; `cuda-agent params` lists them)");
   trainCmd->add_option("--out", train.out, "Run folder to create (default: runs/NAME-DATE-TIME)");
   trainCmd->add_option("--resume", train.resume, "Continue the run in this folder from its newest valid checkpoint")->check(CLI::ExistingDirectory);
+  trainCmd->add_option("--restart", train.restart, "Train the run in this folder again from iteration 1, discarding its metrics, changes and checkpoints")
+      ->check(CLI::ExistingDirectory);
+  trainCmd->add_flag("--use-project", train.useProject, "With --resume or --restart: use the project's current project.toml and policy instead of the run's copies");
+  trainCmd->add_flag("--allow-outside-project", train.allowOutsideProject, "Let the project's policy lie outside its folder");
 
   cas::cli::EvalOptions eval;
   auto* evalCmd = app.add_subcommand("eval", "Play a trained run against a baseline");
   evalCmd->add_option("run", eval.run, "Run folder")->required()->check(CLI::ExistingDirectory);
   evalCmd->add_option("--opponent", eval.opponent, "random, mcts:ROLLOUTS or perfect (tictactoe)")->capture_default_str();
-  evalCmd->add_option("--games", eval.games, "Games (half with the agent moving first)")->check(CLI::Range(1, 100000))->capture_default_str();
-  evalCmd->add_option("--seed", eval.seed, "Seed of the opponent's choices")->capture_default_str();
+  evalCmd->add_option("--games", eval.games, "Games (half with the agent moving first)")->check(integerIn(1, 100000))->capture_default_str();
+  evalCmd->add_option("--seed", eval.seed, "Seed of the opponent's choices")->check(integerIn(0, INT64_MAX))->capture_default_str();
   evalCmd->add_option("--device", eval.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
   evalCmd->add_flag("--json", eval.json, "Print one JSON object");
+  evalCmd->add_flag("--use-project", eval.useProject, "Use the project's current project.toml and policy instead of the run's copies");
 
   cas::cli::AnalyzeOptions analyze;
   auto* analyzeCmd = app.add_subcommand("analyze", "Search positions with a trained run and show the root's statistics");
   analyzeCmd->add_option("run", analyze.run, "Run folder")->required()->check(CLI::ExistingDirectory);
   analyzeCmd->add_option("--position", analyze.positions, "Moves from the start (connect4: columns 1-7; tictactoe: cells 1-9); repeatable");
   analyzeCmd->add_option("--positions", analyze.positionsFile, "File with one position per line")->check(CLI::ExistingFile);
-  analyzeCmd->add_option("--sims", analyze.simulations, "Simulations (default: the run's search.simulations)")->check(CLI::Range(1, 1000000));
+  analyzeCmd->add_option("--sims", analyze.simulations, "Simulations (default: the run's search.simulations)")->check(integerIn(1, 1000000));
   analyzeCmd->add_option("--device", analyze.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
   analyzeCmd->add_flag("--json", analyze.json, "One JSON object per position per line");
+  analyzeCmd->add_flag("--use-project", analyze.useProject, "Use the project's current project.toml and policy instead of the run's copies");
 
   cas::cli::PlayOptions play;
   auto* playCmd = app.add_subcommand("play", "Play against a trained run in the terminal");
   playCmd->add_option("run", play.run, "Run folder")->required()->check(CLI::ExistingDirectory);
   playCmd->add_flag("--second", play.humanSecond, "Let the agent move first");
-  playCmd->add_option("--sims", play.simulations, "The agent's simulations per move")->check(CLI::Range(1, 1000000));
+  playCmd->add_option("--sims", play.simulations, "The agent's simulations per move")->check(integerIn(1, 1000000));
+  playCmd->add_flag("--use-project", play.useProject, "Use the project's current project.toml and policy instead of the run's copies");
   playCmd->add_option("--device", play.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    // CLI11 quotes the arguments it refuses: escaped like everything else printed.
+    std::ostringstream refusal;
+    const int status = app.exit(e, std::cout, refusal);
+    std::cerr << cas::printable(refusal.str(), cas::Keep::TabsAndNewlines);
+    return status == 0 ? 0 : 2;
   }
   if (*devices) return cas::cli::runDevices();
   if (*check) {
     if (!obsShape.empty()) {
       for (const std::string& part : CLI::detail::split(obsShape, ',')) {
-        try {
-          const long long d = std::stoll(part);
-          if (d < 1 || d > (1 << 24)) throw std::out_of_range(part);
-          checkOptions.observationShape.push_back(d);
-        } catch (const std::exception&) {
-          std::cerr << "--obs-shape: '" << obsShape << "' is not a list of positive integers such as 4,84,84\n";
+        const auto d = cas::parseInteger(part, 1, 1 << 24);
+        if (!d) {
+          std::cerr << "--obs-shape: '" << cas::printable(obsShape) << "' is not a list of positive integers such as 4,84,84\n";
           return 2;
         }
+        checkOptions.observationShape.push_back(*d);
       }
     }
     return cas::cli::runCheck(checkPaths, checkOptions);
@@ -134,8 +180,12 @@ int main(int argc, char** argv) {
   if (*benchSearch) return cas::cli::runBenchSearch(searchBench);
   if (*kernelsCmd) return cas::cli::runKernels(kernels);
   if (*trainCmd) {
-    if (train.project.empty() == train.resume.empty()) {
-      std::cerr << "train: give a project folder, or --resume RUN_DIR\n";
+    if (int(!train.project.empty()) + int(!train.resume.empty()) + int(!train.restart.empty()) != 1) {
+      std::cerr << "train: give a project folder, or --resume RUN_DIR, or --restart RUN_DIR\n";
+      return 2;
+    }
+    if (train.useProject && !train.project.empty()) {
+      std::cerr << "train: --use-project goes with --resume or --restart (a new run always uses the project's files)\n";
       return 2;
     }
     return cas::cli::runTrain(train);

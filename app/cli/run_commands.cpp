@@ -5,14 +5,15 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "app/cli/commands.hpp"
 #include "core/engine/engine.hpp"
 #include "core/engine/trained_run.hpp"
 #include "core/support/atomic_file.hpp"
+#include "core/support/printable.hpp"
 
 namespace cas::cli {
 namespace {
@@ -34,34 +35,43 @@ std::string duration(double seconds) {
   return b;
 }
 
+void report(const Diagnostic& d) { std::cerr << formatDiagnostic(d) << "\n"; }
+
 // A trainer for an existing run, restored from its newest valid checkpoint (core/engine/trained_run),
 // with what happened on the way reported on stderr.
-std::unique_ptr<train::AlphaZeroTrainer> openRun(const std::string& dir, const std::string& device, std::optional<engine::RunFolder>* folder,
-                                                 bool requireCheckpoint) {
+std::unique_ptr<train::AlphaZeroTrainer> openRun(const std::string& dir, const std::string& device, const engine::OpenRunOptions& options,
+                                                 std::optional<engine::RunFolder>* folder) {
   std::string error;
   auto backend = exec::BackendRegistry::instance().selectForGraphs(device, &error);
   if (!backend) {
-    std::cerr << "error: " << error << "\n";
+    std::cerr << "error: " << printable(error) << "\n";
     return nullptr;
   }
-  engine::TrainedRun run =
-      engine::openTrainedRun(dir, backend, requireCheckpoint ? engine::CheckpointNeed::Required : engine::CheckpointNeed::Optional);
-  for (const std::string& s : run.skipped) std::cerr << "warning: skipping checkpoint " << s << "\n";
+  engine::TrainedRun run = engine::openTrainedRun(dir, backend, options);
+  for (const std::string& s : run.skipped) std::cerr << "warning: skipping checkpoint " << printable(s) << "\n";
+  for (const Diagnostic& d : run.notices) report(d);
   if (!run.trainer) {
-    std::cerr << "error: " << run.error << "\n";
+    report(run.error);
     return nullptr;
   }
-  if (!run.checkpoint.empty()) {
-    std::cerr << (requireCheckpoint ? "using " : "resumed from ") << run.checkpoint.string() << " (iteration " << run.trainer->iteration()
-              << ")\n";
-    if (!requireCheckpoint) {  // training goes on: iterations after the checkpoint will run again
-      const int dropped = run.folder->trimMetricsAfter(run.trainer->iteration(), &error);
-      if (dropped > 0) std::cerr << "dropped " << dropped << " metric line(s) recorded after that checkpoint\n";
-    }
-  }
-  std::cerr << "search: " << run.trainer->searchNote() << "\n";
+  if (!run.checkpoint.empty())
+    std::cerr << (options.use == engine::RunUse::Read ? "using " : "resumed from ") << printable(run.checkpoint.string()) << " (iteration "
+              << run.trainer->iteration() << ")\n";
+  // On the CUDA backend, where the search can run on either side, say which it does.
+  if (backend->id() == "cuda") std::cerr << "search: " << run.trainer->searchNote() << "\n";
   if (folder) *folder = std::move(run.folder);
   return std::move(run.trainer);
+}
+
+// "loss 0.412 (policy 0.321 value 0.091)", or why there is none yet.
+std::string lossText(const train::IterationReport& r) {
+  char b[96];
+  if (r.trainingSteps > 0)
+    std::snprintf(b, sizeof b, "loss %.3f (policy %.3f value %.3f)", r.loss, r.policyLoss, r.valueLoss);
+  else
+    std::snprintf(b, sizeof b, "no training step yet (%lld of %lld positions)", static_cast<long long>(r.positions),
+                  static_cast<long long>(r.batchSize));
+  return b;
 }
 
 void printRoot(const env::BoardGames& board, const search::RootStats& r) {
@@ -86,25 +96,37 @@ std::string jsonArray(const std::vector<T>& v) {
   return s + "]";
 }
 
+// How eval, analyze and play open a run: reading, from the run's copies unless --use-project.
+engine::OpenRunOptions readRun(bool useProject) {
+  engine::OpenRunOptions options;
+  options.useProjectFiles = useProject;
+  return options;
+}
+
 }  // namespace
 
 int runTrain(const TrainOptions& o) {
   std::unique_ptr<train::AlphaZeroTrainer> trainer;
   std::optional<engine::RunFolder> run;
-  if (!o.resume.empty()) {
+  if (!o.resume.empty() || !o.restart.empty()) {
     if (!o.sets.empty()) {
-      std::cerr << "error: a resumed run keeps its configuration; --set cannot be combined with --resume\n";
+      std::cerr << "error: a resumed or restarted run keeps its configuration; --set cannot be combined with --resume or --restart\n";
       return 2;
     }
-    trainer = openRun(o.resume, o.device, &run, false);
+    engine::OpenRunOptions options;
+    options.use = o.resume.empty() ? engine::RunUse::Restart : engine::RunUse::Resume;
+    options.useProjectFiles = o.useProject;
+    trainer = openRun(o.resume.empty() ? o.restart : o.resume, o.device, options, &run);
     if (!trainer) return 1;
   } else {
-    project::LoadResult loaded = project::loadProject(o.project);
+    project::LoadOptions loadOptions;
+    loadOptions.allowOutsidePaths = o.allowOutsideProject;
+    project::LoadResult loaded = project::loadProject(o.project, loadOptions);
     for (const Diagnostic& d : loaded.diagnostics.items()) std::cerr << formatDiagnostic(d, loaded.source) << "\n";
     if (!loaded.project) return 1;
     for (const std::string& assignment : o.sets)
       if (auto problem = loaded.project->parameters.assign(assignment)) {
-        std::cerr << "error: --set " << assignment << ": " << *problem << "\n";
+        std::cerr << "error: --set " << printable(assignment) << ": " << printable(*problem) << "\n";
         return 2;
       }
     std::string out = o.out;
@@ -114,26 +136,31 @@ int runTrain(const TrainOptions& o) {
       std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
       out = "runs/" + loaded.project->name + "-" + stamp;
     }
-    std::string error;
-    run = engine::RunFolder::create(out, *loaded.project, &error);
+    Diagnostic refused;
+    std::vector<Diagnostic> notices;
+    run = engine::RunFolder::create(out, *loaded.project, &refused, &notices);  // the project then names the run's copies
+    for (const Diagnostic& d : notices) report(d);
     if (!run) {
-      std::cerr << "error: " << error << "\n";
+      report(refused);
       return 1;
     }
+    std::string error;
     auto backend = exec::BackendRegistry::instance().selectForGraphs(o.device, &error);
     if (!backend) {
-      std::cerr << "error: " << error << "\n";
+      std::cerr << "error: " << printable(error) << "\n";
+      run->removeUnstarted();
       return 1;
     }
     try {
       trainer = std::make_unique<train::AlphaZeroTrainer>(*loaded.project, backend);
-    } catch (const std::exception& e) {
-      std::cerr << "error: " << e.what() << "\n";
+    } catch (const std::exception& e) {  // the policy does not compile, or the configuration cannot fit
+      std::cerr << "error: " << printable(e.what()) << "\n";
+      run->removeUnstarted();
       return 1;
     }
-    std::cerr << "search: " << trainer->searchNote() << "\n";
+    if (backend->id() == "cuda") std::cerr << "search: " << trainer->searchNote() << "\n";
   }
-  std::cerr << "run folder: " << run->path().string() << "\n";
+  std::cerr << "run folder: " << printable(run->path().string()) << "\n";
 
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
@@ -151,17 +178,17 @@ int runTrain(const TrainOptions& o) {
     for (const auto& e : r.evaluations)
       wins += " | " + e.opponent + " W" + percent(e.winRate()) + " D" + percent(e.games ? double(e.draws) / e.games : 0) + " L" +
               percent(e.games ? double(e.losses) / e.games : 0);
-    std::printf("iter %lld | games %lld | loss %.3f (policy %.3f value %.3f) |%s %.0f sims/s %.1f games/s%s | ETA %s\n",
-                static_cast<long long>(r.iteration), static_cast<long long>(r.gamesPlayed), r.loss, r.policyLoss, r.valueLoss,
-                wins.empty() ? "" : "", r.simulationsPerSecond, r.gamesPerSecond, wins.c_str(), eta < 0 ? "-" : duration(eta).c_str());
+    std::printf("iter %lld | games %lld | %s | %.0f sims/s %.1f games/s%s | ETA %s\n", static_cast<long long>(r.iteration),
+                static_cast<long long>(r.gamesPlayed), lossText(r).c_str(), r.simulationsPerSecond, r.gamesPerSecond, wins.c_str(),
+                eta < 0 ? "-" : duration(eta).c_str());
     std::fflush(stdout);
   };
   events.parameterApplied = [](const engine::ParameterChange& c) {
     std::printf("set %s = %s (was %s) from iteration %lld\n", c.name.c_str(), c.to.c_str(), c.from.c_str(), static_cast<long long>(c.iteration));
   };
-  events.message = [](const std::string& m) { std::cerr << m << "\n"; };
+  events.message = [](const std::string& m) { std::cerr << printable(m) << "\n"; };
   events.failed = [&](const std::string& m) {
-    std::cerr << "error: the run stopped: " << m << "\n";
+    std::cerr << "error: the run stopped: " << printable(m) << "\n";
     failed = true;
   };
   events.finished = [&] { finished = true; };
@@ -179,13 +206,13 @@ int runTrain(const TrainOptions& o) {
 }
 
 int runEval(const EvalOptions& o) {
-  auto trainer = openRun(o.run, o.device, nullptr, true);
+  auto trainer = openRun(o.run, o.device, readRun(o.useProject), nullptr);
   if (!trainer) return 1;
   train::EvaluationResult r;
   try {
     r = trainer->evaluate(o.opponent, o.games, o.seed);
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << printable(e.what()) << "\n";
     return 2;
   }
   if (o.json) {
@@ -202,15 +229,17 @@ int runEval(const EvalOptions& o) {
 }
 
 int runAnalyze(const AnalyzeOptions& o) {
-  auto trainer = openRun(o.run, o.device, nullptr, true);
+  auto trainer = openRun(o.run, o.device, readRun(o.useProject), nullptr);
   if (!trainer) return 1;
   std::vector<std::string> positions = o.positions;
   if (!o.positionsFile.empty()) {
-    std::ifstream in(o.positionsFile);
-    if (!in) {
-      std::cerr << "error: cannot read " << o.positionsFile << "\n";
+    std::string error;
+    const auto text = readFile(o.positionsFile, kPositionsFileLimit, &error);
+    if (!text) {
+      std::cerr << "error: " << printable(error) << "\n";
       return 1;
     }
+    std::istringstream in(*text);
     for (std::string line; std::getline(in, line);)
       if (!line.empty() && line[0] != '#') positions.push_back(line);
   }
@@ -219,7 +248,7 @@ int runAnalyze(const AnalyzeOptions& o) {
     std::string error;
     search::RootStats r = trainer->analyse(moves, o.simulations, &error);
     if (!error.empty()) {
-      std::cerr << "error: position '" << moves << "': " << error << "\n";
+      std::cerr << "error: position '" << printable(moves) << "': " << printable(error) << "\n";
       status = 1;
       continue;
     }
@@ -241,7 +270,7 @@ int runAnalyze(const AnalyzeOptions& o) {
 }
 
 int runPlay(const PlayOptions& o) {
-  auto trainer = openRun(o.run, o.device, nullptr, true);
+  auto trainer = openRun(o.run, o.device, readRun(o.useProject), nullptr);
   if (!trainer) return 1;
   std::string moves;
   const int human = o.humanSecond ? 1 : 0;

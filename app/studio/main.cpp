@@ -40,16 +40,18 @@ int main(int argc, char** argv) {
   parser.addOption(lang);
   QCommandLineOption train(QStringLiteral("train"), QStringLiteral("Start training the project as soon as it is open."));
   parser.addOption(train);
+  QCommandLineOption outside(QStringLiteral("allow-outside-project"), QStringLiteral("Let a project's policy lie outside its folder."));
+  parser.addOption(outside);
   parser.addPositionalArgument(QStringLiteral("project"), QStringLiteral("Project folder to open."));
   parser.process(app);
 
   cas::widgets::installTranslations(app, parser.value(lang));
 
   cas::widgets::MainWindow window;
+  cas::project::LoadOptions loadOptions;
+  loadOptions.allowOutsidePaths = parser.isSet(outside);
+  window.setLoadOptions(loadOptions);
   window.show();
-  QString project = parser.positionalArguments().value(0);
-  if (project.isEmpty()) project = window.recentProjects().value(0);
-  if (project.isEmpty() || !QFileInfo::exists(project)) project = defaultProject();
-  if (!project.isEmpty() && window.openProject(project) && parser.isSet(train)) window.startTraining();
+  if (window.openAtStartup(parser.positionalArguments().value(0), defaultProject()) && parser.isSet(train)) window.startTraining();
   return app.exec();
 }

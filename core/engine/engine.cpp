@@ -132,9 +132,12 @@ bool Engine::checkpoint(std::string* error) { return run_.writeCheckpoint(traine
 static std::string metricsJson(const train::IterationReport& r) {
   std::ostringstream s;
   s.precision(6);
-  s << "{\"iteration\": " << r.iteration << ", \"games\": " << r.gamesPlayed << ", \"positions\": " << r.positions
-    << ", \"loss\": " << r.loss << ", \"loss_policy\": " << r.policyLoss << ", \"loss_value\": " << r.valueLoss
-    << ", \"loss_l2\": " << r.l2 << ", \"policy_entropy\": " << r.entropy << ", \"simulations_per_second\": " << r.simulationsPerSecond
+  s << "{\"iteration\": " << r.iteration << ", \"games\": " << r.gamesPlayed << ", \"positions\": " << r.positions;
+  // Before the first training step there is no loss to record (not a loss of 0).
+  if (r.trainingSteps > 0)
+    s << ", \"loss\": " << r.loss << ", \"loss_policy\": " << r.policyLoss << ", \"loss_value\": " << r.valueLoss << ", \"loss_l2\": " << r.l2
+      << ", \"policy_entropy\": " << r.entropy;
+  s << ", \"training_steps\": " << r.trainingSteps << ", \"simulations_per_second\": " << r.simulationsPerSecond
     << ", \"games_per_second\": " << r.gamesPerSecond << ", \"seconds_inference\": " << r.inferenceSeconds
     << ", \"seconds_search\": " << r.searchSeconds << ", \"seconds_data\": " << r.dataSeconds << ", \"seconds_train\": " << r.trainSeconds
     << ", \"recycled_nodes\": " << r.recycledNodes;
@@ -183,6 +186,11 @@ void Engine::loop() {
     }
     std::string error;
     if (!checkpoint(&error)) throw std::runtime_error("the final checkpoint could not be written: " + error);
+  } catch (const std::bad_alloc&) {
+    if (events_.failed)
+      events_.failed("out of memory in iteration " + std::to_string(trainer_->iteration() + 1) +
+                     " (self-play, training or evaluation); the newest checkpoint is kept: resume with smaller train.parallel_games, "
+                     "search.node_budget, train.eval_games or train.batch_size");
   } catch (const std::exception& e) {
     if (events_.failed) events_.failed(e.what());
   }

@@ -1,8 +1,8 @@
 #include "core/engine/parameters.hpp"
 
-#include <charconv>
 #include <cmath>
-#include <sstream>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 // Marks help texts for the studio's translation catalogue without depending on Qt: lupdate reads
@@ -67,10 +67,14 @@ std::vector<ParameterSpec> standardSpecs() {
   };
 }
 
+// Six significant digits, or as many more as it takes to read back as the same number:
+// "100.0001" stays "100.0001" in a message, where "100" would contradict the range it breaks.
 std::string formatNumber(double v) {
-  std::ostringstream ss;
-  ss << v;
-  return ss.str();
+  char b[32];
+  for (int digits = 6;; ++digits) {
+    std::snprintf(b, sizeof b, "%.*g", digits, v);
+    if (digits >= 17 || !std::isfinite(v) || std::strtod(b, nullptr) == v) return b;
+  }
 }
 
 }  // namespace
@@ -162,43 +166,6 @@ std::optional<std::string> checkValue(const ParameterSpec& spec, const ParamValu
     }
   }
   return wrongType();
-}
-
-std::optional<ParamValue> parseValue(const ParameterSpec& spec, std::string_view text, std::string* error) {
-  auto fail = [&]() -> std::optional<ParamValue> {
-    if (error) *error = spec.name + ": '" + std::string(text) + "' is not valid: expected " + describeRange(spec);
-    return std::nullopt;
-  };
-  ParamValue value;
-  switch (spec.type) {
-    case ParamType::Int: {
-      std::int64_t i = 0;
-      auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
-      if (ec != std::errc() || p != text.data() + text.size() || text.empty()) return fail();
-      value = i;
-      break;
-    }
-    case ParamType::Float: {
-      double d = 0;
-      auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
-      if (ec != std::errc() || p != text.data() + text.size() || text.empty()) return fail();
-      value = d;
-      break;
-    }
-    case ParamType::Bool:
-      if (text == "true" || text == "1" || text == "on") value = true;
-      else if (text == "false" || text == "0" || text == "off") value = false;
-      else return fail();
-      break;
-    case ParamType::Choice:
-      value = std::string(text);
-      break;
-  }
-  if (auto problem = checkValue(spec, value)) {
-    if (error) *error = *problem;
-    return std::nullopt;
-  }
-  return value;
 }
 
 ParameterSet::ParameterSet() {

@@ -58,8 +58,9 @@ std::string formatValue(const ParamValue& v);
 std::optional<std::string> checkValue(const ParameterSpec& spec, const ParamValue& value);
 
 // Parses text (as given to --set or typed in the studio) into a value of the spec's type and
-// checks it. On failure returns nullopt and fills `error` with a sentence naming the parameter
-// and its range.
+// checks it: the text is read as a TOML value and converted as in project.toml
+// (parameter_toml.hpp), a choice is the word itself. On failure returns nullopt and fills `error`
+// with a sentence naming the parameter and its range.
 std::optional<ParamValue> parseValue(const ParameterSpec& spec, std::string_view text, std::string* error);
 
 // The resolved values of every registry parameter, defaults where not set.

@@ -4,17 +4,24 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <toml++/toml.h>
 
+#include "core/engine/parameter_toml.hpp"
 #include "core/support/atomic_file.hpp"
+#include "core/support/numbers.hpp"
+#include "core/support/printable.hpp"
+#include "core/support/toml_parse.hpp"
 
 namespace cas::engine {
 namespace {
 
 constexpr char kTrailerMagic[8] = {'C', 'A', 'S', 'C', 'K', 'P', 'T', '1'};
 constexpr int kKeptCheckpoints = 2;
+// The run's own copies of what it was started from.
+const char* const kRunProjectFile = "project.toml";
+const char* const kRunPolicyFile = "policy.pdl";
 
 std::string quoted(const std::string& s) {
   std::string out = "\"";
@@ -46,6 +53,48 @@ std::vector<std::filesystem::path> checkpointFiles(const std::filesystem::path& 
   return files;
 }
 
+Diagnostic sentence(Severity severity, std::string message, SourceLocation where = {}) {
+  return {severity, std::move(where), std::move(message), {}};
+}
+
+// Line `n` (1-based) of `text` for a message: escaped, and cut after 60 bytes.
+std::string quotedLine(std::string_view text, int n) {
+  std::string_view line = sourceLine(text, n);
+  const bool cut = line.size() > 60;
+  if (cut) line = line.substr(0, 60);
+  return "'" + printable(line) + (cut ? "...'" : "'");
+}
+
+// Where `current` first differs from `recorded`, for a warning; empty when they are the same.
+std::string difference(std::string_view recorded, std::string_view current) {
+  if (recorded == current) return {};
+  int line = 1;
+  for (size_t i = 0; i < std::min(recorded.size(), current.size()) && recorded[i] == current[i]; ++i)
+    if (recorded[i] == '\n') ++line;
+  return "from line " + std::to_string(line) + ": the run's copy has " + quotedLine(recorded, line) + ", the project's has " +
+         quotedLine(current, line);
+}
+
+// Notices about the project folder's files that differ from the run's copies.
+void compareWithProject(const project::Project& current, const std::filesystem::path& runDir, bool usingProjectFiles,
+                        std::vector<Diagnostic>* notices) {
+  const std::pair<std::filesystem::path, std::filesystem::path> files[] = {{runDir / kRunProjectFile, current.projectFile},
+                                                                           {runDir / kRunPolicyFile, current.policyFile}};
+  for (const auto& [copy, file] : files) {
+    const auto recorded = readFile(copy, copy.filename() == kRunPolicyFile ? kPolicyFileLimit : kProjectFileLimit);
+    const auto now = readFile(file, file == current.policyFile ? kPolicyFileLimit : kProjectFileLimit);
+    if (!recorded || !now) continue;
+    const std::string how = difference(*recorded, *now);
+    if (how.empty() || !notices) continue;
+    if (usingProjectFiles)
+      notices->push_back(sentence(Severity::Warning, "using the project's " + file.string() + " (--use-project) instead of the run's copy " +
+                                                         copy.string() + ", which it trained with; they differ " + how));
+    else
+      notices->push_back(sentence(Severity::Note, "the project's " + file.string() + " has changed since this run started (" + how +
+                                                      "); the run uses its own copy, " + copy.string() + " (--use-project uses the project's)"));
+  }
+}
+
 }  // namespace
 
 std::uint64_t fnv1a64(std::string_view bytes) {
@@ -54,17 +103,27 @@ std::uint64_t fnv1a64(std::string_view bytes) {
   return h;
 }
 
-std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, const project::Project& p, std::string* error) {
+std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, project::Project& p, Diagnostic* error,
+                                           std::vector<Diagnostic>* notices) {
+  auto fail = [&](std::string message) -> std::optional<RunFolder> {
+    if (error) *error = sentence(Severity::Error, std::move(message));
+    return std::nullopt;
+  };
   std::error_code ec;
-  if (std::filesystem::exists(dir / "config.toml", ec)) {
-    if (error) *error = dir.string() + " already holds a run; use --resume " + dir.string() + " to continue it, or another --out";
-    return std::nullopt;
-  }
+  if (std::filesystem::exists(dir / project::kProjectFileName, ec) && !std::filesystem::exists(dir / "config.toml", ec))
+    return fail(dir.string() + " holds a project.toml: it is a project folder, not a run folder; give the run a folder of its own, such as runs/" +
+                p.name);
   std::filesystem::create_directories(dir / "checkpoints", ec);
-  if (ec) {
-    if (error) *error = "cannot create " + dir.string() + ": " + ec.message();
-    return std::nullopt;
-  }
+  if (ec) return fail("cannot create " + dir.string() + ": " + ec.message());
+  std::string problem, note;
+  std::optional<RunLock> lock = RunLock::acquire(dir, &problem, &note);
+  if (!lock) return fail(problem);
+  if (!note.empty() && notices) notices->push_back(sentence(Severity::Note, note));
+  if (std::filesystem::exists(dir / "config.toml", ec))
+    return fail(dir.string() + " already holds a run; use --resume " + dir.string() + " to continue it, or another --out");
+
+  const auto policy = readFile(p.policyFile, kPolicyFileLimit, &problem);
+  if (!policy) return fail(problem);
   std::string text = "# The resolved configuration of this run (written by cuda-agent train).\n";
   text += "project = " + quoted(std::filesystem::absolute(p.directory).lexically_normal().string()) + "\n";
   std::string section;
@@ -75,65 +134,91 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, con
     }
     text += spec.key() + " = " + tomlValue(spec, p.parameters.get(spec.name)) + "\n";
   }
-  if (!writeFileAtomic(dir / "config.toml", text, error)) return std::nullopt;
-  return RunFolder(dir);
+  // config.toml last: a folder holding it is a complete run.
+  if (!writeFileAtomic(dir / kRunProjectFile, p.text, &problem) || !writeFileAtomic(dir / kRunPolicyFile, *policy, &problem) ||
+      !writeFileAtomic(dir / "config.toml", text, &problem))
+    return fail(problem);
+  p.projectFile = dir / kRunProjectFile;
+  p.policyFile = dir / kRunPolicyFile;
+  return RunFolder(dir, std::move(lock));
 }
 
-std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, project::Project* project, std::string* error) {
+std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAccess access, bool useProjectFiles, project::Project* project,
+                                         Diagnostic* error, std::vector<Diagnostic>* notices) {
+  auto fail = [&](Diagnostic d) -> std::optional<RunFolder> {
+    if (error) *error = std::move(d);
+    return std::nullopt;
+  };
   const std::filesystem::path config = dir / "config.toml";
+  std::error_code ec;
+  if (!std::filesystem::exists(config, ec))
+    return fail(sentence(Severity::Error, dir.string() + " is not a run folder: it has no config.toml (run folders are made by cuda-agent train)"));
+  std::optional<RunLock> lock;
+  if (access == RunAccess::Write) {
+    std::string problem, note;
+    lock = RunLock::acquire(dir, &problem, &note);
+    if (!lock) return fail(sentence(Severity::Error, problem));
+    if (!note.empty() && notices) notices->push_back(sentence(Severity::Note, note));
+  }
+  std::string problem;
+  const auto text = readFile(config, kRunConfigLimit, &problem);
+  if (!text) return fail(sentence(Severity::Error, problem));
   toml::table root;
   try {
-    root = toml::parse_file(config.string());
+    root = parseToml(*text, config.string());
   } catch (const toml::parse_error& e) {
-    if (error)
-      *error = config.string() + ":" + std::to_string(e.source().begin.line) + ":" + std::to_string(e.source().begin.column) +
-               ": error: " + std::string(e.description());
-    return std::nullopt;
-  } catch (const std::exception&) {
-    if (error) *error = dir.string() + " is not a run folder (no readable config.toml)";
-    return std::nullopt;
+    return fail(sentence(Severity::Error, "TOML syntax error: " + std::string(e.description()),
+                         {config.string(), int(e.source().begin.line), int(e.source().begin.column)}));
   }
   const auto projectPath = root["project"].value<std::string>();
-  if (!projectPath) {
-    if (error) *error = config.string() + ": error: 'project' is missing";
-    return std::nullopt;
+  if (!projectPath)
+    return fail(sentence(Severity::Error, "'project' is missing: a run's config.toml names the project folder it trains", {config.string(), 0, 0}));
+
+  const bool hasCopies = std::filesystem::exists(dir / kRunProjectFile, ec) && std::filesystem::exists(dir / kRunPolicyFile, ec);
+  project::LoadResult loaded;
+  if (hasCopies && !useProjectFiles) {
+    project::LoadOptions options;
+    options.policyFile = dir / kRunPolicyFile;
+    loaded = project::loadProject(dir / kRunProjectFile, options);
+    if (loaded.project) {
+      loaded.project->directory = *projectPath;
+      project::LoadResult now = project::loadProject(*projectPath);
+      if (now.project) compareWithProject(*now.project, dir, false, notices);
+    }
+  } else {
+    loaded = project::loadProject(*projectPath);
+    if (loaded.project && hasCopies) compareWithProject(*loaded.project, dir, true, notices);
+    if (loaded.project && !hasCopies && notices)
+      notices->push_back(sentence(Severity::Warning, dir.string() + " keeps no copy of the policy it was trained with (an older run); using the project's " +
+                                                         loaded.project->policyFile.string() + ", which may have changed since"));
   }
-  project::LoadResult loaded = project::loadProject(*projectPath);
   if (!loaded.project) {
-    if (error) *error = "the run's project " + *projectPath + " cannot be loaded: " +
-                        (loaded.diagnostics.empty() ? std::string("unknown error") : formatHeadline(loaded.diagnostics.items()[0]));
-    return std::nullopt;
+    Diagnostic first = loaded.diagnostics.empty() ? sentence(Severity::Error, "the project " + *projectPath + " cannot be loaded")
+                                                  : loaded.diagnostics.items()[0];
+    first.notes.push_back(sentence(Severity::Note, "this is the project of the run " + dir.string(), {config.string(), 0, 0}));
+    return fail(first);
   }
   for (const ParameterSpec& spec : ParameterRegistry::standard().all()) {
     const toml::node* n = root[spec.section()][spec.key()].node();
     if (!n) continue;
-    std::optional<ParamValue> v;
-    if (auto i = n->value_exact<std::int64_t>()) v = spec.type == ParamType::Float ? ParamValue(double(*i)) : ParamValue(*i);
-    else if (auto d = n->value_exact<double>()) v = *d;
-    else if (auto b = n->value_exact<bool>()) v = *b;
-    else if (auto s = n->value_exact<std::string>()) v = *s;
-    if (!v) continue;
-    if (auto problem = loaded.project->parameters.set(spec.name, *v)) {
-      if (error) *error = config.string() + ": error: " + *problem;
-      return std::nullopt;
-    }
+    const auto value = valueFromToml(spec, *n, &problem);
+    if (!value)
+      return fail(sentence(Severity::Error, problem, {config.string(), int(n->source().begin.line), int(n->source().begin.column)}));
+    loaded.project->parameters.set(spec.name, *value);
   }
   *project = std::move(*loaded.project);
-  return RunFolder(dir);
+  return RunFolder(dir, std::move(lock));
 }
 
 bool RunFolder::append(const std::string& file, const std::string& line, std::string* error) {
-  const std::string path = (dir_ / file).string();
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    if (error) *error = "cannot open " + path + ": " + std::strerror(errno);
-    return false;
-  }
+  const std::filesystem::path path = dir_ / file;
+  const int fd = openRegularFile(path, kRunLogLimit, error, OpenFor::Appending);
+  if (fd < 0) return false;
   const std::string data = line + "\n";
   const bool ok = ::write(fd, data.data(), data.size()) == ssize_t(data.size());
   ::fsync(fd);
   ::close(fd);
-  if (!ok && error) *error = "cannot write " + path;
+  if (!ok && error) *error = "cannot write " + path.string() + ": " + std::strerror(errno);
   return ok;
 }
 
@@ -146,11 +231,10 @@ bool RunFolder::appendChange(std::int64_t iteration, const std::string& paramete
                 error);
 }
 
-bool RunFolder::writeCheckpoint(std::int64_t iteration, const std::string& bytes, std::string* error) {
+bool RunFolder::writeCheckpoint(std::int64_t iteration, std::string data, std::string* error) {
   char name[64];
   std::snprintf(name, sizeof name, "iter-%08lld.ckpt", static_cast<long long>(iteration));
-  std::string data = bytes;
-  const std::uint64_t sum = fnv1a64(bytes);
+  const std::uint64_t sum = fnv1a64(data);
   data.append(reinterpret_cast<const char*>(&sum), sizeof sum);
   data.append(kTrailerMagic, sizeof kTrailerMagic);
   if (!writeFileAtomic(dir_ / "checkpoints" / name, data, error)) return false;
@@ -159,39 +243,18 @@ bool RunFolder::writeCheckpoint(std::int64_t iteration, const std::string& bytes
   return true;
 }
 
-int RunFolder::trimMetricsAfter(std::int64_t iteration, std::string* error) {
-  auto text = readFile(dir_ / "metrics.jsonl");
-  if (!text) return 0;
-  std::string kept;
-  int dropped = 0;
-  size_t start = 0;
-  while (start < text->size()) {
-    size_t end = text->find('\n', start);
-    if (end == std::string::npos) end = text->size();
-    const std::string line = text->substr(start, end - start);
-    start = end + 1;
-    long long it = -1;
-    if (line.empty() || std::sscanf(line.c_str(), "{\"iteration\": %lld", &it) != 1 || it > iteration) {
-      ++dropped;  // a later iteration, or a line cut short by a crash
-      continue;
-    }
-    kept += line + "\n";
-  }
-  if (dropped > 0 && !writeFileAtomic(dir_ / "metrics.jsonl", kept, error)) return -1;
-  return dropped;
-}
-
-std::optional<std::string> RunFolder::newestCheckpoint(std::vector<std::string>* skipped, std::string* chosen) const {
+std::optional<std::string> RunFolder::newestCheckpoint(std::uint64_t maxBytes, std::vector<std::string>* skipped, std::string* chosen) const {
+  const size_t trailer = sizeof(std::uint64_t) + sizeof kTrailerMagic;
+  const FileLimit limit{"a checkpoint of this run", maxBytes + trailer};
   auto files = checkpointFiles(dir_);
   for (size_t i = files.size(); i-- > 0;) {
     const std::string name = files[i].filename().string();
     std::string readError;
-    auto data = readFile(files[i], &readError);
+    auto data = readFile(files[i], limit, &readError);
     if (!data) {
       if (skipped) skipped->push_back(name + ": " + readError);
       continue;
     }
-    const size_t trailer = sizeof(std::uint64_t) + sizeof kTrailerMagic;
     if (data->size() < trailer || std::memcmp(data->data() + data->size() - sizeof kTrailerMagic, kTrailerMagic, sizeof kTrailerMagic) != 0) {
       if (skipped) skipped->push_back(name + ": truncated (no checksum trailer)");
       continue;

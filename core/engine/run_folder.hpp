@@ -1,10 +1,16 @@
 #pragma once
 // A run is a folder:
 //   config.toml          the project it trains and every parameter's resolved value
+//   project.toml         the exact project file the run was started from
+//   policy.pdl           the exact policy source it trains (whatever the project's file is called)
 //   changes.jsonl        tuning changes: {"iteration", "parameter", "from", "to"} per line
-//   metrics.jsonl        one JSON object per iteration
+//   metrics.jsonl        one JSON object per iteration, iterations 1, 2, 3, ... in order
 //   checkpoints/iter-NNNNNNNN.ckpt   written atomically (temp file + rename), each ending in an
 //                        FNV-1a checksum; the two newest are kept
+//   lock                 held by the process writing the run, naming it (run_lock.hpp)
+// A run keeps using its own copies of the project file and the policy, so editing the project
+// later changes nothing for it; a project edit is used only when asked for (useProjectFiles).
+// Every file is read as a regular file of bounded size (core/support/atomic_file.hpp).
 // Thread-safety: one thread (the engine's) writes a run folder.
 #include <cstdint>
 #include <filesystem>
@@ -13,33 +19,67 @@
 #include <vector>
 
 #include "core/engine/parameters.hpp"
+#include "core/engine/run_lock.hpp"
 #include "core/project/project.hpp"
+#include "core/support/diagnostic.hpp"
 
 namespace cas::engine {
 
+enum class RunAccess {
+  Read,   // eval, analyze, play, the studio's Board: no lock, nothing written
+  Write,  // training: the folder's lock is taken, or the open is refused
+};
+
 class RunFolder {
  public:
-  // Creates the folder and writes config.toml. Returns nullopt with `error` on failure.
-  static std::optional<RunFolder> create(const std::filesystem::path& dir, const project::Project& project, std::string* error);
-  // Opens an existing run: reads config.toml, loads the project it names and applies the
-  // recorded parameter values.
-  static std::optional<RunFolder> open(const std::filesystem::path& dir, project::Project* project, std::string* error);
+  // Creates the folder, takes its lock, copies the project file and the policy into it and
+  // writes config.toml; `project` then names the copies (so the run trains exactly what it
+  // recorded). Refuses a folder that already holds a run or a project. nullopt with `error` on
+  // failure; `notices` receives what the user should know (a stale lock taken over).
+  static std::optional<RunFolder> create(const std::filesystem::path& dir, project::Project& project, Diagnostic* error,
+                                         std::vector<Diagnostic>* notices);
+  // Opens an existing run: reads config.toml, loads the run's copies of its project file and
+  // policy (or, with `useProjectFiles` or for a run made before runs kept copies, the project
+  // folder's current files, with a warning naming how they differ) and applies the recorded
+  // parameter values.
+  static std::optional<RunFolder> open(const std::filesystem::path& dir, RunAccess access, bool useProjectFiles,
+                                       project::Project* project, Diagnostic* error, std::vector<Diagnostic>* notices);
 
   const std::filesystem::path& path() const { return dir_; }
   bool appendMetrics(const std::string& jsonLine, std::string* error);
   bool appendChange(std::int64_t iteration, const std::string& parameter, const std::string& from, const std::string& to, std::string* error);
-  bool writeCheckpoint(std::int64_t iteration, const std::string& bytes, std::string* error);
-  // On resume: drops metric lines of iterations after the checkpoint, which will run again.
-  // Returns how many lines were dropped.
-  int trimMetricsAfter(std::int64_t iteration, std::string* error);
-  // The newest checkpoint whose checksum holds; every file skipped on the way is described in
-  // `skipped` (e.g. "iter-00000012.ckpt: checksum mismatch (corrupted)").
-  std::optional<std::string> newestCheckpoint(std::vector<std::string>* skipped, std::string* name = nullptr) const;
+  // Takes the trainer's bytes by value to append the checksum in place: a checkpoint holds the
+  // whole replay buffer, and a copy of it would double the memory a run needs.
+  bool writeCheckpoint(std::int64_t iteration, std::string bytes, std::string* error);
+  // The newest checkpoint whose checksum holds and whose size is at most `maxBytes` (what a
+  // checkpoint of this run can hold); every file skipped on the way is described in `skipped`
+  // (e.g. "iter-00000012.ckpt: checksum mismatch (the file is corrupted)").
+  std::optional<std::string> newestCheckpoint(std::uint64_t maxBytes, std::vector<std::string>* skipped, std::string* name = nullptr) const;
+
+  // On resume from the checkpoint of `iteration`: cuts metrics.jsonl back to its lines for
+  // iterations 1..iteration (a partial line, lines after the checkpoint and anything out of
+  // sequence are dropped) and changes.jsonl to the changes applied up to iteration + 1, so the
+  // iterations that run again are logged once. Each thing dropped is described in `notices`.
+  // Returns the changes kept, in order, for the trainer to apply again.
+  struct LoggedChange {
+    std::int64_t iteration;
+    std::string parameter, to;
+  };
+  std::optional<std::vector<LoggedChange>> repairLogs(std::int64_t iteration, std::vector<Diagnostic>* notices, std::string* error);
+  // On restart: removes the metrics, the change log and every checkpoint.
+  bool discardProgress(std::vector<Diagnostic>* notices, std::string* error);
+  // Removes a run that never ran (create() succeeded, then no trainer could be built for it): the
+  // files create() wrote, and the folder when that leaves it empty, so the same --out works again.
+  void removeUnstarted();
+  // Removes the temporary files of writes that a kill interrupted (writeFileAtomic's *.tmp.PID),
+  // each with a note. Only while the lock is held: no other process can be writing them.
+  void removeInterruptedWrites(std::vector<Diagnostic>* notices);
 
  private:
-  explicit RunFolder(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  RunFolder(std::filesystem::path dir, std::optional<RunLock> lock) : dir_(std::move(dir)), lock_(std::move(lock)) {}
   bool append(const std::string& file, const std::string& line, std::string* error);
   std::filesystem::path dir_;
+  std::optional<RunLock> lock_;  // held when opened for writing
 };
 
 std::uint64_t fnv1a64(std::string_view bytes);

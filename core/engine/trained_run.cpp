@@ -3,30 +3,77 @@
 #include <stdexcept>
 
 namespace cas::engine {
+namespace {
 
-TrainedRun openTrainedRun(const std::filesystem::path& dir, std::shared_ptr<exec::Backend> backend, CheckpointNeed need) {
+Diagnostic failure(std::string message) { return {Severity::Error, {}, std::move(message), {}}; }
+
+// Applies a change from changes.jsonl; the reason when it cannot be.
+std::optional<std::string> applyLoggedChange(train::AlphaZeroTrainer& trainer, const RunFolder::LoggedChange& change) {
+  const ParameterSpec* spec = ParameterRegistry::standard().find(change.parameter);
+  if (!spec) return "unknown parameter '" + change.parameter + "'";
+  std::string problem;
+  const std::optional<ParamValue> value = parseValue(*spec, change.to, &problem);
+  if (!value) return problem;
+  return trainer.setParameter(change.parameter, *value);
+}
+
+}  // namespace
+
+TrainedRun openTrainedRun(const std::filesystem::path& dir, std::shared_ptr<exec::Backend> backend, const OpenRunOptions& options) {
   TrainedRun out;
   project::Project project;
-  out.folder = RunFolder::open(dir, &project, &out.error);
+  const RunAccess access = options.use == RunUse::Read ? RunAccess::Read : RunAccess::Write;
+  out.folder = RunFolder::open(dir, access, options.useProjectFiles, &project, &out.error, &out.notices);
   if (!out.folder) return out;
   std::unique_ptr<train::AlphaZeroTrainer> trainer;
   try {
     trainer = std::make_unique<train::AlphaZeroTrainer>(project, std::move(backend));
-  } catch (const std::exception& e) {  // the run's policy no longer compiles
-    out.error = e.what();
+  } catch (const std::exception& e) {  // the policy does not compile, or the configuration cannot fit
+    out.error = failure(e.what());
+    return out;
+  }
+  std::string problem;
+  if (options.use == RunUse::Restart) {
+    if (!out.folder->discardProgress(&out.notices, &problem)) {
+      out.error = failure(problem);
+      return out;
+    }
+    out.folder->removeInterruptedWrites(&out.notices);
+    out.trainer = std::move(trainer);
     return out;
   }
   std::string name;
-  const std::optional<std::string> bytes = out.folder->newestCheckpoint(&out.skipped, &name);
-  if (bytes) {
-    if (!trainer->restore(*bytes, &out.error)) {
-      out.error = "checkpoint " + name + " cannot be used: " + out.error;
+  const std::optional<std::string> bytes = out.folder->newestCheckpoint(trainer->checkpointSizeLimit(), &out.skipped, &name);
+  if (!bytes) {
+    out.error = failure(options.use == RunUse::Resume
+                            ? dir.string() + " has no valid checkpoint to resume from; `cuda-agent train --restart " + dir.string() +
+                                  "` discards its progress and trains it again from iteration 1, or train into a new --out folder"
+                            : dir.string() + " has no valid checkpoint yet");
+    return out;
+  }
+  if (!trainer->restore(*bytes, &problem)) {
+    out.error = failure("checkpoint " + name + " cannot be used: " + problem);
+    return out;
+  }
+  out.checkpoint = out.folder->path() / "checkpoints" / name;
+  if (options.use == RunUse::Resume) {
+    // Iterations after the checkpoint run again: their log lines go, the changes applied up to
+    // the next iteration apply again, and the folder loses what a kill left half-written.
+    const auto changes = out.folder->repairLogs(trainer->iteration(), &out.notices, &problem);
+    if (!changes) {
+      out.error = failure(problem);
       return out;
     }
-    out.checkpoint = out.folder->path() / "checkpoints" / name;
-  } else if (need == CheckpointNeed::Required) {
-    out.error = dir.string() + " has no valid checkpoint yet";
-    return out;
+    for (const RunFolder::LoggedChange& c : *changes)
+      if (auto refused = applyLoggedChange(*trainer, c))
+        out.notices.push_back({Severity::Warning, {(dir / "changes.jsonl").string(), 0, 0},
+                               "the change of " + c.parameter + " at iteration " + std::to_string(c.iteration) + " is not applied again: " + *refused,
+                               {}});
+    if (!changes->empty())
+      out.notices.push_back({Severity::Note, {}, "applied again the " + std::to_string(changes->size()) +
+                                                     " parameter change(s) logged up to iteration " + std::to_string(trainer->iteration() + 1),
+                             {}});
+    out.folder->removeInterruptedWrites(&out.notices);
   }
   out.trainer = std::move(trainer);
   return out;

@@ -1,7 +1,8 @@
 #pragma once
-// Opening an existing run folder: its project with the recorded parameter values, a trainer on a
-// given backend, restored from the newest checkpoint whose checksum holds. What `cuda-agent
-// train --resume`, `eval`, `analyze` and `play` and the studio's Play panel load.
+// Opening an existing run folder: its project (the run's own copies, see run_folder.hpp) with the
+// recorded parameter values, a trainer on a given backend, restored from the newest checkpoint
+// whose checksum holds. What `cuda-agent train --resume`/`--restart`, `eval`, `analyze` and
+// `play` and the studio's Board load.
 // Thread-safety: openTrainedRun may run on any thread; the trainer it returns is then driven by
 // one thread at a time.
 #include <filesystem>
@@ -16,9 +17,16 @@
 
 namespace cas::engine {
 
-enum class CheckpointNeed {
-  Required,  // playing, analysing, evaluating: a run without a checkpoint is refused
-  Optional,  // resuming training: a run without one starts from fresh weights
+enum class RunUse {
+  Read,     // playing, analysing, evaluating: the newest valid checkpoint is required; no lock
+  Resume,   // training on: the lock, a valid checkpoint (else refused, the folder untouched), and
+            // the logs cut back to it, the logged parameter changes applied again
+  Restart,  // training again: the lock; metrics, changes and checkpoints are discarded
+};
+
+struct OpenRunOptions {
+  RunUse use = RunUse::Read;
+  bool useProjectFiles = false;  // the project folder's current files instead of the run's copies
 };
 
 struct TrainedRun {
@@ -26,9 +34,10 @@ struct TrainedRun {
   std::optional<RunFolder> folder;
   std::filesystem::path checkpoint;  // the checkpoint restored; empty when there was none
   std::vector<std::string> skipped;  // checkpoints passed over, each with the reason
-  std::string error;                 // why trainer is null
+  std::vector<Diagnostic> notices;   // warnings and notes: project edits, repaired logs, ...
+  Diagnostic error;                  // why trainer is null
 };
 
-TrainedRun openTrainedRun(const std::filesystem::path& dir, std::shared_ptr<exec::Backend> backend, CheckpointNeed need);
+TrainedRun openTrainedRun(const std::filesystem::path& dir, std::shared_ptr<exec::Backend> backend, const OpenRunOptions& options);
 
 }  // namespace cas::engine

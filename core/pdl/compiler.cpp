@@ -1432,15 +1432,42 @@ std::vector<BuiltinSignature> builtinSignatures() {
   return out;
 }
 
+// A file does not begin like a PDL program when its first error (the first found: the lexer's
+// come before the parser's) lies on or before the line of its first token, or that token is not
+// 'def', 'const' or a decorator: a project's policy may name any file, and then only that error
+// is kept, so diagnostics never echo more than one line of a file that is not PDL.
+static void keepOnlyFirstErrorUnlessPdl(const std::vector<Token>& tokens, DiagnosticList& diags) {
+  const Diagnostic* first = nullptr;
+  for (const Diagnostic& d : diags.items())
+    if (d.severity == Severity::Error && !first) first = &d;
+  if (!first) return;
+  for (const Token& t : tokens) {
+    if (t.kind == Tok::Newline || t.kind == Tok::Indent || t.kind == Tok::Dedent) continue;
+    const bool opensPdl = (t.kind == Tok::Name && (t.text == "def" || t.text == "const")) || (t.kind == Tok::Op && t.text == "@");
+    if (opensPdl && t.pos.line < first->location.line) return;
+    break;
+  }
+  Diagnostic kept = *first;
+  kept.notes.push_back({Severity::Note, {kept.location.file, 0, 0},
+                        "no further errors are shown: the file does not begin like a PDL program (with 'def' or 'const')", {}});
+  diags = DiagnosticList();
+  diags.add(std::move(kept));
+}
+
 CompileResult compile(std::string_view source, const CompileOptions& options) {
   CompileResult result;
-  std::vector<Token> tokens = lex(source, options.fileName, result.diagnostics);
-  Module module = parse(tokens, options.fileName, result.diagnostics);
+  bool lexingStopped = false;
+  std::vector<Token> tokens = lex(source, options.fileName, result.diagnostics, &lexingStopped);
+  // After kMaxErrorsPerFile lexical errors the parser would only add noise.
+  Module module = lexingStopped ? Module{} : parse(tokens, options.fileName, result.diagnostics);
   if (options.batch < 1 || options.batch > (1 << 20)) {
     result.diagnostics.error({options.fileName, 0, 0}, "the batch size must be in [1, 1048576]");
     return result;
   }
-  if (result.diagnostics.hasErrors()) return result;  // semantic errors after syntax errors mostly mislead
+  if (result.diagnostics.hasErrors()) {  // semantic errors after syntax errors mostly mislead
+    keepOnlyFirstErrorUnlessPdl(tokens, result.diagnostics);
+    return result;
+  }
   Compiler compiler(options, result.diagnostics, module);
   result.policy = compiler.run();
   if (result.diagnostics.hasErrors()) result.policy.reset();

@@ -1,6 +1,7 @@
 #include "core/pdl/lexer.hpp"
 
 #include <cctype>
+#include <optional>
 
 namespace cas::pdl {
 namespace {
@@ -10,11 +11,30 @@ bool isNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || 
 
 }  // namespace
 
-std::vector<Token> lex(std::string_view src, const std::string& file, DiagnosticList& diags) {
+std::vector<Token> lex(std::string_view src, const std::string& file, DiagnosticList& diags, bool* stopped) {
   std::vector<Token> out;
-  auto error = [&](int line, int col, std::string message) { diags.error({file, line, col}, std::move(message)); };
+  // An error is held back until a different one comes, so that repeats on its line are counted.
+  std::optional<Diagnostic> held;
+  int repeats = 0, reported = 0;
+  auto release = [&] {
+    if (!held) return;
+    if (repeats > 0) held->message += " (" + std::to_string(repeats + 1) + " times on this line)";
+    diags.add(std::move(*held));
+    held.reset();
+    repeats = 0;
+    ++reported;
+  };
+  auto error = [&](int line, int col, std::string message) {
+    if (held && held->location.line == line && held->message == message) {
+      ++repeats;
+      return;
+    }
+    release();
+    held = Diagnostic{Severity::Error, {file, line, col}, std::move(message), {}};
+  };
   if (src.size() > kMaxSourceBytes) {
     error(1, 1, "the file is larger than 1 MiB; PDL programs are limited to that size");
+    release();
     out.push_back({Tok::End, "", {1, 1}});
     return out;
   }
@@ -26,6 +46,12 @@ std::vector<Token> lex(std::string_view src, const std::string& file, Diagnostic
   std::vector<Pos> brackets;
 
   while (i < src.size()) {
+    if (reported >= kMaxErrorsPerFile) {  // what is held now would be one error too many: stop there
+      diags.error(held ? held->location : SourceLocation{file, line, int(i - lineStart) + 1}, "too many errors; stopping here");
+      if (stopped) *stopped = true;
+      out.push_back({Tok::End, "", {line, 1}});
+      return out;
+    }
     if (atLineStart && depth == 0) {
       // Measure indentation; skip blank and comment-only lines entirely.
       size_t j = i;
@@ -186,6 +212,7 @@ std::vector<Token> lex(std::string_view src, const std::string& file, Diagnostic
     ++i;
   }
   if (depth > 0) error(brackets.back().line, brackets.back().column, "this bracket is never closed");
+  release();
   if (!out.empty() && out.back().kind != Tok::Newline) out.push_back({Tok::Newline, "", {line, 1}});
   while (indents.size() > 1) {
     indents.pop_back();

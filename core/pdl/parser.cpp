@@ -21,7 +21,7 @@ class Parser {
   Module module() {
     Module m;
     while (!at(Tok::End)) {
-      if (diags_.errorCount() >= kMaxErrors) break;
+      if (diags_.errorCount() >= kMaxErrorsPerFile) break;
       try {
         if (at(Tok::Newline)) {
           next();
@@ -40,13 +40,11 @@ class Parser {
         skipLine();
       }
     }
-    if (diags_.errorCount() >= kMaxErrors) diags_.error({file_, peek().pos.line, peek().pos.column}, "too many errors; stopping here");
+    if (diags_.errorCount() >= kMaxErrorsPerFile) diags_.error({file_, peek().pos.line, peek().pos.column}, "too many errors; stopping here");
     return m;
   }
 
  private:
-  static constexpr int kMaxErrors = 20;
-
   const Token& peek(size_t ahead = 0) const { return toks_[std::min(pos_ + ahead, toks_.size() - 1)]; }
   bool at(Tok k) const { return peek().kind == k; }
   bool isOp(const char* op, size_t ahead = 0) const { return peek(ahead).kind == Tok::Op && peek(ahead).text == op; }
@@ -182,7 +180,7 @@ class Parser {
     next();
     Block b;
     while (!at(Tok::Dedent) && !at(Tok::End)) {
-      if (diags_.errorCount() >= kMaxErrors) break;
+      if (diags_.errorCount() >= kMaxErrorsPerFile) break;
       try {
         b.push_back(statement());
       } catch (const SyntaxError&) {

@@ -1,51 +1,27 @@
 #include "core/project/project.hpp"
 
 #include <set>
+#include <unistd.h>
 
 #include <toml++/toml.h>
 
+#include "core/engine/parameter_toml.hpp"
 #include "core/env/environments.hpp"
 #include "core/support/atomic_file.hpp"
+#include "core/support/toml_parse.hpp"
 
 namespace cas::project {
 namespace {
 
 const std::set<std::string> kTopLevelKeys = {"name", "description", "environment", "algorithm", "policy"};
+// Unknown keys warned about one by one; the rest are counted in one more warning, so a file of
+// 80,000 stray keys gives a screenful.
+constexpr int kMaxUnknownKeyWarnings = 10;
+
+using engine::tomlTypeName;
 
 SourceLocation at(const std::string& file, const toml::source_region& r) {
   return {file, static_cast<int>(r.begin.line), static_cast<int>(r.begin.column)};
-}
-
-std::string tomlTypeName(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a number";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    default: return "a date or time";
-  }
-}
-
-// Converts a TOML node into a value of the spec's type; nullopt when the TOML type does not fit.
-std::optional<engine::ParamValue> toValue(const engine::ParameterSpec& spec, const toml::node& n) {
-  switch (spec.type) {
-    case engine::ParamType::Int:
-      if (auto v = n.value_exact<std::int64_t>()) return *v;
-      return std::nullopt;
-    case engine::ParamType::Float:
-      if (auto v = n.value_exact<double>()) return *v;
-      if (auto v = n.value_exact<std::int64_t>()) return static_cast<double>(*v);
-      return std::nullopt;
-    case engine::ParamType::Bool:
-      if (auto v = n.value_exact<bool>()) return *v;
-      return std::nullopt;
-    case engine::ParamType::Choice:
-      if (auto v = n.value_exact<std::string>()) return *v;
-      return std::nullopt;
-  }
-  return std::nullopt;
 }
 
 std::string knownKeys(const std::string& section) {
@@ -61,9 +37,17 @@ std::string knownEnvironments() {
   return out;
 }
 
+// Whether `inner` is `folder` or lies inside it; both are canonical (symlinks resolved).
+bool isInside(const std::filesystem::path& inner, const std::filesystem::path& folder) {
+  auto i = inner.begin();
+  for (auto f = folder.begin(); f != folder.end(); ++f, ++i)
+    if (i == inner.end() || *i != *f) return false;
+  return true;
+}
+
 class Validator {
  public:
-  Validator(std::string file, LoadResult& result) : file_(std::move(file)), result_(result) {}
+  Validator(std::string file, LoadResult& result, const LoadOptions& options) : file_(std::move(file)), result_(result), options_(options) {}
 
   void run(const toml::table& root, Project& p) {
     const auto& registry = engine::ParameterRegistry::standard();
@@ -81,8 +65,10 @@ class Validator {
         section(k, *node.as_table(), p);
         continue;
       }
-      warning(key.source(), "unknown key '" + k + "' is ignored; known keys: name, description, environment, algorithm, policy, [search], [train], [runtime]");
+      unknownKey(key.source(), "unknown key '" + k + "' is ignored; known keys: name, description, environment, algorithm, policy, [search], [train], [runtime]");
     }
+    if (unknownKeys_ > kMaxUnknownKeyWarnings)
+      result_.diagnostics.warning(firstUnwarned_, std::to_string(unknownKeys_ - kMaxUnknownKeyWarnings) + " more unknown keys are ignored");
 
     p.name = requiredString(root, "name");
     p.environment = requiredString(root, "environment");
@@ -108,12 +94,7 @@ class Validator {
       else if (environment && p.algorithm == "alphazero" && !environment->twoPlayer)
         error(where, "algorithm 'alphazero' needs a two-player board game, but '" + environment->name + "' is a single-agent environment");
     }
-    if (!policy.empty()) {
-      p.policyFile = p.directory / policy;
-      std::error_code ec;
-      if (!std::filesystem::is_regular_file(p.policyFile, ec))
-        error(root.get("policy")->source(), "policy file '" + policy + "' not found in " + p.directory.string());
-    }
+    if (const toml::node* where = root.get("policy"); where && where->is_string()) policyFile(where->source(), policy, p);
   }
 
  private:
@@ -134,16 +115,50 @@ class Validator {
       const std::string full = name + "." + std::string(key.str());
       const engine::ParameterSpec* spec = registry.find(full);
       if (!spec) {
-        warning(key.source(), "unknown key '" + std::string(key.str()) + "' in [" + name + "] is ignored; known keys: " + knownKeys(name));
+        unknownKey(key.source(), "unknown key '" + std::string(key.str()) + "' in [" + name + "] is ignored; known keys: " + knownKeys(name));
         continue;
       }
-      auto value = toValue(*spec, node);
-      if (!value) {
-        error(node.source(), full + " must be " + describeRange(*spec) + ", got " + tomlTypeName(node));
-        continue;
-      }
-      if (auto problem = p.parameters.set(full, *value)) error(node.source(), *problem);
+      std::string problem;
+      if (auto value = engine::valueFromToml(*spec, node, &problem)) p.parameters.set(full, *value);
+      else error(node.source(), problem);
     }
+  }
+
+  // The policy must be a regular file in the project folder (symlinks resolved), unless the
+  // user allowed others (LoadOptions::allowOutsidePaths): a project from elsewhere must not make
+  // the tools read, echo or offer to save /etc/shadow.
+  void policyFile(const toml::source_region& where, const std::string& policy, Project& p) {
+    if (policy.empty()) {
+      error(where, "policy must name the policy's .pdl file, relative to the project folder; it is empty");
+      return;
+    }
+    p.policyFile = options_.policyFile ? *options_.policyFile : p.directory / policy;
+    std::error_code ec;
+    if (!std::filesystem::exists(p.policyFile, ec)) {
+      error(where, "policy file '" + policy + "' not found in " + p.directory.string());
+      return;
+    }
+    if (!options_.policyFile && !options_.allowOutsidePaths) {
+      std::error_code folderError, policyError;
+      const auto folder = std::filesystem::canonical(p.directory, folderError);
+      const auto resolved = std::filesystem::canonical(p.policyFile, policyError);
+      if (folderError || policyError || !isInside(resolved, folder)) {
+        const bool sameAsGiven = policyError || resolved == std::filesystem::path(policy);
+        error(where, "policy '" + policy + "' is outside the project folder" +
+                         (sameAsGiven ? std::string() : " (it resolves to " + resolved.string() + ")") +
+                         "; keep the policy in the project folder, or pass --allow-outside-project to allow it");
+        return;
+      }
+    }
+    std::string notRegular;
+    const int fd = openRegularFile(p.policyFile, kPolicyFileLimit, &notRegular);
+    if (fd < 0) error(where, notRegular);
+    else ::close(fd);
+  }
+
+  void unknownKey(const toml::source_region& r, std::string message) {
+    if (++unknownKeys_ <= kMaxUnknownKeyWarnings) warning(r, std::move(message));
+    else if (unknownKeys_ == kMaxUnknownKeyWarnings + 1) firstUnwarned_ = at(file_, r);
   }
 
   void error(const toml::source_region& r, std::string message) { result_.diagnostics.error(at(file_, r), std::move(message)); }
@@ -151,6 +166,9 @@ class Validator {
 
   std::string file_;
   LoadResult& result_;
+  const LoadOptions& options_;
+  int unknownKeys_ = 0;
+  SourceLocation firstUnwarned_;
 };
 
 }  // namespace
@@ -160,9 +178,9 @@ bool isKnownAlgorithm(const std::string& name) { return name == "alphazero"; }
 pdl::CompileResult compilePolicy(const Project& project, std::int64_t batch, std::string* source, bool training) {
   pdl::CompileResult result;
   std::string error;
-  auto text = readFile(project.policyFile, &error);
+  auto text = readFile(project.policyFile, kPolicyFileLimit, &error);
   if (!text) {
-    result.diagnostics.error({project.policyFile.string(), 0, 0}, error);
+    result.diagnostics.error({}, error);  // it names the file
     return result;
   }
   const env::EnvironmentInfo* e = env::findEnvironment(project.environment);
@@ -179,7 +197,7 @@ pdl::CompileResult compilePolicy(const Project& project, std::int64_t batch, std
   return result;
 }
 
-LoadResult loadProject(const std::filesystem::path& folderOrFile) {
+LoadResult loadProject(const std::filesystem::path& folderOrFile, const LoadOptions& options) {
   LoadResult result;
   Project p;
   std::error_code ec;
@@ -193,24 +211,25 @@ LoadResult loadProject(const std::filesystem::path& folderOrFile) {
   const std::string file = p.projectFile.string();
 
   std::string readError;
-  auto text = readFile(p.projectFile, &readError);
+  auto text = readFile(p.projectFile, kProjectFileLimit, &readError);
   if (!text) {
-    result.diagnostics.error({file, 0, 0}, std::filesystem::exists(p.projectFile, ec)
-                                               ? readError
-                                               : "no project.toml here; a project folder holds project.toml (see docs/project-format.md)");
+    // readError names the file itself.
+    if (std::filesystem::exists(p.projectFile, ec)) result.diagnostics.error({}, readError);
+    else result.diagnostics.error({file, 0, 0}, "no project.toml here; a project folder holds project.toml (see docs/project-format.md)");
     return result;
   }
   result.source = *text;
+  p.text = *text;
 
   toml::table root;
   try {
-    root = toml::parse(result.source, file);
+    root = parseToml(result.source, file);
   } catch (const toml::parse_error& e) {
     result.diagnostics.error(at(file, e.source()), "TOML syntax error: " + std::string(e.description()));
     return result;
   }
 
-  Validator(file, result).run(root, p);
+  Validator(file, result, options).run(root, p);
   if (!result.diagnostics.hasErrors()) result.project = std::move(p);
   return result;
 }

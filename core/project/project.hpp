@@ -4,7 +4,7 @@
 //   name = "tictactoe-alphazero"      # required
 //   environment = "tictactoe"         # required, see core/env/environments.hpp
 //   algorithm = "alphazero"           # required
-//   policy = "policy.pdl"             # required, relative to the project folder
+//   policy = "policy.pdl"             # required, relative to the project folder and inside it
 //   [search] / [train] / [runtime]    # optional, keys from the tuning registry
 //
 // Every problem becomes a diagnostic `path/project.toml:line:col: error|warning: sentence`.
@@ -30,6 +30,7 @@ struct Project {
   std::string algorithm;
   std::filesystem::path policyFile;  // resolved: directory / policy
   engine::ParameterSet parameters;   // defaults overridden by the file
+  std::string text;                  // project.toml as it was loaded (a run keeps a copy)
 };
 
 struct LoadResult {
@@ -38,8 +39,17 @@ struct LoadResult {
   std::string source;  // the file's text, for excerpts under diagnostics
 };
 
-// Accepts a project folder or the path of its project.toml.
-LoadResult loadProject(const std::filesystem::path& folderOrFile);
+struct LoadOptions {
+  // The policy may lie outside the project folder (`--allow-outside-project`); by default a
+  // policy path that leaves the folder (absolute, "..", a symlink out) is refused.
+  bool allowOutsidePaths = false;
+  // Use this file as the policy instead of the one project.toml names: a run folder's copy of
+  // the policy it was trained with (core/engine/run_folder.hpp).
+  std::optional<std::filesystem::path> policyFile;
+};
+
+// Accepts a project folder or the path of its project.toml (a regular file of at most 1 MiB).
+LoadResult loadProject(const std::filesystem::path& folderOrFile, const LoadOptions& options = {});
 
 // Compiles the project's policy for its environment and algorithm at `batch`. `source` receives
 // the file's text (for diagnostics' excerpts); a file that cannot be read is a diagnostic.

@@ -1,6 +1,9 @@
 #pragma once
-// Whole-file reads and atomic writes (temp file in the same folder, fsync, rename), so a crash
-// never leaves a half-written project, config or checkpoint behind.
+// Bounded whole-file reads and atomic writes (temp file in the same folder, fsync, rename), so a
+// crash never leaves a half-written project, config or checkpoint behind, and no file that comes
+// from elsewhere (a symlink to /dev/zero, a FIFO, a sparse 50 GB file) can block a read or exhaust
+// memory: every reader names what the file is for and the most it may hold.
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -8,11 +11,46 @@
 
 namespace cas {
 
-// Reads the whole file; nullopt (and `error` filled) when it cannot be read.
-std::optional<std::string> readFile(const std::filesystem::path& path, std::string* error = nullptr);
+// What a file is read as, and the most it may hold. docs/robustness.md lists the limits.
+struct FileLimit {
+  const char* what;  // "a project file": completes "... the 1.0 MiB <what> may hold"
+  std::uint64_t maxBytes;
+};
+
+inline constexpr FileLimit kProjectFileLimit{"a project file", 1u << 20};
+inline constexpr FileLimit kPolicyFileLimit{"a policy", 1u << 20};  // pdl::kMaxSourceBytes
+inline constexpr FileLimit kRunConfigLimit{"a run's config.toml", 1u << 20};
+inline constexpr FileLimit kRunLogLimit{"a run's metrics or change log", 256u << 20};
+inline constexpr FileLimit kPositionsFileLimit{"a positions file", 16u << 20};
+inline constexpr FileLimit kEditorFileLimit{"a file opened in the editor", 16u << 20};
+inline constexpr FileLimit kKernelCacheFileLimit{"a kernel cache entry", 256u << 20};
+
+enum class OpenFor {
+  Reading,    // symlinks followed (to a regular file)
+  Appending,  // read-write, appending, created when missing; never through a symlink, so a run
+              // folder from elsewhere cannot make a log append to (or truncate) ~/.bashrc
+};
+
+// Opens `path` when it is a regular file; a FIFO cannot block the open. Returns the descriptor,
+// or -1 with `error` filled ("P is a named pipe (FIFO), not a regular file; <what> must be a
+// regular file").
+int openRegularFile(const std::filesystem::path& path, const FileLimit& limit, std::string* error, OpenFor mode = OpenFor::Reading);
+
+// Reads the whole of a regular file of at most limit.maxBytes bytes; a larger file is refused
+// before any of it is read. nullopt (and `error` filled) when it cannot be read.
+std::optional<std::string> readFile(const std::filesystem::path& path, const FileLimit& limit, std::string* error = nullptr);
+// The same, from a descriptor openRegularFile returned (left open), from its current offset.
+std::optional<std::string> readAll(int fd, const std::filesystem::path& path, const FileLimit& limit, std::string* error);
+
+// "512 bytes", "1.0 MiB", "50.0 GiB".
+std::string formatBytes(std::uint64_t bytes);
 
 // Writes `data` to `path` atomically. Returns false with `error` filled on failure; the previous
 // file, if any, is untouched then.
 bool writeFileAtomic(const std::filesystem::path& path, std::string_view data, std::string* error = nullptr);
+
+// Whether `fileName` is the temporary file of a writeFileAtomic that was interrupted (killed
+// between creating it and renaming it): "iter-00000003.ckpt.tmp.4242".
+bool isInterruptedWrite(std::string_view fileName);
 
 }  // namespace cas

@@ -1,7 +1,9 @@
 #pragma once
-// Diagnostics shared by every front end (project.toml, PDL, parameter changes).
+// Diagnostics shared by every front end (project.toml, PDL, parameter changes, run folders).
 // A diagnostic is printed as `file:line:col: severity: sentence`, optionally followed by the
-// source line and a caret, then its notes in the same form.
+// source line and a caret, then its notes in the same form. File names, messages and source
+// lines are escaped for the terminal (core/support/printable.hpp); a diagnostic without a file
+// prints as `severity: sentence`.
 // Thread-safety: plain values; a DiagnosticList is not synchronised.
 #include <string>
 #include <string_view>
@@ -45,7 +47,7 @@ const char* severityName(Severity s);
 std::string formatHeadline(const Diagnostic& d);
 
 // Headline, then the source line and a caret under the column when `source` holds the file's
-// text, then the notes.
+// text (a window of about 100 bytes around the column when the line is longer), then the notes.
 std::string formatDiagnostic(const Diagnostic& d, std::string_view source = {});
 
 // Returns line `line` (1-based) of `text`, without its newline; empty when out of range.

@@ -10,6 +10,7 @@
 #include "core/ir/passes.hpp"
 #include "core/support/binary_io.hpp"
 #include "core/train/baselines.hpp"
+#include "core/train/memory_estimate.hpp"
 
 namespace cas::train {
 namespace {
@@ -46,7 +47,13 @@ void tally(EvaluationResult& result, const env::BoardGames& pos, int first, int 
 AlphaZeroTrainer::AlphaZeroTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend)
     : project_(project), params_(project.parameters), backend_(std::move(backend)),
       rng_(std::uint64_t(project.parameters.getInt("runtime.seed")) * 0x2545F4914F6CDD1Dull + 7) {
-  buildNetworks();
+  const std::int64_t evalGames = params_.getInt("train.eval_games");
+  if (auto tooLarge = refuseIfTooLarge(estimateTrainerMemory(project_, evalGames), availableMemory())) throw std::runtime_error(*tooLarge);
+  try {
+    buildNetworks();
+  } catch (const std::bad_alloc&) {  // the estimate missed: still an error that says what
+    throw std::runtime_error(std::string("out of memory while allocating ") + allocating_ + "; reduce the parameters that size it");
+  }
 }
 
 search::SearchConfig AlphaZeroTrainer::searchConfig(bool selfPlay) const {
@@ -95,20 +102,24 @@ void AlphaZeroTrainer::buildNetworks() {
     }
     return std::move(*r.policy);
   };
+  allocating_ = "the self-play network (train.parallel_games × search.leaves_per_step)";
   pdl::CompiledPolicy inference = compileAt(inferenceBatch_, false);
   ir::Graph g = inference.graph;
   ir::runPasses(g, ir::defaultPipeline());
   inference_ = backend_->compile(g);
+  allocating_ = "the training network (train.batch_size)";
   trainPolicy_ = compileAt(params_.getInt("train.batch_size"), true);
   updater_ = std::make_unique<Updater>(*backend_, trainPolicy_, LossKind::AlphaZero, optimizerConfig(), actions_,
                                        std::uint64_t(params_.getInt("runtime.seed")));
   syncInference();
 
   const auto seed = std::uint64_t(params_.getInt("runtime.seed"));
+  allocating_ = "the search trees (train.parallel_games × search.node_budget)";
   selfPlay_ = makeSearch(int(parallel), searchConfig(true), seed, &searchNote_);
   analysis_ = makeSearch(1, searchConfig(false), seed + 1, nullptr);
   records_.assign(size_t(parallel), {});
   const auto capacity = size_t(params_.getInt("train.replay_capacity"));
+  allocating_ = "the replay buffer (train.replay_capacity)";
   bufferObs_.assign(capacity * size_t(obsSize_), 0);
   bufferPolicy_.assign(capacity * size_t(actions_), 0);
   bufferValue_.assign(capacity, 0);
@@ -224,8 +235,10 @@ IterationReport AlphaZeroTrainer::runIteration(const std::function<bool()>& canc
 
 void AlphaZeroTrainer::trainSteps(IterationReport& report) {
   const auto batch = params_.getInt("train.batch_size");
+  report.batchSize = batch;
   if (bufferSize_ < batch) return;
   const auto steps = params_.getInt("train.steps_per_iteration");
+  report.trainingSteps = steps;
   const env::BoardGames& pos = selfPlay_->positions();
   const int symmetries = pos.symmetryCount();
   std::vector<float> obs(static_cast<size_t>(batch * obsSize_)), policy(static_cast<size_t>(batch * actions_)), value(static_cast<size_t>(batch));
@@ -302,11 +315,12 @@ TreeSnapshot AlphaZeroTrainer::snapshot(int game, int maxNodes) const {
 }
 
 EvaluationResult AlphaZeroTrainer::evaluate(const std::string& opponentSpec, int games, std::uint64_t seed) {
+  if (auto tooLarge = refuseIfTooLarge(estimateEvaluationMemory(project_, games), availableMemory())) throw std::invalid_argument(*tooLarge);
   EvaluationResult result;
-  result.opponent = opponentSpec;
   std::string error;
   auto opponent = makeOpponent(opponentSpec, project_.environment, seed * 7919 + 13, &error);
   if (!opponent) throw std::invalid_argument(error);
+  result.opponent = opponent->name();  // as it plays: "mcts:0200" plays and is labelled mcts:200
   // The agent plays rounds of at most train.parallel_games games, the batch its network holds.
   const int round = int(std::min<std::int64_t>(games, params_.getInt("train.parallel_games")));
   auto agent = makeSearch(round, searchConfig(false), seed, nullptr);
@@ -342,6 +356,7 @@ EvaluationResult AlphaZeroTrainer::evaluate(const std::string& opponentSpec, int
   result.games = games;
   return result;
 }
+
 search::RootStats AlphaZeroTrainer::analyse(const std::string& moves, int simulations, std::string* error) {
   if (!analysis_->setPosition(0, moves, error)) return {};
   if (analysis_->positions().terminal(0)) {
@@ -383,6 +398,15 @@ std::string AlphaZeroTrainer::checkpoint() const {
   w.floats(bufferPolicy_);
   w.floats(bufferValue_);
   return w.bytes();
+}
+
+std::uint64_t AlphaZeroTrainer::checkpointSizeLimit() const {
+  constexpr std::uint64_t kMaxRngState = 1 << 16, kMaxTensorName = 4096;  // restore()'s limits
+  std::uint64_t bytes = 4 + 4 + 3 * 8 + 4 + kMaxRngState + 4 + 2 * 8;
+  for (const ir::Node& n : updater_->executable().graph().nodes)
+    if (n.op == ir::Op::Input && n.attrs.role != ir::InputRole::Data && !n.shape.empty())
+      bytes += 4 + kMaxTensorName + 8 + std::uint64_t(ir::numel(n.shape)) * sizeof(float);
+  return bytes + 3 * 8 + (bufferObs_.size() + bufferPolicy_.size() + bufferValue_.size()) * sizeof(float);
 }
 
 bool AlphaZeroTrainer::restore(const std::string& bytes, std::string* error) {

@@ -32,6 +32,9 @@ struct IterationReport {
   std::int64_t iteration = 0;
   std::int64_t gamesPlayed = 0;  // in the whole run
   std::int64_t positions = 0;    // in the replay buffer
+  // Training steps taken: 0 while the replay buffer holds fewer positions than one batch
+  // (batchSize), and then the loss terms below mean nothing and are not reported.
+  std::int64_t trainingSteps = 0, batchSize = 0;
   float loss = 0, policyLoss = 0, valueLoss = 0, l2 = 0, entropy = 0;
   double simulationsPerSecond = 0, gamesPerSecond = 0;
   double inferenceSeconds = 0, searchSeconds = 0, trainSeconds = 0, dataSeconds = 0;
@@ -93,6 +96,9 @@ class AlphaZeroTrainer {
 
   // The whole state (parameters, optimizer, replay buffer, counters) as bytes, and back.
   std::string checkpoint() const;
+  // The most bytes checkpoint() can return for this trainer: a larger file is not one of its
+  // checkpoints and is refused before it is read.
+  std::uint64_t checkpointSizeLimit() const;
   bool restore(const std::string& bytes, std::string* error);
 
  private:
@@ -102,6 +108,7 @@ class AlphaZeroTrainer {
   search::SearchConfig searchConfig(bool selfPlay) const;
   OptimizerConfig optimizerConfig() const;
   void trainSteps(IterationReport& report);
+  const char* allocating_ = "the trainer";  // what buildNetworks is allocating, for an out-of-memory error
 
   project::Project project_;
   engine::ParameterSet params_;

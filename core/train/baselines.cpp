@@ -3,6 +3,8 @@
 #include <cmath>
 #include <vector>
 
+#include "core/support/numbers.hpp"
+
 namespace cas::train {
 namespace {
 
@@ -168,17 +170,12 @@ std::unique_ptr<Opponent> makeOpponent(const std::string& spec, const std::strin
     return std::make_unique<PerfectOpponent>(seed);
   }
   if (spec.rfind("mcts:", 0) == 0) {
-    int rollouts = 0;
-    try {
-      rollouts = std::stoi(spec.substr(5));
-    } catch (const std::exception&) {
-      rollouts = 0;
-    }
-    if (rollouts < 1 || rollouts > 1000000) {
-      if (error) *error = "mcts:ROLLOUTS needs a number of rollouts in [1, 1000000], got '" + spec.substr(5) + "'";
+    const auto rollouts = parseInteger(std::string_view(spec).substr(5), 1, 1000000);
+    if (!rollouts) {
+      if (error) *error = "mcts:ROLLOUTS needs a whole number of rollouts in [1, 1000000], such as mcts:200; got '" + spec.substr(5) + "'";
       return nullptr;
     }
-    return std::make_unique<RolloutMcts>(environment, rollouts, seed);
+    return std::make_unique<RolloutMcts>(environment, int(*rollouts), seed);
   }
   if (error) *error = "unknown opponent '" + spec + "'; expected random, mcts:ROLLOUTS or perfect";
   return nullptr;

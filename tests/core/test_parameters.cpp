@@ -36,8 +36,9 @@ class TestParameters : public QObject {
              std::string("search.c_puct: 'abc' is not valid: expected a number in [0, 100]"));
     QCOMPARE(set.assign("search.c_puct=101").value_or(""),
              std::string("search.c_puct = 101 is out of range: expected a number in [0, 100]"));
+    // The same sentence as for `simulations = 1.5` in project.toml: one conversion for both.
     QCOMPARE(set.assign("search.simulations=1.5").value_or(""),
-             std::string("search.simulations: '1.5' is not valid: expected an integer in [1, 100000]"));
+             std::string("search.simulations must be an integer in [1, 100000], got a number"));
     QCOMPARE(set.assign("search.c_puct=nan").value_or(""),
              std::string("search.c_puct = nan is out of range: expected a number in [0, 100]"));
     QCOMPARE(set.assign("search.cpuct=1").value_or(""),

@@ -49,8 +49,7 @@ std::unique_ptr<cas::train::AlphaZeroTrainer> quickTrainer(const QString& folder
   cas::project::Project p = *loaded.project;
   for (const QString& a : kQuick)
     if (a != QLatin1String("--set") && p.parameters.assign(a.toStdString())) return nullptr;
-  std::string error;
-  *run = cas::engine::RunFolder::create(folder.toStdString(), p, &error);
+  *run = cas::engine::RunFolder::create(folder.toStdString(), p, nullptr, nullptr);
   if (!*run) return nullptr;
   return std::make_unique<cas::train::AlphaZeroTrainer>(p, cas::exec::BackendRegistry::instance().find("cpu")->backend);
 }

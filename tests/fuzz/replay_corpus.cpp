@@ -4,9 +4,7 @@
 // after the default passes). Any failure, or an input taking more than 5 seconds, fails the run
 // (exit 1) naming the file. Keep the option sets and checks in step with pdl_fuzzer.cpp.
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -14,17 +12,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "core/ir/passes.hpp"
 #include "core/ir/verifier.hpp"
 #include "core/pdl/compiler.hpp"
 #include "tests/fuzz/option_sets.hpp"
+#include "tests/fuzz/replay_watchdog.hpp"
 #include "core/support/diagnostic.hpp"
 
 namespace {
@@ -70,56 +67,6 @@ std::string check(std::string_view source, const cas::pdl::CompileOptions& optio
   return {};
 }
 
-// Ends the process when one input runs past the limit (a hang would otherwise block the test).
-class Watchdog {
- public:
-  Watchdog() : thread_([this] { watch(); }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  void start(const std::string& file) {
-    std::lock_guard<std::mutex> lock(mu_);
-    file_ = file;
-    deadline_ = Clock::now() + kLimit;
-    active_ = true;
-    cv_.notify_all();
-  }
-  void finish() {
-    std::lock_guard<std::mutex> lock(mu_);
-    active_ = false;
-  }
-
- private:
-  void watch() {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stop_) {
-      if (!active_) {
-        cv_.wait(lock);
-        continue;
-      }
-      const Clock::time_point deadline = deadline_;
-      if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && active_ && !stop_ && deadline_ == deadline) {
-        std::fprintf(stderr, "FAIL %s: still running after %lld s (the limit per input)\n", file_.c_str(),
-                     static_cast<long long>(kLimit.count()));
-        std::fflush(stderr);
-        std::_Exit(1);
-      }
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false, active_ = false;
-  std::string file_;
-  Clock::time_point deadline_;
-  std::thread thread_;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -142,7 +89,7 @@ int main(int argc, char** argv) {
   std::sort(files.begin(), files.end());
 
   const std::vector<cas::pdl::CompileOptions> sets = optionSets();
-  Watchdog watchdog;
+  fuzz_replay::Watchdog watchdog(kLimit);
   int passed = 0, failed = 0;
   double slowest = 0;
   std::string slowestFile;

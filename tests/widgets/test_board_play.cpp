@@ -121,9 +121,10 @@ class TestBoardPlay : public QObject {
     cas::project::Project project = *loaded.project;
     for (const char* setting : kQuickSettings) QVERIFY(!project.parameters.assign(setting));
     trainedRun_ = dir_.filePath(QStringLiteral("ttt-run"));
+    cas::Diagnostic refused;
+    auto run = cas::engine::RunFolder::create(trainedRun_.toStdString(), project, &refused, nullptr);
+    QVERIFY2(run, refused.message.c_str());
     std::string error;
-    auto run = cas::engine::RunFolder::create(trainedRun_.toStdString(), project, &error);
-    QVERIFY2(run, error.c_str());
     cas::train::AlphaZeroTrainer trainer(project, cas::exec::makeCpuBackend());
     for (int i = 0; i < kTrainedIterations; ++i) trainer.runIteration();
     QVERIFY2(run->writeCheckpoint(trainer.iteration(), trainer.checkpoint(), &error), error.c_str());

@@ -7,6 +7,7 @@
 #include <Qsci/qsciscintilla.h>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTest>
 #include <QTranslator>
 #include <QTreeView>
@@ -70,6 +71,22 @@ class TestMainWindow : public QObject {
     MainWindow w;
     QVERIFY(!w.openProject(QStringLiteral(CAS_SOURCE_DIR "/no-such-project")));
     QVERIFY2(w.logPanel()->toPlainText().contains(QStringLiteral("error: no project.toml here")), qPrintable(w.logPanel()->toPlainText()));
+  }
+
+  // Issue 13, item 11: a project named at start-up that does not exist opens nothing (not the
+  // example), and the Log and the status bar say so.
+  void aMissingStartupProjectOpensNothing() {
+    MainWindow w;
+    w.show();
+    const QString missing = QStringLiteral(CAS_SOURCE_DIR "/no-such-project");
+    QVERIFY(!w.openAtStartup(missing, kExample));
+    const QString said = QStringLiteral("%1 does not exist; no project was opened. Open one with File > Open Project.").arg(missing);
+    QVERIFY2(w.logPanel()->toPlainText().contains(said), qPrintable(w.logPanel()->toPlainText()));
+    QCOMPARE(w.statusBar()->currentMessage(), said);
+    QVERIFY(w.policyEditor()->editor()->text().isEmpty());
+    QVERIFY(!w.windowTitle().contains(QStringLiteral("tictactoe")));
+    QVERIFY(w.openAtStartup(QString(), kExample));  // nothing named, no recent project: the example
+    QCOMPARE(w.windowTitle(), QStringLiteral("tictactoe-alphazero — CUDA-Agent Studio"));
   }
 
   void recentProjectsPersist() {

@@ -31,6 +31,8 @@ cas::train::IterationReport report(std::int64_t iteration, float loss) {
   r.iteration = iteration;
   r.gamesPlayed = iteration * 8;
   r.loss = loss;
+  r.batchSize = 32;
+  r.trainingSteps = loss > 0 ? 2 : 0;  // a loss of 0 here stands for "no training step yet"
   r.policyLoss = 1.0f;
   r.valueLoss = 0.5f;
   r.l2 = 0.25f;

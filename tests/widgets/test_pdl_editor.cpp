@@ -286,6 +286,27 @@ class TestPdlEditor : public QObject {
     QVERIFY(ms < 5000);
   }
 
+  // Issue 13, item 2: a file of garbage gives a short problem list, quickly.
+  void garbageGivesAShortProblemListQuickly() {
+    auto editor = openExample();
+    QVERIFY(editor);
+    const QString oneLine(40000, QLatin1Char('$'));
+    QString manyLines = QStringLiteral("def policy(obs):\n    return obs\n");
+    for (int i = 0; i < 50000; ++i) manyLines += QStringLiteral("$ $\n");
+    for (const QString& text : {oneLine, manyLines}) {
+      editor->editor()->setText(text);
+      QElapsedTimer clock;
+      clock.start();
+      editor->compileNow();
+      const qint64 ms = clock.elapsed();
+      qInfo("%lld bytes of garbage: %lld ms on the GUI thread, %d problems listed", static_cast<long long>(text.size()),
+            static_cast<long long>(ms), editor->problemList()->topLevelItemCount());
+      QVERIFY(editor->problemList()->topLevelItemCount() <= 21);
+      QVERIFY(ms < 2000);
+    }
+    QVERIFY(editor->problemList()->topLevelItem(0)->text(1).startsWith(QStringLiteral("unexpected character '$' (2 times on this line)")));
+  }
+
   void savingWritesTheFileAndClearsModified() {
     auto editor = openExample();
     QVERIFY(editor);

@@ -4,11 +4,13 @@
 // a kernel profile asked for comes back from the engine thread (empty on the CPU backend), Stop
 // ends the run with a checkpoint, and the finished run folder loads as an overlay. Step is
 // enabled only while paused; c_puct and simulations changed while paused take effect at the next
-// iteration. An iteration budget shows "iteration N of M" with an ETA and ends the run.
+// iteration. An iteration budget shows "iteration N of M" with an ETA and ends the run. The
+// studio's run folder is locked against the CLI.
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QDir>
 #include <QFile>
+#include <QProcess>
 #include <QProgressBar>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -82,6 +84,16 @@ class TestTraining : public QObject {
     QVERIFY(!(model->flags(model->index(rowOf(model, QStringLiteral("search.node_budget")), 1)) & Qt::ItemIsEditable));
     QCOMPARE(applies(model, QStringLiteral("search.node_budget")), QStringLiteral("on restart (fixed for this run)"));
     QCOMPARE(applies(model, QStringLiteral("search.c_puct")), QStringLiteral("live"));
+    // The studio's run holds the same lock as the CLI's (issue 13, item 4): a CLI resume is refused.
+    QProcess resume;
+    const QString folder = w.runController()->runFolder();
+    resume.start(QStringLiteral(CAS_BIN_DIR "/cuda-agent"), {QStringLiteral("train"), QStringLiteral("--resume"), folder});
+    QVERIFY(resume.waitForFinished(60000));
+    QCOMPARE(resume.exitCode(), 1);
+    QCOMPARE(QString::fromUtf8(resume.readAllStandardError()),
+             QStringLiteral("error: %1 is in use by process %2 (it holds %1/lock); wait for that run to end, or stop it\n")
+                 .arg(folder)
+                 .arg(QCoreApplication::applicationPid()));
     // On the CPU backend the kernel view explains why there are no kernels and shows stage times.
     QVERIFY(!w.kernelView()->showsKernels());
     QVERIFY2(w.kernelView()->explanation().startsWith(QStringLiteral("GPU kernel metrics need the CUDA backend.")),

@@ -1,0 +1,82 @@
+#include "core/engine/run_lock.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/support/numbers.hpp"
+
+namespace cas::engine {
+namespace {
+
+// The process id written in the lock file, or nullopt when it holds none.
+std::optional<std::int64_t> holderOf(int fd) {
+  char text[32] = {};
+  const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+  if (n <= 0) return std::nullopt;
+  std::string_view pid(text, size_t(n));
+  while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.remove_suffix(1);
+  return parseInteger(pid, 1, std::int64_t(1) << 40);
+}
+
+}  // namespace
+
+std::optional<RunLock> RunLock::acquire(const std::filesystem::path& dir, std::string* error, std::string* note) {
+  const std::filesystem::path path = dir / "lock";
+  // O_NOFOLLOW: a lock planted as a symlink must not make us truncate the file it points to.
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (error) *error = "cannot lock " + dir.string() + ": " + path.string() + " " + (fd < 0 ? std::strerror(errno) : "is not a regular file");
+    if (fd >= 0) ::close(fd);
+    return std::nullopt;
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int cause = errno;
+    const auto holder = holderOf(fd);
+    ::close(fd);
+    if (error) {
+      if (cause == EWOULDBLOCK)
+        *error = dir.string() + " is in use by " + (holder ? "process " + std::to_string(*holder) : std::string("another process")) +
+                 " (it holds " + path.string() + "); wait for that run to end, or stop it";
+      else
+        *error = "cannot lock " + path.string() + ": " + std::strerror(cause);
+    }
+    return std::nullopt;
+  }
+  if (const auto stale = holderOf(fd); stale && *stale != ::getpid() && note)
+    *note = path.string() + " named process " + std::to_string(*stale) + ", which no longer holds it (it was stopped or killed); taking the run over";
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != ssize_t(pid.size())) {
+    if (error) *error = "cannot write " + path.string() + ": " + std::strerror(errno);
+    ::close(fd);
+    return std::nullopt;
+  }
+  return RunLock(fd);
+}
+
+RunLock& RunLock::operator=(RunLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    fd_ = other.fd_;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+RunLock::~RunLock() { release(); }
+
+void RunLock::release() {
+  if (fd_ < 0) return;
+  // Emptied before it is released, so the next writer finds it free rather than stale (should
+  // that fail, the next writer takes the lock over with a note: no harm done).
+  const bool emptied = ::ftruncate(fd_, 0) == 0;
+  (void)emptied;
+  ::close(fd_);
+  fd_ = -1;
+}
+
+}  // namespace cas::engine

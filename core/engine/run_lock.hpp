@@ -1,0 +1,33 @@
+#pragma once
+// The lock of a run folder: RUN/lock, held (flock) by the one process that writes the run
+// (`cuda-agent train`, `train --resume`, `train --restart`, a run started in the studio), and
+// holding that process's id while it does. The kernel releases the lock however its holder ends,
+// so a lock file that names a process but is not held is stale (the holder was killed): the next
+// writer takes it over with a note. Readers (eval, analyze, play, the studio's Board) take no lock.
+// Thread-safety: a RunLock is owned by one thread at a time.
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace cas::engine {
+
+class RunLock {
+ public:
+  // Takes the lock of the run folder `dir` (creating RUN/lock when needed). nullopt with `error`
+  // ("runs/x is in use by process 4242 ...") when another process holds it; `note` tells when a
+  // stale lock was taken over.
+  static std::optional<RunLock> acquire(const std::filesystem::path& dir, std::string* error, std::string* note);
+
+  RunLock(RunLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  RunLock& operator=(RunLock&& other) noexcept;
+  RunLock(const RunLock&) = delete;
+  RunLock& operator=(const RunLock&) = delete;
+  ~RunLock();  // empties RUN/lock and releases it
+
+ private:
+  explicit RunLock(int fd) : fd_(fd) {}
+  void release();
+  int fd_ = -1;
+};
+
+}  // namespace cas::engine

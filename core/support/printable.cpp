@@ -1,0 +1,67 @@
+#include "core/support/printable.hpp"
+
+#include <cstdio>
+
+namespace cas {
+namespace {
+
+// Length of the valid UTF-8 sequence at `pos`, or 0 when the bytes there are not one.
+size_t utf8Length(std::string_view s, size_t pos) {
+  const auto b = static_cast<unsigned char>(s[pos]);
+  size_t n = 0;
+  unsigned min = 0;
+  if (b >= 0xC2 && b <= 0xDF) n = 2, min = 0x80;
+  else if (b >= 0xE0 && b <= 0xEF) n = 3, min = 0x800;
+  else if (b >= 0xF0 && b <= 0xF4) n = 4, min = 0x10000;
+  else return 0;
+  if (pos + n > s.size()) return 0;
+  unsigned code = b & (0x7F >> n);
+  for (size_t i = 1; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(s[pos + i]);
+    if ((c & 0xC0) != 0x80) return 0;
+    code = (code << 6) | (c & 0x3F);
+  }
+  if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
+  if (code >= 0x80 && code <= 0x9F) return 0;  // C1 controls (0x9B is a CSI on many terminals)
+  return n;
+}
+
+std::string escapeByte(unsigned char c) {
+  switch (c) {
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    default: {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", c);
+      return b;
+    }
+  }
+}
+
+}  // namespace
+
+PrintedUnit printedUnit(std::string_view text, size_t pos, Keep keep) {
+  const auto c = static_cast<unsigned char>(text[pos]);
+  if (c == '\t' && keep != Keep::Nothing) return {1, 1, false};
+  if (c == '\n' && keep == Keep::TabsAndNewlines) return {1, 0, false};
+  if (c < 0x20 || c == 0x7F) return {1, escapeByte(c).size(), true};
+  if (c < 0x80) return {1, 1, false};
+  if (const size_t n = utf8Length(text, pos)) return {n, 1, false};
+  // Not UTF-8, or an encoded C1 control: each byte is escaped on its own.
+  return {1, 4, true};
+}
+
+std::string printable(std::string_view text, Keep keep) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const PrintedUnit unit = printedUnit(text, i, keep);
+    if (unit.escaped) out += escapeByte(static_cast<unsigned char>(text[i]));
+    else out.append(text.substr(i, unit.bytes));
+    i += unit.bytes;
+  }
+  return out;
+}
+
+}  // namespace cas

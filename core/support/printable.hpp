@@ -1,0 +1,29 @@
+#pragma once
+// Text from files and names made safe to print on a terminal: control characters (ESC, NUL,
+// newlines inside a name, C1 controls) and bytes that are not UTF-8 are written as escapes, so a
+// project named "\u001b[2J..." cannot clear the screen or forge a line of output.
+// Thread-safety: plain functions.
+#include <string>
+#include <string_view>
+
+namespace cas {
+
+// The layout characters that stay as they are: none in a name or a one-line message; tabs in a
+// source line (so a caret lines up under it); tabs and newlines in multi-line text (an IR listing).
+enum class Keep { Nothing, Tabs, TabsAndNewlines };
+
+// Each other control character becomes \n, \r, \t or \xNN (C1 controls, encoded in UTF-8 as
+// C2 80..C2 9F, too), each byte that is not part of valid UTF-8 \xNN; a backslash stays itself.
+// Printable text, including non-ASCII UTF-8, is unchanged.
+std::string printable(std::string_view text, Keep keep = Keep::Nothing);
+
+// The number of bytes of `text` starting at `pos` that printable() turns into one unit (a UTF-8
+// sequence, or one byte), and how many columns that unit takes once printed (escapes are wider).
+struct PrintedUnit {
+  size_t bytes;
+  size_t columns;
+  bool escaped;  // printed as an escape sequence
+};
+PrintedUnit printedUnit(std::string_view text, size_t pos, Keep keep = Keep::Nothing);
+
+}  // namespace cas

@@ -1,0 +1,102 @@
+#include "core/support/toml_parse.hpp"
+
+namespace cas {
+namespace {
+
+bool nonAscii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
+
+// Walks the text as TOML's lexer would, far enough to know whether each byte is in a comment, a
+// string of which kind, or between tokens; throws at the first byte that would reach the bug.
+class Screen {
+ public:
+  Screen(std::string_view text, std::string source) : text_(text), path_(std::make_shared<const std::string>(std::move(source))) {}
+
+  void run() {
+    while (i_ < text_.size()) {
+      const char c = text_[i_];
+      if (c == '#') skipTo('\n');
+      else if (text_.substr(i_, 3) == "\"\"\"") multiLineBasic();
+      else if (text_.substr(i_, 3) == "'''") multiLineLiteral();
+      else if (c == '"') singleLine('"', true);
+      else if (c == '\'') singleLine('\'', false);
+      else if (nonAscii(c)) fail("a non-ASCII character outside a string or comment is not valid TOML; put it inside a quoted string");
+      else step();
+    }
+  }
+
+ private:
+  void step() {
+    if (text_[i_] == '\n') {
+      ++line_;
+      lineStart_ = i_ + 1;
+    }
+    ++i_;
+  }
+  void skipTo(char end) {
+    while (i_ < text_.size() && text_[i_] != end) step();
+  }
+  // A run of `quote` of at least three closes a multi-line string (TOML allows up to two more).
+  bool closes(char quote) {
+    size_t n = 0;
+    while (i_ + n < text_.size() && text_[i_ + n] == quote) ++n;
+    if (n < 3) return false;
+    for (size_t k = 0; k < n; ++k) step();
+    return true;
+  }
+  void singleLine(char quote, bool escapes) {
+    step();
+    while (i_ < text_.size() && text_[i_] != '\n') {
+      if (text_[i_] == quote) {
+        step();
+        return;
+      }
+      if (escapes && text_[i_] == '\\') step();
+      if (i_ < text_.size() && text_[i_] != '\n') step();
+    }
+  }
+  void multiLineLiteral() {
+    for (int k = 0; k < 3; ++k) step();
+    while (i_ < text_.size() && !closes('\'')) step();
+  }
+  void multiLineBasic() {
+    for (int k = 0; k < 3; ++k) step();
+    while (i_ < text_.size() && !closes('"')) {
+      if (text_[i_] != '\\') {
+        step();
+        continue;
+      }
+      step();
+      if (i_ >= text_.size()) return;
+      if (nonAscii(text_[i_])) fail("a backslash followed by a non-ASCII character is not a valid escape in a TOML string");
+      if (text_[i_] != ' ' && text_[i_] != '\t' && text_[i_] != '\r' && text_[i_] != '\n') {
+        step();  // an ordinary escape: \" \\ \n \u00e9 ...
+        continue;
+      }
+      // A line-ending backslash: the whitespace and line breaks after it are trimmed.
+      while (i_ < text_.size() && (text_[i_] == ' ' || text_[i_] == '\t' || text_[i_] == '\r' || text_[i_] == '\n')) step();
+      if (i_ < text_.size() && nonAscii(text_[i_]))
+        fail("a multi-line string cannot go on with a non-ASCII character right after a line-ending backslash; "
+             "end the previous line without the backslash, or write the character as \\uXXXX");
+    }
+  }
+  [[noreturn]] void fail(const char* why) {
+    int column = 1;  // in characters, as toml++ counts them
+    for (size_t k = lineStart_; k < i_; ++k) column += (static_cast<unsigned char>(text_[k]) & 0xC0) != 0x80;
+    const toml::source_position at{toml::source_index(line_), toml::source_index(column)};
+    throw toml::parse_error(why, toml::source_region{at, at, path_});
+  }
+
+  std::string_view text_;
+  toml::source_path_ptr path_;
+  size_t i_ = 0, lineStart_ = 0;
+  int line_ = 1;
+};
+
+}  // namespace
+
+toml::table parseToml(std::string_view text, std::string source) {
+  Screen(text, source).run();
+  return toml::parse(text, std::move(source));
+}
+
+}  // namespace cas

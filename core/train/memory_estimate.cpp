@@ -1,0 +1,122 @@
+#include "core/train/memory_estimate.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <sstream>
+
+#include "core/env/environments.hpp"
+#include "core/support/atomic_file.hpp"
+
+namespace cas::train {
+namespace {
+
+// The CPU search tree keeps nine arrays per node (core/search/tree.hpp): 30 bytes, rounded up.
+constexpr std::uint64_t kTreeBytesPerNode = 32;
+// Training keeps each activation's value and gradient, and temporaries of the same size.
+constexpr std::uint64_t kTrainingCopiesPerActivation = 3;
+// Weights for self-play, and for training the weights, gradients and Adam's two moments.
+constexpr std::uint64_t kCopiesPerParameter = 5;
+// The replay buffer, the checkpoint bytes made from it, and (when restoring) the file read back.
+constexpr std::uint64_t kReplayBufferCopies = 3;
+constexpr std::uint64_t kFloat = sizeof(float);
+
+const std::uint64_t kUnlimited = std::numeric_limits<std::uint64_t>::max();
+
+std::uint64_t times(std::uint64_t a, std::uint64_t b) { return b != 0 && a > kUnlimited / b ? kUnlimited : a * b; }
+
+MemoryPart trees(const char* what, std::int64_t games, std::int64_t budget, std::string reduce) {
+  return {std::string(what) + " (" + std::to_string(games) + " games of " + std::to_string(budget) + " nodes)",
+          times(times(std::uint64_t(games), std::uint64_t(budget)), kTreeBytesPerNode), std::move(reduce)};
+}
+
+// A number from a /proc or /sys file: the first integer after `key` (or at the start).
+std::optional<std::uint64_t> numberIn(const char* path, const std::string& key, std::uint64_t unit) {
+  const auto text = readFile(path, FileLimit{"a system memory file", 1u << 20});
+  if (!text) return std::nullopt;
+  const size_t at = key.empty() ? 0 : text->find(key);
+  if (at == std::string::npos) return std::nullopt;
+  std::istringstream in(text->substr(at + key.size()));
+  std::uint64_t v = 0;
+  if (!(in >> v)) return std::nullopt;  // "max": no limit
+  return times(v, unit);
+}
+
+}  // namespace
+
+std::uint64_t MemoryEstimate::total() const {
+  std::uint64_t sum = 0;
+  for (const MemoryPart& p : parts) sum = std::min(kUnlimited - p.bytes, sum) + p.bytes;
+  return sum;
+}
+
+MemoryEstimate estimateTrainerMemory(const project::Project& project, std::int64_t evaluationGames) {
+  const engine::ParameterSet& p = project.parameters;
+  MemoryEstimate e;
+  const env::EnvironmentInfo* environment = env::findEnvironment(project.environment);
+  if (!environment) return e;
+  const auto observation = std::uint64_t(
+      std::accumulate(environment->observationShape.begin(), environment->observationShape.end(), std::int64_t(1), std::multiplies<>()));
+  const auto sample = observation + std::uint64_t(environment->actionCount) + 1;  // observation, policy target, value target
+  const auto capacity = std::uint64_t(p.getInt("train.replay_capacity"));
+  e.parts.push_back({"the replay buffer (" + std::to_string(capacity) + " positions of " + std::to_string(sample) + " floats, with its checkpoint)",
+                     times(times(capacity, sample * kFloat), kReplayBufferCopies), "train.replay_capacity"});
+  const std::int64_t budget = p.getInt("search.node_budget"), parallel = p.getInt("train.parallel_games");
+  e.parts.push_back(trees("the self-play search trees", parallel, budget, "search.node_budget or train.parallel_games"));
+  e.parts.push_back(trees("the analysis search tree", 1, budget, "search.node_budget"));
+  // Evaluation games are played in rounds of at most train.parallel_games (AlphaZeroTrainer::evaluate).
+  evaluationGames = std::min(evaluationGames, parallel);
+  if (evaluationGames > 0) e.parts.push_back(trees("the evaluation search trees", evaluationGames, budget, "search.node_budget or train.parallel_games"));
+
+  // The network's size per sample, from the policy compiled for one sample (cheap: no backend).
+  std::string source;
+  const pdl::CompileResult compiled = project::compilePolicy(project, 1, &source);
+  if (compiled.policy) {
+    std::uint64_t activations = 0;
+    for (const ir::Node& n : compiled.policy->graph.nodes) activations += std::uint64_t(ir::numel(n.shape));
+    const auto inferenceBatch = std::uint64_t(parallel * p.getInt("search.leaves_per_step"));
+    const auto trainingBatch = std::uint64_t(p.getInt("train.batch_size"));
+    e.parts.push_back({"the networks (batch " + std::to_string(inferenceBatch) + " for self-play, " + std::to_string(trainingBatch) +
+                           " for training)",
+                       times(times(activations, kFloat), inferenceBatch + times(trainingBatch, kTrainingCopiesPerActivation)) +
+                           times(std::uint64_t(compiled.policy->parameterCount), kCopiesPerParameter * kFloat),
+                       "train.parallel_games, search.leaves_per_step or train.batch_size"});
+  }
+  return e;
+}
+
+MemoryEstimate estimateEvaluationMemory(const project::Project& project, std::int64_t games) {
+  MemoryEstimate e;
+  // Played in rounds of at most train.parallel_games (AlphaZeroTrainer::evaluate).
+  games = std::min(games, project.parameters.getInt("train.parallel_games"));
+  e.parts.push_back(trees("the evaluation search trees", games, project.parameters.getInt("search.node_budget"),
+                          "search.node_budget or train.parallel_games"));
+  return e;
+}
+
+std::uint64_t availableMemory() {
+  std::uint64_t available = numberIn("/proc/meminfo", "MemAvailable:", 1024).value_or(kUnlimited);
+  const auto cgroupLimit = numberIn("/sys/fs/cgroup/memory.max", "", 1);
+  const auto cgroupUse = numberIn("/sys/fs/cgroup/memory.current", "", 1);
+  if (cgroupLimit && cgroupUse) available = std::min(available, *cgroupLimit > *cgroupUse ? *cgroupLimit - *cgroupUse : 0);
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    const auto mapped = numberIn("/proc/self/statm", "", std::uint64_t(::sysconf(_SC_PAGESIZE))).value_or(0);
+    available = std::min<std::uint64_t>(available, limit.rlim_cur > mapped ? limit.rlim_cur - mapped : 0);
+  }
+  return available;
+}
+
+std::optional<std::string> refuseIfTooLarge(const MemoryEstimate& estimate, std::uint64_t available) {
+  const std::uint64_t total = estimate.total();
+  if (total <= available || estimate.parts.empty()) return std::nullopt;
+  const MemoryPart& largest =
+      *std::max_element(estimate.parts.begin(), estimate.parts.end(), [](const MemoryPart& a, const MemoryPart& b) { return a.bytes < b.bytes; });
+  return "this configuration needs about " + formatBytes(total) + " of memory, more than the " + formatBytes(available) +
+         " available; the largest part is " + largest.what + ", " + formatBytes(largest.bytes) + ": reduce " + largest.reduce;
+}
+
+}  // namespace cas::train

@@ -1,0 +1,289 @@
+// Files and arguments that come from anywhere: devices and FIFOs named as project files, files of
+// garbage, thousands of stray keys, numbers with trailing letters, paths out of the project,
+// terminal escapes in names. Each is refused (or shown) with one exact sentence, in bounded time.
+// Issue 13, items 1-3, 8, 12, 13 and 15 (printed values, one value parser, the empty policy).
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <sys/stat.h>
+
+#include "core/pdl/compiler.hpp"
+#include "core/pdl/lexer.hpp"
+#include "core/project/project.hpp"
+#include "core/support/printable.hpp"
+#include "core/train/baselines.hpp"
+
+namespace {
+
+const QString kCli = QStringLiteral(CAS_BIN_DIR "/cuda-agent");
+const QByteArray kHeader = "name = \"t\"\nenvironment = \"tictactoe\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\n";
+const QByteArray kPolicy = "def policy(obs):\n    h = relu(dense(obs, units=8))\n    return dense(h, units=action_dim), tanh(dense(h, units=1))\n";
+
+struct Result {
+  int status = -1;
+  QString out, err;
+  qint64 ms = 0;
+};
+
+Result cli(const QStringList& args) {
+  QElapsedTimer clock;
+  clock.start();
+  QProcess p;
+  p.start(kCli, args);
+  p.waitForFinished(60000);
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+          QString::fromUtf8(p.readAllStandardError()), clock.elapsed()};
+}
+
+void write(const QString& path, const QByteArray& bytes) {
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write(bytes);
+}
+
+std::string at(const cas::Diagnostic& d) { return std::to_string(d.location.line) + ":" + std::to_string(d.location.column) + " " + d.message; }
+
+cas::pdl::CompileResult compile(const std::string& source) {
+  cas::pdl::CompileOptions o;
+  o.fileName = "bad.pdl";
+  o.observationShape = {4};
+  o.actionCount = 2;
+  return cas::pdl::compile(source, o);
+}
+
+}  // namespace
+
+class TestHostileInput : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+  // A project folder `name` with the given project.toml and the small policy.
+  QString project(const QString& name, const QByteArray& toml) {
+    const QString folder = dir_.filePath(name);
+    QDir().mkpath(folder);
+    write(folder + QStringLiteral("/project.toml"), toml);
+    write(folder + QStringLiteral("/policy.pdl"), kPolicy);
+    return folder;
+  }
+
+ private slots:
+  // Item 1: only regular files are read, each kind with a limit, and nothing blocks.
+  void onlyBoundedRegularFilesAreRead() {
+    const QString zero = dir_.filePath(QStringLiteral("zero"));
+    QDir().mkpath(zero);
+    QVERIFY(QFile::link(QStringLiteral("/dev/zero"), zero + QStringLiteral("/project.toml")));
+    Result r = cli({QStringLiteral("check"), zero});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: %1/project.toml is a character device, not a regular file; a project file must be a regular file\n"
+                                   "%1: rejected (1 error)\n").arg(zero));
+
+    const QString fifo = dir_.filePath(QStringLiteral("fifo"));
+    QDir().mkpath(fifo);
+    QCOMPARE(::mkfifo(qPrintable(fifo + QStringLiteral("/project.toml")), 0644), 0);
+    r = cli({QStringLiteral("check"), fifo});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: %1/project.toml is a named pipe (FIFO), not a regular file; a project file must be a regular file\n"
+                                   "%1: rejected (1 error)\n").arg(fifo));
+    QVERIFY2(r.ms < 10000, qPrintable(QString::number(r.ms)));
+
+    const QString large = project(QStringLiteral("large"), kHeader);
+    QFile toml(large + QStringLiteral("/project.toml"));
+    QVERIFY(toml.resize(2 << 20));  // sparse: 2 MiB of zeros after the header
+    r = cli({QStringLiteral("check"), large});
+    QCOMPARE(r.err, QStringLiteral("error: %1/project.toml is 2.0 MiB, more than the 1.0 MiB a project file may hold\n"
+                                   "%1: rejected (1 error)\n").arg(large));
+
+    // A checkpoint made sparse to 50 GB is skipped unread; the one before it is used.
+    const QString run = dir_.filePath(QStringLiteral("sparse-run"));
+    r = cli({QStringLiteral("train"), project(QStringLiteral("small"), kHeader), QStringLiteral("--iterations"), QStringLiteral("2"),
+             QStringLiteral("--out"), run, QStringLiteral("--set"), QStringLiteral("train.parallel_games=4"), QStringLiteral("--set"),
+             QStringLiteral("train.games_per_iteration=4"), QStringLiteral("--set"), QStringLiteral("search.simulations=8"),
+             QStringLiteral("--set"), QStringLiteral("train.eval_games=0")});
+    QCOMPARE(r.status, 0);
+    const QString newest = run + QStringLiteral("/checkpoints/iter-00000002.ckpt");
+    QVERIFY(QFile(newest).resize(std::int64_t(50) << 30));
+    r = cli({QStringLiteral("eval"), run, QStringLiteral("--games"), QStringLiteral("2")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(QRegularExpression(QStringLiteral("^warning: skipping checkpoint iter-00000002\\.ckpt: %1 is 50\\.0 GiB, more than the [0-9.]+ MiB "
+                                               "a checkpoint of this run may hold\nusing %2/checkpoints/iter-00000001\\.ckpt \\(iteration 1\\)\n$")
+                                    .arg(QRegularExpression::escape(newest), QRegularExpression::escape(run)))
+                 .match(r.err)
+                 .hasMatch(),
+             qPrintable(r.err));
+    QVERIFY2(r.ms < 10000, qPrintable(QString::number(r.ms)));
+
+    const QString pipedPolicy = project(QStringLiteral("piped-policy"), kHeader);
+    QVERIFY(QFile::remove(pipedPolicy + QStringLiteral("/policy.pdl")));
+    QCOMPARE(::mkfifo(qPrintable(pipedPolicy + QStringLiteral("/policy.pdl")), 0644), 0);
+    auto loaded = cas::project::loadProject(pipedPolicy.toStdString());
+    QVERIFY(!loaded.project);
+    QCOMPARE(at(loaded.diagnostics.items().at(0)),
+             "4:10 " + pipedPolicy.toStdString() + "/policy.pdl is a named pipe (FIFO), not a regular file; a policy must be a regular file");
+  }
+
+  // Item 2: garbage gives a few errors, each showing an excerpt of its line, whatever the file.
+  void lexicalErrorsAreCollapsedCappedAndExcerpted() {
+    const cas::pdl::CompileResult nul = compile(std::string(100000, '\0'));
+    QCOMPARE(int(nul.diagnostics.items().size()), 1);
+    std::string escapes;  // the first 100 columns of the line: 25 NULs, each printed as \x00
+    for (int i = 0; i < 25; ++i) escapes += "\\x00";
+    QCOMPARE(cas::formatDiagnostic(nul.diagnostics.items()[0], std::string(100000, '\0')),
+             "bad.pdl:1:1: error: unexpected character '\\x00' (100000 times on this line)\n    " + escapes +
+                 "...\n    ^\nbad.pdl: note: no further errors are shown: the file does not begin like a PDL program (with 'def' or 'const')");
+
+    const std::string dollars(40000, '$');
+    const cas::pdl::CompileResult line = compile(dollars);
+    QCOMPARE(int(line.diagnostics.items().size()), 1);
+    QCOMPARE(at(line.diagnostics.items()[0]), std::string("1:1 unexpected character '$' (40000 times on this line)"));
+    QVERIFY(cas::formatDiagnostic(line.diagnostics.items()[0], dollars).size() < 400);
+
+    // After a definition, every error counts, up to the cap; the caret finds column 30001.
+    std::string source = "def policy(obs):\n    return obs\n" + std::string(30000, ' ') + "$\n";
+    for (int i = 0; i < 1000; ++i) source += "$\n";
+    const cas::pdl::CompileResult many = compile(source);
+    QCOMPARE(int(many.diagnostics.items().size()), cas::pdl::kMaxErrorsPerFile + 1);
+    QCOMPARE(at(many.diagnostics.items().back()), std::string("23:1 too many errors; stopping here"));
+    QCOMPARE(cas::formatDiagnostic(many.diagnostics.items()[0], source),
+             "bad.pdl:3:30001: error: unexpected character '$'\n    ..." + std::string(40, ' ') + "$\n    " + std::string(43, ' ') + "^");
+  }
+
+  // Item 3: 80,000 unknown keys: ten warnings and one that counts the rest, in linear time.
+  void unknownKeysAreCappedInLinearTime() {
+    QByteArray toml = kHeader + "[search]\n";
+    for (int i = 0; i < 80000; ++i) toml += "k" + QByteArray::number(i) + " = 1\n";
+    const QString folder = project(QStringLiteral("keys"), toml);
+    QElapsedTimer clock;
+    clock.start();
+    const auto r = cas::project::loadProject(folder.toStdString());
+    std::string printed;
+    for (const cas::Diagnostic& d : r.diagnostics.items()) printed += cas::formatDiagnostic(d, r.source) + "\n";
+    QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
+    QVERIFY(r.project);
+    QCOMPARE(int(r.diagnostics.items().size()), 11);
+    for (int i = 0; i < 10; ++i)
+      QVERIFY2(r.diagnostics.items()[size_t(i)].message.find("' in [search] is ignored; known keys: simulations,") != std::string::npos, printed.c_str());
+    QCOMPARE(r.diagnostics.items()[10].message, std::string("79990 more unknown keys are ignored"));
+    QVERIFY(printed.size() < 8000);
+  }
+
+  // Found by the project fuzzer (tests/fuzz/crashes-found, finding 5): text on which toml++ 3.3.0
+  // reaches __builtin_unreachable() is refused at its line and column before it is parsed.
+  void tomlTheParserMishandlesIsRefused() {
+    auto firstError = [&](const QByteArray& toml) {
+      const auto r = cas::project::loadProject(project(QStringLiteral("unicode"), toml).toStdString());
+      return r.diagnostics.empty() ? std::string() : at(r.diagnostics.items()[0]);
+    };
+    QCOMPARE(firstError(kHeader + "-\xcf\x8duntime = 1\n"),
+             std::string("5:2 TOML syntax error: a non-ASCII character outside a string or comment is not valid TOML; put it inside a quoted string"));
+    QCOMPARE(firstError(kHeader + "description = \"\"\"\\\n\xc2\xa7\"\"\"\n"),
+             std::string("6:1 TOML syntax error: a multi-line string cannot go on with a non-ASCII character right after a line-ending backslash; "
+                         "end the previous line without the backslash, or write the character as \\uXXXX"));
+    // Non-ASCII text in strings and comments is as welcome as ever.
+    QCOMPARE(firstError(QByteArray(kHeader).replace("name = \"t\"", "name = \"caf\xc3\xa9\" # \xc3\xa9\ndescription = '''\xc3\xa9 \"\"\"'''")),
+             std::string());
+    cas::engine::ParameterSet set;
+    QCOMPARE(set.assign("search.c_puct=\xc3\xa9").value_or(""), std::string("search.c_puct: '\xc3\xa9' is not valid: expected a number in [0, 100]"));
+  }
+
+  // Item 8: a number is read whole, or refused with the form it must take.
+  void numbersAreReadWhole() {
+    std::string error;
+    for (const char* spec : {"mcts:1e3", "mcts:5abc", "mcts:", "mcts:-4"}) {
+      QVERIFY(!cas::train::makeOpponent(spec, "tictactoe", 1, &error));
+      QCOMPARE(error, "mcts:ROLLOUTS needs a whole number of rollouts in [1, 1000000], such as mcts:200; got '" + std::string(spec + 5) + "'");
+    }
+    QCOMPARE(cas::train::makeOpponent("mcts:0200", "tictactoe", 1, &error)->name(), std::string("mcts:200"));
+
+    const QString pdl = dir_.filePath(QStringLiteral("shape.pdl"));
+    write(pdl, kPolicy);
+    Result r = cli({QStringLiteral("check"), pdl, QStringLiteral("--obs-shape"), QStringLiteral("2x6x7"), QStringLiteral("--action-dim"), QStringLiteral("3")});
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("--obs-shape: '2x6x7' is not a list of positive integers such as 4,84,84\n"));
+    r = cli({QStringLiteral("eval"), dir_.path(), QStringLiteral("--seed"), QStringLiteral("-1")});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.startsWith(QStringLiteral("--seed: expected a whole number in [0, 9223372036854775807], got '-1'\n")), qPrintable(r.err));
+    r = cli({QStringLiteral("eval"), dir_.path(), QStringLiteral("--games"), QStringLiteral("5abc")});
+    QVERIFY2(r.err.startsWith(QStringLiteral("--games: expected a whole number in [1, 100000], got '5abc'\n")), qPrintable(r.err));
+  }
+
+  // Item 12: a project's policy stays in the project folder, and a file that is not PDL is not
+  // echoed beyond the line of its first error.
+  void policyPathsAreConfinedToTheProject() {
+    const QString outside = project(QStringLiteral("outside"), kHeader);
+    write(dir_.filePath(QStringLiteral("elsewhere.pdl")), kPolicy);
+    const QString prefix = QStringLiteral("4:10 policy '%1' is outside the project folder");
+    const QString way = QStringLiteral("; keep the policy in the project folder, or pass --allow-outside-project to allow it");
+    auto firstError = [&](const char* policy, bool allow = false) {
+      QByteArray toml = kHeader;
+      toml.replace("\"policy.pdl\"", QByteArray("\"") + policy + "\"");
+      write(outside + QStringLiteral("/project.toml"), toml);
+      cas::project::LoadOptions options;
+      options.allowOutsidePaths = allow;
+      const auto r = cas::project::loadProject(outside.toStdString(), options);
+      return r.diagnostics.empty() ? QString() : QString::fromStdString(at(r.diagnostics.items()[0]));
+    };
+    QCOMPARE(firstError("/etc/passwd"), prefix.arg(QStringLiteral("/etc/passwd")) + way);
+    const QString resolved = QFileInfo(dir_.filePath(QStringLiteral("elsewhere.pdl"))).canonicalFilePath();
+    QCOMPARE(firstError("../elsewhere.pdl"), prefix.arg(QStringLiteral("../elsewhere.pdl")) + QStringLiteral(" (it resolves to %1)").arg(resolved) + way);
+    QVERIFY(QFile::link(resolved, outside + QStringLiteral("/linked.pdl")));
+    QCOMPARE(firstError("linked.pdl"), prefix.arg(QStringLiteral("linked.pdl")) + QStringLiteral(" (it resolves to %1)").arg(resolved) + way);
+    QCOMPARE(firstError("../elsewhere.pdl", /*allow=*/true), QString());  // the documented option
+
+    QByteArray passwd;
+    for (int i = 0; i < 30; ++i) passwd += "user" + QByteArray::number(i) + ":x:1000:1000:secret:/home/u:/bin/sh\n";
+    const QString notPdl = project(QStringLiteral("not-pdl"), kHeader);
+    write(notPdl + QStringLiteral("/policy.pdl"), passwd);
+    const Result r = cli({QStringLiteral("check"), notPdl});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("%1/policy.pdl:1:1: error: expected 'def' or 'const' at the top level, got 'user0'\n"
+                                   "    user0:x:1000:1000:secret:/home/u:/bin/sh\n"
+                                   "    ^\n"
+                                   "%1/policy.pdl: note: no further errors are shown: the file does not begin like a PDL program (with 'def' or 'const')\n"
+                                   "%1: rejected: the policy does not compile (1 error)\n").arg(notPdl));
+  }
+
+  // Item 13: control characters in names and source lines are printed escaped.
+  void controlCharactersAreEscaped() {
+    const QString folder = project(QStringLiteral("escapes"), QByteArray(kHeader).replace("name = \"t\"", "name = \"\\u001b[2J\\u009b6n\\nerror: fake\""));
+    const Result r = cli({QStringLiteral("check"), folder});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.out.contains(QStringLiteral("  name:        \\x1b[2J\\xc2\\x9b6n\\nerror: fake\n")), qPrintable(r.out));
+    for (const QString& text : {r.out, r.err})
+      for (QChar c : text) QVERIFY2(c == QLatin1Char('\n') || (c.unicode() >= 0x20 && (c.unicode() < 0x7F || c.unicode() > 0x9F)), qPrintable(text));
+    QCOMPARE(cas::printable("tab\there, bell\a, caf\xc3\xa9, bad \xff byte"), std::string("tab\\there, bell\\x07, caf\xc3\xa9, bad \\xff byte"));
+    const Result refused = cli({QStringLiteral("check"), QStringLiteral("no\x1b[2Jwhere")});  // CLI11's own refusals too
+    QCOMPARE(refused.err, QStringLiteral("paths: Path does not exist: no\\x1b[2Jwhere\nRun with --help for more information.\n"));
+  }
+
+  // Item 15: a refused value is printed as given; --set and project.toml accept the same values
+  // through one parser; an empty policy is reported at its line.
+  void valuesAreParsedOnceAndPrintedAsGiven() {
+    cas::engine::ParameterSet set;
+    QCOMPARE(set.assign("search.c_puct=100.0001").value_or(""),
+             std::string("search.c_puct = 100.0001 is out of range: expected a number in [0, 100]"));
+    auto inToml = [&](const QByteArray& section) {
+      const auto r = cas::project::loadProject(project(QStringLiteral("values"), kHeader + section).toStdString());
+      return r.diagnostics.empty() ? std::string() : r.diagnostics.items()[0].message;
+    };
+    QCOMPARE(inToml("[search]\nc_puct = 100.0001\n"), std::string("search.c_puct = 100.0001 is out of range: expected a number in [0, 100]"));
+    const std::string notABoolean = "search.subtree_reuse must be true or false, got an integer";
+    QCOMPARE(set.assign("search.subtree_reuse=1").value_or(""), notABoolean);
+    QCOMPARE(inToml("[search]\nsubtree_reuse = 1\n"), notABoolean);
+    QCOMPARE(set.assign("search.subtree_reuse=on").value_or(""), std::string("search.subtree_reuse: 'on' is not valid: expected true or false"));
+    QVERIFY(!set.assign("search.subtree_reuse=false"));
+    QCOMPARE(inToml("[search]\nsubtree_reuse = false\n"), std::string());
+
+    QByteArray empty = kHeader;
+    empty.replace("\"policy.pdl\"", "\"\"");
+    const auto r = cas::project::loadProject(project(QStringLiteral("empty-policy"), empty).toStdString());
+    QCOMPARE(at(r.diagnostics.items().at(0)), std::string("4:10 policy must name the policy's .pdl file, relative to the project folder; it is empty"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestHostileInput)
+#include "test_hostile_input.moc"

@@ -1,0 +1,320 @@
+// Run folders under concurrent use, interrupted writes and later edits: the lock, resume that
+// repairs the logs (or refuses, touching nothing), restart, runs that keep their policy, the
+// iteration before the first training step, configurations too large for memory, and the smaller
+// refusals of issue 13 (items 4-7, 9, 10 and 15). Each asserts the exact message and what the
+// folder holds afterwards.
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+#include <unistd.h>
+
+#include "core/engine/run_lock.hpp"
+#include "core/engine/trained_run.hpp"
+
+namespace {
+
+const QStringList kQuick = {QStringLiteral("--set"), QStringLiteral("train.parallel_games=8"),
+                            QStringLiteral("--set"), QStringLiteral("train.games_per_iteration=8"),
+                            QStringLiteral("--set"), QStringLiteral("search.simulations=16"),
+                            QStringLiteral("--set"), QStringLiteral("train.batch_size=32"),
+                            QStringLiteral("--set"), QStringLiteral("train.steps_per_iteration=2"),
+                            QStringLiteral("--set"), QStringLiteral("train.eval_games=0")};
+const QString kExample = QStringLiteral(CAS_SOURCE_DIR "/projects/tictactoe-alphazero");
+const QString kCli = QStringLiteral(CAS_BIN_DIR "/cuda-agent");
+
+struct Result {
+  int status = -1;
+  QString out, err;
+};
+
+Result cli(const QStringList& args, const QString& program = kCli) {
+  QProcess p;
+  p.start(program, args);
+  p.waitForFinished(120000);
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+          QString::fromUtf8(p.readAllStandardError())};
+}
+
+QByteArray bytes(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+QStringList lines(const QString& path) { return QString::fromUtf8(bytes(path)).split(QLatin1Char('\n'), Qt::SkipEmptyParts); }
+
+void append(const QString& path, const QByteArray& text) {
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::Append));
+  f.write(text);
+}
+
+// Every metrics line is a JSON object, and they record iterations 1..count in order.
+void verifyMetrics(const QString& run, int count) {
+  const QByteArray text = bytes(run + QStringLiteral("/metrics.jsonl"));
+  QVERIFY2(text.endsWith('\n'), text.right(80).constData());
+  const QStringList m = lines(run + QStringLiteral("/metrics.jsonl"));
+  QCOMPARE(m.size(), count);
+  for (int i = 0; i < m.size(); ++i) {
+    const QJsonDocument doc = QJsonDocument::fromJson(m[i].toUtf8());
+    QVERIFY2(doc.isObject(), qPrintable(m[i]));
+    QCOMPARE(doc.object().value(QLatin1String("iteration")).toInt(), i + 1);
+  }
+}
+
+// Every file of a run folder but its lock, with its contents.
+QMap<QString, QByteArray> contents(const QString& run) {
+  QMap<QString, QByteArray> out;
+  for (const QString& sub : {QString(), QStringLiteral("checkpoints/")})
+    for (const QString& name : QDir(run + QLatin1Char('/') + sub).entryList(QDir::Files))
+      if (name != QLatin1String("lock")) out[sub + name] = bytes(run + QLatin1Char('/') + sub + name);
+  return out;
+}
+
+}  // namespace
+
+class TestRunSafety : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+  // A fresh run of `iterations` quick iterations of `project` in the folder `name`.
+  QString trained(const QString& name, int iterations, const QString& project = kExample, const QStringList& extra = {}) {
+    const QString run = dir_.filePath(name);
+    const Result r = cli(QStringList{QStringLiteral("train"), project, QStringLiteral("--iterations"), QString::number(iterations),
+                                     QStringLiteral("--out"), run} + kQuick + extra);
+    if (r.status != 0) qWarning("%s", qPrintable(r.err));
+    return run;
+  }
+
+ private slots:
+  // Item 4: one writer per run folder, the CLI's and the studio's alike (both take RUN/lock in
+  // RunFolder); a lock left by a killed process is taken over with a note.
+  void aRunFolderInUseIsRefused() {
+    const QString run = dir_.filePath(QStringLiteral("busy"));
+    QProcess first;
+    first.start(kCli, QStringList{QStringLiteral("train"), kExample, QStringLiteral("--iterations"), QStringLiteral("100000"),
+                                  QStringLiteral("--out"), run} + kQuick);
+    QVERIFY(first.waitForStarted());
+    QTRY_VERIFY_WITH_TIMEOUT(!QDir(run + QStringLiteral("/checkpoints")).entryList({QStringLiteral("iter-*.ckpt")}).isEmpty(), 60000);
+    const QString pid = QString::number(first.processId());
+    QCOMPARE(bytes(run + QStringLiteral("/lock")), (pid + QLatin1Char('\n')).toUtf8());
+    const QString inUse = QStringLiteral("error: %1 is in use by process %2 (it holds %1/lock); wait for that run to end, or stop it\n").arg(run, pid);
+    Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, inUse);
+    r = cli(QStringList{QStringLiteral("train"), kExample, QStringLiteral("--out"), run} + kQuick);
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, inUse);
+    std::string error, note;
+    QVERIFY(!cas::engine::RunLock::acquire(run.toStdString(), &error, &note));
+    QCOMPARE(QString::fromStdString(error) + QLatin1Char('\n'), inUse.mid(7));
+
+    ::kill(pid_t(first.processId()), SIGKILL);
+    first.waitForFinished();
+    const int done = int(lines(run + QStringLiteral("/metrics.jsonl")).size());
+    r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.startsWith(QStringLiteral("note: %1/lock named process %2, which no longer holds it (it was stopped or killed); taking the run over\n")
+                                  .arg(run, pid)),
+             qPrintable(r.err));
+    QCOMPARE(bytes(run + QStringLiteral("/lock")), QByteArray());  // released at the end
+    const QStringList m = lines(run + QStringLiteral("/metrics.jsonl"));
+    QVERIFY(m.size() >= 2 && m.size() <= done + 1);
+    verifyMetrics(run, int(m.size()));  // each iteration logged once
+  }
+
+  // Item 5: resume cuts the log back to the checkpoint, says what it dropped, and the log then
+  // holds every iteration once.
+  void resumeRepairsTheLog() {
+    const QString run = trained(QStringLiteral("repair"), 3);
+    verifyMetrics(run, 3);
+    append(run + QStringLiteral("/metrics.jsonl"), "{\"iteration\": 4, \"games\": 3");  // killed while writing
+    Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);
+    QCOMPARE(r.err, QStringLiteral("note: metrics.jsonl cut back to iteration 3: dropped a partial last line (cut short when the run stopped)\n"
+                                   "resumed from %1/checkpoints/iter-00000003.ckpt (iteration 3)\nrun folder: %1\n").arg(run));
+    verifyMetrics(run, 4);
+
+    // A full disk: iteration 5 was logged but its checkpoint never written, and a change logged
+    // after it; then the log ends in half a line.
+    QVERIFY(QFile::remove(run + QStringLiteral("/checkpoints/iter-00000004.ckpt")));
+    append(run + QStringLiteral("/metrics.jsonl"), "{\"iteration\": 5, \"games\": 40}\n{\"iteration\": 6, \"ga");
+    append(run + QStringLiteral("/changes.jsonl"), "{\"iteration\": 3, \"parameter\": \"search.c_puct\", \"from\": \"1.5\", \"to\": \"2.5\"}\n"
+                                                    "{\"iteration\": 5, \"parameter\": \"search.c_puct\", \"from\": \"2.5\", \"to\": \"3\"}\n{\"iter");
+    cas::engine::TrainedRun resumed = cas::engine::openTrainedRun(run.toStdString(), cas::exec::makeCpuBackend(), {cas::engine::RunUse::Resume, false});
+    QVERIFY2(resumed.trainer, resumed.error.message.c_str());
+    QCOMPARE(resumed.trainer->iteration(), std::int64_t(3));
+    QCOMPARE(resumed.trainer->parameters().getFloat("search.c_puct"), 2.5);  // the change of iteration 3 holds again
+    QStringList notices;
+    for (const cas::Diagnostic& d : resumed.notices) notices << QString::fromStdString(cas::formatHeadline(d));
+    QCOMPARE(notices, QStringList({QStringLiteral("note: metrics.jsonl cut back to iteration 3: dropped 2 lines recorded after the checkpoint "
+                                                  "(those iterations run again) and a partial last line (cut short when the run stopped)"),
+                                   QStringLiteral("note: changes.jsonl cut back to the changes applied by iteration 4: dropped 1 change "
+                                                  "logged after the checkpoint or malformed and a partial last line (cut short when the run stopped)"),
+                                   QStringLiteral("note: applied again the 1 parameter change(s) logged up to iteration 4")}));
+    verifyMetrics(run, 3);
+    QCOMPARE(lines(run + QStringLiteral("/changes.jsonl")),
+             QStringList({QStringLiteral("{\"iteration\": 3, \"parameter\": \"search.c_puct\", \"from\": \"1.5\", \"to\": \"2.5\"}")}));
+  }
+
+  // Item 6: without a valid checkpoint, --resume refuses and leaves the folder as it was;
+  // --restart discards the progress and starts again.
+  void resumeWithoutACheckpointRefuses() {
+    const QString run = trained(QStringLiteral("no-checkpoint"), 2);
+    for (const char* name : {"iter-00000001.ckpt", "iter-00000002.ckpt"}) {
+      QFile f(run + QStringLiteral("/checkpoints/") + QLatin1String(name));
+      QVERIFY(f.open(QIODevice::ReadWrite));
+      f.seek(64);
+      f.write("corrupt");
+    }
+    const auto before = contents(run);
+    Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("warning: skipping checkpoint iter-00000002.ckpt: checksum mismatch (the file is corrupted)\n"
+                                   "warning: skipping checkpoint iter-00000001.ckpt: checksum mismatch (the file is corrupted)\n"
+                                   "error: %1 has no valid checkpoint to resume from; `cuda-agent train --restart %1` discards its progress and "
+                                   "trains it again from iteration 1, or train into a new --out folder\n").arg(run));
+    QCOMPARE(contents(run), before);
+
+    r = cli({QStringLiteral("train"), QStringLiteral("--restart"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);
+    QCOMPARE(r.err, QStringLiteral("note: discarded the progress of %1 (2 files in checkpoints/, metrics.jsonl, changes.jsonl); "
+                                   "training it again from iteration 1\nrun folder: %1\n").arg(run));
+    verifyMetrics(run, 1);
+    QCOMPARE(QDir(run + QStringLiteral("/checkpoints")).entryList(QDir::Files), QStringList({QStringLiteral("iter-00000001.ckpt")}));
+  }
+
+  // Item 7: a run keeps the policy it was trained with; the project's edit is used only when asked.
+  void aRunKeepsItsPolicy() {
+    const QString project = dir_.filePath(QStringLiteral("edited-project"));
+    QDir().mkpath(project);
+    for (const char* file : {"project.toml", "policy.pdl"})
+      QVERIFY(QFile::copy(kExample + QLatin1Char('/') + QLatin1String(file), project + QLatin1Char('/') + QLatin1String(file)));
+    const QByteArray original = bytes(project + QStringLiteral("/policy.pdl"));
+    const QString run = trained(QStringLiteral("keeps-policy"), 1, project);
+    QCOMPARE(bytes(run + QStringLiteral("/policy.pdl")), original);
+    const QStringList analyse = {QStringLiteral("analyze"), run, QStringLiteral("--position"), QStringLiteral("5"), QStringLiteral("--json")};
+    const Result before = cli(analyse);
+    QCOMPARE(before.status, 0);
+
+    QByteArray edited = original;
+    const int at = int(edited.indexOf("relu("));
+    QVERIFY(at > 0);
+    edited.replace(at, 5, "tanh(");
+    QFile policy(project + QStringLiteral("/policy.pdl"));
+    QVERIFY(policy.open(QIODevice::WriteOnly));
+    policy.write(edited);
+    policy.close();
+    const int line = original.left(at).count('\n') + 1;
+    auto shown = [&](const QByteArray& text) {  // a line in a message: its first 60 bytes
+      const QByteArray l = text.split('\n')[line - 1];
+      return l.size() > 60 ? QString::fromUtf8(l.left(60)) + QStringLiteral("...") : QString::fromUtf8(l);
+    };
+    const QString how = QStringLiteral("from line %1: the run's copy has '%2', the project's has '%3'").arg(line).arg(shown(original), shown(edited));
+
+    const Result kept = cli(analyse);
+    QCOMPARE(kept.out, before.out);  // the same network and weights
+    QCOMPARE(kept.err, QStringLiteral("note: the project's %1/policy.pdl has changed since this run started (%2); the run uses its own copy, "
+                                      "%3/policy.pdl (--use-project uses the project's)\nusing %3/checkpoints/iter-00000001.ckpt (iteration 1)\n")
+                           .arg(project, how, run));
+    const Result asked = cli(analyse + QStringList{QStringLiteral("--use-project")});
+    QCOMPARE(asked.status, 0);
+    QVERIFY(asked.out != before.out);  // tanh where the weights were trained with relu
+    QVERIFY2(asked.err.startsWith(QStringLiteral("warning: using the project's %1/policy.pdl (--use-project) instead of the run's copy %2/policy.pdl, "
+                                                 "which it trained with; they differ %3\n").arg(project, run, how)),
+             qPrintable(asked.err));
+  }
+
+  // Item 9: before the replay buffer holds one batch there is no loss: none is printed or stored.
+  void noLossBeforeTheFirstTrainingStep() {
+    const QString run = dir_.filePath(QStringLiteral("no-loss"));
+    const Result r = cli(QStringList{QStringLiteral("train"), kExample, QStringLiteral("--iterations"), QStringLiteral("1"), QStringLiteral("--out"), run} +
+                         kQuick + QStringList{QStringLiteral("--set"), QStringLiteral("train.batch_size=4096")});
+    QCOMPARE(r.status, 0);
+    const QJsonObject metrics = QJsonDocument::fromJson(lines(run + QStringLiteral("/metrics.jsonl")).value(0).toUtf8()).object();
+    const int positions = metrics.value(QLatin1String("positions")).toInt();
+    QVERIFY(positions > 0 && positions < 4096);
+    QVERIFY2(r.out.startsWith(QStringLiteral("iter 1 | games 8 | no training step yet (%1 of 4096 positions) | ").arg(positions)), qPrintable(r.out));
+    QVERIFY(!metrics.contains(QLatin1String("loss")) && !metrics.contains(QLatin1String("loss_policy")));
+    QCOMPARE(metrics.value(QLatin1String("training_steps")).toInt(), 0);
+  }
+
+  // Item 10: a legal configuration that cannot fit is refused before anything is allocated, with
+  // the parameter to reduce; the limit is the least of free memory, the cgroup's and ulimit -v.
+  void configurationsTooLargeForMemoryAreRefused() {
+    const QString shape = QStringLiteral("^error: this configuration needs about [0-9.]+ [KMGT]iB of memory, more than the [0-9.]+ [KMGT]iB available; "
+                                         "the largest part is %1$");
+    Result r = cli({QStringLiteral("train"), kExample, QStringLiteral("--out"), dir_.filePath(QStringLiteral("huge-trees")), QStringLiteral("--set"),
+                    QStringLiteral("search.node_budget=16777216"), QStringLiteral("--set"), QStringLiteral("train.parallel_games=65536")});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(QRegularExpression(shape.arg(QStringLiteral("the self-play search trees \\(65536 games of 16777216 nodes\\), 32\\.0 TiB: "
+                                                         "reduce search\\.node_budget or train\\.parallel_games\n")))
+                 .match(r.err)
+                 .hasMatch(),
+             qPrintable(r.err));
+    QVERIFY(!QDir(dir_.filePath(QStringLiteral("huge-trees"))).exists());  // the refused run leaves no folder behind
+    // Under a 4 GiB address-space limit, whatever the machine has.
+    const QString limited = QStringLiteral("ulimit -v 4194304; exec \"$0\" \"$@\"");
+    r = cli({QStringLiteral("-c"), limited, kCli, QStringLiteral("train"), kExample, QStringLiteral("--out"), dir_.filePath(QStringLiteral("huge-buffer")),
+             QStringLiteral("--set"), QStringLiteral("train.replay_capacity=100000000")},
+            QStringLiteral("/bin/sh"));
+    QCOMPARE(r.status, 1);
+    QVERIFY2(QRegularExpression(shape.arg(QStringLiteral("the replay buffer \\(100000000 positions of 28 floats, with its checkpoint\\), 31\\.3 GiB: "
+                                                         "reduce train\\.replay_capacity\n")))
+                 .match(r.err)
+                 .hasMatch(),
+             qPrintable(r.err));
+  }
+
+  // Item 15: --iterations 0 is not "unlimited"; a kill during a checkpoint's write leaves a
+  // temporary file that the next writer removes; a run folder's error says "error" once; the
+  // project folder is not a run folder.
+  void smallerRefusals() {
+    Result r = cli({QStringLiteral("train"), kExample, QStringLiteral("--iterations"), QStringLiteral("0")});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.startsWith(QStringLiteral("--iterations: expected a whole number in [1, 1099511627776], got '0'\n")), qPrintable(r.err));
+    QVERIFY(cli({QStringLiteral("train"), QStringLiteral("--help")}).out.contains(QStringLiteral("Stop after this many iterations (default: no limit)")));
+
+    const QString run = trained(QStringLiteral("leftover"), 1);
+    const QString leftover = run + QStringLiteral("/checkpoints/iter-00000002.ckpt.tmp.4242");
+    append(leftover, "half a checkpoint");
+    r = cli({QStringLiteral("eval"), run, QStringLiteral("--games"), QStringLiteral("2")});  // a reader leaves it alone
+    QVERIFY(QFile::exists(leftover));
+    r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.startsWith(QStringLiteral("note: removed %1, left by a write that was interrupted\n").arg(leftover)), qPrintable(r.err));
+    QVERIFY(!QFile::exists(leftover));
+
+    QFile config(run + QStringLiteral("/config.toml"));
+    QVERIFY(config.open(QIODevice::ReadWrite));
+    QByteArray text = config.readAll().replace("c_puct = 1.5", "c_puct = \"high\"");
+    config.resize(0);
+    config.write(text);
+    config.close();
+    const int line = text.left(text.indexOf("c_puct")).count('\n') + 1;
+    r = cli({QStringLiteral("eval"), run});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("%1/config.toml:%2:10: error: search.c_puct must be a number in [0, 100], got a string\n").arg(run).arg(line));
+    r = cli({QStringLiteral("eval"), dir_.path()});
+    QCOMPARE(r.err, QStringLiteral("error: %1 is not a run folder: it has no config.toml (run folders are made by cuda-agent train)\n").arg(dir_.path()));
+
+    const QString project = dir_.filePath(QStringLiteral("own-project"));
+    QDir().mkpath(project);
+    for (const char* file : {"project.toml", "policy.pdl"})
+      QVERIFY(QFile::copy(kExample + QLatin1Char('/') + QLatin1String(file), project + QLatin1Char('/') + QLatin1String(file)));
+    r = cli({QStringLiteral("train"), project, QStringLiteral("--out"), project});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: %1 holds a project.toml: it is a project folder, not a run folder; give the run a folder of its own, "
+                                   "such as runs/tictactoe-alphazero\n").arg(project));
+    QCOMPARE(QDir(project).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList({QStringLiteral("policy.pdl"), QStringLiteral("project.toml")}));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRunSafety)
+#include "test_run_safety.moc"
