@@ -18,36 +18,21 @@
 #include "core/engine/run_lock.hpp"
 #include "core/engine/trained_run.hpp"
 
+#include "support/cli_runs.hpp"
+
 namespace {
 
-const QStringList kQuick = {QStringLiteral("--set"), QStringLiteral("train.parallel_games=8"),
-                            QStringLiteral("--set"), QStringLiteral("train.games_per_iteration=8"),
-                            QStringLiteral("--set"), QStringLiteral("search.simulations=16"),
-                            QStringLiteral("--set"), QStringLiteral("train.batch_size=32"),
-                            QStringLiteral("--set"), QStringLiteral("train.steps_per_iteration=2"),
-                            QStringLiteral("--set"), QStringLiteral("train.eval_games=0")};
-const QString kExample = QStringLiteral(CAS_SOURCE_DIR "/projects/tictactoe-alphazero");
-const QString kCli = QStringLiteral(CAS_BIN_DIR "/cuda-agent");
-
-struct Result {
-  int status = -1;
-  QString out, err;
-};
-
-Result cli(const QStringList& args, const QString& program = kCli) {
-  QProcess p;
-  p.start(program, args);
-  p.waitForFinished(120000);
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-          QString::fromUtf8(p.readAllStandardError())};
-}
+using cas::test::cli;
+using cas::test::kCli;
+using cas::test::kQuick;
+using cas::test::lines;
+using cas::test::Result;
+using cas::test::kExample;
 
 QByteArray bytes(const QString& path) {
   QFile f(path);
   return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
-
-QStringList lines(const QString& path) { return QString::fromUtf8(bytes(path)).split(QLatin1Char('\n'), Qt::SkipEmptyParts); }
 
 void append(const QString& path, const QByteArray& text) {
   QFile f(path);

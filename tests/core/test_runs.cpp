@@ -10,37 +10,16 @@
 
 #include "core/engine/engine.hpp"
 
+#include "support/cli_runs.hpp"
+
 namespace {
 
-// A small, quick configuration (seconds per iteration on two cores).
-const QStringList kQuick = {QStringLiteral("--set"), QStringLiteral("train.parallel_games=8"),
-                            QStringLiteral("--set"), QStringLiteral("train.games_per_iteration=8"),
-                            QStringLiteral("--set"), QStringLiteral("search.simulations=16"),
-                            QStringLiteral("--set"), QStringLiteral("train.batch_size=32"),
-                            QStringLiteral("--set"), QStringLiteral("train.steps_per_iteration=2"),
-                            QStringLiteral("--set"), QStringLiteral("train.eval_games=0")};
-
-const QString kProject = QStringLiteral(CAS_SOURCE_DIR "/projects/tictactoe-alphazero");
-const QString kCli = QStringLiteral(CAS_BIN_DIR "/cuda-agent");
-
-struct Result {
-  int status = -1;
-  QString out, err;
-};
-
-Result cli(const QStringList& args, int timeoutMs = 120000) {
-  QProcess p;
-  p.start(kCli, args);
-  p.waitForFinished(timeoutMs);
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-          QString::fromUtf8(p.readAllStandardError())};
-}
-
-QStringList lines(const QString& path) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) return {};
-  return QString::fromUtf8(f.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-}
+using cas::test::cli;
+using cas::test::kCli;
+using cas::test::kQuick;
+using cas::test::lines;
+using cas::test::Result;
+const QString kProject = cas::test::kExample;
 
 // The tic-tac-toe project with the quick settings, and a fresh run folder for it.
 std::unique_ptr<cas::train::AlphaZeroTrainer> quickTrainer(const QString& folder, std::optional<cas::engine::RunFolder>* run) {
