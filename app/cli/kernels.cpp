@@ -1,6 +1,8 @@
 // `cuda-agent kernels`: compiles a project's policy (or a benchmark network) on the CUDA backend,
 // times every kernel of its forward or update graph with CUDA events, and prints each one's
-// generated source, launch shape, registers, shared memory and theoretical occupancy.
+// generated source, launch shape, registers, shared memory and theoretical occupancy; or, with
+// --graph search, the device search's kernels over that network (SIMT efficiency, SM timeline).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -8,6 +10,7 @@
 #include "core/exec/initialise.hpp"
 #include "core/ir/passes.hpp"
 #include "core/project/project.hpp"
+#include "core/search/self_play_search.hpp"
 #include "core/train/benchmark_nets.hpp"
 #include "core/train/update.hpp"
 
@@ -19,6 +22,40 @@ std::string orNa(double v, const char* format) {
   char text[32];
   std::snprintf(text, sizeof text, format, v);
   return text;
+}
+
+// One search of `o.batch` games over the network, kernel by kernel, instrumented.
+int printSearchKernels(const KernelsOptions& o, exec::Backend& backend, exec::Executable& network, const std::string& environment,
+                       const search::SearchConfig& config) {
+  search::SearchSetup setup{environment, int(o.batch), config, 1, {search::LeafEvaluator::Kind::Network, &network}};
+  std::string reason;
+  auto s = backend.createSearch(setup, &reason);
+  if (!s) {
+    std::cerr << "kernels: no device search: " << reason << "\n";
+    return 1;
+  }
+  const int steps = (config.simulations + config.leavesPerStep - 1) / config.leavesPerStep;
+  const std::vector<exec::KernelReport> reports = s->profileKernels(steps);
+  std::printf("device search of %lld %s games, %d simulations (k = %d, %s selection) on %s, instrumented:\n", static_cast<long long>(o.batch),
+              environment.c_str(), config.simulations, config.leavesPerStep, config.selection == search::SelectionKernel::Masked ? "masked" : "branchy",
+              backend.statusText().c_str());
+  for (const auto& [k, v] : s->runtimeStats()) std::printf("  %s: %s\n", k.c_str(), v.c_str());
+  std::printf("\n%-4s %-26s %-8s %9s %5s %6s %12s  %s\n", "#", "kernel", "kind", "time us", "regs", "SIMT", "SMs, span us", "what");
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const auto& r = reports[i];
+    std::vector<int> sms;
+    double span = 0;
+    for (const exec::BlockSpan& b : r.timeline) {
+      if (std::find(sms.begin(), sms.end(), b.sm) == sms.end()) sms.push_back(b.sm);
+      span = std::max(span, b.endUs);
+    }
+    const std::string timeline = r.timeline.empty() ? "n/a" : std::to_string(sms.size()) + ", " + orNa(span, "%.1f");
+    std::printf("%-4zu %-26s %-8s %9s %5s %6s %12s  %s\n", i, r.name.substr(0, 26).c_str(), r.kind.c_str(), orNa(r.timeUs, "%.2f").c_str(),
+                orNa(r.registers, "%.0f").c_str(), orNa(r.simtEfficiency * 100, "%.1f%%").c_str(), timeline.c_str(), r.label.c_str());
+  }
+  std::printf("\nSIMT: active lanes per sampled warp step (__activemask) / 32; SMs, span: the last launch's blocks on the SM timeline\n"
+              "(%%globaltimer); per-step kernels are the mean over the search's steps. Source: gpu/search/search_kernels.cu\n");
+  return 0;
 }
 
 }  // namespace
@@ -34,13 +71,21 @@ int runKernels(const KernelsOptions& o) {
   std::optional<pdl::CompiledPolicy> policy;
   std::int64_t actions = 0;
   train::LossKind loss = train::LossKind::AlphaZero;
+  const bool searching = o.graph == "search";
+  std::string environment = "connect4";  // the benchmark networks' game, for --graph search
+  search::SearchConfig config;
   if (const train::BenchmarkNet* net = train::findBenchmarkNet(o.target)) {
+    if (searching && net->name != "connect4_mlp256") {
+      std::cerr << "kernels: --graph search needs a network for a board game: connect4_mlp256, or a project\n";
+      return 2;
+    }
     pdl::CompileOptions co;
     co.fileName = net->name + ".pdl";
     co.observationShape = net->observationShape;
     co.actionCount = actions = net->actionCount;
     co.batch = o.batch;
-    auto r = pdl::compile(o.precision == "bf16" ? net->mixedSource : net->source, co);
+    if (searching) co.algorithm = "alphazero";
+    auto r = pdl::compile(searching ? net->alphaZeroSource : o.precision == "bf16" ? net->mixedSource : net->source, co);
     policy = std::move(r.policy);
     loss = train::LossKind::PolicyGradient;
   } else {
@@ -50,8 +95,17 @@ int runKernels(const KernelsOptions& o) {
       std::cerr << "kernels: '" << o.target << "' is neither a project nor one of cartpole_mlp64, connect4_mlp256, atari_nature_cnn\n";
       return 2;
     }
+    environment = loaded.project->environment;
+    const engine::ParameterSet& p = loaded.project->parameters;
+    config.simulations = int(p.getInt("search.simulations"));
+    config.cPuct = float(p.getFloat("search.c_puct"));
+    config.leavesPerStep = int(p.getInt("search.leaves_per_step"));
+    config.gumbel = p.getChoice("search.root_policy") == "gumbel";
+    config.nodeBudget = int(p.getInt("search.node_budget"));
+    config.selection = p.getChoice("search.selection") == "branchy" ? search::SelectionKernel::Branchy : search::SelectionKernel::Masked;
     std::string source;
-    auto r = project::compilePolicy(*loaded.project, o.batch, &source, o.graph == "update");
+    // For a search, each game's k leaves are rows of the network's batch.
+    auto r = project::compilePolicy(*loaded.project, searching ? o.batch * config.leavesPerStep : o.batch, &source, o.graph == "update");
     if (!r.policy) {
       for (const Diagnostic& d : r.diagnostics.items()) std::cerr << formatDiagnostic(d, source) << "\n";
       return 1;
@@ -79,6 +133,7 @@ int runKernels(const KernelsOptions& o) {
           exe->setInput(n.attrs.name, v.data(), v.size());
         }
     }
+    if (searching) return printSearchKernels(o, *backend, *exe, environment, config);
     exec::Executable& program = updater ? updater->executable() : *exe;
     const std::vector<exec::KernelReport> reports = program.profileKernels(o.runs);
     double total = 0;

@@ -102,7 +102,8 @@ int main(int argc, char** argv) {
   cas::cli::KernelsOptions kernels;
   auto* kernelsCmd = app.add_subcommand("kernels", "Show the CUDA kernels generated for a project or benchmark network, timed, with their source");
   kernelsCmd->add_option("target", kernels.target, "Project folder, or cartpole_mlp64, connect4_mlp256, atari_nature_cnn")->required();
-  kernelsCmd->add_option("--graph", kernels.graph, "forward or update")->check(CLI::IsMember({"forward", "update"}))->capture_default_str();
+  kernelsCmd->add_option("--graph", kernels.graph, "forward, update, or search (the device search's kernels over the network, --batch games)")
+      ->check(CLI::IsMember({"forward", "update", "search"}))->capture_default_str();
   kernelsCmd->add_option("--batch", kernels.batch, "Batch size")->check(CLI::Range(1, 65536))->capture_default_str();
   kernelsCmd->add_option("--precision", kernels.precision, "fp32 or bf16 (benchmark networks)")->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
   kernelsCmd->add_option("--runs", kernels.runs, "Timed runs")->check(CLI::Range(1, 100000))->capture_default_str();
