@@ -6,6 +6,7 @@
 #include <random>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/report_text.hpp"
 #include "core/exec/initialise.hpp"
 #include "core/ir/passes.hpp"
 #include "core/train/benchmark_nets.hpp"
@@ -38,21 +39,6 @@ std::pair<double, int> timeCalls(F&& call, W&& wait, double seconds, int minCall
   wait();
   const double total = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
   return {total / calls, calls};
-}
-
-std::string statValue(const exec::Executable& exe, const std::string& key) {
-  for (const auto& [k, v] : exe.runtimeStats())
-    if (k == key) return v;
-  return {};
-}
-
-std::string jsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
 }
 
 }  // namespace
@@ -99,9 +85,9 @@ int runBenchUpdate(const BenchOptions& o) {
     exe.setInput("returns", returns.data(), returns.size());
     auto finishUpdates = [&] { exe.finish(); };
     auto [syncUs, syncCalls] = timeCalls([&] { updater.step(); }, [] {}, o.seconds / 4, 5);
-    const std::string allocationsBefore = statValue(exe, "pool device allocations");
+    const std::string allocationsBefore = statValue(exe.runtimeStats(), "pool device allocations");
     auto [updateUs, updateCalls] = timeCalls([&] { updater.enqueueStep(); }, finishUpdates, o.seconds, 5);
-    const std::string allocationsAfter = statValue(exe, "pool device allocations");
+    const std::string allocationsAfter = statValue(exe.runtimeStats(), "pool device allocations");
 
     ir::Graph forward = compiled.policy->graph;
     ir::runPasses(forward, ir::defaultPipeline());

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/report_text.hpp"
 #include "core/exec/backend.hpp"
 #include "core/exec/initialise.hpp"
 #include "core/ir/passes.hpp"
@@ -21,43 +22,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string statValue(const std::vector<std::pair<std::string, std::string>>& stats, const std::string& key) {
-  for (const auto& [k, v] : stats)
-    if (k == key) return v;
-  return {};
-}
-
-std::string jsonText(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 // One line per kernel: time, registers, SIMT efficiency and the SM timeline's extent.
 void printKernels(const std::vector<exec::KernelReport>& kernels, bool json) {
   if (json) std::printf(", \"kernels\": [");
   for (size_t i = 0; i < kernels.size(); ++i) {
     const exec::KernelReport& k = kernels[i];
-    std::vector<int> sms;
-    double span = 0;
-    for (const exec::BlockSpan& b : k.timeline) {
-      sms.push_back(b.sm);
-      span = std::max(span, b.endUs);
-    }
-    std::sort(sms.begin(), sms.end());
-    const auto distinct = std::unique(sms.begin(), sms.end()) - sms.begin();
+    const TimelineExtent extent = timelineExtent(k);
     if (json) {
-      std::printf("%s{\"name\": %s, \"kind\": %s, \"us\": %.2f, \"registers\": %d, \"simt_efficiency\": %.4f, \"blocks\": %zu, \"sms\": %td, \"timeline_span_us\": %.1f}",
-                  i ? ", " : "", jsonText(k.name).c_str(), jsonText(k.kind).c_str(), k.timeUs, k.registers, k.simtEfficiency, k.timeline.size(),
-                  distinct, span);
+      std::printf("%s{\"name\": %s, \"kind\": %s, \"us\": %.2f, \"registers\": %d, \"simt_efficiency\": %.4f, \"blocks\": %zu, \"sms\": %d, \"timeline_span_us\": %.1f}",
+                  i ? ", " : "", jsonString(k.name).c_str(), jsonString(k.kind).c_str(), k.timeUs, k.registers, k.simtEfficiency, k.timeline.size(),
+                  extent.sms, extent.spanUs);
     } else {
       std::printf("  %-24s %9.2f us", k.name.c_str(), k.timeUs);
       if (k.registers >= 0) std::printf("  %3d registers", k.registers);
       if (k.simtEfficiency >= 0) std::printf("  SIMT efficiency %5.1f%%", 100 * k.simtEfficiency);
-      if (!k.timeline.empty()) std::printf("  %zu blocks on %td SMs over %.1f us", k.timeline.size(), distinct, span);
+      if (!k.timeline.empty()) std::printf("  %zu blocks on %d SMs over %.1f us", k.timeline.size(), extent.sms, extent.spanUs);
       std::printf("  (%s)\n", k.label.c_str());
     }
   }
@@ -176,7 +155,7 @@ int runBenchSearch(const SearchBenchOptions& o) {
                   "\"search\": %s",
                   o.env.c_str(), o.net.c_str(), o.games, o.simulations, o.policy.c_str(), search->device().c_str(), o.leaves, o.selection.c_str(),
                   o.instrument ? "true" : "false", o.nodeBudget, ms, times.front(), times.size(), simsPerSecond, nodesPerSecond, allocations,
-                  jsonText(note).c_str());
+                  jsonString(note).c_str());
       if (!kernels.empty()) printKernels(kernels, true);
       std::printf("}\n");
     } else {

@@ -2,11 +2,11 @@
 // times every kernel of its forward or update graph with CUDA events, and prints each one's
 // generated source, launch shape, registers, shared memory and theoretical occupancy; or, with
 // --graph search, the device search's kernels over that network (SIMT efficiency, SM timeline).
-#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/report_text.hpp"
 #include "core/exec/initialise.hpp"
 #include "core/ir/passes.hpp"
 #include "core/project/project.hpp"
@@ -43,13 +43,8 @@ int printSearchKernels(const KernelsOptions& o, exec::Backend& backend, exec::Ex
   std::printf("\n%-4s %-26s %-8s %9s %5s %6s %12s  %s\n", "#", "kernel", "kind", "time us", "regs", "SIMT", "SMs, span us", "what");
   for (size_t i = 0; i < reports.size(); ++i) {
     const auto& r = reports[i];
-    std::vector<int> sms;
-    double span = 0;
-    for (const exec::BlockSpan& b : r.timeline) {
-      if (std::find(sms.begin(), sms.end(), b.sm) == sms.end()) sms.push_back(b.sm);
-      span = std::max(span, b.endUs);
-    }
-    const std::string timeline = r.timeline.empty() ? "n/a" : std::to_string(sms.size()) + ", " + orNa(span, "%.1f");
+    const TimelineExtent extent = timelineExtent(r);
+    const std::string timeline = r.timeline.empty() ? "n/a" : std::to_string(extent.sms) + ", " + orNa(extent.spanUs, "%.1f");
     std::printf("%-4zu %-26s %-8s %9s %5s %6s %12s  %s\n", i, r.name.substr(0, 26).c_str(), r.kind.c_str(), orNa(r.timeUs, "%.2f").c_str(),
                 orNa(r.registers, "%.0f").c_str(), orNa(r.simtEfficiency * 100, "%.1f%%").c_str(), timeline.c_str(), r.label.c_str());
   }
