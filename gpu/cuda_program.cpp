@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "gpu/codegen.hpp"
+#include "gpu/render.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/occupancy_profiler.hpp"
 
@@ -71,7 +71,7 @@ class CudaProgram final : public DeviceProgram {
  public:
   CudaProgram(const ir::Graph& graph, std::shared_ptr<DeviceRuntime> runtime) : g_(graph), rt_(std::move(runtime)) {
     const auto start = std::chrono::steady_clock::now();
-    schedule_ = planSchedule(g_);
+    schedule_ = renderSchedule(g_);
     ContextScope scope(rt_->context);
     try {
       allocate();
@@ -191,7 +191,7 @@ class CudaProgram final : public DeviceProgram {
   }
 
   CUdeviceptr address(NodeId id) const {
-    const NodeId s = schedule_.storage[size_t(id)];
+    const NodeId s = schedule_.plan.storage[size_t(id)];
     if (s == ir::kNoNode) throw std::logic_error("node %" + std::to_string(id) + " has no storage");
     return base_ + offset_.at(s);
   }
@@ -231,7 +231,7 @@ class CudaProgram final : public DeviceProgram {
       }
     stagedBytes_ = cursor - stagedBegin_;
     for (size_t i = 0; i < g_.nodes.size(); ++i)
-      if (schedule_.storage[i] == NodeId(i)) place(NodeId(i), kAlign);
+      if (schedule_.plan.storage[i] == NodeId(i)) place(NodeId(i), kAlign);
     totalBytes_ = std::max<std::uint64_t>(cursor, kAlign);
     base_ = rt_->pool.allocate(totalBytes_, "the buffers of graph '" + g_.name + "'");
     CAS_CU(cuMemsetD8Async(base_, 0, totalBytes_, rt_->compute));
@@ -243,7 +243,7 @@ class CudaProgram final : public DeviceProgram {
     }
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const Node& n = g_.nodes[i];
-      if (n.op != Op::Constant || schedule_.storage[i] != NodeId(i)) continue;
+      if (n.op != Op::Constant || schedule_.plan.storage[i] != NodeId(i)) continue;
       std::vector<float> v = n.attrs.values;
       if (v.size() == 1) v.assign(size_t(numel(n.shape)), v[0]);
       CAS_CU(cuMemcpyHtoDAsync(base_ + offset_[NodeId(i)], v.data(), v.size() * sizeof(float), rt_->compute));
@@ -618,7 +618,7 @@ class CudaProgram final : public DeviceProgram {
     std::vector<float> host;
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const Node& n = g_.nodes[i];
-      if (n.op == Op::Input || n.op == Op::Constant || schedule_.storage[i] == ir::kNoNode) continue;
+      if (n.op == Op::Input || n.op == Op::Constant || schedule_.plan.storage[i] == ir::kNoNode) continue;
       host.resize(size_t(numel(n.shape)));
       CAS_CU(cuMemcpyDtoHAsync(host.data(), address(NodeId(i)), host.size() * sizeof(float), rt_->compute));
       CAS_CU(cuStreamSynchronize(rt_->compute));
@@ -783,7 +783,7 @@ std::vector<std::pair<std::string, std::string>> CudaProgram::runtimeStats() con
   compile.precision(1);
   compile << std::fixed << compileMs_ << " ms in all, " << kernelCompileMs_ << " ms for the module";
   std::vector<std::pair<std::string, std::string>> stats = {{"kernels", std::to_string(kernels) + " generated, " + std::to_string(library) + " library calls, " +
-                          std::to_string(schedule_.fusedNodes) + " nodes fused without a buffer"},
+                          std::to_string(schedule_.plan.fusedNodes) + " nodes fused without a buffer"},
           {"module", outcome},
           {"kernel cache", std::to_string(cache.hits) + " hits, " + std::to_string(cache.compiled) + " compiled, " +
                                std::to_string(cache.rebuilt) + " rebuilt (" + rt_->cache.folder().string() + ")"},

@@ -1,5 +1,5 @@
 #pragma once
-// A graph compiled for the CUDA backend: the schedule from codegen.hpp, turned into one NVRTC
+// A graph compiled for the CUDA backend: the schedule from render.hpp, turned into one NVRTC
 // module (all generated kernels of the graph), cuBLAS and cuDNN calls and fills, recorded once
 // into a CUDA graph on the compute stream and replayed by every run().
 //

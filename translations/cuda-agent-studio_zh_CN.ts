@@ -237,8 +237,12 @@
         <translation>编译遍执行失败：%1</translation>
     </message>
     <message>
-        <source>Batch 1 · %1 nodes · %2 fusion groups · %3 buffers</source>
-        <translation>批大小 1 · %1 个节点 · %2 个融合组 · %3 个缓冲区</translation>
+        <source>Batch 1 · %1 nodes · %2 kernel launches · %3 buffers</source>
+        <translation>批大小 1 · %1 个节点 · %2 次内核启动 · %3 个缓冲区</translation>
+    </message>
+    <message>
+        <source>Batch 1 · %1 nodes · no schedule: %2</source>
+        <translation>批大小 1 · %1 个节点 · 无法调度：%2</translation>
     </message>
     <message>
         <source>Kernel generation failed: %1</source>

@@ -13,6 +13,7 @@
 #include "core/exec/backend.hpp"
 #include "core/exec/initialise.hpp"
 #include "core/ir/passes.hpp"
+#include "core/ir/schedule.hpp"
 #include "widgets/pdl_lexer.hpp"
 
 namespace cas::widgets {
@@ -163,10 +164,19 @@ void GeneratedCodeView::showIr(const ir::Graph& graph) {
     emit codeUpdated();
     return;
   }
-  int groups = 0;
-  for (const ir::Node& n : g.nodes) groups = std::max(groups, n.fusionGroup + 1);
-  replaceText(code_, QString::fromStdString(ir::toText(g)));
-  setHeader(tr("Batch 1 · %1 nodes · %2 fusion groups · %3 buffers").arg(g.nodes.size()).arg(groups).arg(g.plan.sizes.size()));
+  // The schedule the CUDA backend runs (its cost model is the default target): the kernels
+  // counted here are the launches, not a separate grouping.
+  ir::Schedule schedule;
+  try {
+    schedule = ir::planSchedule(g);
+  } catch (const std::exception& e) {
+    replaceText(code_, QString::fromStdString(ir::toText(g)));
+    setHeader(tr("Batch 1 · %1 nodes · no schedule: %2").arg(g.nodes.size()).arg(QString::fromUtf8(e.what())));
+    emit codeUpdated();
+    return;
+  }
+  replaceText(code_, QString::fromStdString(ir::toText(g) + "\n" + ir::toText(schedule, g)));
+  setHeader(tr("Batch 1 · %1 nodes · %2 kernel launches · %3 buffers").arg(g.nodes.size()).arg(schedule.launches()).arg(g.plan.sizes.size()));
   emit codeUpdated();
 }
 

@@ -11,6 +11,7 @@
 #include "core/exec/backend.hpp"
 #include "core/exec/initialise.hpp"
 #include "core/ir/passes.hpp"
+#include "core/ir/schedule.hpp"
 #include "core/project/project.hpp"
 #include "core/support/atomic_file.hpp"
 #include "core/support/printable.hpp"
@@ -52,7 +53,16 @@ bool describePolicy(const pdl::CompiledPolicy& p, const CheckOptions& options) {
 
   ir::Graph g = p.graph;
   ir::runPasses(g, ir::defaultPipeline());
-  if (options.printIr) std::cout << printable(ir::toText(g), Keep::TabsAndNewlines);
+  if (options.printIr) {
+    std::cout << printable(ir::toText(g), Keep::TabsAndNewlines);
+    // The kernels the CUDA backend launches for this graph (the schedule is target data, so it
+    // is printed on any machine); a graph it cannot run says why instead.
+    try {
+      std::cout << printable(ir::toText(ir::planSchedule(g), g), Keep::TabsAndNewlines);
+    } catch (const std::exception& e) {
+      std::cout << "schedule: none (" << printable(e.what()) << ")\n";
+    }
+  }
   try {
     auto exe = exec::BackendRegistry::instance().find("cpu")->backend->compile(g);
     exe->setFiniteCheck(true);

@@ -242,34 +242,6 @@ void CpuProgram::execute(const Node& n, const std::vector<const float*>& in, flo
   }
 }
 
-// Calls body(f) with f the scalar function of `op` as its own type, so that each op's loop is
-// compiled (and vectorised) separately instead of switching per element.
-template <typename Body>
-void withUnary(Op op, Body&& body) {
-  switch (op) {
-    case Op::Neg: return body([](float x) { return -x; });
-    case Op::Relu: return body([](float x) { return x > 0.0f ? x : 0.0f; });
-    case Op::Tanh: return body([](float x) { return ir::fastTanh(x); });
-    default: return body([op](float x) { return ir::applyUnary(op, x); });
-  }
-}
-
-template <typename Body>
-void withBinary(Op op, Body&& body) {
-  switch (op) {
-    case Op::Add: return body([](float a, float b) { return a + b; });
-    case Op::Sub: return body([](float a, float b) { return a - b; });
-    case Op::Mul: return body([](float a, float b) { return a * b; });
-    case Op::Div: return body([](float a, float b) { return a / b; });
-    case Op::Maximum: return body([](float a, float b) { return a > b ? a : b; });
-    case Op::Minimum: return body([](float a, float b) { return a < b ? a : b; });
-    case Op::Greater: return body([](float a, float b) { return a > b ? 1.0f : 0.0f; });
-    case Op::GreaterEqual: return body([](float a, float b) { return a >= b ? 1.0f : 0.0f; });
-    case Op::Equal: return body([](float a, float b) { return a == b ? 1.0f : 0.0f; });
-    default: return body([op](float a, float b) { return ir::applyBinary(op, a, b); });
-  }
-}
-
 void CpuProgram::elementwise(const Node& n, const std::vector<const float*>& in, float* out) {
   const std::int64_t count = numel(n.shape);
   std::vector<ir::BroadcastIndexer> index;
@@ -285,7 +257,7 @@ void CpuProgram::elementwise(const Node& n, const std::vector<const float*>& in,
   }
   if (kind == ir::OpKind::Unary) {
     const float* x = in[0];
-    withUnary(n.op, [&](auto f) {
+    ir::withScalar<ir::OpKind::Unary>(n.op, [&](auto f) {
       parallel(count, kGrain, [&](std::int64_t b, std::int64_t e) {
         for (std::int64_t i = b; i < e; ++i) out[i] = f(x[i]);
       });
@@ -294,7 +266,7 @@ void CpuProgram::elementwise(const Node& n, const std::vector<const float*>& in,
   }
   if (kind == ir::OpKind::Binary) {
     const float *x = in[0], *y = in[1];
-    withBinary(n.op, [&](auto f) {
+    ir::withScalar<ir::OpKind::Binary>(n.op, [&](auto f) {
       parallel(count, kGrain, [&](std::int64_t b, std::int64_t e) {
         if (index[0].identity() && index[1].identity()) {
           for (std::int64_t i = b; i < e; ++i) out[i] = f(x[i], y[i]);
@@ -319,8 +291,10 @@ void CpuProgram::elementwise(const Node& n, const std::vector<const float*>& in,
     });
     return;
   }
-  parallel(count, kGrain, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b; i < e; ++i) out[i] = in[0][index[0](i)] != 0.0f ? in[1][index[1](i)] : in[2][index[2](i)];
+  ir::withScalar<ir::OpKind::Ternary>(n.op, [&](auto f) {
+    parallel(count, kGrain, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t i = b; i < e; ++i) out[i] = f(in[0][index[0](i)], in[1][index[1](i)], in[2][index[2](i)]);
+    });
   });
 }
 

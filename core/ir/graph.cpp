@@ -85,6 +85,14 @@ static std::string attrText(const Node& n) {
   return s.str();
 }
 
+std::string describeNode(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  std::string s = "%" + std::to_string(id) + " " + std::string(opName(n.op));
+  if (!n.label.empty()) s += " in " + n.label;
+  if (n.line > 0) s += " (line " + std::to_string(n.line) + ":" + std::to_string(n.column) + ")";
+  return s;
+}
+
 std::string toText(const Graph& g) {
   std::ostringstream s;
   s << "graph " << g.name << " (" << g.nodes.size() << " nodes)\n";
@@ -94,7 +102,6 @@ std::string toText(const Graph& g) {
     for (size_t k = 0; k < n.inputs.size(); ++k) s << (k ? ", %" : " %") << n.inputs[k];
     s << attrText(n) << " : " << shapeText(n.shape);
     if (n.precision != Precision::F32) s << " " << precisionName(n.precision);
-    if (n.fusionGroup >= 0) s << " group=" << n.fusionGroup;
     if (n.buffer >= 0) s << " buf=" << n.buffer;
     if (!n.label.empty() || n.line > 0) {
       s << "  #";

@@ -2,7 +2,7 @@
 // The graph IR: a topologically ordered list of nodes, each producing one f32 tensor of a static
 // shape (the batch size is part of the shape: a graph is built for one batch size).
 //
-//   %3 = conv2d %0, %1  stride=1 pad=1,1,1,1  : [2,32,84,84]  group=- buf=2  # policy/conv2d_0 @4:13
+//   %3 = conv2d %0, %1  stride=1 pad=1,1,1,1  : [2,32,84,84]  buf=2  # policy/conv2d_0 @4:13
 //
 // Node ids are indices into Graph::nodes; every input id is smaller than its user's id.
 // Thread-safety: a Graph is a plain value; passes mutate it, backends read it.
@@ -58,8 +58,7 @@ struct Node {
   std::string label;  // the PDL layer or expression it came from, e.g. "policy/conv2d_0"
   int line = 0, column = 0;  // source position in the PDL file, 0 when none
   // Set by passes:
-  std::int32_t fusionGroup = -1;  // "fuse": nodes with the same id form one kernel
-  std::int32_t buffer = -1;       // "plan-memory": storage slot (inputs and constants have none)
+  std::int32_t buffer = -1;  // "plan-memory": storage slot (inputs and constants have none)
 };
 
 struct Output {
@@ -94,6 +93,9 @@ struct Graph {
   std::vector<NodeId> inputsWithRole(InputRole role) const;
   NodeId output(const std::string& name) const;  // kNoNode when absent
 };
+
+// A node for error messages: "%7 conv2d in policy/conv2d_0 (line 4:13)".
+std::string describeNode(const Graph& g, NodeId id);
 
 // The readable text form (printed by `cuda-agent check --ir`).
 std::string toText(const Graph& g);

@@ -1,7 +1,8 @@
 #pragma once
-// The IR's op set: one enum, one table of facts per op (name, arity, kind), and the scalar
-// definitions of the elementwise ops, shared by constant folding and the CPU backend so that
-// both compute exactly the same thing.
+// The IR's op set: one table (CAS_IR_OPS) with a row per op: its name, arity, kind, scalar
+// function and CUDA expression. The enum, the facts the IR reads, the CPU backend's loops,
+// constant folding and the CUDA backend's epilogues are all generated from it, so an op's
+// meaning is written once.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -10,53 +11,115 @@
 
 namespace cas::ir {
 
+// The op table: one row per op, in enum order (the enum is generated from it).
+//   name     the text name (IR printout, errors)
+//   arity    inputs; -1: one or more
+//   kind     what the op is for fusion and the backends
+//   diff     whether autodiff has a rule for it
+//   scalar   elementwise ops: the value from the operands a, b, c (the CPU backend's loops and
+//            constant folding instantiate it per op); other ops: unused (0)
+//   cuda     elementwise ops: the same function as a CUDA expression over $0, $1, $2 (the CUDA
+//            backend's epilogues); empty for the others, whose kernels are templates
+// Dropout is elementwise but needs its attributes: its mask is dropoutKeeps (below), applied by
+// each backend around this table.
+#define CAS_IR_OPS(X)                                                                                     \
+  /* leaves */                                                                                            \
+  X(Input, "input", 0, Leaf, false, 0.0f, "")                                                             \
+  X(Constant, "constant", 0, Leaf, false, 0.0f, "")                                                       \
+  /* elementwise, unary */                                                                                \
+  X(Neg, "neg", 1, Unary, true, -a, "(-$0)")                                                              \
+  X(Relu, "relu", 1, Unary, true, a > 0.0f ? a : 0.0f, "($0 > 0.f ? $0 : 0.f)")                           \
+  X(Tanh, "tanh", 1, Unary, true, fastTanh(a), "cas_tanh($0)")                                            \
+  X(Sigmoid, "sigmoid", 1, Unary, true, 1.0f / (1.0f + std::exp(-a)), "(1.f / (1.f + expf(-$0)))")       \
+  X(Gelu, "gelu", 1, Unary, true, geluScalar(a), "cas_gelu($0)")                                          \
+  X(Exp, "exp", 1, Unary, true, std::exp(a), "expf($0)")                                                  \
+  X(Log, "log", 1, Unary, true, std::log(a), "logf($0)")                                                  \
+  X(Sqrt, "sqrt", 1, Unary, true, std::sqrt(a), "sqrtf($0)")                                              \
+  /* elementwise, binary (numpy broadcasting); comparisons give 1.0 or 0.0 */                             \
+  X(Add, "add", 2, Binary, true, a + b, "($0 + $1)")                                                      \
+  X(Sub, "sub", 2, Binary, true, a - b, "($0 - $1)")                                                      \
+  X(Mul, "mul", 2, Binary, true, a * b, "($0 * $1)")                                                      \
+  X(Div, "div", 2, Binary, true, a / b, "($0 / $1)")                                                      \
+  X(Maximum, "maximum", 2, Binary, true, a > b ? a : b, "($0 > $1 ? $0 : $1)")                            \
+  X(Minimum, "minimum", 2, Binary, true, a < b ? a : b, "($0 < $1 ? $0 : $1)")                            \
+  /* GeluGrad(x, g) = g * gelu'(x) */                                                                     \
+  X(GeluGrad, "gelu_grad", 2, Binary, false, b * geluDerivative(a), "($1 * cas_gelu_derivative($0))")     \
+  X(Greater, "greater", 2, Binary, false, a > b ? 1.0f : 0.0f, "($0 > $1 ? 1.f : 0.f)")                   \
+  X(GreaterEqual, "greater_equal", 2, Binary, false, a >= b ? 1.0f : 0.0f, "($0 >= $1 ? 1.f : 0.f)")      \
+  X(Less, "less", 2, Binary, false, a < b ? 1.0f : 0.0f, "($0 < $1 ? 1.f : 0.f)")                         \
+  X(LessEqual, "less_equal", 2, Binary, false, a <= b ? 1.0f : 0.0f, "($0 <= $1 ? 1.f : 0.f)")            \
+  X(Equal, "equal", 2, Binary, false, a == b ? 1.0f : 0.0f, "($0 == $1 ? 1.f : 0.f)")                     \
+  X(NotEqual, "not_equal", 2, Binary, false, a != b ? 1.0f : 0.0f, "($0 != $1 ? 1.f : 0.f)")              \
+  /* elementwise, ternary: where(mask != 0, a, b) */                                                      \
+  X(Where, "where", 3, Ternary, true, a != 0.0f ? b : c, "($0 != 0.f ? $1 : $2)")                         \
+  /* x * keep(seed, index) / (1 - rate); its own gradient with the same seed */                           \
+  X(Dropout, "dropout", 1, Unary, true, 0.0f, "")                                                         \
+  /* shape */                                                                                             \
+  X(Reshape, "reshape", 1, Shape, true, 0.0f, "")                                                         \
+  X(Transpose, "transpose", 1, Shape, true, 0.0f, "")                                                     \
+  X(BroadcastTo, "broadcast_to", 1, Shape, true, 0.0f, "")                                                \
+  X(Concat, "concat", -1, Shape, true, 0.0f, "")                                                          \
+  X(Slice, "slice", 1, Shape, true, 0.0f, "")                                                             \
+  /* reductions over axes; normalised exponentials over one axis */                                       \
+  X(ReduceSum, "reduce_sum", 1, Reduction, true, 0.0f, "")                                                \
+  X(ReduceMax, "reduce_max", 1, Reduction, true, 0.0f, "")                                                \
+  X(Softmax, "softmax", 1, Reduction, true, 0.0f, "")                                                     \
+  X(LogSoftmax, "log_softmax", 1, Reduction, true, 0.0f, "")                                              \
+  /* linear algebra and layers */                                                                         \
+  /* MatMul: [..., M, K] x [..., K, N], optional transposes; leading dims broadcast */                    \
+  X(MatMul, "matmul", 2, Layer, true, 0.0f, "")                                                           \
+  /* Conv2d: x [N, C, H, W], w [O, C, KH, KW] -> [N, O, OH, OW]; its gradients (g, w) -> dx, (x, g) -> dw */ \
+  X(Conv2d, "conv2d", 2, Layer, true, 0.0f, "")                                                           \
+  X(Conv2dGradInput, "conv2d_grad_input", 2, Layer, false, 0.0f, "")                                      \
+  X(Conv2dGradWeight, "conv2d_grad_weight", 2, Layer, false, 0.0f, "")                                    \
+  /* MaxPool2dGrad(x, g), AvgPool2dGrad(g) */                                                             \
+  X(MaxPool2d, "max_pool2d", 1, Layer, true, 0.0f, "")                                                    \
+  X(MaxPool2dGrad, "max_pool2d_grad", 2, Layer, false, 0.0f, "")                                          \
+  X(AvgPool2d, "avg_pool2d", 1, Layer, true, 0.0f, "")                                                    \
+  X(AvgPool2dGrad, "avg_pool2d_grad", 1, Layer, true, 0.0f, "")                                           \
+  /* Gather: (table [V, D], ids [...]) -> [..., D]; ScatterAddRows: (ids [...], g [..., D]) -> [V, D] */    \
+  X(Gather, "gather", 2, Layer, true, 0.0f, "")                                                           \
+  X(ScatterAddRows, "scatter_add_rows", 2, Layer, true, 0.0f, "")
+
 enum class Op : std::uint8_t {
-  // leaves
-  Input,     // a named tensor bound at run time (data, parameter or optimizer state)
-  Constant,  // a tensor stored in the node (scalars are shape [])
-  // elementwise, unary
-  Neg, Relu, Tanh, Sigmoid, Gelu, Exp, Log, Sqrt,
-  // elementwise, binary (numpy broadcasting)
-  Add, Sub, Mul, Div, Maximum, Minimum, GeluGrad,  // GeluGrad(x, g) = g * gelu'(x)
-  Greater, GreaterEqual, Less, LessEqual, Equal, NotEqual,  // 1.0 or 0.0
-  // elementwise, ternary
-  Where,  // where(mask != 0, a, b)
-  Dropout,  // x * keep(seed, index) / (1 - rate); its own gradient with the same seed
-  // shape
-  Reshape, Transpose, BroadcastTo, Concat, Slice,
-  // reductions over axes
-  ReduceSum, ReduceMax,
-  // normalised exponentials over one axis
-  Softmax, LogSoftmax,
-  // linear algebra and layers
-  MatMul,           // [..., M, K] x [..., K, N], optional transposes; leading dims broadcast
-  Conv2d,           // x [N, C, H, W], w [O, C, KH, KW] -> [N, O, OH, OW]
-  Conv2dGradInput,  // (g, w) -> dx
-  Conv2dGradWeight, // (x, g) -> dw
-  MaxPool2d, MaxPool2dGrad,  // MaxPool2dGrad(x, g)
-  AvgPool2d, AvgPool2dGrad,  // AvgPool2dGrad(g)
-  Gather,           // (table [V, D], ids [...]) -> [..., D]
-  ScatterAddRows,   // (ids [...], g [..., D]) -> [V, D]
+#define CAS_OP_ENUM(op, ...) op,
+  CAS_IR_OPS(CAS_OP_ENUM)
+#undef CAS_OP_ENUM
   kCount
 };
 
 enum class OpKind : std::uint8_t { Leaf, Unary, Binary, Ternary, Shape, Reduction, Layer };
 
 struct OpInfo {
+  Op op;
   std::string_view name;
   int arity;  // -1: one or more
   OpKind kind;
   bool differentiable;
+  std::string_view cuda;  // elementwise: the CUDA expression over $0, $1, $2; else empty
 };
 
-const OpInfo& opInfo(Op op);
+inline constexpr OpInfo kOpTable[] = {
+#define CAS_OP_INFO(op, name, arity, kind, diff, scalar, cuda) {Op::op, name, arity, OpKind::kind, diff, cuda},
+    CAS_IR_OPS(CAS_OP_INFO)
+#undef CAS_OP_INFO
+};
+
+constexpr bool opTableInEnumOrder() {
+  for (size_t k = 0; k < std::size(kOpTable); ++k)
+    if (kOpTable[k].op != Op(k)) return false;
+  return std::size(kOpTable) == size_t(Op::kCount);
+}
+static_assert(opTableInEnumOrder(), "row k of kOpTable must describe Op k");
+
+constexpr const OpInfo& opInfo(Op op) { return kOpTable[size_t(op)]; }
 inline std::string_view opName(Op op) { return opInfo(op).name; }
-inline bool isElementwise(Op op) {
-  OpKind k = opInfo(op).kind;
+constexpr bool isElementwise(Op op) {
+  const OpKind k = opInfo(op).kind;
   return k == OpKind::Unary || k == OpKind::Binary || k == OpKind::Ternary;
 }
 
-// --- scalar semantics -------------------------------------------------------------------
+// --- scalar semantics (the helpers the table's scalar functions call) -------------------
 
 inline float geluScalar(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
 inline float geluDerivative(float x) {
@@ -87,37 +150,55 @@ inline float fastTanh(float x) {
   return p / q;
 }
 
-inline float applyUnary(Op op, float x) {
+// The scalar function of op O, from its row of the table: Scalar<Op::Relu>::apply(a, b, c).
+// Each op is its own type, so a loop over one op compiles (and vectorises) on its own.
+template <Op O>
+struct Scalar;
+#define CAS_OP_SCALAR(op, name, arity, kind, diff, scalar, cuda)                                    \
+  template <>                                                                                    \
+  struct Scalar<Op::op> {                                                                        \
+    static float apply([[maybe_unused]] float a, [[maybe_unused]] float b, [[maybe_unused]] float c) { \
+      return scalar;                                                                             \
+    }                                                                                            \
+  };
+CAS_IR_OPS(CAS_OP_SCALAR)
+#undef CAS_OP_SCALAR
+
+// Calls body(f), f being op's scalar function as its own type, for an op of `kind`; false when
+// the op is of another kind (or Dropout, whose mask needs its attributes). Unary functions take one operand, binary two, ternary three.
+template <OpKind kind, typename Body>
+bool withScalar(Op op, Body&& body) {
   switch (op) {
-    case Op::Neg: return -x;
-    case Op::Relu: return x > 0.0f ? x : 0.0f;
-    case Op::Tanh: return fastTanh(x);
-    case Op::Sigmoid: return 1.0f / (1.0f + std::exp(-x));
-    case Op::Gelu: return geluScalar(x);
-    case Op::Exp: return std::exp(x);
-    case Op::Log: return std::log(x);
-    case Op::Sqrt: return std::sqrt(x);
-    default: return x;
+#define CAS_OP_CASE(o, name, arity, k, diff, scalar, cuda)                                                    \
+  case Op::o:                                                                                                 \
+    if constexpr (OpKind::k == kind && kind == OpKind::Unary && Op::o != Op::Dropout) {                                             \
+      body([](float x) { return Scalar<Op::o>::apply(x, 0.0f, 0.0f); });                                      \
+      return true;                                                                                            \
+    } else if constexpr (OpKind::k == kind && kind == OpKind::Binary) {                                       \
+      body([](float x, float y) { return Scalar<Op::o>::apply(x, y, 0.0f); });                                \
+      return true;                                                                                            \
+    } else if constexpr (OpKind::k == kind && kind == OpKind::Ternary) {                                      \
+      body([](float x, float y, float z) { return Scalar<Op::o>::apply(x, y, z); });                          \
+      return true;                                                                                            \
+    }                                                                                                         \
+    return false;
+    CAS_IR_OPS(CAS_OP_CASE)
+#undef CAS_OP_CASE
+    case Op::kCount: break;
   }
+  return false;
 }
 
-inline float applyBinary(Op op, float a, float b) {
+// The value of elementwise op `op` (not Dropout) on its operands (unused ones ignored).
+inline float applyElementwise(Op op, float a, float b = 0.0f, float c = 0.0f) {
   switch (op) {
-    case Op::Add: return a + b;
-    case Op::Sub: return a - b;
-    case Op::Mul: return a * b;
-    case Op::Div: return a / b;
-    case Op::Maximum: return a > b ? a : b;
-    case Op::Minimum: return a < b ? a : b;
-    case Op::GeluGrad: return b * geluDerivative(a);
-    case Op::Greater: return a > b ? 1.0f : 0.0f;
-    case Op::GreaterEqual: return a >= b ? 1.0f : 0.0f;
-    case Op::Less: return a < b ? 1.0f : 0.0f;
-    case Op::LessEqual: return a <= b ? 1.0f : 0.0f;
-    case Op::Equal: return a == b ? 1.0f : 0.0f;
-    case Op::NotEqual: return a != b ? 1.0f : 0.0f;
-    default: return a;
+#define CAS_OP_APPLY(o, ...) \
+  case Op::o: return Scalar<Op::o>::apply(a, b, c);
+    CAS_IR_OPS(CAS_OP_APPLY)
+#undef CAS_OP_APPLY
+    case Op::kCount: break;
   }
+  return a;
 }
 
 // Dropout's keep decision for element `index` under `seed`: a counter-based hash, so that every

@@ -12,14 +12,13 @@ const std::vector<PassInfo>& allPasses() {
   static const std::vector<PassInfo> passes = {
       {"fold", "evaluate nodes whose inputs are all constants", foldConstants},
       {"dce", "remove nodes no output depends on", eliminateDeadCode},
-      {"fuse", "group elementwise chains (and a closing reduction) into fusion groups", groupFusions},
       {"plan-memory", "assign storage slots, reusing dead ones", planMemory},
   };
   return passes;
 }
 
 const std::vector<std::string>& defaultPipeline() {
-  static const std::vector<std::string> pipeline = {"fold", "dce", "fuse", "plan-memory"};
+  static const std::vector<std::string> pipeline = {"fold", "dce", "plan-memory"};
   return pipeline;
 }
 
@@ -55,9 +54,9 @@ void foldConstants(Graph& g) {
     for (std::int64_t e = 0; e < count; ++e) {
       auto arg = [&](size_t k) { return constantAt(g.node(n.inputs[k]), index[k](e)); };
       switch (opInfo(n.op).kind) {
-        case OpKind::Unary: values[size_t(e)] = applyUnary(n.op, arg(0)); break;
-        case OpKind::Binary: values[size_t(e)] = applyBinary(n.op, arg(0), arg(1)); break;
-        case OpKind::Ternary: values[size_t(e)] = arg(0) != 0.0f ? arg(1) : arg(2); break;
+        case OpKind::Unary: values[size_t(e)] = applyElementwise(n.op, arg(0)); break;
+        case OpKind::Binary: values[size_t(e)] = applyElementwise(n.op, arg(0), arg(1)); break;
+        case OpKind::Ternary: values[size_t(e)] = applyElementwise(n.op, arg(0), arg(1), arg(2)); break;
         default: values[size_t(e)] = n.op == Op::Reshape ? constantAt(g.node(n.inputs[0]), e) : arg(0); break;
       }
     }
@@ -67,7 +66,6 @@ void foldConstants(Graph& g) {
     n.inputs.clear();
     n.attrs = Attrs{};
     n.attrs.values = std::move(values);
-    n.fusionGroup = -1;
   }
 }
 
@@ -94,42 +92,6 @@ void eliminateDeadCode(Graph& g) {
   for (Output& o : g.outputs) o.node = remap[size_t(o.node)];
   g.plan = {};
   for (Node& n : g.nodes) n.buffer = -1;
-}
-
-// --- fuse ----------------------------------------------------------------------------------
-
-static std::vector<int> userCounts(const Graph& g) {
-  std::vector<int> users(g.nodes.size(), 0);
-  for (const Node& n : g.nodes)
-    for (NodeId in : n.inputs) ++users[size_t(in)];
-  for (const Output& o : g.outputs) users[size_t(o.node)] += 1;  // an output is a use outside the graph
-  return users;
-}
-
-void groupFusions(Graph& g) {
-  const std::vector<int> users = userCounts(g);
-  std::vector<bool> closed;  // a group that ended in a reduction takes no more members
-  for (Node& n : g.nodes) n.fusionGroup = -1;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    Node& n = g.nodes[i];
-    const OpKind kind = opInfo(n.op).kind;
-    const bool reduction = kind == OpKind::Reduction;
-    if (!isElementwise(n.op) && !reduction) continue;
-    int joined = -1;
-    for (NodeId in : n.inputs) {
-      const Node& p = g.node(in);
-      if (p.fusionGroup < 0 || closed[size_t(p.fusionGroup)] || users[size_t(in)] != 1) continue;
-      if (!reduction && p.shape != n.shape) continue;
-      joined = p.fusionGroup;
-      break;
-    }
-    if (joined < 0) {
-      joined = int(closed.size());
-      closed.push_back(false);
-    }
-    n.fusionGroup = joined;
-    if (reduction) closed[size_t(joined)] = true;
-  }
 }
 
 // --- plan-memory ---------------------------------------------------------------------------

@@ -1104,7 +1104,7 @@ Value Compiler::lower(const std::string& fn, const Args& a, Frame& frame, Pos po
   if (auto u = unaries.find(fn); u != unaries.end()) {
     const Value& v = a.get("x");
     if (v.isNumber()) {
-      const double r = ir::applyUnary(u->second, float(v.asDouble()));
+      const double r = ir::applyElementwise(u->second, float(v.asDouble()));
       if (!std::isfinite(r)) {
         error(pos, fn + "(" + numberText(v.asDouble()) + ") is not a finite number");
         return Value::poison();

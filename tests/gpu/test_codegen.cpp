@@ -1,12 +1,13 @@
-// The CUDA backend's scheduler and code generator, without a GPU: every golden case's gradient
-// graph and every benchmark network's update graph is planned, and the generated module must
-// compile with NVRTC for sm_90. Also checks the fusion decisions the performance depends on.
+// The schedule (core/ir/schedule.hpp) and the CUDA renderer, without a GPU: every golden case's
+// gradient graph and every benchmark network's update graph is planned and rendered, and the
+// module must compile with NVRTC for sm_90. Also checks the schedule as data: the fusion
+// decisions the performance depends on.
 #include <QTest>
 #include <nvrtc.h>
 
 #include "core/train/benchmark_nets.hpp"
 #include "core/train/update.hpp"
-#include "gpu/codegen.hpp"
+#include "gpu/render.hpp"
 #include "support/golden.hpp"
 
 using namespace cas;
@@ -58,11 +59,86 @@ int count(const gpu::Schedule& s, gpu::StepKind kind) {
   return int(std::count_if(s.steps.begin(), s.steps.end(), [&](const gpu::Step& st) { return st.kind == kind; }));
 }
 
+// A computing step as text: its kind and its units' kinds (GEMMs with their variant).
+std::string signature(const ir::Schedule& s, const ir::Step& step) {
+  std::string text = ir::stepKindName(step.kind);
+  for (size_t k = 0; k < step.units.size(); ++k) {
+    const ir::Unit& u = s.units[size_t(step.units[k])];
+    text += (k ? "+" : ":") + std::string(u.kind == ir::UnitKind::Gemm ? ir::gemmVariantName(u.gemm.variant) : ir::unitKindName(u.kind));
+  }
+  return text;
+}
+
 }  // namespace
 
 class TestCodegen : public QObject {
   Q_OBJECT
  private slots:
+  // connect4_mlp256's update at batch 1024, step by step: the two hidden layers' GEMMs with
+  // their bias and tanh (and the tanh' the backward pass needs) as epilogues, the 8-wide head
+  // as a narrow GEMM, the loss in three fused launches, the weight gradients as split-K GEMMs
+  // in one launch with the bias gradients, the gradient norms and Adam over every parameter
+  // each in one launch, every parameter and moment updated in place, 14 launches in all.
+  void scheduleAsData() {
+    const ir::Graph g = updateGraph(*train::findBenchmarkNet("connect4_mlp256"), 1024);
+    const ir::Schedule s = ir::planSchedule(g, gpu::cudaTarget());
+    std::vector<std::string> steps;
+    int fills = 0, copies = 0;
+    for (const ir::Step& step : s.steps) {
+      if (step.kind == ir::StepKind::Fill) ++fills;
+      else if (step.kind == ir::StepKind::Copy) ++copies;
+      else steps.push_back(signature(s, step));
+    }
+    const std::vector<std::string> expected = {
+        "gemm:tiled",
+        "gemm:tiled",
+        "gemm:narrow",
+        "kernel:reduction",
+        "kernel:special+reduction+elementwise",
+        "kernel:reduction+reduction",
+        "kernel:elementwise+elementwise",
+        "kernel:reduction",
+        "gemm:tiled",
+        "gemm:tiled",
+        "gemm:reduction+reduction+split-k+split-k+split-k",
+        "kernel:reduction+reduction+reduction+reduction+reduction+reduction",
+        "kernel:reduction+reduction+elementwise",
+        "kernel:elementwise+elementwise+elementwise+elementwise+elementwise+elementwise+elementwise",
+    };
+    QCOMPARE(steps, expected);
+    QCOMPARE(s.launches(), 14);
+    QCOMPARE(copies, 0);
+    QCOMPARE(fills, 14);  // the atomic reductions' and split-K GEMMs' accumulators
+    // Every parameter and Adam moment (6 parameters x 3) is written in place.
+    int inPlace = 0;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (s.storage[i] != ir::kNoNode && s.storage[i] != ir::NodeId(i) && g.nodes[i].op != ir::Op::Reshape) ++inPlace;
+    QCOMPARE(inPlace, 18);
+    // The first layer's bias and tanh live in registers; tanh and tanh' are stored for the
+    // backward pass.
+    const ir::Unit& first = s.units[size_t(s.steps[size_t(fills)].units[0])];
+    QCOMPARE(first.gemm.m, 1024);
+    QCOMPARE(first.gemm.n, 256);
+    QCOMPARE(int(first.members.size()), 5);
+    QVERIFY(!s.stored[size_t(first.members[1])]);  // the bias add
+    QCOMPARE(s.fusedNodes, 110);
+    const std::string text = ir::toText(s, g);
+    QVERIFY2(text.find("gemm tiled 1024x256 K 256") != std::string::npos, text.c_str());
+  }
+
+  // The rendered kernels are template calls with generated epilogues, e.g. the first layer:
+  // cas_gemm_tiled<1024, 256, 84, ...>(..., [&](int i, float acc) { ... cas_tanh(...) ... }).
+  void kernelsAreTemplateCalls() {
+    const ir::Graph g = updateGraph(*train::findBenchmarkNet("connect4_mlp256"), 1024);
+    const gpu::Schedule s = gpu::renderSchedule(g);
+    const auto first = std::find_if(s.steps.begin(), s.steps.end(), [](const gpu::Step& st) { return st.kind == gpu::StepKind::Gemm; });
+    QVERIFY(first != s.steps.end());
+    QVERIFY2(first->source.find("cas_gemm_tiled<1024, 256, 84, false, false, ") != std::string::npos, first->source.c_str());
+    QVERIFY2(first->source.find("cas_tanh(") != std::string::npos, first->source.c_str());
+    for (const gpu::Step& st : s.steps)
+      if (st.kind == gpu::StepKind::Kernel) QVERIFY2(st.source.find("if (cas_") != std::string::npos, st.source.c_str());
+  }
+
   void goldenCasesCompile_data() {
     QTest::addColumn<QString>("name");
     for (const QString& n : caseNames()) QTest::newRow(qPrintable(n)) << n;
@@ -75,7 +151,7 @@ class TestCodegen : public QObject {
     const ir::Graph g = golden::gradientGraph(*compiled.policy);
     gpu::Schedule s;
     try {
-      s = gpu::planSchedule(g);
+      s = gpu::renderSchedule(g);
     } catch (const std::runtime_error& e) {
       // Refusals must say what and where; asymmetric padding is the one known case.
       QVERIFY2(std::string(e.what()).find("symmetric padding") != std::string::npos, e.what());
@@ -109,7 +185,7 @@ class TestCodegen : public QObject {
                                  "@parallel(axis='batch')\ndef policy(obs):\n    return dense(trunk(obs), units=3)\n", o);
     QVERIFY(compiled.policy);
     const ir::Graph g = golden::gradientGraph(*compiled.policy);
-    const gpu::Schedule s = gpu::planSchedule(g);
+    const gpu::Schedule s = gpu::renderSchedule(g);
     int forward = 0, weight = 0, input = 0;
     for (const auto& step : s.steps) {
       if (step.kind == gpu::StepKind::ImplicitConv) {
@@ -148,7 +224,7 @@ class TestCodegen : public QObject {
     QFETCH(int, batch);
     QFETCH(bool, mixed);
     const ir::Graph g = updateGraph(*train::findBenchmarkNet(net.toStdString()), batch, mixed);
-    const gpu::Schedule s = gpu::planSchedule(g);
+    const gpu::Schedule s = gpu::renderSchedule(g);
     if (qEnvironmentVariableIsSet("CAS_DUMP_SCHEDULE"))
       for (const auto& step : s.steps) qInfo("%s", step.describe().c_str());
     const std::string error = compileError(moduleSource(s));
@@ -182,7 +258,7 @@ class TestCodegen : public QObject {
                          count(s, gpu::StepKind::ImplicitConv) + count(s, gpu::StepKind::Conv);
     qInfo("%s batch %d: %d launches (%d generated, %d GEMM, %d implicit convolutions, %d cuBLAS, %d cuDNN), %d nodes fused", qPrintable(net), batch,
           launches, count(s, gpu::StepKind::Kernel), count(s, gpu::StepKind::Gemm), count(s, gpu::StepKind::ImplicitConv),
-          count(s, gpu::StepKind::Blas), count(s, gpu::StepKind::Conv), s.fusedNodes);
+          count(s, gpu::StepKind::Blas), count(s, gpu::StepKind::Conv), s.plan.fusedNodes);
   }
 };
 
