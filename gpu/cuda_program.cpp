@@ -454,7 +454,7 @@ class CudaProgram final : public DeviceProgram {
         CAS_DNN(cudnnSetConvolutionMathType(c.conv, perf[i].mathType));
         return;
       }
-    throw CudaError("cuDNN has no algorithm for " + std::string(ir::opName(n.op)) + " in " + n.label);
+    throw CudaError("cuDNN has no algorithm for " + ir::describeNode(g_, NodeId(&n - g_.nodes.data())));
   }
 
   void capture() {
@@ -624,10 +624,8 @@ class CudaProgram final : public DeviceProgram {
       CAS_CU(cuStreamSynchronize(rt_->compute));
       for (float v : host) {
         if (std::isfinite(v)) continue;
-        std::string where = n.label.empty() ? std::string() : " in " + n.label;
-        if (n.line > 0) where += " (line " + std::to_string(n.line) + ":" + std::to_string(n.column) + ")";
-        throw exec::NonFiniteError(std::string(std::isnan(v) ? "NaN" : "Inf") + " first produced by %" + std::to_string(i) + " " +
-                                   std::string(ir::opName(n.op)) + where + " (first stored value with it; fused nodes are checked through their consumers)");
+        throw exec::NonFiniteError(std::string(std::isnan(v) ? "NaN" : "Inf") + " first produced by " + ir::describeNode(g_, NodeId(i)) +
+                                   " (first stored value with it; fused nodes are checked through their consumers)");
       }
     }
   }

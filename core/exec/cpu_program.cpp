@@ -123,10 +123,7 @@ class CpuProgram final : public Executable {
     const std::int64_t count = numel(n.shape);
     for (std::int64_t e = 0; e < count; ++e) {
       if (std::isfinite(out[e])) continue;
-      std::string where = n.label.empty() ? std::string() : " in " + n.label;
-      if (n.line > 0) where += " (line " + std::to_string(n.line) + ":" + std::to_string(n.column) + ")";
-      throw NonFiniteError(std::string(std::isnan(out[e]) ? "NaN" : "Inf") + " first produced by %" + std::to_string(id) + " " +
-                           std::string(ir::opName(n.op)) + where);
+      throw NonFiniteError(std::string(std::isnan(out[e]) ? "NaN" : "Inf") + " first produced by " + ir::describeNode(g_, id));
     }
   }
 
@@ -222,8 +219,8 @@ void CpuProgram::execute(const Node& n, const std::vector<const float*>& in, flo
       for (std::int64_t i = 0; i < count; ++i) {
         const float id = in[1][i];
         if (!(id >= 0 && id < float(rows)) || id != std::floor(id))
-          throw std::out_of_range("embedding id " + std::to_string(id) + " is not an integer in [0, " + std::to_string(rows) + ")" +
-                                  (n.label.empty() ? std::string() : " in " + n.label));
+          throw std::out_of_range("embedding id " + std::to_string(id) + " is not an integer in [0, " + std::to_string(rows) + ") at " +
+                                  ir::describeNode(g_, NodeId(&n - g_.nodes.data())));
         std::memcpy(out + i * width, in[0] + std::int64_t(id) * width, size_t(width) * sizeof(float));
       }
       return;
