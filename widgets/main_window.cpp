@@ -26,6 +26,7 @@
 
 #include "cas/version.hpp"
 #include "core/exec/backend.hpp"
+#include "core/params/run_params.hpp"
 #include "core/project/project.hpp"
 #include "widgets/board_view.hpp"
 #include "widgets/kernel_view.hpp"
@@ -386,8 +387,9 @@ bool MainWindow::openProject(const QString& folder) {
   policyEditor_->setProject(p);
   policyEditor_->openFile(QString::fromStdString(p.policyFile.string()));
   parameterModel_->showParameters(p.parameters);
-  updateBackendStatus(QString::fromStdString(p.parameters.getChoice("runtime.device")));
-  kernelView_->setDevice(QString::fromStdString(p.parameters.getChoice("runtime.device")));
+  const QString device = QString::fromStdString(params::readRuntimeParams(p.parameters).device);
+  updateBackendStatus(device);
+  kernelView_->setDevice(device);
   setWindowTitle(tr("%1 — CUDA-Agent Studio").arg(QString::fromStdString(p.name)));
   logPanel_->appendMessage(LogPanel::Level::Info, tr("Opened project %1 (%2).").arg(QString::fromStdString(p.name), folder));
   rememberProject(QFileInfo(folder).absoluteFilePath());

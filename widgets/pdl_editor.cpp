@@ -23,6 +23,7 @@
 #include <cctype>
 
 #include "core/env/environments.hpp"
+#include "core/params/run_params.hpp"
 #include "core/project/project.hpp"
 #include "core/support/atomic_file.hpp"
 #include "widgets/pdl_completion.hpp"
@@ -293,7 +294,7 @@ void PdlEditor::setProject(const project::Project& project) {
   o.actionCount = e->actionCount;
   o.algorithm = project.algorithm;
   o.batch = 1;
-  o.seed = std::uint64_t(project.parameters.getInt("runtime.seed"));
+  o.seed = std::uint64_t(params::readRuntimeParams(project.parameters).seed);
   o.fileName = file_.toStdString();
   options_ = std::move(o);
   if (!file_.isEmpty()) compileNow();

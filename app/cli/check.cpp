@@ -135,9 +135,9 @@ int checkProject(const std::string& path, const CheckOptions& options) {
             << ", " << e->actionCount << " actions)\n"
             << "  algorithm:   " << p.algorithm << "\n"
             << "  policy:      " << printable(p.policyFile.string()) << "\n";
-  for (const engine::ParameterSpec& spec : engine::ParameterRegistry::standard().all())
+  for (const params::ParameterSpec& spec : params::ParameterRegistry::standard().all())
     if (!p.parameters.isDefault(spec.name))
-      std::cout << "  " << spec.name << " = " << printable(engine::formatValue(p.parameters.get(spec.name))) << "\n";
+      std::cout << "  " << spec.name << " = " << printable(params::formatValue(p.parameters.get(spec.name))) << "\n";
   return describePolicy(*compiled.policy, options) ? 0 : 1;
 }
 
