@@ -13,6 +13,7 @@
 #include "core/exec/backend.hpp"
 #include "core/exec/initialise.hpp"
 #include "core/ir/passes.hpp"
+#include "widgets/backend_status.hpp"
 #include "widgets/pdl_lexer.hpp"
 
 namespace cas::widgets {
@@ -76,18 +77,14 @@ GeneratedCodeView::GeneratedCodeView(QWidget* parent) : QWidget(parent), header_
   layout->addWidget(header_);
   layout->addWidget(code_, 1);
 
-  const auto& registry = exec::BackendRegistry::instance();
-  std::string error;
-  const auto chosen = registry.selectForGraphs("auto", &error);
-  if (chosen && chosen->id() == "cuda") {
+  // "auto" takes the CUDA backend whenever it loaded, so the CPU's view means it did not.
+  const exec::BackendStatus status = exec::BackendRegistry::instance().status("auto");
+  if (status.backend->id() == "cuda") {
     kind_ = Kind::Cuda;
-    cudaStatus_ = QString::fromStdString(chosen->statusText());
+    cudaStatus_ = backendStatusText(status);
     code_->setLexer(makeCudaLexer(code_));
   } else {
-    const exec::BackendEntry* entry = registry.find("cuda");
-    if (!entry) whyNotCuda_ = tr("this build has no CUDA backend");
-    else if (!entry->available()) whyNotCuda_ = QString::fromStdString(entry->unavailableReason);
-    else if (auto why = entry->backend->cannotRunGraphs()) whyNotCuda_ = QString::fromStdString(*why);
+    whyNotCuda_ = QString::fromStdString(status.cudaUnavailable);
     code_->setLexer(new PdlLexer(code_));
   }
   setHeader(kind_ == Kind::Ir ? tr("Nothing compiled yet.") : tr("No kernels generated yet."));

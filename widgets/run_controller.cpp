@@ -38,7 +38,7 @@ bool RunController::startTraining(const project::Project& project, const QString
     return false;
   }
   std::string error;
-  auto backend = exec::BackendRegistry::instance().selectForGraphs(params::readRuntimeParams(project.parameters).device, &error);
+  auto backend = exec::BackendRegistry::instance().select(params::readRuntimeParams(project.parameters).device, &error);
   if (!backend) {
     run->removeUnstarted();
     emit runFailed(QString::fromStdString(error));

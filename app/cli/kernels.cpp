@@ -58,7 +58,7 @@ int printSearchKernels(const KernelsOptions& o, exec::Backend& backend, exec::Ex
 
 int runKernels(const KernelsOptions& o) {
   std::string error;
-  auto backend = exec::BackendRegistry::instance().selectForGraphs("cuda", &error);
+  auto backend = exec::BackendRegistry::instance().select("cuda", &error);
   if (!backend) {
     std::cerr << "kernels: GPU kernel metrics need the CUDA backend: " << error << "\n"
               << "(on the CPU backend the graph is interpreted node by node; `cuda-agent check --ir` shows it)\n";
