@@ -1198,8 +1198,8 @@ class Planner {
     comment << "// " << step.name << ": " << ir::opName(n.op) << " as an implicit GEMM on tensor cores (" << (bf16 ? "bf16" : "fp16")
             << " products, fp32 sums)" << (forward ? ", then " + std::to_string(unit.members.size() - 1) + " fused node(s)" : ", added atomically")
             << (step.label.empty() ? "" : "; from " + step.label) << "\n";
-    comment << "// x " << shapeText(xs) << ", filters " << shapeText(ws) << ", stride " << a.strideH << "x" << a.strideW << ", padding " << a.padTop
-            << "," << a.padLeft << " -> " << shapeText(ys) << "\n";
+    comment << "// x " << ir::shapeText(xs, ", ") << ", filters " << ir::shapeText(ws, ", ") << ", stride " << a.strideH << "x" << a.strideW << ", padding " << a.padTop
+            << "," << a.padLeft << " -> " << ir::shapeText(ys, ", ") << "\n";
     const ImplicitConvKernel kernel = implicitConv(forward ? ConvPass::Forward : ConvPass::WeightGradient, step.name, comment.str(), geometry, bf16,
                                                    paramList(p), x, other, out, epi.str());
     step.source = kernel.source;
@@ -1211,12 +1211,6 @@ class Planner {
     seg.members = unit.members;
     seg.threads = kernel.gridX * kernel.gridY * kernel.blockSize;
     step.segments.push_back(seg);
-  }
-
-  static std::string shapeText(const Shape& shape) {
-    std::string text;
-    for (std::int64_t d : shape) text += (text.empty() ? "[" : ", ") + std::to_string(d);
-    return text + "]";
   }
 
   // A bf16/fp16 input gradient runs on cuDNN's NHWC kernels, on low-precision copies made by

@@ -72,8 +72,6 @@ QString compactCount(std::int64_t n) {
   return QString::number(double(n) / 1e6, 'f', 1) + u'M';
 }
 
-QString shapeText(const std::vector<std::int64_t>& shape) { return QString::fromStdString(ir::shapeText(shape)); }
-
 bool isIdentifierByte(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 // The length of the token that starts at byte `i` of `line`, so that an underline covers the
@@ -453,7 +451,7 @@ void PdlEditor::showLayerHints(const pdl::CompiledPolicy& policy) {
     ++site->count;
     site->parameters += l.parameters;
     details[l.line] << tr("%1 (%2): output %3, %4 parameters, %5 FLOPs per sample")
-                           .arg(QString::fromStdString(l.name), QString::fromStdString(l.kind), shapeText(l.outputShape))
+                           .arg(QString::fromStdString(l.name), QString::fromStdString(l.kind), QString::fromStdString(ir::shapeText(l.outputShape)))
                            .arg(l.parameters)
                            .arg(compactCount(l.flops));
   }
@@ -465,7 +463,8 @@ void PdlEditor::showLayerHints(const pdl::CompiledPolicy& policy) {
     QStringList shapes;
     std::int64_t parameters = 0;
     for (const Site& s : sites) {
-      shapes << (s.count > 1 ? QStringLiteral("%1×%2").arg(shapeText(s.shape)).arg(s.count) : shapeText(s.shape));
+      const QString shape = QString::fromStdString(ir::shapeText(s.shape));
+      shapes << (s.count > 1 ? QStringLiteral("%1×%2").arg(shape).arg(s.count) : shape);
       parameters += s.parameters;
     }
     QString hint = shapes.join(QStringLiteral(" → "));
@@ -491,7 +490,7 @@ void PdlEditor::showSummary(const pdl::CompileResult& result) {
   const pdl::CompiledPolicy& p = *result.policy;
   QStringList outputs;
   for (size_t i = 0; i < p.outputNames.size(); ++i)
-    outputs << QStringLiteral("%1 %2").arg(QString::fromStdString(p.outputNames[i]), shapeText(p.outputShapes[i]));
+    outputs << QStringLiteral("%1 %2").arg(QString::fromStdString(p.outputNames[i]), QString::fromStdString(ir::shapeText(p.outputShapes[i])));
   QString text = QStringLiteral("<span style='color:#2e7d32'>✓</span> ") +
                  tr("%1 layers · %2 parameters").arg(p.layers.size()).arg(QLocale().toString(qlonglong(p.parameterCount)));
   if (warnings > 0) text += QStringLiteral(" · <span style='color:%1'>%2</span>").arg(kWarningColour.name(), tr("warnings: %1").arg(warnings));
