@@ -14,7 +14,14 @@
 
 #include "core/exec/kernel_report.hpp"
 #include "core/ir/graph.hpp"
-#include "core/search/self_play_search.hpp"
+
+// The search a backend may provide (createSearch) is declared by core/search, which builds on
+// this interface (its leaves are evaluated by Executables): declared here, defined there, so
+// core/search includes core/exec and not the other way round.
+namespace cas::search {
+class SelfPlaySearch;
+struct SearchSetup;
+}  // namespace cas::search
 
 namespace cas::exec {
 
@@ -84,11 +91,9 @@ class Backend {
   // A search whose trees and games live on this backend's device, evaluating leaves with
   // setup.evaluator (a network compiled by this backend). Null with `reason` when the backend
   // has no search of its own or cannot hold this one; search::makeSearch then takes the CPU's.
-  virtual std::unique_ptr<search::SelfPlaySearch> createSearch(const search::SearchSetup& setup, std::string* reason) {
-    (void)setup;
-    *reason = "the " + id() + " backend has no search of its own";
-    return nullptr;
-  }
+  // The default (none) is defined in core/search/self_play_search.cpp, where the search's types
+  // are complete.
+  virtual std::unique_ptr<search::SelfPlaySearch> createSearch(const search::SearchSetup& setup, std::string* reason);
 };
 
 struct BackendEntry {
