@@ -96,8 +96,10 @@ class CudaProgram final : public DeviceProgram {
   const ir::Graph& graph() const override { return g_; }
   void setFiniteCheck(bool on) override { checkFinite_ = on; }
 
-  void setInput(const std::string& name, const float* data, std::size_t count) override {
-    const NodeId id = inputNode(name, count);
+  bool hasRun() const override { return ran_; }
+
+ protected:
+  void doSetInput(NodeId id, const float* data, std::size_t count) override {
     ContextScope scope(rt_->context);
     if (auto it = stagedOffset_.find(id); it != stagedOffset_.end()) {
       if (uploadPending_) CAS_CU(cuEventSynchronize(uploaded_));  // the previous upload still reads the staging area
@@ -110,8 +112,7 @@ class CudaProgram final : public DeviceProgram {
     onDataStream([&] { CAS_CU(cuMemcpyHtoDAsync(address(id), data, count * sizeof(float), rt_->data)); });
   }
 
-  void readInput(const std::string& name, float* data, std::size_t count) const override {
-    const NodeId id = inputNode(name, count);
+  void doReadInput(NodeId id, float* data, std::size_t count) const override {
     ContextScope scope(rt_->context);
     if (auto it = stagedOffset_.find(id); it != stagedOffset_.end()) {
       std::memcpy(data, staging_ + it->second, count * sizeof(float));
@@ -120,18 +121,13 @@ class CudaProgram final : public DeviceProgram {
     onDataStream([&] { CAS_CU(cuMemcpyDtoHAsync(data, address(id), count * sizeof(float), rt_->data)); });
   }
 
-  void readOutput(const std::string& name, float* data, std::size_t count) const override {
-    const NodeId id = g_.output(name);
-    if (id == ir::kNoNode) throw std::invalid_argument("the graph has no output named '" + name + "'");
-    const std::int64_t n = numel(g_.node(id).shape);
-    if (std::int64_t(count) != n)
-      throw std::invalid_argument("output '" + name + "' has " + std::to_string(n) + " elements, not " + std::to_string(count));
-    if (!ran_) throw std::logic_error("output '" + name + "' read before the first run");
+  void doReadOutput(NodeId id, float* data, std::size_t count) const override {
     ContextScope scope(rt_->context);
     CAS_CU(cuMemcpyDtoHAsync(data, address(id), count * sizeof(float), rt_->compute));
     CAS_CU(cuStreamSynchronize(rt_->compute));
   }
 
+ public:
   void run() override {
     ContextScope scope(rt_->context);
     upload();
@@ -171,15 +167,6 @@ class CudaProgram final : public DeviceProgram {
   const std::shared_ptr<DeviceRuntime>& runtime() const override { return rt_; }
 
  private:
-  NodeId inputNode(const std::string& name, std::size_t count) const {
-    const NodeId id = g_.findInput(name);
-    if (id == ir::kNoNode) throw std::invalid_argument("the graph has no input named '" + name + "'");
-    const std::int64_t n = numel(g_.node(id).shape);
-    if (std::int64_t(count) != n)
-      throw std::invalid_argument("input '" + name + "' has " + std::to_string(n) + " elements, not " + std::to_string(count));
-    return id;
-  }
-
   // Parameters and optimizer state move on the data stream, after everything queued on the
   // compute stream and before anything queued later (the caller waits for the copy).
   template <typename Copy>

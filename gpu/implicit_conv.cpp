@@ -64,8 +64,8 @@ ImplicitConvKernel implicitConv(ConvPass pass, const ConvGeometry& g, bool bf16,
        << g.ho << ", " << g.wo << ", " << g.strideH << ", " << g.strideW << ", " << g.padTop << ", " << g.padLeft << ", " << (g.padded ? "true" : "false")
        << ", " << bn << ", " << v;
   std::ostringstream c;
-  c << "// x [" << g.n << "," << g.c << "," << g.h << "," << g.w << "], filters [" << g.k << "," << g.c << "," << g.r << "," << g.s << "], stride "
-    << g.strideH << "x" << g.strideW << ", padding " << g.padTop << "," << g.padLeft << " -> [" << g.n << "," << g.k << "," << g.ho << "," << g.wo << "]\n";
+  c << "// x " << ir::shapeText({g.n, g.c, g.h, g.w}, ", ") << ", filters " << ir::shapeText({g.k, g.c, g.r, g.s}, ", ") << ", stride " << g.strideH
+    << "x" << g.strideW << ", padding " << g.padTop << "," << g.padLeft << " -> " << ir::shapeText({g.n, g.k, g.ho, g.wo}, ", ") << "\n";
   if (forward) {
     c << "// Launch: grid (" << k.gridX << ", " << k.gridY << ") of " << kRows << " x " << bn << " tiles (rows: output pixels m, columns: filters k), "
       << kThreads << " threads; Kc " << Kc << " in steps of " << kStep << "; a lane gathers one pixel's taps, " << v << " at a time.\n";

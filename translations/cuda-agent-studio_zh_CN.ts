@@ -140,6 +140,21 @@
     </message>
 </context>
 <context>
+    <name>cas::widgets::BackendStatus</name>
+    <message>
+        <source>No backend: %1</source>
+        <translation>没有可用后端：%1</translation>
+    </message>
+    <message>
+        <source>CPU backend</source>
+        <translation>CPU 后端</translation>
+    </message>
+    <message>
+        <source>CPU backend (CUDA unavailable: %1)</source>
+        <translation>CPU 后端（CUDA 不可用：%1）</translation>
+    </message>
+</context>
+<context>
     <name>cas::widgets::BoardView</name>
     <message>
         <source>red</source>
@@ -188,10 +203,6 @@
 </context>
 <context>
     <name>cas::widgets::GeneratedCodeView</name>
-    <message>
-        <source>this build has no CUDA backend</source>
-        <translation>此版本未包含 CUDA 后端</translation>
-    </message>
     <message>
         <source>Nothing compiled yet.</source>
         <translation>尚未编译任何内容。</translation>
@@ -354,10 +365,6 @@
         <translation>在当前迭代结束时重新为每个内核计时。</translation>
     </message>
     <message>
-        <source>%1; the CUDA backend cannot run graphs yet: %2</source>
-        <translation>%1；CUDA 后端尚无法运行计算图：%2</translation>
-    </message>
-    <message>
         <source>The kernels of the self-play inference graph are timed at the end of the current iteration.</source>
         <translation>自对弈推理图的内核将在当前迭代结束时计时。</translation>
     </message>
@@ -458,18 +465,6 @@
     <message>
         <source>Log</source>
         <translation>日志</translation>
-    </message>
-    <message>
-        <source>No backend: %1</source>
-        <translation>没有可用后端：%1</translation>
-    </message>
-    <message>
-        <source>CPU backend (CUDA unavailable: %1)</source>
-        <translation>CPU 后端（CUDA 不可用：%1）</translation>
-    </message>
-    <message>
-        <source>CPU backend</source>
-        <translation>CPU 后端</translation>
     </message>
     <message>
         <source>%1 could not be opened; see the Log.</source>

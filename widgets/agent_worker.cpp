@@ -24,7 +24,7 @@ void AgentWorker::loadRun(const QString& folder) {
     s.environment = QString::fromStdString(trainer_->project().environment);
     s.checkpointFile = QString::fromStdString(run.checkpoint.filename().string());
     s.iteration = trainer_->iteration();
-    s.simulations = int(trainer_->parameters().getInt("search.simulations"));
+    s.simulations = int(trainer_->searchParams().simulations);
     for (const std::string& skipped : run.skipped) s.skipped << QString::fromStdString(skipped);
     for (const Diagnostic& d : run.notices) s.notices << QString::fromStdString(formatHeadline(d));
     emit runLoaded(s);

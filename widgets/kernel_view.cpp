@@ -1,6 +1,5 @@
 #include "widgets/kernel_view.hpp"
 
-#include <QCoreApplication>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -14,6 +13,8 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+
+#include "widgets/backend_status.hpp"
 
 namespace cas::widgets {
 namespace {
@@ -256,23 +257,8 @@ QString KernelView::selectedSource() const { return source_->toPlainText(); }
 
 void KernelView::setDevice(const QString& device) {
   device_ = device;
-  const exec::BackendRegistry& registry = exec::BackendRegistry::instance();
-  std::string error;
-  const auto backend = registry.selectForGraphs(device.toStdString(), &error);
-  QString status = QString::fromStdString(registry.statusLine(device.toStdString()));
-  if (!backend) status = QString::fromStdString(error);
-  const exec::BackendEntry* cuda = registry.find("cuda");
-  // The CPU backend in the status bar's words (MainWindow's, translated), not core's English.
-  std::string selectError;
-  if (const auto chosen = registry.select(device.toStdString(), &selectError); backend && chosen && chosen->id() == "cpu")
-    status = cuda && !cuda->available()
-                 ? QCoreApplication::translate("cas::widgets::MainWindow", "CPU backend (CUDA unavailable: %1)").arg(QString::fromStdString(cuda->unavailableReason))
-                 : QCoreApplication::translate("cas::widgets::MainWindow", "CPU backend");
-  // statusLine names the backend select() picks; a CUDA backend that cannot run graphs yet is
-  // passed over for training, and the reason belongs in the sentence.
-  if (backend && backend->id() == "cpu" && cuda && cuda->available())
-    if (auto why = cuda->backend->cannotRunGraphs()) status = tr("%1; the CUDA backend cannot run graphs yet: %2").arg(status, QString::fromStdString(*why));
-  showBackend(backend && backend->id() == "cuda", status);
+  const exec::BackendStatus status = exec::BackendRegistry::instance().status(device.toStdString());
+  showBackend(status.backend && status.backend->id() == "cuda", backendStatusText(status));
 }
 
 void KernelView::runStarted(const QString& backendId) {

@@ -26,7 +26,9 @@
 
 #include "cas/version.hpp"
 #include "core/exec/backend.hpp"
+#include "core/params/run_params.hpp"
 #include "core/project/project.hpp"
+#include "widgets/backend_status.hpp"
 #include "widgets/board_view.hpp"
 #include "widgets/kernel_view.hpp"
 #include "widgets/log_panel.hpp"
@@ -197,21 +199,7 @@ QDockWidget* MainWindow::addPanel(const QString& objectName, const QString& titl
 QString MainWindow::backendStatusText() const { return backendLabel_->text(); }
 
 void MainWindow::updateBackendStatus(const QString& device) {
-  const auto& registry = exec::BackendRegistry::instance();
-  std::string error;
-  auto backend = registry.select(device.toStdString(), &error);
-  const exec::BackendEntry* cuda = registry.find("cuda");
-  QString text;
-  if (!backend) {
-    text = tr("No backend: %1").arg(QString::fromStdString(error));
-  } else if (backend->id() == "cpu") {
-    text = cuda && !cuda->available()
-               ? tr("CPU backend (CUDA unavailable: %1)").arg(QString::fromStdString(cuda->unavailableReason))
-               : tr("CPU backend");
-  } else {
-    text = QString::fromStdString(backend->statusText());
-  }
-  backendLabel_->setText(text);
+  backendLabel_->setText(widgets::backendStatusText(exec::BackendRegistry::instance().status(device.toStdString())));
 }
 
 void MainWindow::connectRun() {
@@ -386,8 +374,9 @@ bool MainWindow::openProject(const QString& folder) {
   policyEditor_->setProject(p);
   policyEditor_->openFile(QString::fromStdString(p.policyFile.string()));
   parameterModel_->showParameters(p.parameters);
-  updateBackendStatus(QString::fromStdString(p.parameters.getChoice("runtime.device")));
-  kernelView_->setDevice(QString::fromStdString(p.parameters.getChoice("runtime.device")));
+  const QString device = QString::fromStdString(params::readRuntimeParams(p.parameters).device);
+  updateBackendStatus(device);
+  kernelView_->setDevice(device);
   setWindowTitle(tr("%1 — CUDA-Agent Studio").arg(QString::fromStdString(p.name)));
   logPanel_->appendMessage(LogPanel::Level::Info, tr("Opened project %1 (%2).").arg(QString::fromStdString(p.name), folder));
   rememberProject(QFileInfo(folder).absoluteFilePath());

@@ -5,7 +5,7 @@
 
 namespace cas::widgets {
 
-static const std::vector<engine::ParameterSpec>& specs() { return engine::ParameterRegistry::standard().all(); }
+static const std::vector<params::ParameterSpec>& specs() { return params::ParameterRegistry::standard().all(); }
 
 ParameterTableModel::ParameterTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
@@ -17,7 +17,7 @@ int ParameterTableModel::columnCount(const QModelIndex& parent) const { return p
 
 QVariant ParameterTableModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-  const engine::ParameterSpec& spec = specs()[static_cast<size_t>(index.row())];
+  const params::ParameterSpec& spec = specs()[static_cast<size_t>(index.row())];
   if (role == Qt::ToolTipRole && index.column() == Applies)
     return spec.live ? tr("Changed during a run, it applies at the next iteration; the change is logged with that iteration.")
                      : tr("Takes effect when a run starts; to change it, stop the run and start a new one.");
@@ -30,15 +30,15 @@ QVariant ParameterTableModel::data(const QModelIndex& index, int role) const {
   if (role != Qt::DisplayRole && role != Qt::EditRole) return {};
   switch (index.column()) {
     case Name: return QString::fromStdString(spec.name);
-    case Value: return QString::fromStdString(engine::formatValue(values_.get(spec.name)));
+    case Value: return QString::fromStdString(params::formatValue(values_.get(spec.name)));
     case Allowed:
       switch (spec.type) {
-        case engine::ParamType::Int:
+        case params::ParamType::Int:
           return QStringLiteral("[%1, %2]").arg(qint64(spec.min)).arg(qint64(spec.max));
-        case engine::ParamType::Float:
+        case params::ParamType::Float:
           return QStringLiteral("[%1, %2]").arg(spec.min).arg(spec.max);
-        case engine::ParamType::Bool: return QStringLiteral("true / false");
-        case engine::ParamType::Choice: {
+        case params::ParamType::Bool: return QStringLiteral("true / false");
+        case params::ParamType::Choice: {
           QStringList c;
           for (const std::string& s : spec.choices) c << QString::fromStdString(s);
           return c.join(QStringLiteral(" / "));
@@ -98,27 +98,27 @@ void ParameterTableModel::refreshRow(int row) {
 }
 
 void ParameterTableModel::markRequested(const QString& name, const QString& value) {
-  const engine::ParameterSpec* spec = engine::ParameterRegistry::standard().find(name.toStdString());
+  const params::ParameterSpec* spec = params::ParameterRegistry::standard().find(name.toStdString());
   std::string error;
-  const auto v = spec ? engine::parseValue(*spec, value.toStdString(), &error) : std::nullopt;
+  const auto v = spec ? params::parseValue(*spec, value.toStdString(), &error) : std::nullopt;
   if (!v) return;
   // Kept in the engine's spelling ("3.50" reads "3.5"), which is what the applied change reports.
-  requested_.insert(name, QString::fromStdString(engine::formatValue(*v)));
+  requested_.insert(name, QString::fromStdString(params::formatValue(*v)));
   refreshRow(rowOf(spec->name));
 }
 
 void ParameterTableModel::applyChange(const QString& name, const QString& value, qint64 iteration) {
-  const engine::ParameterSpec* spec = engine::ParameterRegistry::standard().find(name.toStdString());
+  const params::ParameterSpec* spec = params::ParameterRegistry::standard().find(name.toStdString());
   if (!spec) return;
   std::string error;
-  if (auto v = engine::parseValue(*spec, value.toStdString(), &error)) values_.set(spec->name, *v);
+  if (auto v = params::parseValue(*spec, value.toStdString(), &error)) values_.set(spec->name, *v);
   // Requests apply in order, so the newest request is still pending unless this is its value.
   if (requested_.value(name) == value) requested_.remove(name);
   appliedAt_.insert(name, iteration);
   refreshRow(rowOf(spec->name));
 }
 
-void ParameterTableModel::showParameters(const engine::ParameterSet& values) {
+void ParameterTableModel::showParameters(const params::ParameterSet& values) {
   values_ = values;
   if (rowCount() > 0) emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
 }

@@ -8,7 +8,7 @@
 #include <QAbstractTableModel>
 #include <QHash>
 
-#include "core/engine/parameters.hpp"
+#include "core/params/parameters.hpp"
 
 namespace cas::widgets {
 
@@ -26,10 +26,10 @@ class ParameterTableModel : public QAbstractTableModel {
   // Edits do not change the model: they are requested (parameterEditRequested) and shown once
   // the engine applies them (applyChange).
   bool setData(const QModelIndex& index, const QVariant& value, int role) override;
-  const cas::engine::ParameterSet& values() const { return values_; }
+  const cas::params::ParameterSet& values() const { return values_; }
 
  public slots:
-  void showParameters(const cas::engine::ParameterSet& values);
+  void showParameters(const cas::params::ParameterSet& values);
   void setLiveEditing(bool on);  // live parameters become editable during a run
   // The engine accepted a request for `value`; it applies at the next iteration.
   void markRequested(const QString& name, const QString& value);
@@ -43,7 +43,7 @@ class ParameterTableModel : public QAbstractTableModel {
   int rowOf(const std::string& name) const;
   void refreshRow(int row);
 
-  cas::engine::ParameterSet values_;
+  cas::params::ParameterSet values_;
   bool liveEditing_ = false;
   // Per live parameter changed in the current run: what the Applies column says about it.
   QHash<QString, QString> requested_;   // value requested, not applied yet

@@ -23,11 +23,13 @@
 #include <cctype>
 
 #include "core/env/environments.hpp"
+#include "core/params/run_params.hpp"
 #include "core/project/project.hpp"
 #include "core/support/atomic_file.hpp"
 #include "widgets/pdl_completion.hpp"
 #include "widgets/pdl_generated_view.hpp"
 #include "widgets/pdl_lexer.hpp"
+#include "widgets/studio_resources.hpp"
 
 namespace cas::widgets {
 
@@ -38,10 +40,10 @@ constexpr int kLineNumberMargin = 0, kMarkerMargin = 1, kHintMargin = 2;
 constexpr int kErrorMarker = 0, kWarningMarker = 1, kNoteMarker = 2;
 constexpr int kErrorIndicator = 8, kWarningIndicator = 9, kNoteIndicator = 10;
 
-const QColor kErrorColour(0xd3, 0x2f, 0x2f), kWarningColour(0xe0, 0x8e, 0x00), kNoteColour(0x1e, 0x6f, 0xd9);
-const QColor kMarginPaper(0xf7, 0xf7, 0xf7);
-
-QColor colourOf(Severity s) { return s == Severity::Error ? kErrorColour : s == Severity::Warning ? kWarningColour : kNoteColour; }
+QColor colourOf(Severity s) {
+  const EditorStyle& style = editorStyle();
+  return s == Severity::Error ? style.error : s == Severity::Warning ? style.warning : style.note;
+}
 
 // A margin marker: a filled disc with a white glyph, drawn at the margin's size.
 QImage markerImage(Severity s, int size) {
@@ -70,8 +72,6 @@ QString compactCount(std::int64_t n) {
   if (n < 10000000) return QString::number(double(n) / 1e3, 'f', 1) + u'K';
   return QString::number(double(n) / 1e6, 'f', 1) + u'M';
 }
-
-QString shapeText(const std::vector<std::int64_t>& shape) { return QString::fromStdString(ir::shapeText(shape)); }
 
 bool isIdentifierByte(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
@@ -213,8 +213,8 @@ void PdlEditor::setUpEditor() {
   editor_->setIndentationGuides(true);
   editor_->setBraceMatching(QsciScintilla::SloppyBraceMatch);
   editor_->setCaretLineVisible(true);
-  editor_->setCaretLineBackgroundColor(QColor(0xf2, 0xf5, 0xfb));
-  editor_->setMatchedBraceBackgroundColor(QColor(0xd8, 0xe6, 0xff));
+  editor_->setCaretLineBackgroundColor(editorStyle().caretLine);
+  editor_->setMatchedBraceBackgroundColor(editorStyle().matchedBrace);
   editor_->setWrapMode(QsciScintilla::WrapNone);
   editor_->setEdgeMode(QsciScintilla::EdgeNone);
   editor_->SendScintilla(QsciScintillaBase::SCI_SETSCROLLWIDTHTRACKING, 1);
@@ -239,7 +239,7 @@ void PdlEditor::setUpEditor() {
   editor_->markerDefine(markerImage(Severity::Note, markerSize), kNoteMarker);
   QFont hintFont = PdlLexer::codeFont();
   hintFont.setPointSizeF(hintFont.pointSizeF() * 0.85);
-  hintStyle_ = std::make_unique<QsciStyle>(-1, QStringLiteral("layer hint"), QColor(0x5f, 0x6b, 0x7a), kMarginPaper, hintFont);
+  hintStyle_ = std::make_unique<QsciStyle>(-1, QStringLiteral("layer hint"), editorStyle().layerHint, editorStyle().marginPaper, hintFont);
 
   for (auto [indicator, severity] : {std::pair{kErrorIndicator, Severity::Error}, std::pair{kWarningIndicator, Severity::Warning},
                                      std::pair{kNoteIndicator, Severity::Note}}) {
@@ -255,8 +255,8 @@ void PdlEditor::setUpEditor() {
   editor_->SendScintilla(QsciScintillaBase::SCI_AUTOCSETAUTOHIDE, 1UL);
   editor_->SendScintilla(QsciScintillaBase::SCI_AUTOCSETMAXHEIGHT, 10UL);
   editor_->SendScintilla(QsciScintillaBase::SCI_AUTOCSETCANCELATSTART, 0UL);
-  editor_->setCallTipsBackgroundColor(QColor(0xff, 0xff, 0xf0));
-  editor_->setCallTipsForegroundColor(QColor(0x33, 0x33, 0x33));
+  editor_->setCallTipsBackgroundColor(editorStyle().callTipPaper);
+  editor_->setCallTipsForegroundColor(editorStyle().callTipText);
   connect(editor_, &QsciScintillaBase::SCN_CHARADDED, this, &PdlEditor::charAdded);
   auto* complete = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Space), editor_, nullptr, nullptr, Qt::WidgetShortcut);
   connect(complete, &QShortcut::activated, this, [this] { showCompletions(true); });
@@ -269,8 +269,8 @@ void PdlEditor::setUpEditor() {
 // Setting a lexer resets the margins' style, so this runs after each change of lexer.
 void PdlEditor::applyMarginColours() {
   editor_->setMarginsFont(PdlLexer::codeFont());
-  editor_->setMarginsBackgroundColor(kMarginPaper);
-  editor_->setMarginsForegroundColor(QColor(0xa0, 0xa0, 0xa0));
+  editor_->setMarginsBackgroundColor(editorStyle().marginPaper);
+  editor_->setMarginsForegroundColor(editorStyle().marginText);
 }
 
 bool PdlEditor::isModified() const { return editor_->isModified(); }
@@ -293,7 +293,7 @@ void PdlEditor::setProject(const project::Project& project) {
   o.actionCount = e->actionCount;
   o.algorithm = project.algorithm;
   o.batch = 1;
-  o.seed = std::uint64_t(project.parameters.getInt("runtime.seed"));
+  o.seed = std::uint64_t(params::readRuntimeParams(project.parameters).seed);
   o.fileName = file_.toStdString();
   options_ = std::move(o);
   if (!file_.isEmpty()) compileNow();
@@ -452,7 +452,7 @@ void PdlEditor::showLayerHints(const pdl::CompiledPolicy& policy) {
     ++site->count;
     site->parameters += l.parameters;
     details[l.line] << tr("%1 (%2): output %3, %4 parameters, %5 FLOPs per sample")
-                           .arg(QString::fromStdString(l.name), QString::fromStdString(l.kind), shapeText(l.outputShape))
+                           .arg(QString::fromStdString(l.name), QString::fromStdString(l.kind), QString::fromStdString(ir::shapeText(l.outputShape)))
                            .arg(l.parameters)
                            .arg(compactCount(l.flops));
   }
@@ -464,7 +464,8 @@ void PdlEditor::showLayerHints(const pdl::CompiledPolicy& policy) {
     QStringList shapes;
     std::int64_t parameters = 0;
     for (const Site& s : sites) {
-      shapes << (s.count > 1 ? QStringLiteral("%1×%2").arg(shapeText(s.shape)).arg(s.count) : shapeText(s.shape));
+      const QString shape = QString::fromStdString(ir::shapeText(s.shape));
+      shapes << (s.count > 1 ? QStringLiteral("%1×%2").arg(shape).arg(s.count) : shape);
       parameters += s.parameters;
     }
     QString hint = shapes.join(QStringLiteral(" → "));
@@ -483,17 +484,17 @@ void PdlEditor::showSummary(const pdl::CompileResult& result) {
   int errors = 0, warnings = 0;
   for (const Diagnostic& d : result.diagnostics.items()) ++(d.severity == Severity::Error ? errors : warnings);
   if (!result.policy) {
-    summary_->setText(QStringLiteral("<span style='color:%1'>✗ %2</span>").arg(kErrorColour.name(), tr("Errors: %1, warnings: %2").arg(errors).arg(warnings)));
+    summary_->setText(QStringLiteral("<span style='color:%1'>✗ %2</span>").arg(editorStyle().error.name(), tr("Errors: %1, warnings: %2").arg(errors).arg(warnings)));
     summary_->setToolTip(tr("The program does not compile; the layer margin shows the last version that compiled."));
     return;
   }
   const pdl::CompiledPolicy& p = *result.policy;
   QStringList outputs;
   for (size_t i = 0; i < p.outputNames.size(); ++i)
-    outputs << QStringLiteral("%1 %2").arg(QString::fromStdString(p.outputNames[i]), shapeText(p.outputShapes[i]));
+    outputs << QStringLiteral("%1 %2").arg(QString::fromStdString(p.outputNames[i]), QString::fromStdString(ir::shapeText(p.outputShapes[i])));
   QString text = QStringLiteral("<span style='color:#2e7d32'>✓</span> ") +
                  tr("%1 layers · %2 parameters").arg(p.layers.size()).arg(QLocale().toString(qlonglong(p.parameterCount)));
-  if (warnings > 0) text += QStringLiteral(" · <span style='color:%1'>%2</span>").arg(kWarningColour.name(), tr("warnings: %1").arg(warnings));
+  if (warnings > 0) text += QStringLiteral(" · <span style='color:%1'>%2</span>").arg(editorStyle().warning.name(), tr("warnings: %1").arg(warnings));
   summary_->setText(text);
   summary_->setToolTip(tr("Outputs: %1. Compiled in %2 ms for batch 1. The margin shows the output shapes and parameters (p) of the layers made on each line.")
                            .arg(outputs.join(QStringLiteral(", ")))

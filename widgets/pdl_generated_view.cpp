@@ -14,7 +14,9 @@
 #include "core/exec/initialise.hpp"
 #include "core/ir/passes.hpp"
 #include "core/ir/schedule.hpp"
+#include "widgets/backend_status.hpp"
 #include "widgets/pdl_lexer.hpp"
+#include "widgets/studio_resources.hpp"
 
 namespace cas::widgets {
 
@@ -31,13 +33,14 @@ QsciLexerCPP* makeCudaLexer(QObject* parent) {
   auto* lexer = new QsciLexerCPP(parent);
   lexer->setDefaultFont(PdlLexer::codeFont());
   lexer->setFont(PdlLexer::codeFont());
-  lexer->setPaper(Qt::white);
-  lexer->setColor(QColor(0x8c, 0x8c, 0x8c), QsciLexerCPP::Comment);
-  lexer->setColor(QColor(0x8c, 0x8c, 0x8c), QsciLexerCPP::CommentLine);
-  lexer->setColor(QColor(0x17, 0x50, 0xeb), QsciLexerCPP::Number);
-  lexer->setColor(QColor(0x06, 0x7d, 0x17), QsciLexerCPP::DoubleQuotedString);
-  lexer->setColor(QColor(0x00, 0x33, 0xb3), QsciLexerCPP::Keyword);
-  lexer->setColor(QColor(0x9e, 0x88, 0x0d), QsciLexerCPP::PreProcessor);
+  const EditorStyle& s = editorStyle();
+  lexer->setPaper(s.paper);
+  lexer->setColor(s.comment, QsciLexerCPP::Comment);
+  lexer->setColor(s.comment, QsciLexerCPP::CommentLine);
+  lexer->setColor(s.number, QsciLexerCPP::Number);
+  lexer->setColor(s.string, QsciLexerCPP::DoubleQuotedString);
+  lexer->setColor(s.keyword, QsciLexerCPP::Keyword);
+  lexer->setColor(s.decorator, QsciLexerCPP::PreProcessor);
   return lexer;
 }
 
@@ -63,13 +66,13 @@ GeneratedCodeView::GeneratedCodeView(QWidget* parent) : QWidget(parent), header_
   code_->setWrapMode(QsciScintilla::WrapNone);
   code_->setMarginType(0, QsciScintilla::NumberMargin);
   code_->setMarginsFont(PdlLexer::codeFont());
-  code_->setMarginsBackgroundColor(QColor(0xf7, 0xf7, 0xf7));
-  code_->setMarginsForegroundColor(QColor(0xa0, 0xa0, 0xa0));
+  code_->setMarginsBackgroundColor(editorStyle().marginPaper);
+  code_->setMarginsForegroundColor(editorStyle().marginText);
   code_->setMarginWidth(0, QStringLiteral("0000"));
   code_->setMarginWidth(1, 0);
   code_->zoomTo(-1);  // secondary to the editor, and its lines are long
   code_->setCaretLineVisible(true);
-  code_->setCaretLineBackgroundColor(QColor(0xf2, 0xf5, 0xfb));
+  code_->setCaretLineBackgroundColor(editorStyle().caretLine);
   code_->SendScintilla(QsciScintillaBase::SCI_SETHSCROLLBAR, 1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -77,18 +80,14 @@ GeneratedCodeView::GeneratedCodeView(QWidget* parent) : QWidget(parent), header_
   layout->addWidget(header_);
   layout->addWidget(code_, 1);
 
-  const auto& registry = exec::BackendRegistry::instance();
-  std::string error;
-  const auto chosen = registry.selectForGraphs("auto", &error);
-  if (chosen && chosen->id() == "cuda") {
+  // "auto" takes the CUDA backend whenever it loaded, so the CPU's view means it did not.
+  const exec::BackendStatus status = exec::BackendRegistry::instance().status("auto");
+  if (status.backend->id() == "cuda") {
     kind_ = Kind::Cuda;
-    cudaStatus_ = QString::fromStdString(chosen->statusText());
+    cudaStatus_ = backendStatusText(status);
     code_->setLexer(makeCudaLexer(code_));
   } else {
-    const exec::BackendEntry* entry = registry.find("cuda");
-    if (!entry) whyNotCuda_ = tr("this build has no CUDA backend");
-    else if (!entry->available()) whyNotCuda_ = QString::fromStdString(entry->unavailableReason);
-    else if (auto why = entry->backend->cannotRunGraphs()) whyNotCuda_ = QString::fromStdString(*why);
+    whyNotCuda_ = QString::fromStdString(status.cudaUnavailable);
     code_->setLexer(new PdlLexer(code_));
   }
   setHeader(kind_ == Kind::Ir ? tr("Nothing compiled yet.") : tr("No kernels generated yet."));

@@ -6,6 +6,7 @@
 
 #include "core/pdl/compiler.hpp"
 #include "core/pdl/parser.hpp"
+#include "widgets/studio_resources.hpp"
 
 namespace cas::widgets {
 
@@ -45,27 +46,27 @@ const char* PdlLexer::keywords(int set) const {
 }
 
 QColor PdlLexer::defaultColor(int style) const {
+  const EditorStyle& s = editorStyle();
   switch (style) {
     case Comment:
-    case CommentBlock: return QColor(0x8c, 0x8c, 0x8c);
-    case Number: return QColor(0x17, 0x50, 0xeb);
+    case CommentBlock: return s.comment;
+    case Number: return s.number;
     case DoubleQuotedString:
     case SingleQuotedString:
     case TripleSingleQuotedString:
     case TripleDoubleQuotedString:
-    case UnclosedString: return QColor(0x06, 0x7d, 0x17);
-    case Keyword: return QColor(0x00, 0x33, 0xb3);
+    case UnclosedString: return s.string;
+    case Keyword: return s.keyword;
     case ClassName:
-    case FunctionMethodName: return QColor(0x00, 0x62, 0x7a);
-    case HighlightedIdentifier: return QColor(0x87, 0x10, 0x94);
-    case Decorator: return QColor(0x9e, 0x88, 0x0d);
-    default: return QColor(0x1f, 0x1f, 0x1f);
+    case FunctionMethodName: return s.function;
+    case HighlightedIdentifier: return s.builtin;
+    case Decorator: return s.decorator;
+    default: return s.text;
   }
 }
 
 QColor PdlLexer::defaultPaper(int style) const {
-  if (style == UnclosedString) return QColor(0xfd, 0xe8, 0xe8);
-  return QColor(Qt::white);
+  return style == UnclosedString ? editorStyle().unclosedStringPaper : editorStyle().paper;
 }
 
 QFont PdlLexer::defaultFont(int style) const {

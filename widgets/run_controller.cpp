@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "core/params/run_params.hpp"
+
 namespace cas::widgets {
 
 RunController::RunController(QObject* parent) : QObject(parent) {
@@ -36,7 +38,7 @@ bool RunController::startTraining(const project::Project& project, const QString
     return false;
   }
   std::string error;
-  auto backend = exec::BackendRegistry::instance().selectForGraphs(project.parameters.getChoice("runtime.device"), &error);
+  auto backend = exec::BackendRegistry::instance().select(params::readRuntimeParams(project.parameters).device, &error);
   if (!backend) {
     run->removeUnstarted();
     emit runFailed(QString::fromStdString(error));

@@ -8,53 +8,11 @@
 #include <cstdint>
 #include <utility>
 
+#include "widgets/studio_resources.hpp"
+
 namespace cas::widgets {
 
 namespace {
-
-// Body of the shaders; the #version line and precision come from the context (desktop or ES).
-const char* const kVertexShader = R"(
-layout(location = 0) in vec2 position;
-layout(location = 1) in vec4 edge;
-layout(location = 2) in vec4 fill;
-layout(location = 3) in vec4 outline;
-layout(location = 4) in float outlineWidth;
-uniform vec2 centre;
-uniform vec2 scale;  // tree units to clip space, y flipped
-out vec4 vEdge;
-out vec4 vFill;
-out vec4 vOutline;
-out float vOutlineWidth;
-void main() {
-  vEdge = edge;
-  vFill = fill;
-  vOutline = outline;
-  vOutlineWidth = outlineWidth;
-  gl_Position = vec4((position - centre) * scale, 0.0, 1.0);
-}
-)";
-
-// The outline covers the pixels within outlineWidth of a side, and fades out on shapes too thin
-// to hold two outlines and some fill (the outer rings of a large tree), which keep their colour.
-// Antialiasing uses the same distances: the node-link view's discs and edges, and the overlay.
-const char* const kFragmentShader = R"(
-in vec4 vEdge;
-in vec4 vFill;
-in vec4 vOutline;
-in float vOutlineWidth;
-uniform float pixelsPerUnit;
-uniform float antialias;  // 1: shapes fade out over their last pixel (needs blending)
-out vec4 fragColour;
-void main() {
-  float side = min(min(vEdge.x, vEdge.y), min(vEdge.z, vEdge.w)) * pixelsPerUnit;
-  float extent = min(vEdge.x + vEdge.y, vEdge.z + vEdge.w) * pixelsPerUnit;
-  float w = vOutlineWidth;
-  float room = smoothstep(2.0 * w + 0.5, 2.0 * w + 2.5, extent);
-  float onOutline = (1.0 - smoothstep(w - 0.5, w + 0.5, side)) * step(0.01, w) * room * vOutline.a;
-  float coverage = antialias > 0.5 ? clamp(side + 0.5, 0.0, 1.0) : 1.0;
-  fragColour = vec4(mix(vFill.rgb, vOutline.rgb, onOutline), vFill.a * coverage);
-}
-)";
 
 constexpr unsigned kVertexRecord = sizeof(TreeVertex);
 
@@ -76,9 +34,9 @@ bool TreeRenderer::initialize(QString* error) {
     return false;
   }
   const QByteArray header = es ? QByteArrayLiteral("#version 300 es\nprecision highp float;\n") : QByteArrayLiteral("#version 330 core\n");
-  auto compile = [&](GLenum type, const char* body) -> GLuint {
+  auto compile = [&](GLenum type, const QString& file) -> GLuint {
     const GLuint shader = glCreateShader(type);
-    const QByteArray source = header + body;
+    const QByteArray source = header + studioResource(file);
     const char* text = source.constData();
     glShaderSource(shader, 1, &text, nullptr);
     glCompileShader(shader);
@@ -93,8 +51,8 @@ bool TreeRenderer::initialize(QString* error) {
     }
     return shader;
   };
-  const GLuint vertex = compile(GL_VERTEX_SHADER, kVertexShader);
-  const GLuint fragment = vertex ? compile(GL_FRAGMENT_SHADER, kFragmentShader) : 0;
+  const GLuint vertex = compile(GL_VERTEX_SHADER, QStringLiteral("shaders/search_tree.vert"));
+  const GLuint fragment = vertex ? compile(GL_FRAGMENT_SHADER, QStringLiteral("shaders/search_tree.frag")) : 0;
   if (!fragment) {
     if (vertex) glDeleteShader(vertex);
     return false;

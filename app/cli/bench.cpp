@@ -50,7 +50,7 @@ int runBenchUpdate(const BenchOptions& o) {
     return 2;
   }
   std::string error;
-  auto backend = exec::BackendRegistry::instance().selectForGraphs(o.device, &error);
+  auto backend = exec::BackendRegistry::instance().select(o.device, &error);
   if (!backend) {
     std::cerr << "bench: " << error << "\n";
     return 1;

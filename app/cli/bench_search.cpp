@@ -68,7 +68,7 @@ int runBenchSearch(const SearchBenchOptions& o) {
     }
   }
   std::string error;
-  auto backend = exec::BackendRegistry::instance().selectForGraphs(o.device, &error);
+  auto backend = exec::BackendRegistry::instance().select(o.device, &error);
   if (!backend) {
     std::cerr << "bench search: " << error << "\n";
     return 1;

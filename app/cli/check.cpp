@@ -19,12 +19,6 @@
 namespace cas::cli {
 namespace {
 
-std::string shapeText(const std::vector<std::int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 std::string count(double v) {
   char buf[32];
   if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.2fG", v / 1e9);
@@ -42,11 +36,11 @@ void printDiagnostics(const DiagnosticList& diags, const std::string& source) {
 bool describePolicy(const pdl::CompiledPolicy& p, const CheckOptions& options) {
   std::cout << "  outputs:";
   for (size_t i = 0; i < p.outputNames.size(); ++i)
-    std::cout << (i ? ", " : " ") << printable(p.outputNames[i]) << " " << shapeText(p.outputShapes[i]);
+    std::cout << (i ? ", " : " ") << printable(p.outputNames[i]) << " " << ir::shapeText(p.outputShapes[i], ", ");
   std::cout << "\n";
   std::printf("  %-34s %-11s %-16s %10s %10s\n", "layer", "kind", "output", "params", "FLOPs");
   for (const pdl::LayerSummary& l : p.layers)
-    std::printf("  %-34s %-11s %-16s %10s %10s\n", printable(l.name).c_str(), l.kind.c_str(), shapeText(l.outputShape).c_str(),
+    std::printf("  %-34s %-11s %-16s %10s %10s\n", printable(l.name).c_str(), l.kind.c_str(), ir::shapeText(l.outputShape, ", ").c_str(),
                 count(double(l.parameters)).c_str(), count(double(l.flops)).c_str());
   std::printf("  total: %lld parameters, %s FLOPs per sample (layers only; a multiply-add counts 2)\n",
               static_cast<long long>(p.parameterCount), count(double(p.flopsPerSample)).c_str());
@@ -115,7 +109,7 @@ int checkPdlFile(const std::string& path, const CheckOptions& options) {
     std::cerr << printable(path) << ": rejected (" << r.diagnostics.errorCount() << " error" << (r.diagnostics.errorCount() == 1 ? "" : "s") << ")\n";
     return 1;
   }
-  std::cout << printable(path) << ": ok (observation " << shapeText(o.observationShape) << ", " << o.actionCount << " actions)\n";
+  std::cout << printable(path) << ": ok (observation " << ir::shapeText(o.observationShape, ", ") << ", " << o.actionCount << " actions)\n";
   return describePolicy(*r.policy, options) ? 0 : 1;
 }
 
@@ -141,13 +135,13 @@ int checkProject(const std::string& path, const CheckOptions& options) {
   const env::EnvironmentInfo* e = env::findEnvironment(p.environment);
   std::cout << printable(path) << ": ok\n"
             << "  name:        " << printable(p.name) << "\n"
-            << "  environment: " << p.environment << " (observation " << shapeText({e->observationShape.begin(), e->observationShape.end()})
+            << "  environment: " << p.environment << " (observation " << ir::shapeText({e->observationShape.begin(), e->observationShape.end()}, ", ")
             << ", " << e->actionCount << " actions)\n"
             << "  algorithm:   " << p.algorithm << "\n"
             << "  policy:      " << printable(p.policyFile.string()) << "\n";
-  for (const engine::ParameterSpec& spec : engine::ParameterRegistry::standard().all())
+  for (const params::ParameterSpec& spec : params::ParameterRegistry::standard().all())
     if (!p.parameters.isDefault(spec.name))
-      std::cout << "  " << spec.name << " = " << printable(engine::formatValue(p.parameters.get(spec.name))) << "\n";
+      std::cout << "  " << spec.name << " = " << printable(params::formatValue(p.parameters.get(spec.name))) << "\n";
   return describePolicy(*compiled.policy, options) ? 0 : 1;
 }
 

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "core/exec/backend.hpp"
-#include "core/engine/parameters.hpp"
+#include "core/params/parameters.hpp"
 
 namespace cas::cli {
 
@@ -30,19 +30,19 @@ int runDevices() {
 int runParams(bool markdown) {
   if (markdown) {
     std::string section;
-    for (const engine::ParameterSpec& s : engine::ParameterRegistry::standard().all()) {
+    for (const params::ParameterSpec& s : params::ParameterRegistry::standard().all()) {
       if (s.section() != section) {
         section = s.section();
         std::cout << (section == "search" ? "" : "\n") << "### [" << section << "]\n\n"
                   << "| key | type and range | default | applies | meaning |\n|---|---|---|---|---|\n";
       }
-      std::cout << "| `" << s.key() << "` | " << engine::describeRange(s) << " | `" << engine::formatValue(s.defaultValue)
+      std::cout << "| `" << s.key() << "` | " << params::describeRange(s) << " | `" << params::formatValue(s.defaultValue)
                 << "` | " << (s.live ? "live" : "restart") << " | " << s.help << " |\n";
     }
     return 0;
   }
-  for (const engine::ParameterSpec& s : engine::ParameterRegistry::standard().all()) {
-    std::cout << s.name << " (" << engine::describeRange(s) << ", default " << engine::formatValue(s.defaultValue)
+  for (const params::ParameterSpec& s : params::ParameterRegistry::standard().all()) {
+    std::cout << s.name << " (" << params::describeRange(s) << ", default " << params::formatValue(s.defaultValue)
               << ", " << (s.live ? "live" : "on restart") << ")\n    " << s.help << "\n";
   }
   return 0;

@@ -12,6 +12,7 @@
 #include "core/project/project.hpp"
 #include "core/search/self_play_search.hpp"
 #include "core/train/benchmark_nets.hpp"
+#include "core/train/self_play.hpp"
 #include "core/train/update.hpp"
 
 namespace cas::cli {
@@ -57,7 +58,7 @@ int printSearchKernels(const KernelsOptions& o, exec::Backend& backend, exec::Ex
 
 int runKernels(const KernelsOptions& o) {
   std::string error;
-  auto backend = exec::BackendRegistry::instance().selectForGraphs("cuda", &error);
+  auto backend = exec::BackendRegistry::instance().select("cuda", &error);
   if (!backend) {
     std::cerr << "kernels: GPU kernel metrics need the CUDA backend: " << error << "\n"
               << "(on the CPU backend the graph is interpreted node by node; `cuda-agent check --ir` shows it)\n";
@@ -91,13 +92,15 @@ int runKernels(const KernelsOptions& o) {
       return 2;
     }
     environment = loaded.project->environment;
-    const engine::ParameterSet& p = loaded.project->parameters;
-    config.simulations = int(p.getInt("search.simulations"));
-    config.cPuct = float(p.getFloat("search.c_puct"));
-    config.leavesPerStep = int(p.getInt("search.leaves_per_step"));
-    config.gumbel = p.getChoice("search.root_policy") == "gumbel";
-    config.nodeBudget = int(p.getInt("search.node_budget"));
-    config.selection = p.getChoice("search.selection") == "branchy" ? search::SelectionKernel::Branchy : search::SelectionKernel::Masked;
+    // The project's settings that shape the kernels; the rest (root noise, temperature) keep the
+    // defaults the benchmark networks run with, so both are measured alike.
+    const search::SearchConfig fromProject = train::searchConfig(params::readSearchParams(loaded.project->parameters), train::SearchUse::SelfPlay);
+    config.simulations = fromProject.simulations;
+    config.cPuct = fromProject.cPuct;
+    config.leavesPerStep = fromProject.leavesPerStep;
+    config.gumbel = fromProject.gumbel;
+    config.nodeBudget = fromProject.nodeBudget;
+    config.selection = fromProject.selection;
     std::string source;
     // For a search, each game's k leaves are rows of the network's batch.
     auto r = project::compilePolicy(*loaded.project, searching ? o.batch * config.leavesPerStep : o.batch, &source, o.graph == "update");

@@ -42,7 +42,7 @@ void report(const Diagnostic& d) { std::cerr << formatDiagnostic(d) << "\n"; }
 std::unique_ptr<train::AlphaZeroTrainer> openRun(const std::string& dir, const std::string& device, const engine::OpenRunOptions& options,
                                                  std::optional<engine::RunFolder>* folder) {
   std::string error;
-  auto backend = exec::BackendRegistry::instance().selectForGraphs(device, &error);
+  auto backend = exec::BackendRegistry::instance().select(device, &error);
   if (!backend) {
     std::cerr << "error: " << printable(error) << "\n";
     return nullptr;
@@ -145,7 +145,7 @@ int runTrain(const TrainOptions& o) {
       return 1;
     }
     std::string error;
-    auto backend = exec::BackendRegistry::instance().selectForGraphs(o.device, &error);
+    auto backend = exec::BackendRegistry::instance().select(o.device, &error);
     if (!backend) {
       std::cerr << "error: " << printable(error) << "\n";
       run->removeUnstarted();

@@ -96,10 +96,10 @@ void Engine::wait() {
 }
 
 std::optional<std::string> Engine::requestParameter(const std::string& name, const std::string& text) {
-  const ParameterSpec* spec = ParameterRegistry::standard().find(name);
+  const params::ParameterSpec* spec = params::ParameterRegistry::standard().find(name);
   if (!spec) return "unknown parameter '" + name + "' (`cuda-agent params` lists them)";
   std::string error;
-  auto value = parseValue(*spec, text, &error);
+  auto value = params::parseValue(*spec, text, &error);
   if (!value) return error;
   if (!spec->live) return name + " applies only when a run starts; it cannot change during a run";
   {
@@ -110,13 +110,13 @@ std::optional<std::string> Engine::requestParameter(const std::string& name, con
 }
 
 void Engine::applyPending() {
-  std::deque<std::pair<std::string, ParamValue>> changes;
+  std::deque<std::pair<std::string, params::ParamValue>> changes;
   {
     std::lock_guard lock(mutex_);
     changes.swap(pending_);
   }
   for (const auto& [name, value] : changes) {
-    ParameterChange c{name, formatValue(trainer_->parameters().get(name)), formatValue(value), trainer_->iteration() + 1};
+    ParameterChange c{name, params::formatValue(trainer_->parameters().get(name)), params::formatValue(value), trainer_->iteration() + 1};
     if (auto problem = trainer_->setParameter(name, value)) {
       if (events_.message) events_.message("refused " + name + ": " + *problem);
       continue;
@@ -180,7 +180,7 @@ void Engine::loop() {
       });
       std::string error;
       if (!run_.appendMetrics(metricsJson(report), &error)) throw std::runtime_error(error);
-      if (report.iteration % trainer_->parameters().getInt("train.checkpoint_every") == 0 && !checkpoint(&error))
+      if (report.iteration % trainer_->trainParams().checkpointEvery == 0 && !checkpoint(&error))
         throw std::runtime_error("the checkpoint could not be written: " + error);
       if (events_.iterationFinished) events_.iterationFinished(report);
     }

@@ -72,7 +72,7 @@ class Engine {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool paused_ = false, stopping_ = false, done_ = false;
-  std::deque<std::pair<std::string, ParamValue>> pending_;
+  std::deque<std::pair<std::string, params::ParamValue>> pending_;
   // step() and requestSnapshot() calls in the order they came: (game, max nodes), or
   // (kStep, 0) for a step.
   static constexpr int kStep = -1;

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <toml++/toml.h>
 
-#include "core/engine/parameter_toml.hpp"
+#include "core/params/parameter_toml.hpp"
 #include "core/support/atomic_file.hpp"
 #include "core/support/numbers.hpp"
 #include "core/support/printable.hpp"
@@ -32,14 +32,14 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
-std::string tomlValue(const ParameterSpec& spec, const ParamValue& v) {
-  if (spec.type == ParamType::Choice) return quoted(std::get<std::string>(v));
-  if (spec.type == ParamType::Float) {
-    std::string s = formatValue(v);
+std::string tomlValue(const params::ParameterSpec& spec, const params::ParamValue& v) {
+  if (spec.type == params::ParamType::Choice) return quoted(std::get<std::string>(v));
+  if (spec.type == params::ParamType::Float) {
+    std::string s = params::formatValue(v);
     if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
     return s;
   }
-  return formatValue(v);
+  return params::formatValue(v);
 }
 
 std::vector<std::filesystem::path> checkpointFiles(const std::filesystem::path& dir) {
@@ -127,7 +127,7 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, pro
   std::string text = "# The resolved configuration of this run (written by cuda-agent train).\n";
   text += "project = " + quoted(std::filesystem::absolute(p.directory).lexically_normal().string()) + "\n";
   std::string section;
-  for (const ParameterSpec& spec : ParameterRegistry::standard().all()) {
+  for (const params::ParameterSpec& spec : params::ParameterRegistry::standard().all()) {
     if (spec.section() != section) {
       section = spec.section();
       text += "\n[" + section + "]\n";
@@ -198,10 +198,10 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
     first.notes.push_back(sentence(Severity::Note, "this is the project of the run " + dir.string(), {config.string(), 0, 0}));
     return fail(first);
   }
-  for (const ParameterSpec& spec : ParameterRegistry::standard().all()) {
+  for (const params::ParameterSpec& spec : params::ParameterRegistry::standard().all()) {
     const toml::node* n = root[spec.section()][spec.key()].node();
     if (!n) continue;
-    const auto value = valueFromToml(spec, *n, &problem);
+    const auto value = params::valueFromToml(spec, *n, &problem);
     if (!value)
       return fail(sentence(Severity::Error, problem, {config.string(), int(n->source().begin.line), int(n->source().begin.column)}));
     loaded.project->parameters.set(spec.name, *value);

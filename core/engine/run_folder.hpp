@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "core/engine/parameters.hpp"
 #include "core/engine/run_lock.hpp"
+#include "core/params/parameters.hpp"
 #include "core/project/project.hpp"
 #include "core/support/diagnostic.hpp"
 

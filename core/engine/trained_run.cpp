@@ -9,10 +9,10 @@ Diagnostic failure(std::string message) { return {Severity::Error, {}, std::move
 
 // Applies a change from changes.jsonl; the reason when it cannot be.
 std::optional<std::string> applyLoggedChange(train::AlphaZeroTrainer& trainer, const RunFolder::LoggedChange& change) {
-  const ParameterSpec* spec = ParameterRegistry::standard().find(change.parameter);
+  const params::ParameterSpec* spec = params::ParameterRegistry::standard().find(change.parameter);
   if (!spec) return "unknown parameter '" + change.parameter + "'";
   std::string problem;
-  const std::optional<ParamValue> value = parseValue(*spec, change.to, &problem);
+  const std::optional<params::ParamValue> value = params::parseValue(*spec, change.to, &problem);
   if (!value) return problem;
   return trainer.setParameter(change.parameter, *value);
 }

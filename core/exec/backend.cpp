@@ -37,25 +37,48 @@ std::shared_ptr<Backend> BackendRegistry::select(std::string_view device, std::s
   return e->backend;
 }
 
-std::shared_ptr<Backend> BackendRegistry::selectForGraphs(std::string_view device, std::string* error) const {
-  std::shared_ptr<Backend> chosen = select(device, error);
-  if (!chosen) return nullptr;
-  if (auto why = chosen->cannotRunGraphs()) {
-    if (device == "auto") return find("cpu")->backend;
-    if (error) *error = *why;
-    return nullptr;
-  }
-  return chosen;
+BackendStatus BackendRegistry::status(std::string_view device) const {
+  BackendStatus s;
+  s.backend = select(device, &s.refusal);
+  const BackendEntry* cuda = find("cuda");
+  if (!cuda->available()) s.cudaUnavailable = cuda->unavailableReason;
+  return s;
 }
 
 std::string BackendRegistry::statusLine(std::string_view device) const {
-  std::string error;
-  std::shared_ptr<Backend> chosen = select(device, &error);
-  if (!chosen) return "No backend: " + error;
-  std::string line = chosen->statusText();
-  const BackendEntry* cuda = find("cuda");
-  if (chosen->id() == "cpu" && cuda && !cuda->available()) line += " (CUDA unavailable: " + cuda->unavailableReason + ")";
+  const BackendStatus s = status(device);
+  if (!s.backend) return "No backend: " + s.refusal;
+  std::string line = s.backend->statusText();
+  if (s.backend->id() == "cpu" && !s.cudaUnavailable.empty()) line += " (CUDA unavailable: " + s.cudaUnavailable + ")";
   return line;
+}
+
+namespace {
+
+// The checks every backend's copies share: the name resolves to a node of the right kind, and
+// the count is its element count.
+ir::NodeId checkedNode(const ir::Graph& g, ir::NodeId id, const char* kind, const std::string& name, std::size_t count) {
+  if (id == ir::kNoNode) throw std::invalid_argument("the graph has no " + std::string(kind) + " named '" + name + "'");
+  const std::int64_t n = ir::numel(g.node(id).shape);
+  if (std::int64_t(count) != n)
+    throw std::invalid_argument(std::string(kind) + " '" + name + "' has " + std::to_string(n) + " elements, not " + std::to_string(count));
+  return id;
+}
+
+}  // namespace
+
+void Executable::setInput(const std::string& name, const float* data, std::size_t count) {
+  doSetInput(checkedNode(graph(), graph().findInput(name), "input", name, count), data, count);
+}
+
+void Executable::readInput(const std::string& name, float* data, std::size_t count) const {
+  doReadInput(checkedNode(graph(), graph().findInput(name), "input", name, count), data, count);
+}
+
+void Executable::readOutput(const std::string& name, float* data, std::size_t count) const {
+  const ir::NodeId id = checkedNode(graph(), graph().output(name), "output", name, count);
+  if (!hasRun()) throw std::logic_error("output '" + name + "' read before the first run");
+  doReadOutput(id, data, count);
 }
 
 }  // namespace cas::exec

@@ -14,12 +14,19 @@
 
 #include "core/exec/kernel_report.hpp"
 #include "core/ir/graph.hpp"
-#include "core/search/self_play_search.hpp"
+
+// The search a backend may provide (createSearch) is declared by core/search, which builds on
+// this interface (its leaves are evaluated by Executables): declared here, defined there, so
+// core/search includes core/exec and not the other way round.
+namespace cas::search {
+class SelfPlaySearch;
+struct SearchSetup;
+}  // namespace cas::search
 
 namespace cas::exec {
 
 // Bumped whenever the Backend class layout changes, so a stale plugin is refused, not crashed.
-inline constexpr int kBackendPluginAbi = 4;
+inline constexpr int kBackendPluginAbi = 5;
 
 struct ProbeReport {
   bool passed = false;
@@ -38,12 +45,13 @@ class Executable {
  public:
   virtual ~Executable() = default;
   virtual const ir::Graph& graph() const = 0;
-  // Copy values in or out by input name; count must equal the input's element count. Throw
-  // std::invalid_argument naming the input otherwise.
-  virtual void setInput(const std::string& name, const float* data, std::size_t count) = 0;
-  virtual void readInput(const std::string& name, float* data, std::size_t count) const = 0;
+  // Copy values in or out by input (output) name; count must equal its element count. Checked
+  // here for every backend, before the backend's copy runs: std::invalid_argument naming the
+  // input (output) otherwise, and std::logic_error for an output read before the first run.
+  void setInput(const std::string& name, const float* data, std::size_t count);
+  void readInput(const std::string& name, float* data, std::size_t count) const;
+  void readOutput(const std::string& name, float* data, std::size_t count) const;
   virtual void run() = 0;  // throws NonFiniteError when checking is on and a node made NaN/Inf
-  virtual void readOutput(const std::string& name, float* data, std::size_t count) const = 0;
   // Check every node's result for NaN/Inf (slower; names the first node that produced one).
   virtual void setFiniteCheck(bool on) = 0;
   // Waits until the work that run() queued has finished (readOutput waits by itself).
@@ -53,6 +61,15 @@ class Executable {
   virtual std::vector<KernelReport> profileKernels(int runs) { (void)runs; return {}; }
   // Name/value lines about the compiled program: memory pool, kernel cache, graph capture.
   virtual std::vector<std::pair<std::string, std::string>> runtimeStats() const { return {}; }
+
+ protected:
+  // The backend's copies, given the checked node (an Input node of graph(), or the node an
+  // output names) and its element count; doReadOutput only after a run (hasRun).
+  virtual void doSetInput(ir::NodeId input, const float* data, std::size_t count) = 0;
+  virtual void doReadInput(ir::NodeId input, float* data, std::size_t count) const = 0;
+  virtual void doReadOutput(ir::NodeId output, float* data, std::size_t count) const = 0;
+  // Whether the outputs hold a run's results (readOutput refuses with std::logic_error before).
+  virtual bool hasRun() const = 0;
 };
 
 struct NonFiniteError : std::runtime_error {
@@ -71,16 +88,12 @@ class Backend {
   virtual std::optional<ProbeReport> probe() { return std::nullopt; }
   // Compiles a graph (after the IR passes) for this backend.
   virtual std::unique_ptr<Executable> compile(const ir::Graph& graph) = 0;
-  // Whether compile() works yet; nullopt when it does, else why not.
-  virtual std::optional<std::string> cannotRunGraphs() const { return std::nullopt; }
   // A search whose trees and games live on this backend's device, evaluating leaves with
   // setup.evaluator (a network compiled by this backend). Null with `reason` when the backend
   // has no search of its own or cannot hold this one; search::makeSearch then takes the CPU's.
-  virtual std::unique_ptr<search::SelfPlaySearch> createSearch(const search::SearchSetup& setup, std::string* reason) {
-    (void)setup;
-    *reason = "the " + id() + " backend has no search of its own";
-    return nullptr;
-  }
+  // The default (none) is defined in core/search/self_play_search.cpp, where the search's types
+  // are complete.
+  virtual std::unique_ptr<search::SelfPlaySearch> createSearch(const search::SearchSetup& setup, std::string* reason);
 };
 
 struct BackendEntry {
@@ -89,6 +102,14 @@ struct BackendEntry {
   std::shared_ptr<Backend> backend;  // null when unavailable
   std::string unavailableReason;     // set when backend is null
   bool available() const { return backend != nullptr; }
+};
+
+// Which backend a device choice ("auto", "cpu" or "cuda") gets, and why the CUDA backend is not
+// the one, when it is not: the facts behind every backend status sentence.
+struct BackendStatus {
+  std::shared_ptr<Backend> backend;  // null when the choice cannot be met
+  std::string refusal;               // when backend is null: why (select's error)
+  std::string cudaUnavailable;       // why the CUDA backend did not load; empty when it did
 };
 
 class BackendRegistry {
@@ -102,11 +123,10 @@ class BackendRegistry {
   // device: "auto" (CUDA when available, else CPU), "cpu" or "cuda". Returns null with `error`
   // filled when the requested backend is unavailable.
   std::shared_ptr<Backend> select(std::string_view device, std::string* error) const;
-  // As select, for running graphs (training, evaluation): "auto" takes CUDA only when it can
-  // run graphs, and "cuda" is refused with the reason when it cannot.
-  std::shared_ptr<Backend> selectForGraphs(std::string_view device, std::string* error) const;
-
-  // The status-bar sentence for `device`: the backend in use, and why CUDA is not, when it is not.
+  // The backend `device` gets and why CUDA is not used, when it is not.
+  BackendStatus status(std::string_view device) const;
+  // status(device) as an English sentence, for the CLI (the studio's words, translated, are
+  // widgets/backend_status.hpp's).
   std::string statusLine(std::string_view device = "auto") const;
 
  private:

@@ -65,26 +65,6 @@ class CpuProgram final : public Executable {
   const ir::Graph& graph() const override { return g_; }
   void setFiniteCheck(bool on) override { checkFinite_ = on; }
 
-  void setInput(const std::string& name, const float* data, std::size_t count) override {
-    std::vector<float>& storage = inputStorage(name, count);
-    std::copy(data, data + count, storage.begin());
-  }
-
-  void readInput(const std::string& name, float* data, std::size_t count) const override {
-    const std::vector<float>& storage = const_cast<CpuProgram*>(this)->inputStorage(name, count);
-    std::copy(storage.begin(), storage.end(), data);
-  }
-
-  void readOutput(const std::string& name, float* data, std::size_t count) const override {
-    auto it = outputIndex_.find(name);
-    if (it == outputIndex_.end()) throw std::invalid_argument("the graph has no output named '" + name + "'");
-    const std::int64_t n = numel(g_.node(it->second).shape);
-    if (std::int64_t(count) != n)
-      throw std::invalid_argument("output '" + name + "' has " + std::to_string(n) + " elements, not " + std::to_string(count));
-    if (!ran_) throw std::logic_error("output '" + name + "' read before the first run");
-    std::copy(pointers_[size_t(it->second)], pointers_[size_t(it->second)] + n, data);
-  }
-
   void run() override {
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const Node& n = g_.nodes[i];
@@ -108,15 +88,18 @@ class CpuProgram final : public Executable {
     for (size_t k = 0; k < updates_.size(); ++k) inputs_[updates_[k].second] = std::move(values[k]);
   }
 
- private:
-  std::vector<float>& inputStorage(const std::string& name, std::size_t count) {
-    auto it = inputIndex_.find(name);
-    if (it == inputIndex_.end()) throw std::invalid_argument("the graph has no input named '" + name + "'");
-    std::vector<float>& storage = inputs_[it->second];
-    if (storage.size() != count)
-      throw std::invalid_argument("input '" + name + "' has " + std::to_string(storage.size()) + " elements, not " + std::to_string(count));
-    return storage;
+ protected:
+  void doSetInput(NodeId input, const float* data, std::size_t count) override { std::copy(data, data + count, inputs_[input].begin()); }
+  void doReadInput(NodeId input, float* data, std::size_t count) const override {
+    const float* from = inputs_.at(input).data();
+    std::copy(from, from + count, data);
   }
+  void doReadOutput(NodeId output, float* data, std::size_t count) const override {
+    std::copy(pointers_[size_t(output)], pointers_[size_t(output)] + count, data);
+  }
+  bool hasRun() const override { return ran_; }
+
+ private:
 
   void checkFinite(NodeId id, const float* out) const {
     const Node& n = g_.node(id);

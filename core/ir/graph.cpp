@@ -10,9 +10,12 @@ std::int64_t numel(const Shape& s) {
   return n;
 }
 
-std::string shapeText(const Shape& s) {
+std::string shapeText(const Shape& s, std::string_view separator) {
   std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += separator;
+    out += std::to_string(s[i]);
+  }
   return out + "]";
 }
 

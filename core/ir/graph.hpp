@@ -8,6 +8,7 @@
 // Thread-safety: a Graph is a plain value; passes mutate it, backends read it.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/ir/ops.hpp"
@@ -19,7 +20,9 @@ using NodeId = std::int32_t;
 inline constexpr NodeId kNoNode = -1;
 
 std::int64_t numel(const Shape& s);
-std::string shapeText(const Shape& s);  // "[2,32,84,84]"
+// "[2,32,84,84]", compact for dumps and margins; prose (diagnostics, listings) passes ", " for
+// "[2, 32, 84, 84]". The one text of a shape: no other code formats one.
+std::string shapeText(const Shape& s, std::string_view separator = ",");
 
 enum class InputRole : std::uint8_t { Data, Parameter, State };
 enum class Precision : std::uint8_t { F32, BF16, F16 };

@@ -43,13 +43,10 @@ struct Value {
   double asDouble() const { return kind == Kind::Float ? f : double(i); }
 };
 
-std::string posText(Pos p) { return std::to_string(p.line) + ":" + std::to_string(p.column); }
+// Diagnostics are prose: spaced shapes, "[2, 3, 3]".
+std::string shapeText(const Shape& s) { return ir::shapeText(s, ", "); }
 
-std::string shapeText(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
+std::string posText(Pos p) { return std::to_string(p.line) + ":" + std::to_string(p.column); }
 
 std::string numberText(double x) {
   char buf[64];

@@ -5,8 +5,9 @@
 
 #include <toml++/toml.h>
 
-#include "core/engine/parameter_toml.hpp"
 #include "core/env/environments.hpp"
+#include "core/params/parameter_toml.hpp"
+#include "core/params/run_params.hpp"
 #include "core/support/atomic_file.hpp"
 #include "core/support/toml_parse.hpp"
 
@@ -18,7 +19,7 @@ const std::set<std::string> kTopLevelKeys = {"name", "description", "environment
 // 80,000 stray keys gives a screenful.
 constexpr int kMaxUnknownKeyWarnings = 10;
 
-using engine::tomlTypeName;
+using params::tomlTypeName;
 
 SourceLocation at(const std::string& file, const toml::source_region& r) {
   return {file, static_cast<int>(r.begin.line), static_cast<int>(r.begin.column)};
@@ -26,7 +27,7 @@ SourceLocation at(const std::string& file, const toml::source_region& r) {
 
 std::string knownKeys(const std::string& section) {
   std::string out;
-  for (const engine::ParameterSpec* s : engine::ParameterRegistry::standard().inSection(section))
+  for (const params::ParameterSpec* s : params::ParameterRegistry::standard().inSection(section))
     out += (out.empty() ? "" : ", ") + s->key();
   return out;
 }
@@ -50,7 +51,7 @@ class Validator {
   Validator(std::string file, LoadResult& result, const LoadOptions& options) : file_(std::move(file)), result_(result), options_(options) {}
 
   void run(const toml::table& root, Project& p) {
-    const auto& registry = engine::ParameterRegistry::standard();
+    const auto& registry = params::ParameterRegistry::standard();
     std::set<std::string> sections;
     for (const std::string& s : registry.sections()) sections.insert(s);
 
@@ -110,16 +111,16 @@ class Validator {
   }
 
   void section(const std::string& name, const toml::table& table, Project& p) {
-    const auto& registry = engine::ParameterRegistry::standard();
+    const auto& registry = params::ParameterRegistry::standard();
     for (auto&& [key, node] : table) {
       const std::string full = name + "." + std::string(key.str());
-      const engine::ParameterSpec* spec = registry.find(full);
+      const params::ParameterSpec* spec = registry.find(full);
       if (!spec) {
         unknownKey(key.source(), "unknown key '" + std::string(key.str()) + "' in [" + name + "] is ignored; known keys: " + knownKeys(name));
         continue;
       }
       std::string problem;
-      if (auto value = engine::valueFromToml(*spec, node, &problem)) p.parameters.set(full, *value);
+      if (auto value = params::valueFromToml(*spec, node, &problem)) p.parameters.set(full, *value);
       else error(node.source(), problem);
     }
   }
@@ -191,7 +192,7 @@ pdl::CompileResult compilePolicy(const Project& project, std::int64_t batch, std
   options.algorithm = project.algorithm;
   options.batch = batch;
   options.training = training;
-  options.seed = std::uint64_t(project.parameters.getInt("runtime.seed"));
+  options.seed = std::uint64_t(params::readRuntimeParams(project.parameters).seed);
   result = pdl::compile(*text, options);
   if (source) *source = std::move(*text);
   return result;

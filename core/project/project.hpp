@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "core/engine/parameters.hpp"
+#include "core/params/parameters.hpp"
 #include "core/pdl/compiler.hpp"
 #include "core/support/diagnostic.hpp"
 
@@ -29,7 +29,7 @@ struct Project {
   std::string environment;
   std::string algorithm;
   std::filesystem::path policyFile;  // resolved: directory / policy
-  engine::ParameterSet parameters;   // defaults overridden by the file
+  params::ParameterSet parameters;   // defaults overridden by the file
   std::string text;                  // project.toml as it was loaded (a run keeps a copy)
 };
 

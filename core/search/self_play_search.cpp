@@ -69,6 +69,16 @@ Evaluator makeCpuEvaluator(const LeafEvaluator& e, const env::EnvironmentInfo& e
   };
 }
 
+}  // namespace cas::search
+
+// Backend's default: no device search (backend.hpp declares it without the search's types).
+std::unique_ptr<cas::search::SelfPlaySearch> cas::exec::Backend::createSearch(const search::SearchSetup&, std::string* reason) {
+  *reason = "the " + id() + " backend has no search of its own";
+  return nullptr;
+}
+
+namespace cas::search {
+
 std::unique_ptr<SelfPlaySearch> makeSearch(exec::Backend& backend, const SearchSetup& setup, const std::string& device, std::string* note) {
   if (device != "cpu" && device != "gpu" && device != "auto")
     throw std::invalid_argument("unknown search device '" + device + "'; expected cpu, gpu or auto");

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/env/environments.hpp"
+#include "core/params/run_params.hpp"
 #include "core/support/atomic_file.hpp"
 
 namespace cas::train {
@@ -54,17 +55,18 @@ std::uint64_t MemoryEstimate::total() const {
 }
 
 MemoryEstimate estimateTrainerMemory(const project::Project& project, std::int64_t evaluationGames) {
-  const engine::ParameterSet& p = project.parameters;
+  const params::SearchParams searchParams = params::readSearchParams(project.parameters);
+  const params::TrainParams trainParams = params::readTrainParams(project.parameters);
   MemoryEstimate e;
   const env::EnvironmentInfo* environment = env::findEnvironment(project.environment);
   if (!environment) return e;
   const auto observation = std::uint64_t(
       std::accumulate(environment->observationShape.begin(), environment->observationShape.end(), std::int64_t(1), std::multiplies<>()));
   const auto sample = observation + std::uint64_t(environment->actionCount) + 1;  // observation, policy target, value target
-  const auto capacity = std::uint64_t(p.getInt("train.replay_capacity"));
+  const auto capacity = std::uint64_t(trainParams.replayCapacity);
   e.parts.push_back({"the replay buffer (" + std::to_string(capacity) + " positions of " + std::to_string(sample) + " floats, with its checkpoint)",
                      times(times(capacity, sample * kFloat), kReplayBufferCopies), "train.replay_capacity"});
-  const std::int64_t budget = p.getInt("search.node_budget"), parallel = p.getInt("train.parallel_games");
+  const std::int64_t budget = searchParams.nodeBudget, parallel = trainParams.parallelGames;
   e.parts.push_back(trees("the self-play search trees", parallel, budget, "search.node_budget or train.parallel_games"));
   e.parts.push_back(trees("the analysis search tree", 1, budget, "search.node_budget"));
   // Evaluation games are played in rounds of at most train.parallel_games (AlphaZeroTrainer::evaluate).
@@ -77,8 +79,8 @@ MemoryEstimate estimateTrainerMemory(const project::Project& project, std::int64
   if (compiled.policy) {
     std::uint64_t activations = 0;
     for (const ir::Node& n : compiled.policy->graph.nodes) activations += std::uint64_t(ir::numel(n.shape));
-    const auto inferenceBatch = std::uint64_t(parallel * p.getInt("search.leaves_per_step"));
-    const auto trainingBatch = std::uint64_t(p.getInt("train.batch_size"));
+    const auto inferenceBatch = std::uint64_t(parallel * searchParams.leavesPerStep);
+    const auto trainingBatch = std::uint64_t(trainParams.batchSize);
     e.parts.push_back({"the networks (batch " + std::to_string(inferenceBatch) + " for self-play, " + std::to_string(trainingBatch) +
                            " for training)",
                        times(times(activations, kFloat), inferenceBatch + times(trainingBatch, kTrainingCopiesPerActivation)) +
@@ -91,8 +93,8 @@ MemoryEstimate estimateTrainerMemory(const project::Project& project, std::int64
 MemoryEstimate estimateEvaluationMemory(const project::Project& project, std::int64_t games) {
   MemoryEstimate e;
   // Played in rounds of at most train.parallel_games (AlphaZeroTrainer::evaluate).
-  games = std::min(games, project.parameters.getInt("train.parallel_games"));
-  e.parts.push_back(trees("the evaluation search trees", games, project.parameters.getInt("search.node_budget"),
+  games = std::min(games, params::readTrainParams(project.parameters).parallelGames);
+  e.parts.push_back(trees("the evaluation search trees", games, params::readSearchParams(project.parameters).nodeBudget,
                           "search.node_budget or train.parallel_games"));
   return e;
 }

@@ -186,7 +186,7 @@ class TestHostileInput : public QObject {
     // Non-ASCII text in strings and comments is as welcome as ever.
     QCOMPARE(firstError(QByteArray(kHeader).replace("name = \"t\"", "name = \"caf\xc3\xa9\" # \xc3\xa9\ndescription = '''\xc3\xa9 \"\"\"'''")),
              std::string());
-    cas::engine::ParameterSet set;
+    cas::params::ParameterSet set;
     QCOMPARE(set.assign("search.c_puct=\xc3\xa9").value_or(""), std::string("search.c_puct: '\xc3\xa9' is not valid: expected a number in [0, 100]"));
   }
 
@@ -263,7 +263,7 @@ class TestHostileInput : public QObject {
   // Item 15: a refused value is printed as given; --set and project.toml accept the same values
   // through one parser; an empty policy is reported at its line.
   void valuesAreParsedOnceAndPrintedAsGiven() {
-    cas::engine::ParameterSet set;
+    cas::params::ParameterSet set;
     QCOMPARE(set.assign("search.c_puct=100.0001").value_or(""),
              std::string("search.c_puct = 100.0001 is out of range: expected a number in [0, 100]"));
     auto inToml = [&](const QByteArray& section) {

@@ -4,9 +4,9 @@
 
 #include <set>
 
-#include "core/engine/parameters.hpp"
+#include "core/params/parameters.hpp"
 
-using namespace cas::engine;
+using namespace cas::params;
 
 class TestParameters : public QObject {
   Q_OBJECT

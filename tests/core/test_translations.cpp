@@ -4,7 +4,7 @@
 #include <QTest>
 #include <QXmlStreamReader>
 
-#include "core/engine/parameters.hpp"
+#include "core/params/parameters.hpp"
 
 class TestTranslations : public QObject {
   Q_OBJECT
@@ -36,7 +36,7 @@ class TestTranslations : public QObject {
     }
     QVERIFY(!xml.hasError());
     QVERIFY(messages > 20);
-    for (const auto& spec : cas::engine::ParameterRegistry::standard().all())
+    for (const auto& spec : cas::params::ParameterRegistry::standard().all())
       QVERIFY2(parameterHelp.contains(QString::fromStdString(spec.help)), spec.name.c_str());
   }
 };

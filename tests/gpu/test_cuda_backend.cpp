@@ -114,7 +114,7 @@ class TestCudaBackend : public QObject {
 
   void autoSelectsCudaForGraphs() {
     std::string error;
-    auto chosen = exec::BackendRegistry::instance().selectForGraphs("auto", &error);
+    auto chosen = exec::BackendRegistry::instance().select("auto", &error);
     QVERIFY2(chosen, error.c_str());
     QCOMPARE(chosen->id(), std::string("cuda"));
   }

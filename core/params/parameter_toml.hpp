@@ -10,9 +10,9 @@
 
 #include <toml++/toml.h>
 
-#include "core/engine/parameters.hpp"
+#include "core/params/parameters.hpp"
 
-namespace cas::engine {
+namespace cas::params {
 
 // "a string", "an integer", "a number", "a boolean", "a table", "an array", "a date or time".
 std::string tomlTypeName(const toml::node& node);
@@ -22,4 +22,4 @@ std::string tomlTypeName(const toml::node& node);
 // checkValue's sentence) otherwise.
 std::optional<ParamValue> valueFromToml(const ParameterSpec& spec, const toml::node& node, std::string* error);
 
-}  // namespace cas::engine
+}  // namespace cas::params

@@ -1,8 +1,8 @@
-#include "core/engine/parameter_toml.hpp"
+#include "core/params/parameter_toml.hpp"
 
 #include "core/support/toml_parse.hpp"
 
-namespace cas::engine {
+namespace cas::params {
 
 std::string tomlTypeName(const toml::node& n) {
   switch (n.type()) {
@@ -72,4 +72,4 @@ std::optional<ParamValue> parseValue(const ParameterSpec& spec, std::string_view
   return valueFromToml(spec, *node, error);
 }
 
-}  // namespace cas::engine
+}  // namespace cas::params

@@ -1,4 +1,4 @@
-#include "core/engine/parameters.hpp"
+#include "core/params/parameters.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -9,7 +9,7 @@
 // this token in the source text; here it is the identity.
 #define QT_TRANSLATE_NOOP(context, text) text
 
-namespace cas::engine {
+namespace cas::params {
 namespace {
 
 ParameterSpec intParam(std::string name, std::int64_t lo, std::int64_t hi, std::int64_t def, bool live, std::string help) {
@@ -205,4 +205,4 @@ bool ParameterSet::isDefault(std::string_view name) const {
   return spec && get(name) == spec->defaultValue;
 }
 
-}  // namespace cas::engine
+}  // namespace cas::params

@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-namespace cas::engine {
+namespace cas::params {
 
 enum class ParamType { Int, Float, Bool, Choice };
 
@@ -86,4 +86,4 @@ class ParameterSet {
   std::map<std::string, ParamValue, std::less<>> values_;
 };
 
-}  // namespace cas::engine
+}  // namespace cas::params

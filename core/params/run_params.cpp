@@ -1,0 +1,50 @@
+#include "core/params/run_params.hpp"
+
+namespace cas::params {
+
+SearchParams readSearchParams(const ParameterSet& set) {
+  SearchParams p;
+  p.simulations = set.getInt("search.simulations");
+  p.cPuct = set.getFloat("search.c_puct");
+  p.dirichletAlpha = set.getFloat("search.dirichlet_alpha");
+  p.dirichletFraction = set.getFloat("search.dirichlet_fraction");
+  p.leavesPerStep = set.getInt("search.leaves_per_step");
+  p.virtualLoss = set.getFloat("search.virtual_loss");
+  p.temperature = set.getFloat("search.temperature");
+  p.temperatureMoves = set.getInt("search.temperature_moves");
+  p.nodeBudget = set.getInt("search.node_budget");
+  p.rootPolicy = set.getChoice("search.root_policy") == "gumbel" ? RootPolicy::Gumbel : RootPolicy::Puct;
+  p.gumbelArms = set.getInt("search.gumbel_arms");
+  p.subtreeReuse = set.getBool("search.subtree_reuse");
+  p.device = set.getChoice("search.device");
+  p.selection = set.getChoice("search.selection") == "branchy" ? SelectionKernel::Branchy : SelectionKernel::Masked;
+  p.instrument = set.getBool("search.instrument");
+  return p;
+}
+
+TrainParams readTrainParams(const ParameterSet& set) {
+  TrainParams p;
+  p.parallelGames = set.getInt("train.parallel_games");
+  p.gamesPerIteration = set.getInt("train.games_per_iteration");
+  p.batchSize = set.getInt("train.batch_size");
+  p.stepsPerIteration = set.getInt("train.steps_per_iteration");
+  p.optimizer = set.getChoice("train.optimizer");
+  p.learningRate = set.getFloat("train.learning_rate");
+  p.momentum = set.getFloat("train.momentum");
+  p.weightDecay = set.getFloat("train.weight_decay");
+  p.gradClip = set.getFloat("train.grad_clip");
+  p.replayCapacity = set.getInt("train.replay_capacity");
+  p.evalEvery = set.getInt("train.eval_every");
+  p.evalGames = set.getInt("train.eval_games");
+  p.checkpointEvery = set.getInt("train.checkpoint_every");
+  return p;
+}
+
+RuntimeParams readRuntimeParams(const ParameterSet& set) {
+  RuntimeParams p;
+  p.device = set.getChoice("runtime.device");
+  p.seed = set.getInt("runtime.seed");
+  return p;
+}
+
+}  // namespace cas::params

@@ -1,0 +1,53 @@
+#pragma once
+// The registry's parameters as typed values, one struct per section. Each struct is read from a
+// ParameterSet by one function (run_params.cpp), the only code that names a parameter by its
+// key: the trainer, the engine, the CLI and the studio read fields, so a parameter's name and
+// type are written twice (its declaration in parameters.cpp and its reading here) and nowhere
+// else. Values keep the registry's types (integers std::int64_t, numbers double); a choice
+// whose value selects behaviour is an enum, one passed on as a word (a device) stays a string.
+// Thread-safety: plain values and functions.
+#include <cstdint>
+#include <string>
+
+#include "core/params/parameters.hpp"
+
+namespace cas::params {
+
+enum class RootPolicy { Puct, Gumbel };
+enum class SelectionKernel { Masked, Branchy };
+
+// [search]: the tree search of self-play, evaluation and analysis.
+struct SearchParams {
+  std::int64_t simulations = 0;
+  double cPuct = 0, dirichletAlpha = 0, dirichletFraction = 0;
+  std::int64_t leavesPerStep = 0;
+  double virtualLoss = 0, temperature = 0;
+  std::int64_t temperatureMoves = 0, nodeBudget = 0;
+  RootPolicy rootPolicy = RootPolicy::Puct;
+  std::int64_t gumbelArms = 0;
+  bool subtreeReuse = false;
+  std::string device;  // "auto", "cpu" or "gpu" (search::makeSearch's words)
+  SelectionKernel selection = SelectionKernel::Masked;
+  bool instrument = false;
+};
+
+// [train]: self-play volume, the optimizer, the replay buffer, evaluation and checkpoints.
+struct TrainParams {
+  std::int64_t parallelGames = 0, gamesPerIteration = 0, batchSize = 0, stepsPerIteration = 0;
+  std::string optimizer;  // "adam" or "sgd" (train::OptimizerConfig's words)
+  double learningRate = 0, momentum = 0, weightDecay = 0, gradClip = 0;
+  std::int64_t replayCapacity = 0, evalEvery = 0, evalGames = 0, checkpointEvery = 0;
+};
+
+// [runtime]: the backend and the seed. runtime.threads and runtime.threads_per_block are
+// declared for project files but not read by this program yet, so they have no field here.
+struct RuntimeParams {
+  std::string device;  // "auto", "cpu" or "cuda" (exec::BackendRegistry::select's words)
+  std::int64_t seed = 0;
+};
+
+SearchParams readSearchParams(const ParameterSet& set);
+TrainParams readTrainParams(const ParameterSet& set);
+RuntimeParams readRuntimeParams(const ParameterSet& set);
+
+}  // namespace cas::params

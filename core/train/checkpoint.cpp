@@ -1,0 +1,87 @@
+#include "core/train/checkpoint.hpp"
+
+#include <sstream>
+
+#include "core/support/binary_io.hpp"
+
+namespace cas::train {
+namespace {
+
+constexpr std::uint32_t kCheckpointMagic = 0x4B435A41;  // "AZCK"
+constexpr std::uint32_t kCheckpointVersion = 1;
+constexpr std::uint32_t kMaxTensors = 100000;
+constexpr std::uint32_t kMaxTensorName = 4096;
+constexpr std::uint32_t kMaxRngState = 1 << 16;  // Reader::string's default limit
+
+// The inputs a checkpoint holds: parameters and optimizer state, not the data of one batch.
+std::vector<const ir::Node*> storedTensors(const exec::Executable& training) {
+  std::vector<const ir::Node*> tensors;
+  for (const ir::Node& n : training.graph().nodes)
+    if (n.op == ir::Op::Input && n.attrs.role != ir::InputRole::Data && !n.shape.empty()) tensors.push_back(&n);
+  return tensors;
+}
+
+}  // namespace
+
+std::string writeCheckpoint(const CheckpointCounters& counters, const exec::Executable& training, const ReplayBuffer& buffer) {
+  Writer w;
+  w.pod(kCheckpointMagic);
+  w.pod(kCheckpointVersion);
+  w.pod(counters.iteration);
+  w.pod(counters.gamesPlayed);
+  w.pod(counters.optimizerSteps);
+  std::ostringstream rng;
+  rng << counters.rng;
+  w.string(rng.str());
+  const std::vector<const ir::Node*> tensors = storedTensors(training);
+  w.pod(std::uint32_t(tensors.size()));
+  for (const ir::Node* n : tensors) {
+    std::vector<float> v(size_t(ir::numel(n->shape)));
+    training.readInput(n->attrs.name, v.data(), v.size());
+    w.string(n->attrs.name);
+    w.floats(v);
+  }
+  buffer.write(w);
+  return w.bytes();
+}
+
+std::uint64_t checkpointSizeLimit(const exec::Executable& training, const ReplayBuffer& buffer) {
+  std::uint64_t bytes = 4 + 4 + 3 * 8 + 4 + kMaxRngState + 4;
+  for (const ir::Node* n : storedTensors(training)) bytes += 4 + kMaxTensorName + 8 + std::uint64_t(ir::numel(n->shape)) * sizeof(float);
+  return bytes + buffer.serialisedBytes();
+}
+
+std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::Executable& training, const ReplayBuffer& buffer, std::string* error) {
+  auto fail = [&](const std::string& why) {
+    if (error) *error = why;
+    return std::nullopt;
+  };
+  Reader r(bytes);
+  if (r.pod<std::uint32_t>() != kCheckpointMagic || !r.ok()) return fail("not a checkpoint of this program");
+  if (r.pod<std::uint32_t>() != kCheckpointVersion) return fail("a checkpoint of another format version");
+  CheckpointCounters counters;
+  counters.iteration = r.pod<std::int64_t>();
+  counters.gamesPlayed = r.pod<std::int64_t>();
+  counters.optimizerSteps = r.pod<std::int64_t>();
+  const std::string rngState = r.string(kMaxRngState);
+  const auto count = r.pod<std::uint32_t>();
+  if (!r.ok() || count > kMaxTensors) return fail("the checkpoint is truncated");
+  const ir::Graph& g = training.graph();
+  std::vector<std::pair<std::string, std::vector<float>>> tensors;
+  for (std::uint32_t i = 0; i < count && r.ok(); ++i) {
+    const std::string name = r.string(kMaxTensorName);
+    const ir::NodeId id = g.findInput(name);
+    if (!r.ok()) break;
+    if (id == ir::kNoNode) return fail("the checkpoint holds '" + name + "', which this project's network does not have");
+    tensors.emplace_back(name, r.floats(std::uint64_t(ir::numel(g.node(id).shape))));
+    if (!r.ok()) return fail("'" + name + "' in the checkpoint does not match this project's network");
+  }
+  std::optional<ReplayBuffer> restored = buffer.read(r, error);
+  if (!restored) return std::nullopt;
+  if (!r.atEnd()) return fail("the checkpoint is truncated or does not match this project's replay capacity");
+  std::istringstream rs(rngState);
+  rs >> counters.rng;
+  return Checkpoint{std::move(counters), std::move(tensors), std::move(*restored)};
+}
+
+}  // namespace cas::train

@@ -1,0 +1,63 @@
+#include "core/train/evaluation.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+namespace cas::train {
+namespace {
+
+// Adds the finished games [0, count) of a round whose first game is number `first` to `result`
+// (even-numbered games: the agent moved first).
+void tally(EvaluationResult& result, const env::BoardGames& pos, int first, int count) {
+  for (int g = 0; g < count; ++g) {
+    const int agentSide = (first + g) % 2;
+    const float v = pos.terminalValue(g);  // for the player to move at the end
+    const float forAgent = pos.toMove(g) == agentSide ? v : -v;
+    const bool movedFirst = agentSide == 0;
+    if (forAgent > 0) { ++result.wins; ++(movedFirst ? result.winsFirst : result.winsSecond); }
+    else if (forAgent < 0) { ++result.losses; ++(movedFirst ? result.lossesFirst : result.lossesSecond); }
+    else { ++result.draws; ++(movedFirst ? result.drawsFirst : result.drawsSecond); }
+  }
+}
+
+}  // namespace
+
+EvaluationResult playMatch(search::SelfPlaySearch& agent, Opponent& opponent, int games) {
+  EvaluationResult result;
+  result.opponent = opponent.name();  // as it plays: "mcts:0200" plays and is labelled mcts:200
+  const int round = agent.games();
+  const env::BoardGames& pos = agent.positions();
+  for (int first = 0; first < games; first += round) {
+    const int count = std::min(round, games - first);
+    std::vector<int> all(static_cast<size_t>(count));
+    std::iota(all.begin(), all.end(), 0);
+    agent.resetGames(all);
+    for (int done = 0; done < count;) {
+      std::vector<int> agentToMove, opponentGames, opponentMoves;
+      for (int g = 0; g < count; ++g) {
+        if (pos.terminal(g)) continue;
+        const int agentSide = (first + g) % 2;  // even games: the agent moves first
+        if (pos.toMove(g) == agentSide) agentToMove.push_back(g);
+        else {
+          opponentGames.push_back(g);
+          opponentMoves.push_back(opponent.choose(pos, g));
+        }
+      }
+      if (!opponentGames.empty()) agent.play(opponentGames, opponentMoves);
+      if (!agentToMove.empty()) {
+        agent.search(agentToMove);
+        std::vector<int> chosen;
+        for (const search::RootStats& r : agent.rootStats(agentToMove)) chosen.push_back(r.chosen);
+        agent.play(agentToMove, chosen);
+      }
+      done = 0;
+      for (int g = 0; g < count; ++g) done += pos.terminal(g);
+    }
+    tally(result, pos, first, count);
+  }
+  result.games = games;
+  return result;
+}
+
+}  // namespace cas::train

@@ -1,0 +1,52 @@
+#pragma once
+// What the trainer reports: an iteration's figures, an evaluation's results and a view of one
+// self-play tree. Plain values, copied across threads by the engine's callbacks.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cas::train {
+
+struct EvaluationResult {
+  std::string opponent;
+  int games = 0;
+  int wins = 0, draws = 0, losses = 0;                // totals, for the agent
+  int winsFirst = 0, drawsFirst = 0, lossesFirst = 0;  // the agent moving first
+  int winsSecond = 0, drawsSecond = 0, lossesSecond = 0;
+  double winRate() const { return games ? double(wins) / games : 0; }
+};
+
+struct IterationReport {
+  std::int64_t iteration = 0;
+  std::int64_t gamesPlayed = 0;  // in the whole run
+  std::int64_t positions = 0;    // in the replay buffer
+  // Training steps taken: 0 while the replay buffer holds fewer positions than one batch
+  // (batchSize), and then the loss terms below mean nothing and are not reported.
+  std::int64_t trainingSteps = 0, batchSize = 0;
+  float loss = 0, policyLoss = 0, valueLoss = 0, l2 = 0, entropy = 0;
+  double simulationsPerSecond = 0, gamesPerSecond = 0;
+  double inferenceSeconds = 0, searchSeconds = 0, trainSeconds = 0, dataSeconds = 0;
+  std::int64_t recycledNodes = 0;
+  std::vector<EvaluationResult> evaluations;  // when this iteration evaluated
+};
+
+// The top of one game's search tree, breadth first (node 0 is the root), for views.
+struct TreeSnapshot {
+  struct Node {
+    std::int32_t parent;  // index in nodes; -1 for the root
+    int action, visits, virtualLoss, depth;
+    float q, prior;  // q from the point of view of the player who moved into the node
+  };
+  int game = 0;
+  std::int64_t iteration = 0;
+  std::string environment;     // the project's environment id ("tictactoe", ...)
+  std::string board;           // the root position, as text
+  std::vector<int> rootMoves;  // the moves from the game's start to the root position
+  std::vector<Node> nodes;
+  int treeNodes = 0;           // nodes in the whole tree
+  int treeCapacity = 0;        // the tree's node budget
+  std::int64_t recycledNodes = 0;  // nodes this tree has recycled so far
+  float cPuct = 0;             // the exploration constant the search uses now
+};
+
+}  // namespace cas::train
