@@ -228,7 +228,7 @@ IterationReport AlphaZeroTrainer::runIteration(const std::function<bool()>& canc
   const auto every = params_.getInt("train.eval_every"), evalGames = params_.getInt("train.eval_games");
   if (evalGames > 0 && iteration_ % every == 0) {
     report.evaluations.push_back(evaluate("random", int(evalGames), std::uint64_t(iteration_)));
-    report.evaluations.push_back(evaluate(project_.environment == "tictactoe" ? "perfect" : "mcts:200", int(evalGames), std::uint64_t(iteration_)));
+    report.evaluations.push_back(evaluate(env::findEnvironment(project_.environment)->evaluationOpponent, int(evalGames), std::uint64_t(iteration_)));
   }
   return report;
 }
