@@ -1224,6 +1224,66 @@ Project %2 (%3), checkpoint %4</source>
         <source>The agent is to move.</source>
         <translation>轮到智能体走棋。</translation>
     </message>
+    <message>
+        <source>win</source>
+        <translation>胜局</translation>
+    </message>
+    <message>
+        <source>loss</source>
+        <translation>负局</translation>
+    </message>
+    <message>
+        <source>draw</source>
+        <translation>和局</translation>
+    </message>
+    <message>
+        <source>%1 or %2</source>
+        <translation>%1 或 %2</translation>
+    </message>
+    <message>
+        <source>The perfect player solves the position within %1 s: rings mark its best moves on the board, a red ring a move that made the result worse.</source>
+        <translation>完美玩家在 %1 秒内求解局面：棋盘上的圆环标出最佳着法，红色圆环标出让结果变坏的着法。</translation>
+    </message>
+    <message>
+        <source>Perfect play: %1 (%2).</source>
+        <translation>完美着法：%1（%2）。</translation>
+    </message>
+    <message>
+        <source>The perfect player could not solve every move within %1 s.</source>
+        <translation>完美玩家未能在 %1 秒内求解所有着法。</translation>
+    </message>
+    <message>
+        <source>The agent's move %1 is not judged: %2</source>
+        <translation>智能体的着法 %1 未被评判：%2</translation>
+    </message>
+    <message>
+        <source>Mistake:</source>
+        <translation>失误：</translation>
+    </message>
+    <message>
+        <source>the agent's move %1 turns a %2 into a %3.</source>
+        <translation>智能体的着法 %1 把%2变成了%3。</translation>
+    </message>
+    <message>
+        <source>The agent's move %1 loses, as every move does against perfect play.</source>
+        <translation>智能体的着法 %1 会输，面对完美对手时每一步都会输。</translation>
+    </message>
+    <message>
+        <source>The agent's move %1 is perfect: it keeps the %2.</source>
+        <translation>智能体的着法 %1 是完美着法：它保持了%2。</translation>
+    </message>
+    <message>
+        <source>unsolved</source>
+        <translation>未求解</translation>
+    </message>
+    <message>
+        <source>Perfect play</source>
+        <translation>完美着法</translation>
+    </message>
+    <message>
+        <source>What the move leads to for the player making it, against perfect play.</source>
+        <translation>面对完美对手时，这一着法对走棋一方的结果。</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::ProjectPanel</name>

@@ -18,6 +18,9 @@ void AgentWorker::loadRun(const QString& folder) {
       return;
     }
     trainer_ = std::move(run.trainer);
+    const env::EnvironmentInfo& game = *env::findEnvironment(trainer_->project().environment);  // a loaded run's game exists
+    perfect_ = game.perfectPlayer ? game.perfectPlayer(kPerfectPlayTableBytes) : nullptr;
+    scratch_ = game.board ? env::makeBoardGames(game.name, 1) : nullptr;
     AgentSummary s;
     s.runFolder = folder;
     s.projectName = QString::fromStdString(trainer_->project().name);
@@ -47,6 +50,11 @@ void AgentWorker::searchPosition(const std::vector<int>& moves, int simulations)
       return;
     }
     result.moves = moves;
+    if (perfect_ && scratch_) {
+      scratch_->reset(0);
+      for (int a : moves) scratch_->play(0, a);  // legal: the search accepted the position
+      result.perfectPlay = perfect_->solveMoves(*scratch_, 0, env::SolveMode::Weak, {0, kPerfectPlaySeconds});
+    }
     emit searchFinished(result);
   } catch (const std::exception& e) {
     emit searchFailed(QString::fromUtf8(e.what()));

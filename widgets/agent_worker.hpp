@@ -3,6 +3,9 @@
 // from positions on request. It lives on its own QThread so that loading and searching never
 // block the GUI; the panel calls its slots through queued invocations and hears back through
 // its signals (queued to the GUI thread).
+// With the agent's search comes the perfect player's verdict on every move of the position (for
+// the games that have one), within kPerfectPlaySeconds: the Board view marks mistakes and
+// perfect moves from it, and an opening the solver cannot finish that fast stays unjudged.
 // The agent runs on a CPU backend of its own: the backends in the registry belong to the engine
 // thread while the studio trains, and a backend is driven from one thread at a time.
 // Thread-safety: an AgentWorker's slots run on its thread only, one at a time.
@@ -14,6 +17,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/env/perfect_play.hpp"
 #include "core/search/mcts.hpp"
 
 namespace cas::exec {
@@ -39,11 +43,17 @@ struct AgentSummary {
 struct AgentSearch {
   std::vector<int> moves;  // the position searched (actions from the start)
   search::RootStats statistics;
+  // Per action: the perfect player's weak verdict of playing it (nullopt: illegal); empty when
+  // the game has no perfect player.
+  std::vector<std::optional<env::Solution>> perfectPlay;
 };
 
 class AgentWorker : public QObject {
   Q_OBJECT
  public:
+  static constexpr double kPerfectPlaySeconds = 1.0;
+  static constexpr std::size_t kPerfectPlayTableBytes = std::size_t(32) << 20;
+
   AgentWorker();
   ~AgentWorker() override;
 
@@ -62,6 +72,8 @@ class AgentWorker : public QObject {
  private:
   std::shared_ptr<exec::Backend> backend_;
   std::unique_ptr<train::AlphaZeroTrainer> trainer_;
+  std::unique_ptr<env::PerfectPlayer> perfect_;  // the loaded game's, when it has one
+  std::unique_ptr<env::BoardGames> scratch_;     // the searched position, for the perfect player
 };
 
 }  // namespace cas::widgets

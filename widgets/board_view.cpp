@@ -22,6 +22,14 @@ const QColor kRed(229, 57, 53);
 const QColor kYellow(251, 192, 45);
 const QColor kConnectFourBoard(30, 86, 200);
 const QColor kSearchHeat(22, 163, 74);
+const QColor kPerfectMove(5, 150, 105);
+const QColor kMistake(220, 38, 38);
+
+// The board facts of a game from the catalogue; null for a game that has no board.
+const env::BoardGeometry* boardOf(const QString& environment) {
+  const env::EnvironmentInfo* e = env::findEnvironment(environment.toStdString());
+  return e && e->board ? &*e->board : nullptr;
+}
 
 QColor withAlpha(QColor c, int alpha) {
   c.setAlpha(alpha);
@@ -58,12 +66,14 @@ BoardView::BoardView(QWidget* parent) : QWidget(parent) {
 }
 
 QString BoardView::playerName(const QString& environment, int player) {
-  if (environment == QLatin1String("connect4")) return player == 0 ? tr("red") : tr("yellow");
+  const env::BoardGeometry* board = boardOf(environment);
+  if (board && board->stones == env::BoardGeometry::Stones::Discs) return player == 0 ? tr("red") : tr("yellow");
   return player == 0 ? tr("X") : tr("O");
 }
 
 QString BoardView::moveNoun(const QString& environment) {
-  return environment == QLatin1String("connect4") ? tr("Column") : tr("Cell");
+  const env::BoardGeometry* board = boardOf(environment);
+  return board && board->dropsInColumns ? tr("Column") : tr("Cell");
 }
 
 QSize BoardView::sizeHint() const { return {300, 260}; }
@@ -79,6 +89,7 @@ void BoardView::showPosition(const QString& environment, const std::vector<int>&
     problem_ = QString::fromStdString(error);
     statistics_.reset();
   }
+  if (perfectPlay_ && !perfectPlayFits()) perfectPlay_.reset();
   hoveredAction_ = pressedAction_ = -1;
   unsetCursor();
   update();
@@ -93,6 +104,33 @@ void BoardView::showSearchStatistics(const search::RootStats& statistics) {
 
 void BoardView::clearSearchStatistics() {
   statistics_.reset();
+  update();
+}
+
+bool BoardView::perfectPlayFits() const {
+  if (!perfectPlay_ || !position_) return false;
+  const std::vector<int>& judged = perfectPlay_->moves;
+  return (moves_.size() == judged.size() || moves_.size() == judged.size() + 1) && std::equal(judged.begin(), judged.end(), moves_.begin());
+}
+
+void BoardView::showPerfectPlay(const PerfectPlayMarks& marks) {
+  std::string error;
+  const auto judged = env::describePosition(environment_.toStdString(), marks.moves, &error);
+  if (!judged) return;
+  perfectPlay_ = marks;
+  if (!perfectPlayFits()) {
+    perfectPlay_.reset();
+    return;
+  }
+  perfectCells_.clear();
+  for (int action : marks.perfect)
+    if (const int cell = judged->landingCell(action); cell >= 0) perfectCells_.push_back(cell);
+  mistakeCell_ = judged->landingCell(marks.mistake);
+  update();
+}
+
+void BoardView::clearPerfectPlay() {
+  perfectPlay_.reset();
   update();
 }
 
@@ -178,6 +216,7 @@ void BoardView::paintEvent(QPaintEvent*) {
   if (dropsInColumns()) paintConnectFour(p, l);
   else paintTicTacToe(p, l);
   if (statistics_ && statisticsVisible_) paintStatistics(p, l);
+  if (perfectPlay_) paintPerfectPlay(p, l);
   if (hoveredAction_ >= 0 && isEnabled()) paintStone(p, cellRect(l, position_->landingCell(hoveredAction_)), position_->toMove, 0.3);
 }
 
@@ -186,7 +225,7 @@ void BoardView::paintStone(QPainter& p, const QRectF& cell, int player, double o
   p.setOpacity(opacity);
   const QPointF c = cell.center();
   const double s = cell.width();
-  if (dropsInColumns()) {
+  if (position_->stones == env::BoardGeometry::Stones::Discs) {
     const QColor base = player == 0 ? kRed : kYellow;
     QRadialGradient shine(c - QPointF(s * 0.12, s * 0.12), s * 0.5);
     shine.setColorAt(0, base.lighter(125));
@@ -329,6 +368,32 @@ void BoardView::paintStatistics(QPainter& p, const Layout& l) const {
     y += small.height();
     p.drawText(QRectF(box.left(), y, box.width(), small.height()), Qt::AlignCenter, prior);
   }
+}
+
+// Perfect moves: a dashed ring on a free cell, a solid one on the stone when the move was played
+// there. A mistake: a red ring on its stone with a question mark, as annotated games mark one.
+void BoardView::paintPerfectPlay(QPainter& p, const Layout& l) const {
+  const double s = l.cell;
+  p.save();
+  p.setBrush(Qt::NoBrush);
+  for (int cell : perfectCells_) {
+    const bool played = position_->cells[size_t(cell)] >= 0;
+    p.setPen(QPen(kPerfectMove, std::max(2.0, s * 0.06), played ? Qt::SolidLine : Qt::DashLine, Qt::RoundCap));
+    p.drawEllipse(cellRect(l, cell).center(), s * 0.43, s * 0.43);
+  }
+  if (mistakeCell_ >= 0 && position_->cells[size_t(mistakeCell_)] >= 0) {
+    const QRectF r = cellRect(l, mistakeCell_);
+    p.setPen(QPen(kMistake, std::max(2.5, s * 0.08)));
+    p.drawEllipse(r.center(), s * 0.43, s * 0.43);
+    const QRectF badge(r.right() - s * 0.36, r.top() + s * 0.02, s * 0.32, s * 0.32);
+    p.setPen(Qt::NoPen);
+    p.setBrush(kMistake);
+    p.drawEllipse(badge);
+    p.setPen(Qt::white);
+    p.setFont(pixelFont(font(), s * 0.24, true));
+    p.drawText(badge, Qt::AlignCenter, QStringLiteral("?"));
+  }
+  p.restore();
 }
 
 }  // namespace cas::widgets

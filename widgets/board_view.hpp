@@ -4,6 +4,8 @@
 // stone where a click would play, and optionally the search's statistics (visit share, Q, prior)
 // drawn on each legal move. Clicking a legal cell (tic-tac-toe) or column (Connect Four) emits
 // actionClicked; the view itself never changes the position, its owner does.
+// For the games with a perfect player the owner may add its judgement (PerfectPlayMarks): rings
+// on the moves proven best and a red ring on a move that made the verdict worse, a teaching aid.
 // Thread-safety: GUI thread only.
 #include <QString>
 #include <QWidget>
@@ -19,6 +21,13 @@ namespace cas::widgets {
 // A value from a player's point of view with its sign, as the views print Q: "+0.31", "−0.12".
 QString signedValue(float value);
 
+// The perfect player's judgement of a position, as the board marks it.
+struct PerfectPlayMarks {
+  std::vector<int> moves;    // the position judged (actions from the start)
+  std::vector<int> perfect;  // its moves proven best
+  int mistake = -1;          // a move from it that made the verdict worse; -1 none
+};
+
 class BoardView : public QWidget {
   Q_OBJECT
  public:
@@ -31,6 +40,7 @@ class BoardView : public QWidget {
   const std::optional<env::BoardPosition>& position() const { return position_; }
   bool hasSearchStatistics() const { return statistics_.has_value(); }
   bool statisticsVisible() const { return statisticsVisible_; }
+  const std::optional<PerfectPlayMarks>& perfectPlay() const { return perfectPlay_; }
 
   // The point to click to play `action`: the centre of the cell its stone lands on; a null
   // QPoint when the action is not legal.
@@ -55,6 +65,10 @@ class BoardView : public QWidget {
   void showSearchStatistics(const cas::search::RootStats& statistics);
   void clearSearchStatistics();
   void setStatisticsVisible(bool visible);
+  // Marks drawn while the board shows the judged position or the one a move after it (the move
+  // judged); dropped when the board moves elsewhere.
+  void showPerfectPlay(const cas::widgets::PerfectPlayMarks& marks);
+  void clearPerfectPlay();
 
  signals:
   // After showPosition displayed a position (not when it could not be replayed).
@@ -84,6 +98,8 @@ class BoardView : public QWidget {
   void paintConnectFour(QPainter& p, const Layout& l) const;
   void paintStone(QPainter& p, const QRectF& cell, int player, double opacity) const;
   void paintStatistics(QPainter& p, const Layout& l) const;
+  void paintPerfectPlay(QPainter& p, const Layout& l) const;
+  bool perfectPlayFits() const;  // the marks are for the position shown or the one before it
 
   QString environment_;
   std::vector<int> moves_;
@@ -91,6 +107,9 @@ class BoardView : public QWidget {
   QString problem_;  // why position_ is empty
   std::optional<search::RootStats> statistics_;
   bool statisticsVisible_ = true;
+  std::optional<PerfectPlayMarks> perfectPlay_;
+  std::vector<int> perfectCells_;  // where the perfect moves land in the judged position
+  int mistakeCell_ = -1;
   int hoveredAction_ = -1;
   int pressedAction_ = -1;
 };

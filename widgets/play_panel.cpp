@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/env/perfect_play.hpp"
 #include "widgets/board_view.hpp"
 #include "widgets/run_controller.hpp"
 
@@ -28,6 +29,22 @@ namespace cas::widgets {
 namespace {
 
 const QColor kProblemColour(198, 40, 40);
+// The statistics table: move, visits, Q, prior and, for the games with a perfect player, its verdict.
+constexpr int kColumns = 5, kPerfectColumn = 4;
+
+// What a move leads to for the player making it, against perfect play.
+QString verdictWord(int verdict) {
+  return verdict > 0 ? PlayPanel::tr("win") : verdict < 0 ? PlayPanel::tr("loss") : PlayPanel::tr("draw");
+}
+
+// "4", "3 or 5", "2, 4 or 6": moves by their numbers on the board.
+QString moveList(const std::vector<int>& actions) {
+  QStringList numbers;
+  for (int a : actions) numbers << QString::number(a + 1);
+  if (numbers.size() <= 1) return numbers.join(QString());
+  const QString last = numbers.takeLast();
+  return PlayPanel::tr("%1 or %2").arg(numbers.join(QStringLiteral(", ")), last);
+}
 
 QTableWidgetItem* numberItem(const QString& text) {
   auto* item = new QTableWidgetItem(text);
@@ -56,7 +73,8 @@ PlayPanel::PlayPanel(RunController* run, QWidget* parent)
       board_(new BoardView),
       status_(new QLabel),
       statisticsCaption_(new QLabel),
-      table_(new QTableWidget(0, 4)),
+      perfectPlay_(new QLabel),
+      table_(new QTableWidget(0, kColumns)),
       overlay_(new QCheckBox(tr("Show on board"))) {
   setObjectName(QStringLiteral("playPanel"));
   runLabel_->setObjectName(QStringLiteral("playRun"));
@@ -90,6 +108,11 @@ PlayPanel::PlayPanel(RunController* run, QWidget* parent)
   statusFont.setPointSizeF(statusFont.pointSizeF() * 1.1);
   status_->setFont(statusFont);
   statisticsCaption_->setWordWrap(true);
+  perfectPlay_->setObjectName(QStringLiteral("perfectPlay"));
+  perfectPlay_->setWordWrap(true);
+  perfectPlay_->setToolTip(tr("The perfect player solves the position within %1 s: rings mark its best moves on the board, "
+                              "a red ring a move that made the result worse.")
+                               .arg(AgentWorker::kPerfectPlaySeconds));
   table_->setObjectName(QStringLiteral("searchStatistics"));
   table_->verticalHeader()->hide();
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
@@ -139,6 +162,7 @@ PlayPanel::PlayPanel(RunController* run, QWidget* parent)
   auto* statisticsLayout = new QVBoxLayout(statistics);
   statisticsLayout->setContentsMargins(0, 0, 0, 0);
   statisticsLayout->addWidget(statisticsCaption_);
+  statisticsLayout->addWidget(perfectPlay_);
   statisticsLayout->addWidget(table_, 1);
   auto* splitter = new QSplitter(Qt::Vertical);
   splitter->setChildrenCollapsible(false);
@@ -203,6 +227,7 @@ PlayPanel::~PlayPanel() {
 
 QString PlayPanel::statusText() const { return status_->text(); }
 QString PlayPanel::runText() const { return runLabel_->text(); }
+QString PlayPanel::perfectPlayText() const { return perfectPlay_->text(); }
 
 void PlayPanel::loadRun(const QString& folder) {
   if (busy_ || folder.isEmpty()) return;
@@ -333,6 +358,7 @@ void PlayPanel::takeSearch(const AgentSearch& search) {
   if (mode_ == Mode::SetUp) {
     showStatistics(search, false);
     board_->showSearchStatistics(search.statistics);
+    showPerfectPlay(search, false);
     updateStatus();
     return;
   }
@@ -344,6 +370,44 @@ void PlayPanel::takeSearch(const AgentSearch& search) {
   showStatistics(search, true);
   moves_.push_back(move);
   showBoard();
+  showPerfectPlay(search, true);
+}
+
+void PlayPanel::showPerfectPlay(const AgentSearch& search, bool forAgentMove) {
+  const auto& verdicts = search.perfectPlay;
+  if (verdicts.empty()) return;  // the game has no perfect player
+  const int move = search.statistics.chosen;
+  const std::vector<int> perfect = env::perfectMoves(verdicts);
+  const std::optional<bool> mistake = forAgentMove ? env::isMistake(verdicts, move) : std::nullopt;
+  board_->showPerfectPlay({search.moves, perfect, mistake.value_or(false) ? move : -1});
+  // The best verdict proven: that of the perfect moves, or (a mistake shown by a solved better
+  // move while others are unsolved) the best among the solved ones.
+  int best = -1;
+  bool anySolved = false;
+  for (const auto& v : verdicts)
+    if (v && v->solved) {
+      best = anySolved ? std::max(best, v->verdict()) : v->verdict();
+      anySolved = true;
+    }
+  const QString perfectText = perfect.empty() ? QString() : tr("Perfect play: %1 (%2).").arg(moveList(perfect), verdictWord(best));
+  const QString unsolved = tr("The perfect player could not solve every move within %1 s.").arg(AgentWorker::kPerfectPlaySeconds);
+  QString text;
+  if (!forAgentMove) {
+    text = perfect.empty() ? unsolved : perfectText;
+  } else if (!mistake) {
+    text = tr("The agent's move %1 is not judged: %2").arg(move + 1).arg(unsolved);
+  } else if (*mistake) {
+    text = QStringLiteral("<span style=\"color:%1\"><b>%2</b></span> %3")
+               .arg(kProblemColour.name(), tr("Mistake:"),
+                    tr("the agent's move %1 turns a %2 into a %3.").arg(move + 1).arg(verdictWord(best), verdictWord(verdicts[size_t(move)]->verdict())));
+    if (!perfectText.isEmpty()) text += QLatin1Char(' ') + perfectText;
+  } else {
+    const int kept = verdicts[size_t(move)]->verdict();
+    text = kept < 0 ? tr("The agent's move %1 loses, as every move does against perfect play.").arg(move + 1)
+                    : tr("The agent's move %1 is perfect: it keeps the %2.").arg(move + 1).arg(verdictWord(kept));
+  }
+  perfectPlay_->setText(text);
+  perfectPlay_->setVisible(true);
 }
 
 void PlayPanel::reportSearchFailure(const QString& reason) {
@@ -380,10 +444,13 @@ void PlayPanel::showStatistics(const AgentSearch& search, bool forAgentMove) {
   table_->setRowCount(int(actions.size()));
   for (int row = 0; row < int(actions.size()); ++row) {
     const auto a = size_t(actions[size_t(row)]);
+    QString perfect;
+    if (a < search.perfectPlay.size() && search.perfectPlay[a])
+      perfect = search.perfectPlay[a]->solved ? verdictWord(search.perfectPlay[a]->verdict()) : tr("unsolved");
     QTableWidgetItem* items[] = {numberItem(QString::number(a + 1)), numberItem(QString::number(r.visits[a])),
                                  numberItem(r.visits[a] > 0 ? signedValue(r.q[a]) : tr("–")),
-                                 numberItem(QString::number(double(r.prior[a]), 'f', 3))};
-    for (int column = 0; column < 4; ++column) {
+                                 numberItem(QString::number(double(r.prior[a]), 'f', 3)), numberItem(perfect)};
+    for (int column = 0; column < kColumns; ++column) {
       if (int(a) == r.chosen) {
         QFont bold = items[column]->font();
         bold.setBold(true);
@@ -396,9 +463,15 @@ void PlayPanel::showStatistics(const AgentSearch& search, bool forAgentMove) {
 
 void PlayPanel::clearStatistics() {
   table_->setRowCount(0);
-  table_->setHorizontalHeaderLabels({BoardView::moveNoun(environment_), tr("Visits"), tr("Q"), tr("Prior")});
+  table_->setHorizontalHeaderLabels({BoardView::moveNoun(environment_), tr("Visits"), tr("Q"), tr("Prior"), tr("Perfect play")});
   table_->horizontalHeaderItem(2)->setToolTip(tr("Mean value of the move for the player making it, from -1 (lost) to +1 (won)."));
   table_->horizontalHeaderItem(3)->setToolTip(tr("The network's probability for the move before the search."));
+  table_->horizontalHeaderItem(kPerfectColumn)->setToolTip(tr("What the move leads to for the player making it, against perfect play."));
+  const env::EnvironmentInfo* game = env::findEnvironment(environment_.toStdString());
+  table_->setColumnHidden(kPerfectColumn, !game || !game->perfectPlayer);
+  perfectPlay_->clear();
+  perfectPlay_->setVisible(false);
+  board_->clearPerfectPlay();
   statisticsCaption_->setText(mode_ == Mode::Play ? tr("The agent's search for its move appears here.")
                                                   : tr("Analyse shows the search of the position here."));
   board_->clearSearchStatistics();

@@ -11,6 +11,10 @@
 //            game from there, with the human playing the side to move.
 // Positions shown on the board by others (the search-tree view calls BoardView::showPosition)
 // are taken over in Set up mode, ready to analyse.
+// For the games with a perfect player, each search comes with its verdicts: the table's last
+// column says what each move leads to (win, draw, loss), the board rings the perfect moves, and
+// an agent's move that made the verdict worse is marked as a mistake, in words below the table
+// and on its stone.
 // Loading and searching run on an AgentWorker on its own QThread; input is off meanwhile.
 // Thread-safety: GUI thread only (the worker's thread is private to the panel).
 #include <QString>
@@ -47,6 +51,7 @@ class PlayPanel : public QWidget {
 
   BoardView* boardView() const { return board_; }
   QTableWidget* statisticsTable() const { return table_; }
+  QString perfectPlayText() const;
   Mode mode() const { return mode_; }
   const std::vector<int>& moves() const { return moves_; }
   bool busy() const { return busy_; }
@@ -80,6 +85,7 @@ class PlayPanel : public QWidget {
   void startSearch();
   void showBoard();
   void showStatistics(const AgentSearch& search, bool forAgentMove);
+  void showPerfectPlay(const AgentSearch& search, bool forAgentMove);
   void clearStatistics();
   void setBusy(bool busy, const QString& status = {});
   void setStatus(const QString& text, bool problem = false);
@@ -114,6 +120,7 @@ class PlayPanel : public QWidget {
   BoardView* board_;
   QLabel* status_;
   QLabel* statisticsCaption_;
+  QLabel* perfectPlay_;
   QTableWidget* table_;
   QCheckBox* overlay_;
 };

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/env/environments.hpp"
 #include "widgets/run_controller.hpp"
 
 namespace cas::widgets {
@@ -703,9 +704,10 @@ void SearchTreeView::paintRootBoard(QPainter& p) const {
   // Stones drawn as on the Board dock (crosses and rings, or red and yellow discs), in colours
   // lightened for the dark background; cell numbers and empty points dim. As letters, an O beside
   // the cell numbers reads as a zero.
-  const bool connectFour = shown_.layout->snapshot().environment == "connect4";
-  const QColor first = connectFour ? QColor(239, 83, 80) : QColor(110, 160, 255);
-  const QColor second = connectFour ? QColor(251, 192, 45) : QColor(245, 130, 90);
+  const env::EnvironmentInfo* game = env::findEnvironment(shown_.layout->snapshot().environment);
+  const bool discs = game && game->board && game->board->stones == env::BoardGeometry::Stones::Discs;
+  const QColor first = discs ? QColor(239, 83, 80) : QColor(110, 160, 255);
+  const QColor second = discs ? QColor(251, 192, 45) : QColor(245, 130, 90);
   const double size = std::min(fm.horizontalAdvance(QLatin1Char('0')), fm.ascent()) * 0.85;
   p.setFont(mono);
   for (int k = 0; k < rows.size(); ++k) {
@@ -716,7 +718,7 @@ void SearchTreeView::paintRootBoard(QPainter& p) const {
       const QRectF cell(x + (advance - size) / 2, baseline - fm.ascent() + (fm.ascent() - size) / 2 + 1, size, size);
       if (c == QLatin1Char('X') || c == QLatin1Char('O')) {
         const QColor colour = c == QLatin1Char('X') ? first : second;
-        if (connectFour) {
+        if (discs) {
           p.setPen(Qt::NoPen);
           p.setBrush(colour);
           p.drawEllipse(cell);

@@ -35,6 +35,16 @@ struct SearchBenchOptions {
   int minCalls = 10;
 };
 
+struct SolverBenchOptions {
+  std::string env = "connect4", mode = "both";
+  std::vector<int> depths = {8, 14, 20};
+  int positions = 20;          // per depth
+  double limitSeconds = 60;    // per position; past it the position counts as unsolved
+  std::int64_t tableMib = 64;  // the transposition table
+  std::uint64_t seed = 1;
+  bool json = false;
+};
+
 struct KernelsOptions {
   std::string target;          // a project folder or a benchmark network's name
   std::string graph = "update";  // "forward" or "update"
@@ -57,6 +67,8 @@ struct TrainOptions {
 struct EvalOptions {
   std::string run, device = "auto", opponent = "random";
   int games = 20;
+  int mistakes = 0;            // > 0: judge the agent's moves in this many positions instead of playing games
+  double solverSeconds = 2.0;  // with mistakes: the solver's time per position
   std::uint64_t seed = 1;
   bool json = false;
   bool useProject = false;
@@ -84,6 +96,7 @@ int runPlay(const PlayOptions& options);
 int runDevices();
 int runBenchUpdate(const BenchOptions& options);
 int runBenchSearch(const SearchBenchOptions& options);
+int runBenchSolver(const SolverBenchOptions& options);
 int runKernels(const KernelsOptions& options);
 int runCheck(const std::vector<std::string>& paths, const CheckOptions& options);
 int runParams(bool markdown);

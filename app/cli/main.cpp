@@ -99,6 +99,19 @@ int main(int argc, char** argv) {
   benchSearch->add_option("--seconds", searchBench.seconds, "Timing budget")->check(CLI::Range(0.01, 600.0))->capture_default_str();
   benchSearch->add_flag("--json", searchBench.json, "Print one JSON object");
 
+  cas::cli::SolverBenchOptions solverBench;
+  auto* benchSolver = benchCmd->add_subcommand("solver",
+      "Time the perfect player per position of random play at given depths (moves played), weak and strong,\n"
+      "each position from an empty transposition table");
+  benchSolver->add_option("--env", solverBench.env, "connect4 or tictactoe")->check(CLI::IsMember({"connect4", "tictactoe"}))->capture_default_str();
+  benchSolver->add_option("--depths", solverBench.depths, "Moves played before the position is solved")->delimiter(',')->check(integerIn(0, 41))->capture_default_str();
+  benchSolver->add_option("--positions", solverBench.positions, "Positions per depth")->check(integerIn(1, 100000))->capture_default_str();
+  benchSolver->add_option("--mode", solverBench.mode, "weak (win/draw/loss), strong (exact score) or both")->check(CLI::IsMember({"weak", "strong", "both"}))->capture_default_str();
+  benchSolver->add_option("--limit", solverBench.limitSeconds, "Seconds per position; past them it counts as unsolved")->check(numberIn(0.001, 86400))->capture_default_str();
+  benchSolver->add_option("--table-mib", solverBench.tableMib, "Transposition table size in MiB")->check(integerIn(1, 65536))->capture_default_str();
+  benchSolver->add_option("--seed", solverBench.seed, "Seed of the random play")->check(integerIn(0, INT64_MAX))->capture_default_str();
+  benchSolver->add_flag("--json", solverBench.json, "Print one JSON object");
+
   cas::cli::KernelsOptions kernels;
   auto* kernelsCmd = app.add_subcommand("kernels", "Show the CUDA kernels generated for a project or benchmark network, timed, with their source");
   kernelsCmd->add_option("target", kernels.target, "Project folder, or cartpole_mlp64, connect4_mlp256, atari_nature_cnn")->required();
@@ -126,11 +139,19 @@ int main(int argc, char** argv) {
   trainCmd->add_flag("--allow-outside-project", train.allowOutsideProject, "Let the project's policy lie outside its folder");
 
   cas::cli::EvalOptions eval;
-  auto* evalCmd = app.add_subcommand("eval", "Play a trained run against a baseline");
+  auto* evalCmd = app.add_subcommand("eval",
+      "Play a trained run against a baseline, or with --mistakes judge its moves by the perfect player");
   evalCmd->add_option("run", eval.run, "Run folder")->required()->check(CLI::ExistingDirectory);
-  evalCmd->add_option("--opponent", eval.opponent, "random, mcts:ROLLOUTS or perfect (tictactoe)")->capture_default_str();
-  evalCmd->add_option("--games", eval.games, "Games (half with the agent moving first)")->check(integerIn(1, 100000))->capture_default_str();
-  evalCmd->add_option("--seed", eval.seed, "Seed of the opponent's choices")->check(integerIn(0, INT64_MAX))->capture_default_str();
+  auto* opponentOption = evalCmd->add_option("--opponent", eval.opponent, "random, mcts:ROLLOUTS or perfect (tictactoe, connect4)")->capture_default_str();
+  auto* gamesOption = evalCmd->add_option("--games", eval.games, "Games (half with the agent moving first)")->check(integerIn(1, 100000))->capture_default_str();
+  auto* mistakesOption = evalCmd->add_option("--mistakes", eval.mistakes,
+                      "Instead of games: the share of the agent's moves that make the perfect player's verdict worse, over N\n"
+                      "positions from its own games and from random play (tictactoe, connect4)")
+      ->check(integerIn(1, 1000000))->excludes(opponentOption)->excludes(gamesOption);
+  evalCmd->add_option("--solver-seconds", eval.solverSeconds,
+                      "With --mistakes: the solver's time per position; the positions it cannot finish are skipped and counted")
+      ->check(numberIn(0.001, 3600))->capture_default_str()->needs(mistakesOption);
+  evalCmd->add_option("--seed", eval.seed, "Seed of the opponent's choices, or of the positions --mistakes draws")->check(integerIn(0, INT64_MAX))->capture_default_str();
   evalCmd->add_option("--device", eval.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
   evalCmd->add_flag("--json", eval.json, "Print one JSON object");
   evalCmd->add_flag("--use-project", eval.useProject, "Use the project's current project.toml and policy instead of the run's copies");
@@ -179,6 +200,7 @@ int main(int argc, char** argv) {
   if (*params) return cas::cli::runParams(markdown);
   if (*benchUpdate) return cas::cli::runBenchUpdate(bench);
   if (*benchSearch) return cas::cli::runBenchSearch(searchBench);
+  if (*benchSolver) return cas::cli::runBenchSolver(solverBench);
   if (*kernelsCmd) return cas::cli::runKernels(kernels);
   if (*trainCmd) {
     if (int(!train.project.empty()) + int(!train.resume.empty()) + int(!train.restart.empty()) != 1) {

@@ -10,10 +10,12 @@
 #include <thread>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/report_text.hpp"
 #include "core/engine/engine.hpp"
 #include "core/engine/trained_run.hpp"
 #include "core/support/atomic_file.hpp"
 #include "core/support/printable.hpp"
+#include "core/train/mistakes.hpp"
 
 namespace cas::cli {
 namespace {
@@ -205,9 +207,65 @@ int runTrain(const TrainOptions& o) {
   return failed ? 1 : 0;
 }
 
+namespace {
+
+// `eval --mistakes N`: the agent's moves judged by the perfect player (core/train/mistakes).
+int runMistakes(train::AlphaZeroTrainer& trainer, const EvalOptions& o) {
+  train::MistakeOptions options;
+  options.positions = o.mistakes;
+  options.seed = o.seed;
+  options.solverSeconds = o.solverSeconds;
+  train::MistakeReport r;
+  try {
+    // Progress on stderr about every 10%, since a thousand positions take minutes.
+    r = train::measureMistakes(trainer, options, [&](int done, int total) {
+      if (!o.json && (done * 10 / total != (done - 1) * 10 / total)) std::cerr << "judged " << done << " of " << total << " positions\n";
+    });
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << printable(e.what()) << "\n";
+    return 2;
+  }
+  auto json = [](const train::MistakeCounts& c, const char* key) {
+    char b[256];
+    std::snprintf(b, sizeof b, "{\"%s\": %s, \"positions\": %d, \"judged\": %d, \"mistakes\": %d, \"mistake_rate\": %.5g, \"unsolved\": %d}", key,
+                  jsonString(c.label).c_str(), c.positions, c.judged, c.mistakes, c.rate(), c.unsolved);
+    return std::string(b);
+  };
+  if (o.json) {
+    std::string sources, depths;
+    for (const auto& c : r.sources) sources += (sources.empty() ? "" : ", ") + json(c, "source");
+    for (const auto& c : r.depths) depths += (depths.empty() ? "" : ", ") + json(c, "moves_played");
+    std::printf("{\"positions\": %d, \"judged\": %d, \"mistakes\": %d, \"mistake_rate\": %.5g, \"unsolved\": %d, \"solver_seconds\": %g, "
+                "\"seconds\": %.3f, \"sources\": [%s], \"depths\": [%s]}\n",
+                r.total.positions, r.total.judged, r.total.mistakes, r.total.rate(), r.total.unsolved, r.solverSeconds, r.seconds, sources.c_str(),
+                depths.c_str());
+    return 0;
+  }
+  auto line = [](const train::MistakeCounts& c) {
+    char b[160];
+    std::snprintf(b, sizeof b, "%5d positions, %5d judged, %5d mistakes (%s)", c.positions, c.judged, c.mistakes, percent(c.rate()).c_str());
+    std::string text = b;
+    if (c.unsolved) text += ", " + std::to_string(c.unsolved) + " unsolved";
+    return text;
+  };
+  std::printf("%d of %d judged moves made the perfect player's verdict worse: mistake rate %s\n", r.total.mistakes, r.total.judged,
+              percent(r.total.rate()).c_str());
+  if (r.total.unsolved)
+    std::printf("%d of %d positions skipped: the solver could not finish them within %g s each (raise --solver-seconds to judge them)\n",
+                r.total.unsolved, r.total.positions, r.solverSeconds);
+  for (const auto& c : r.sources) std::printf("  %-12s %s\n", (c.label + ":").c_str(), line(c).c_str());
+  for (const auto& c : r.depths)
+    if (c.positions) std::printf("  moves %-6s %s\n", (c.label + ":").c_str(), line(c).c_str());
+  std::printf("in %s\n", duration(r.seconds).c_str());
+  return 0;
+}
+
+}  // namespace
+
 int runEval(const EvalOptions& o) {
   auto trainer = openRun(o.run, o.device, readRun(o.useProject), nullptr);
   if (!trainer) return 1;
+  if (o.mistakes > 0) return runMistakes(*trainer, o);
   train::EvaluationResult r;
   try {
     r = trainer->evaluate(o.opponent, o.games, o.seed);
@@ -272,12 +330,13 @@ int runAnalyze(const AnalyzeOptions& o) {
 int runPlay(const PlayOptions& o) {
   auto trainer = openRun(o.run, o.device, readRun(o.useProject), nullptr);
   if (!trainer) return 1;
+  auto boardGames = env::makeBoardGames(trainer->project().environment, 1);
+  env::BoardGames& board = *boardGames;
+  const char* moveNoun = board.info().board->moveNoun();
   std::string moves;
   const int human = o.humanSecond ? 1 : 0;
   std::printf("You play %s. Enter a move (%s), or q to quit.\n", human == 0 ? "first (X)" : "second (O)",
-              trainer->project().environment == "tictactoe" ? "a cell 1-9" : "a column 1-7");
-  auto boardGames = env::makeBoardGames(trainer->project().environment, 1);
-  env::BoardGames& board = *boardGames;
+              ("a " + std::string(moveNoun) + " 1-" + std::to_string(board.actionCount())).c_str());
   for (;;) {
     std::string error;
     board.playMoves(0, moves, &error);
@@ -299,7 +358,7 @@ int runPlay(const PlayOptions& o) {
         continue;
       }
       if (!board.legal(0, action)) {
-        std::printf("%s %d is not free\n", board.actionCount() == 9 ? "cell" : "column", action + 1);
+        std::printf("%s %d is not free\n", moveNoun, action + 1);
         continue;
       }
       moves += line;

@@ -8,13 +8,10 @@
 namespace cas::env {
 namespace {
 
-// Stones in a row that win: the games' rules, repeated here only to find the line to draw.
-int stonesInARowToWin(const std::string& environment) { return environment == "connect4" ? 4 : 3; }
-
-std::vector<int> winningLineThrough(const BoardPosition& p, int cell) {
+// The cells of every line through `cell` of at least `needed` stones of its owner.
+std::vector<int> winningLineThrough(const BoardPosition& p, int cell, int needed) {
   const int owner = p.cells[size_t(cell)];
   const int row = cell / p.columns, column = cell % p.columns;
-  const int needed = stonesInARowToWin(p.environment);
   std::vector<int> line;
   for (const auto& [dr, dc] : {std::pair{0, 1}, {1, 0}, {1, 1}, {1, -1}}) {
     std::vector<int> run{cell};
@@ -54,10 +51,12 @@ std::optional<BoardPosition> describePosition(const std::string& environment, co
     return std::nullopt;
   }
   const EnvironmentInfo& info = game->info();
+  const BoardGeometry& board = *info.board;  // every BoardGames has one
   BoardPosition p;
   p.environment = environment;
-  p.rows = info.observationShape[1];
-  p.columns = info.observationShape[2];
+  p.rows = board.rows;
+  p.columns = board.columns;
+  p.stones = board.stones;
   p.cells.assign(size_t(p.rows * p.columns), -1);
   p.legal.assign(size_t(info.actionCount), false);
   game->reset(0);
@@ -80,7 +79,7 @@ std::optional<BoardPosition> describePosition(const std::string& environment, co
   p.over = game->terminal(0);
   if (p.over && game->terminalValue(0) < 0) {  // the player to move has lost: the last mover won
     p.winner = 1 - p.toMove;
-    p.winningLine = winningLineThrough(p, p.lastCell);
+    p.winningLine = winningLineThrough(p, p.lastCell, board.inARow);
   }
   return p;
 }

@@ -7,11 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "core/env/environments.hpp"
+
 namespace cas::env {
 
 struct BoardPosition {
   std::string environment;
   int rows = 0, columns = 0;
+  BoardGeometry::Stones stones = BoardGeometry::Stones::CrossesAndNoughts;  // how to draw them
   std::vector<int> moves;   // actions from the start
   std::vector<int> cells;   // rows * columns, row 0 at the top: -1 empty, else the player (0 first, 1 second)
   std::vector<bool> legal;  // per action

@@ -1,12 +1,41 @@
 #include "core/env/environments.hpp"
 
+#include "core/env/connect4_solver.hpp"
+#include "core/env/perfect_play.hpp"
+
 namespace cas::env {
+namespace {
+
+// Tic-tac-toe's whole game fits a small memo, so the table size does not apply.
+std::unique_ptr<PerfectPlayer> ticTacToePlayer(std::size_t) { return std::make_unique<TicTacToeSolver>(); }
+std::unique_ptr<PerfectPlayer> connectFourPlayer(std::size_t tableBytes) { return std::make_unique<Connect4Solver>(tableBytes); }
+
+EnvironmentInfo boardGame(std::string name, std::string summary, BoardGeometry board, std::unique_ptr<PerfectPlayer> (*perfect)(std::size_t),
+                          std::string evaluationOpponent) {
+  EnvironmentInfo e;
+  e.name = std::move(name);
+  e.summary = std::move(summary);
+  e.observationShape = {2, board.rows, board.columns};
+  e.actionCount = board.dropsInColumns ? board.columns : board.rows * board.columns;
+  e.twoPlayer = true;
+  e.board = board;
+  e.perfectPlayer = perfect;
+  e.evaluationOpponent = std::move(evaluationOpponent);
+  return e;
+}
+
+}  // namespace
 
 const std::vector<EnvironmentInfo>& environments() {
+  using Stones = BoardGeometry::Stones;
   static const std::vector<EnvironmentInfo> all = {
-      {"tictactoe", "Tic-tac-toe on a 3x3 board; planes: own stones, opponent stones.", {2, 3, 3}, 9, true},
-      {"connect4", "Connect Four on a 6x7 board; planes: own stones, opponent stones.", {2, 6, 7}, 7, true},
-      {"cartpole", "Balance a pole on a cart (Gymnasium CartPole-v1 dynamics).", {4}, 2, false},
+      boardGame("tictactoe", "Tic-tac-toe on a 3x3 board; planes: own stones, opponent stones.", {3, 3, 3, false, Stones::CrossesAndNoughts},
+                ticTacToePlayer, "perfect"),
+      // The solver needs seconds to minutes for opening positions: training evaluates against
+      // the rollout search, and `eval --mistakes` judges with a time limit.
+      boardGame("connect4", "Connect Four on a 6x7 board; planes: own stones, opponent stones.", {6, 7, 4, true, Stones::Discs}, connectFourPlayer,
+                "mcts:200"),
+      {"cartpole", "Balance a pole on a cart (Gymnasium CartPole-v1 dynamics).", {4}, 2, false, std::nullopt, nullptr, ""},
   };
   return all;
 }

@@ -1,12 +1,30 @@
 #pragma once
-// The catalogue of environments a project may name: observation shape, action count and the
-// algorithms each suits. PDL shape inference and project validation read it.
+// The catalogue of environments a project may name: observation shape, action count, the
+// algorithms each suits, and for the board games the facts views and commands need (the
+// board's geometry and notation, the perfect player), so that no caller compares names.
+// PDL shape inference, project validation, evaluation, the CLI and the studio read it.
 // Thread-safety: immutable, readable from any thread.
+#include <cstddef>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace cas::env {
+
+class PerfectPlayer;
+
+// A board game's board: how it is laid out, how a move is written and how stones are drawn.
+struct BoardGeometry {
+  int rows = 0, columns = 0;
+  int inARow = 0;               // stones in a line that win
+  bool dropsInColumns = false;  // an action names a column its stone drops down; else a cell
+  // How the board's stones look: crosses and noughts (tic-tac-toe) or discs (Connect Four).
+  enum class Stones { CrossesAndNoughts, Discs } stones = Stones::CrossesAndNoughts;
+  // What a move's number names in the notation ("cell" 1-9, "column" 1-7).
+  const char* moveNoun() const { return dropsInColumns ? "column" : "cell"; }
+};
 
 struct EnvironmentInfo {
   std::string name;
@@ -14,6 +32,12 @@ struct EnvironmentInfo {
   std::vector<int> observationShape;  // per sample, without the batch axis
   int actionCount = 0;
   bool twoPlayer = false;  // AlphaZero needs a two-player, zero-sum, perfect-information game
+  std::optional<BoardGeometry> board;  // for the board games
+  // The game's solver with a transposition table of about `tableBytes`; null when there is none.
+  std::unique_ptr<PerfectPlayer> (*perfectPlayer)(std::size_t tableBytes) = nullptr;
+  // The opponent training evaluates against besides random: the perfect player where it answers
+  // every position at once, else the rollout search.
+  std::string evaluationOpponent;
 };
 
 const std::vector<EnvironmentInfo>& environments();

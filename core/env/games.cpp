@@ -196,4 +196,21 @@ std::unique_ptr<BoardGames> makeBoardGames(const std::string& environment, int s
   throw std::invalid_argument("'" + environment + "' is not a two-player board game");
 }
 
+std::optional<std::vector<int>> randomPosition(BoardGames& scratch, int depth, std::mt19937_64& rng, int tries) {
+  std::vector<int> moves, legal;
+  for (int t = 0; t < tries; ++t) {
+    moves.clear();
+    scratch.reset(0);
+    while (int(moves.size()) < depth && !scratch.terminal(0)) {
+      legal.clear();
+      for (int a = 0; a < scratch.actionCount(); ++a)
+        if (scratch.legal(0, a)) legal.push_back(a);
+      moves.push_back(legal[std::uniform_int_distribution<size_t>(0, legal.size() - 1)(rng)]);
+      scratch.play(0, moves.back());
+    }
+    if (!scratch.terminal(0)) return moves;
+  }
+  return std::nullopt;
+}
+
 }  // namespace cas::env

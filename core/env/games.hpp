@@ -11,6 +11,8 @@
 // threads.
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -53,5 +55,10 @@ class BoardGames {
 };
 
 std::unique_ptr<BoardGames> makeBoardGames(const std::string& environment, int size);
+
+// The moves of a random game (each move uniform over the legal ones) stopped after `depth`
+// moves with the game not over: games that end sooner are drawn again, up to `tries` games in
+// all (nullopt then: the depth is out of reach). For solver benchmarks and judged positions.
+std::optional<std::vector<int>> randomPosition(BoardGames& scratch, int depth, std::mt19937_64& rng, int tries = 100000);
 
 }  // namespace cas::env

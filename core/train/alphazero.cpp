@@ -122,7 +122,7 @@ IterationReport AlphaZeroTrainer::runIteration(const std::function<bool()>& canc
   if (train_.evalGames > 0 && iteration_ % train_.evalEvery == 0) {
     const int games = int(train_.evalGames);
     report.evaluations.push_back(evaluate("random", games, std::uint64_t(iteration_)));
-    report.evaluations.push_back(evaluate(project_.environment == "tictactoe" ? "perfect" : "mcts:200", games, std::uint64_t(iteration_)));
+    report.evaluations.push_back(evaluate(env::findEnvironment(project_.environment)->evaluationOpponent, games, std::uint64_t(iteration_)));
   }
   return report;
 }

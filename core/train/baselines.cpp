@@ -1,8 +1,13 @@
 #include "core/train/baselines.hpp"
 
 #include <cmath>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_map>
 #include <vector>
 
+#include "core/env/perfect_play.hpp"
 #include "core/support/numbers.hpp"
 
 namespace cas::train {
@@ -112,62 +117,56 @@ class RolloutMcts final : public Opponent {
 
 class PerfectOpponent final : public Opponent {
  public:
-  explicit PerfectOpponent(std::uint64_t seed) : rng_(seed) {}
-  std::string name() const override { return "perfect"; }
+  PerfectOpponent(const env::EnvironmentInfo& environment, double seconds, std::uint64_t seed)
+      : solver_(environment.perfectPlayer(kTableBytes)), seconds_(seconds), rng_(seed) {}
+  std::string name() const override { return seconds_ == kPerfectMoveSeconds ? "perfect" : "perfect:" + formatSeconds(seconds_); }
   int choose(const env::BoardGames& g, int game) override {
-    auto best = solver_.bestMoves(g, game);
+    // Weak verdicts: keeping the best of win, draw and loss is perfect play, and proving it
+    // takes far fewer positions than the exact score.
+    const auto moves = solver_->solveMoves(g, game, env::SolveMode::Weak, {0, seconds_});
+    const std::vector<int> best = env::perfectMoves(moves);
+    if (best.empty())
+      throw std::runtime_error("the perfect player could not solve move " + std::to_string(g.moveCount(game) + 1) + " within " +
+                               formatSeconds(seconds_) + " s; give it more time with --opponent perfect:SECONDS, or judge the agent with "
+                               "--mistakes, which skips such positions. The position:\n" + g.render(game));
     return best[std::uniform_int_distribution<size_t>(0, best.size() - 1)(rng_)];
   }
 
  private:
-  PerfectTicTacToe solver_;
+  static std::string formatSeconds(double s) {
+    std::ostringstream text;
+    text << s;
+    return text.str();
+  }
+  static constexpr std::size_t kTableBytes = std::size_t(256) << 20;
+  std::unique_ptr<env::PerfectPlayer> solver_;
+  double seconds_;
   std::mt19937_64 rng_;
 };
 
 }  // namespace
 
-PerfectTicTacToe::PerfectTicTacToe() : scratch_(env::makeBoardGames("tictactoe", 11)) {}
-
-int PerfectTicTacToe::negamax(int depth) {
-  if (scratch_->terminal(depth)) return int(scratch_->terminalValue(depth));
-  const std::uint64_t key = scratch_->key(depth);
-  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-  int best = -2;
-  for (int a = 0; a < 9; ++a) {
-    if (!scratch_->legal(depth, a)) continue;
-    scratch_->copy(depth, *scratch_, depth + 1);
-    scratch_->play(depth + 1, a);
-    best = std::max(best, -negamax(depth + 1));
-  }
-  memo_[key] = best;
-  return best;
-}
-
-int PerfectTicTacToe::value(const env::BoardGames& g, int game) {
-  g.copy(game, *scratch_, 0);
-  return negamax(0);
-}
-
-std::vector<int> PerfectTicTacToe::bestMoves(const env::BoardGames& g, int game) {
-  const int v = value(g, game);
-  std::vector<int> moves;
-  for (int a = 0; a < 9; ++a) {
-    if (!g.legal(game, a)) continue;
-    g.copy(game, *scratch_, 0);
-    scratch_->play(0, a);
-    if (-negamax(0) == v) moves.push_back(a);
-  }
-  return moves;
-}
-
 std::unique_ptr<Opponent> makeOpponent(const std::string& spec, const std::string& environment, std::uint64_t seed, std::string* error) {
   if (spec == "random") return std::make_unique<RandomOpponent>(seed);
-  if (spec == "perfect") {
-    if (environment != "tictactoe") {
-      if (error) *error = "the perfect player exists for tictactoe only";
+  if (spec == "perfect" || spec.rfind("perfect:", 0) == 0) {
+    const env::EnvironmentInfo* e = env::findEnvironment(environment);
+    if (!e || !e->perfectPlayer) {
+      std::string games;
+      for (const env::EnvironmentInfo& other : env::environments())
+        if (other.perfectPlayer) games += (games.empty() ? "" : ", ") + other.name;
+      if (error) *error = "'" + environment + "' has no perfect player; " + games + " have one";
       return nullptr;
     }
-    return std::make_unique<PerfectOpponent>(seed);
+    double seconds = kPerfectMoveSeconds;
+    if (spec != "perfect") {
+      const auto given = parseNumber(std::string_view(spec).substr(8), 0.001, 86400);
+      if (!given) {
+        if (error) *error = "perfect:SECONDS needs the solver's time per move in seconds, in [0.001, 86400], such as perfect:600; got '" + spec.substr(8) + "'";
+        return nullptr;
+      }
+      seconds = *given;
+    }
+    return std::make_unique<PerfectOpponent>(*e, seconds, seed);
   }
   if (spec.rfind("mcts:", 0) == 0) {
     const auto rollouts = parseInteger(std::string_view(spec).substr(5), 1, 1000000);
@@ -177,7 +176,7 @@ std::unique_ptr<Opponent> makeOpponent(const std::string& spec, const std::strin
     }
     return std::make_unique<RolloutMcts>(environment, int(*rollouts), seed);
   }
-  if (error) *error = "unknown opponent '" + spec + "'; expected random, mcts:ROLLOUTS or perfect";
+  if (error) *error = "unknown opponent '" + spec + "'; expected random, mcts:ROLLOUTS, perfect or perfect:SECONDS";
   return nullptr;
 }
 

@@ -1,12 +1,11 @@
 #pragma once
 // Opponents an agent is evaluated against: uniform random, pure Monte Carlo tree search with
-// random rollouts (no network), and the perfect player for tic-tac-toe (exact negamax).
+// random rollouts (no network), and the perfect player of the games that have a solver
+// (EnvironmentInfo::perfectPlayer: tic-tac-toe, Connect Four).
 // Thread-safety: each Opponent is used by one thread.
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <string>
-#include <unordered_map>
 
 #include "core/env/games.hpp"
 
@@ -20,22 +19,15 @@ class Opponent {
   virtual int choose(const env::BoardGames& positions, int game) = 0;
 };
 
-// "random", "mcts:ROLLOUTS" or "perfect" (tic-tac-toe only). Returns null with `error` set for
-// an unknown or unsupported opponent.
+// "random", "mcts:ROLLOUTS", "perfect" or "perfect:SECONDS" (the games with a solver). Returns
+// null with `error` set for an unknown or unsupported opponent.
+//
+// The perfect player picks at random among the moves that keep the best verdict (win, draw or
+// loss), solving each move within SECONDS (kPerfectMoveSeconds by default); its table persists
+// across moves and games. A move it cannot solve in that time makes choose() throw
+// std::runtime_error saying so, since any move it then played would be a guess: Connect Four's
+// first moves need minutes.
 std::unique_ptr<Opponent> makeOpponent(const std::string& spec, const std::string& environment, std::uint64_t seed, std::string* error);
-
-// The exact value of a tic-tac-toe position for the player to move (+1 win, 0 draw, -1 loss),
-// and the moves that achieve it.
-class PerfectTicTacToe {
- public:
-  PerfectTicTacToe();
-  int value(const env::BoardGames& positions, int game);
-  std::vector<int> bestMoves(const env::BoardGames& positions, int game);
-
- private:
-  int negamax(int depth);
-  std::unique_ptr<env::BoardGames> scratch_;  // one slot per depth
-  std::unordered_map<std::uint64_t, int> memo_;
-};
+inline constexpr double kPerfectMoveSeconds = 60;
 
 }  // namespace cas::train

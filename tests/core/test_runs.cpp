@@ -1,7 +1,11 @@
 // Training runs end to end through the CLI and the engine: refused parameter values, SIGKILL and
-// resume, a corrupted checkpoint, and a live parameter change logged with its iteration.
+// resume, a corrupted checkpoint, a live parameter change logged with its iteration, and a
+// trained agent judged by the perfect player (eval --mistakes, --opponent perfect).
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -97,6 +101,42 @@ class TestRuns : public QObject {
     QCOMPARE(r.status, 0);
     QVERIFY2(r.err.contains(QStringLiteral("skipping checkpoint ") + saved.last() + QStringLiteral(": checksum mismatch")), qPrintable(r.err));
     QVERIFY2(r.err.contains(QStringLiteral("(iteration 2)")), qPrintable(r.err));
+  }
+
+  void evalJudgesMistakesWithThePerfectPlayer() {
+    const QString run = dir_.filePath(QStringLiteral("judged"));
+    Result r = cli(QStringList{QStringLiteral("train"), kProject, QStringLiteral("--iterations"), QStringLiteral("1"), QStringLiteral("--out"), run} + kQuick);
+    QCOMPARE(r.status, 0);
+    r = cli({QStringLiteral("eval"), run, QStringLiteral("--mistakes"), QStringLiteral("30"), QStringLiteral("--json")});
+    QCOMPARE(r.status, 0);
+    const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(o.value(QStringLiteral("positions")).toInt(), 30);
+    QCOMPARE(o.value(QStringLiteral("unsolved")).toInt(), 0);  // tic-tac-toe is always solved
+    QCOMPARE(o.value(QStringLiteral("judged")).toInt(), 30);
+    const int mistakes = o.value(QStringLiteral("mistakes")).toInt();
+    QCOMPARE(o.value(QStringLiteral("mistake_rate")).toDouble(), mistakes / 30.0);
+    const QJsonArray sources = o.value(QStringLiteral("sources")).toArray();
+    QCOMPARE(sources.size(), 2);
+    QCOMPARE(sources[0].toObject().value(QStringLiteral("positions")).toInt() + sources[1].toObject().value(QStringLiteral("positions")).toInt(), 30);
+    int byDepth = 0;
+    for (const QJsonValue& d : o.value(QStringLiteral("depths")).toArray()) byDepth += d.toObject().value(QStringLiteral("mistakes")).toInt();
+    QCOMPARE(byDepth, mistakes);
+
+    r = cli({QStringLiteral("eval"), run, QStringLiteral("--mistakes"), QStringLiteral("4"), QStringLiteral("--opponent"), QStringLiteral("random")});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("--opponent excludes --mistakes")), qPrintable(r.err));
+    r = cli({QStringLiteral("eval"), run, QStringLiteral("--opponent"), QStringLiteral("perfect"), QStringLiteral("--games"), QStringLiteral("2")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.out.startsWith(QStringLiteral("2 games against perfect: 0 wins")), qPrintable(r.out));
+
+    // Connect Four's openings do not solve in a millisecond: skipped and counted, and said so.
+    const QString connect4 = dir_.filePath(QStringLiteral("judged-c4"));
+    r = cli(QStringList{QStringLiteral("train"), QStringLiteral(CAS_SOURCE_DIR "/projects/connect4-alphazero"), QStringLiteral("--iterations"),
+                        QStringLiteral("1"), QStringLiteral("--out"), connect4} + kQuick);
+    QCOMPARE(r.status, 0);
+    r = cli({QStringLiteral("eval"), connect4, QStringLiteral("--mistakes"), QStringLiteral("6"), QStringLiteral("--solver-seconds"), QStringLiteral("0.001")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.out.contains(QStringLiteral("positions skipped: the solver could not finish them within 0.001 s each")), qPrintable(r.out));
   }
 
   void liveChangeIsLoggedWithItsIteration() {

@@ -187,6 +187,18 @@ class TestBoardPlay : public QObject {
     QVERIFY(board.hasSearchStatistics());  // the same position
     board.showPosition(QStringLiteral("connect4"), {3, 3, 3, 2});
     QVERIFY(!board.hasSearchStatistics());
+
+    // The perfect player's marks stay for the position judged and the move after it.
+    board.showPosition(QStringLiteral("connect4"), {3, 3, 3});
+    board.showPerfectPlay({{3, 3, 3}, {3}, 2});
+    QVERIFY(board.perfectPlay());
+    board.showPosition(QStringLiteral("connect4"), {3, 3, 3, 2});
+    QVERIFY(board.perfectPlay());
+    QVERIFY(!board.grab().isNull());  // paints the rings and the mistake's mark
+    board.showPosition(QStringLiteral("connect4"), {3, 3, 3, 2, 1});
+    QVERIFY(!board.perfectPlay());
+    board.showPerfectPlay({{0, 0}, {}, -1});  // not the position shown: ignored
+    QVERIFY(!board.perfectPlay());
   }
 
   void playsWholeGamesAgainstTheTrainedRun() {
@@ -213,6 +225,9 @@ class TestBoardPlay : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!panel.busy(), 60000);
     QCOMPARE(panel.moves().size(), size_t(1));
     QVERIFY2(panel.statusText().startsWith(QStringLiteral("Your move: you play O.")), qPrintable(panel.statusText()));
+    // Every first move of tic-tac-toe draws: the agent's is judged perfect.
+    QVERIFY2(panel.perfectPlayText().startsWith(QStringLiteral("The agent's move %1 is perfect: it keeps the draw.").arg(panel.moves()[0] + 1)),
+             qPrintable(panel.perfectPlayText()));
     playGame(panel, 1);
 
     // Undo in a game goes back to the human's previous turn.
@@ -257,6 +272,12 @@ class TestBoardPlay : public QObject {
     QVERIFY(table->item(0, 0)->font().bold());
     QVERIFY(board->hasSearchStatistics());
     QVERIFY(!board->grab().isNull());
+    // The perfect player's verdicts: cell 3 wins, in the table, the sentence and on the board.
+    QCOMPARE(table->item(0, 4)->text(), QStringLiteral("win"));
+    QVERIFY(!table->isColumnHidden(4));
+    QCOMPARE(panel.perfectPlayText(), QStringLiteral("Perfect play: 3 (win)."));
+    QVERIFY(board->perfectPlay());
+    QCOMPARE(board->perfectPlay()->perfect, std::vector<int>{2});
 
     QTest::mouseClick(child<QPushButton>(panel, "undo"), Qt::LeftButton);
     QCOMPARE(panel.moves().size(), size_t(3));
