@@ -7,6 +7,7 @@
 
 #include "app/cli/commands.hpp"
 #include "cas/version.hpp"
+#include "core/env/environments.hpp"
 #include "core/support/numbers.hpp"
 #include "core/support/printable.hpp"
 
@@ -38,6 +39,15 @@ CLI::Validator numberIn(double lo, double hi) {
         return "expected a number in " + range(lo, hi) + ", got '" + cas::printable(text) + "'";
       },
       "NUMBER in " + range(lo, hi));
+}
+
+// The catalogue's environments with a property, for an option's choices.
+template <typename P>
+std::vector<std::string> gamesWhere(P property) {
+  std::vector<std::string> names;
+  for (const cas::env::EnvironmentInfo& e : cas::env::environments())
+    if (property(e)) names.push_back(e.name);
+  return names;
 }
 
 }  // namespace
@@ -85,7 +95,8 @@ int main(int argc, char** argv) {
   cas::cli::SearchBenchOptions searchBench;
   auto* benchSearch = benchCmd->add_subcommand("search",
       "Time one search call (root + simulations in every game, root statistics back) on the device search or the CPU's");
-  benchSearch->add_option("--env", searchBench.env, "connect4 or tictactoe")->check(CLI::IsMember({"connect4", "tictactoe"}))->capture_default_str();
+  const std::vector<std::string> boardGames = gamesWhere([](const cas::env::EnvironmentInfo& e) { return e.board.has_value(); });
+  benchSearch->add_option("--env", searchBench.env, "A board game: " + CLI::detail::join(boardGames, ", "))->check(CLI::IsMember(boardGames))->capture_default_str();
   benchSearch->add_option("--net", searchBench.net, "connect4_mlp256, or none (uniform priors, value 0)")->check(CLI::IsMember({"connect4_mlp256", "none"}))->capture_default_str();
   benchSearch->add_option("--games", searchBench.games, "Games searched at once")->check(CLI::Range(1, 65536))->capture_default_str();
   benchSearch->add_option("--sims", searchBench.simulations, "Simulations per game per call")->check(CLI::Range(1, 100000))->capture_default_str();
@@ -103,7 +114,9 @@ int main(int argc, char** argv) {
   auto* benchSolver = benchCmd->add_subcommand("solver",
       "Time the perfect player per position of random play at given depths (moves played), weak and strong,\n"
       "each position from an empty transposition table");
-  benchSolver->add_option("--env", solverBench.env, "connect4 or tictactoe")->check(CLI::IsMember({"connect4", "tictactoe"}))->capture_default_str();
+  const std::vector<std::string> solvedGames = gamesWhere([](const cas::env::EnvironmentInfo& e) { return e.perfectPlayer != nullptr; });
+  benchSolver->add_option("--env", solverBench.env, "A game with a perfect player: " + CLI::detail::join(solvedGames, ", "))
+      ->check(CLI::IsMember(solvedGames))->capture_default_str();
   benchSolver->add_option("--depths", solverBench.depths, "Moves played before the position is solved")->delimiter(',')->check(integerIn(0, 41))->capture_default_str();
   benchSolver->add_option("--positions", solverBench.positions, "Positions per depth")->check(integerIn(1, 100000))->capture_default_str();
   benchSolver->add_option("--mode", solverBench.mode, "weak (win/draw/loss), strong (exact score) or both")->check(CLI::IsMember({"weak", "strong", "both"}))->capture_default_str();

@@ -108,7 +108,8 @@ MistakeReport measureMistakes(AlphaZeroTrainer& agent, const MistakeOptions& o, 
   const int ownTarget = o.positions - o.positions / 2;
   while (report.sources[0].positions < ownTarget) {
     const int opening = std::uniform_int_distribution<int>(0, kOpeningMoves)(rng);
-    std::vector<int> moves = *env::randomPosition(*game, opening, rng);  // a few moves never end a game
+    // Four moves end no game of either board (a line needs five stones), so this always exists.
+    std::vector<int> moves = *env::randomPosition(*game, opening, rng);
     while (!game->terminal(0) && report.sources[0].positions < ownTarget) {
       const int move = agentMove(moves);
       record(0, moves, judge.judge(moves, move));
