@@ -179,6 +179,24 @@ __host__ __device__ constexpr int cas_conv_shared_bytes() {
   return 2 * (AElements + kConvPitch * BN) > 4 * kConvOutPitch * BN ? 2 * (AElements + kConvPitch * BN) : 4 * kConvOutPitch * BN;
 }
 
+// A block's view of its shared memory (A and B tiles, then C over both) and of its threads: lane,
+// warp, and the warp's rows wr and columns wn of the 128 x BN result (warps 4 x 2).
+template <int BN, int AElements>
+struct cas_conv_block {
+  unsigned short* As;
+  unsigned short* Bs;
+  float* Cs;
+  int lane, warp, wr, wn;
+  __device__ __forceinline__ explicit cas_conv_block(unsigned char* smem)
+      : As(reinterpret_cast<unsigned short*>(smem)),
+        Bs(As + AElements),
+        Cs(reinterpret_cast<float*>(smem)),
+        lane(threadIdx.x & 31),
+        warp(threadIdx.x >> 5),
+        wr((warp & 3) * 32),
+        wn((warp >> 2) * (BN / 2)) {}
+};
+
 // x [N][C][H][W], w [K][C][R][S]; V taps gathered at a time (the host picks V so that every
 // group of V stays aligned and wholly inside or outside the image).
 template <bool BF16, int N, int C, int H, int W, int K, int R, int S, int HO, int WO, int SH, int SW, int PT, int PL, bool Padded, int BN, int V,
@@ -188,11 +206,11 @@ __device__ __forceinline__ void cas_conv_forward(const float* x, const float* w,
   constexpr int gathersB = BN * kConvStep / kConvThreads, tasks = kConvGathers / V;
   constexpr int aElements = kConvStep * kConvWidePitch;
   __shared__ __align__(128) unsigned char smem[cas_conv_shared_bytes<BN, aElements>()];
-  unsigned short* const As = reinterpret_cast<unsigned short*>(smem);  // col, [32 taps][128 pixels]
-  unsigned short* const Bs = As + aElements;                           // w, [BN filters][32 taps]
-  float* const Cs = reinterpret_cast<float*>(smem);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int wr = (warp & 3) * 32, wn = (warp >> 2) * (BN / 2);
+  // As: col, [32 taps][128 pixels]; Bs: w, [BN filters][32 taps].
+  const cas_conv_block<BN, aElements> block(smem);
+  unsigned short *const As = block.As, *const Bs = block.Bs;
+  float* const Cs = block.Cs;
+  const int lane = block.lane, warp = block.warp, wr = block.wr, wn = block.wn;
   // This thread's pixel is row (warp & 3) * 32 + lane; its tap groups are (warp >> 2) + 2j.
   const int m0 = blockIdx.x * kConvRows, n0 = blockIdx.y * BN;
   const int m = m0 + wr + lane, n = m / HoWo, oy = (m / WO) % HO, ox = m % WO;
@@ -241,11 +259,11 @@ __device__ __forceinline__ void cas_conv_wgrad(const float* x, const float* dy, 
   constexpr int gathersB = BN * kConvStep / kConvThreads, tasks = kConvGathers / V;
   constexpr int aElements = kConvRows * kConvPitch, kTiles = (K + BN - 1) / BN;
   __shared__ __align__(128) unsigned char smem[cas_conv_shared_bytes<BN, aElements>()];
-  unsigned short* const As = reinterpret_cast<unsigned short*>(smem);  // col, [128 taps][32 pixels]
-  unsigned short* const Bs = As + aElements;                           // dy, [BN filters][32 pixels]
-  float* const Cs = reinterpret_cast<float*>(smem);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int wr = (warp & 3) * 32, wn = (warp >> 2) * (BN / 2);
+  // As: col, [128 taps][32 pixels]; Bs: dy, [BN filters][32 pixels].
+  const cas_conv_block<BN, aElements> block(smem);
+  unsigned short *const As = block.As, *const Bs = block.Bs;
+  float* const Cs = block.Cs;
+  const int lane = block.lane, warp = block.warp, wr = block.wr, wn = block.wn;
   // This thread's tap groups are rows (warp + 8q) * V of the tile; its pixel is lane.
   const int kc0 = blockIdx.x * kConvRows, n0 = (blockIdx.y % kTiles) * BN;
   const int mBegin = (blockIdx.y / kTiles) * Chunk, mEnd = min(M, mBegin + Chunk);
