@@ -1,8 +1,8 @@
 #pragma once
 // The code a policy becomes, shown beside the PDL editor, with a header that says which code it
 // is and why:
-//   - on the CPU backend, the IR after the default passes (fold, dce, fuse, plan-memory): what
-//     the CPU backend interprets node by node;
+//   - on the CPU backend, the IR after the default passes (fold, dce, plan-memory): what the CPU
+//     backend interprets node by node, then the schedule the CUDA backend would run (its kernels);
 //   - when the CUDA backend can run graphs, the CUDA source of every generated kernel, obtained
 //     through the Backend interface (compile, then profileKernels(1)).
 // Kernel generation (NVRTC) takes too long for the GUI thread, so it runs on a worker thread, one
