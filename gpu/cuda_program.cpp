@@ -50,7 +50,7 @@ struct ConvCall {
   int algo = 0;
   std::size_t workspace = 0;
   ir::Precision precision = ir::Precision::F32;
-  // bf16/fp16 input gradient (see codegen.cpp, emitConvRelayouts): the two operands as
+  // bf16/fp16 input gradient (see gpu/kernels/relayout.cuh): the two operands as
   // low-precision NHWC copies; cuDNN's NHWC low-precision result comes back through `fromOut`.
   LowCopy operand[2];
   CUdeviceptr result = 0;
@@ -388,7 +388,7 @@ class CudaProgram final : public DeviceProgram {
     // fp32 stays fp32 (no TF32); bf16/fp16 use tensor cores with fp32 accumulation.
     CAS_DNN(cudnnSetConvolutionMathType(c.conv, low ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
     if (low) {
-      // cuDNN runs only input gradients in low precision (codegen.cpp, emitConvRelayouts).
+      // cuDNN runs only input gradients in low precision (the layout kernels of gpu/kernels/relayout.cuh).
       c.operand[0] = lowCopy(step, n.inputs[0], "_in0", numel(ys));
       c.operand[1] = lowCopy(step, n.inputs[1], "_in1", numel(ws));
       c.result = scratch(std::uint64_t(xs[0] * xc * xh * xw) * 2, "a low-precision result of " + n.label);
