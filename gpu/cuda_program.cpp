@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "gpu/blas_call.hpp"
 #include "gpu/render.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/occupancy_profiler.hpp"
@@ -22,18 +23,6 @@ using ir::numel;
 constexpr std::uint64_t kAlign = 256;
 
 std::uint64_t alignUp(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
-
-// A cuBLAS call, prepared at compile time (row-major operands mapped onto column-major calls).
-struct BlasCall {
-  cublasOperation_t opA = CUBLAS_OP_N, opB = CUBLAS_OP_N;
-  int m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
-  long long strideA = 0, strideB = 0, strideC = 0;
-  int batches = 1;
-  bool strided = false;
-  std::vector<std::pair<long long, long long>> perBatch;  // (A offset, B offset) when broadcast is irregular
-  ir::Precision precision = ir::Precision::F32;
-  CUdeviceptr lowA = 0, lowB = 0;  // bf16/fp16 copies of the operands
-};
 
 // A bf16/fp16 copy of a tensor in another layout, made by a generated layout kernel (src, dst).
 struct LowCopy {
@@ -311,49 +300,10 @@ class CudaProgram final : public DeviceProgram {
   }
 
   void prepareBlas(const Node& n, BlasCall& c) {
-    const ir::Shape &as = g_.node(n.inputs[0]).shape, &bs = g_.node(n.inputs[1]).shape;
-    const bool ta = n.attrs.transposeA, tb = n.attrs.transposeB;
-    const std::int64_t m = n.shape[n.shape.size() - 2], nn = n.shape.back(), k = ta ? as[as.size() - 2] : as.back();
-    const ir::Shape lead(n.shape.begin(), n.shape.end() - 2), aLead(as.begin(), as.end() - 2), bLead(bs.begin(), bs.end() - 2);
-    const std::int64_t batches = numel(lead), aSize = as[as.size() - 2] * as.back(), bSize = bs[bs.size() - 2] * bs.back();
-    c.precision = n.precision;
-    c.opA = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-    c.opB = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-    c.n = int(m);  // column-major view: C^T[nn x m] = op(B)^T op(A)^T
-    c.m = int(nn);
-    c.k = int(k);
-    c.lda = int(as.back());
-    c.ldb = int(bs.back());
-    c.ldc = int(nn);
-    if (!ta && numel(bLead) == 1 && numel(aLead) == batches) {
-      c.n = int(batches * m);  // a dense layer: one product over all rows
-    } else if ((numel(aLead) == batches || numel(aLead) == 1) && (numel(bLead) == batches || numel(bLead) == 1)) {
-      c.strided = batches > 1;
-      c.batches = int(batches);
-      c.strideA = numel(aLead) == 1 ? 0 : aSize;
-      c.strideB = numel(bLead) == 1 ? 0 : bSize;
-      c.strideC = m * nn;
-    } else {
-      ir::Shape pa(lead.size() - aLead.size(), 1), pb(lead.size() - bLead.size(), 1);
-      pa.insert(pa.end(), aLead.begin(), aLead.end());
-      pb.insert(pb.end(), bLead.begin(), bLead.end());
-      c.batches = int(batches);
-      for (std::int64_t i = 0; i < batches; ++i) {
-        std::int64_t rest = i, ai = 0, bi = 0, sa = 1, sb = 1;
-        for (size_t d = lead.size(); d-- > 0;) {
-          const std::int64_t coord = rest % lead[d];
-          rest /= lead[d];
-          if (pa[d] != 1) ai += coord * sa;
-          if (pb[d] != 1) bi += coord * sb;
-          sa *= pa[d];
-          sb *= pb[d];
-        }
-        c.perBatch.push_back({ai * aSize, bi * bSize});
-      }
-    }
+    c = planBlasCall(g_, n);
     if (c.precision != ir::Precision::F32) {
-      c.lowA = scratch(std::uint64_t(numel(as)) * 2, "a low-precision operand of " + n.label);
-      c.lowB = scratch(std::uint64_t(numel(bs)) * 2, "a low-precision operand of " + n.label);
+      c.lowA = scratch(std::uint64_t(numel(g_.node(n.inputs[0]).shape)) * 2, "a low-precision operand of " + n.label);
+      c.lowB = scratch(std::uint64_t(numel(g_.node(n.inputs[1]).shape)) * 2, "a low-precision operand of " + n.label);
     }
   }
 
@@ -485,14 +435,6 @@ class CudaProgram final : public DeviceProgram {
     for (size_t k = 0; k < schedule_.steps.size(); ++k) enqueueStep(k, s);
   }
 
-  void cast(const char* kernel, CUdeviceptr from, CUdeviceptr to, std::int64_t count, CUstream s) {
-    CUfunction f = rt_->castKernel(kernel);
-    int n = int(count);
-    void* args[] = {&from, &to, &n};
-    const unsigned blocks = unsigned(std::min<std::int64_t>((count + 255) / 256, std::int64_t(rt_->smCount) * 16));
-    CAS_CU(cuLaunchKernel(f, std::max(blocks, 1u), 1, 1, 256, 1, 1, 0, s, args, nullptr));
-  }
-
   void enqueueStep(size_t k, CUstream s) {
     const Step& step = schedule_.steps[k];
     switch (step.kind) {
@@ -522,47 +464,13 @@ class CudaProgram final : public DeviceProgram {
       case StepKind::Copy:
         CAS_CU(cuMemcpyDtoDAsync(address(step.target), address(step.node), std::uint64_t(numel(g_.node(step.node).shape)) * 4, s));
         return;
-      case StepKind::Blas: enqueueBlas(step.node, blas_[k], s); return;
-      case StepKind::Conv: enqueueConv(step.node, conv_[k], s); return;
-    }
-  }
-
-  void enqueueBlas(NodeId id, const BlasCall& c, CUstream s) {
-    const Node& n = g_.node(id);
-    CUdeviceptr a = address(n.inputs[0]), b = address(n.inputs[1]), out = address(id);
-    const float one = 1.0f, zero = 0.0f;
-    cublasHandle_t h = rt_->blas;
-    if (c.precision == ir::Precision::F32) {
-      auto fa = reinterpret_cast<const float*>(a), fb = reinterpret_cast<const float*>(b);
-      auto fc = reinterpret_cast<float*>(out);
-      if (!c.perBatch.empty()) {
-        for (int i = 0; i < c.batches; ++i)
-          CAS_BLAS(cublasSgemm(h, c.opB, c.opA, c.m, c.n, c.k, &one, fb + c.perBatch[size_t(i)].second, c.ldb, fa + c.perBatch[size_t(i)].first,
-                               c.lda, &zero, fc + std::int64_t(i) * c.m * c.n, c.ldc));
-      } else if (c.strided) {
-        CAS_BLAS(cublasSgemmStridedBatched(h, c.opB, c.opA, c.m, c.n, c.k, &one, fb, c.ldb, c.strideB, fa, c.lda, c.strideA, &zero, fc, c.ldc,
-                                           c.strideC, c.batches));
-      } else {
-        CAS_BLAS(cublasSgemm(h, c.opB, c.opA, c.m, c.n, c.k, &one, fb, c.ldb, fa, c.lda, &zero, fc, c.ldc));
+      case StepKind::Blas: {
+        const Node& n = g_.node(step.node);
+        enqueueBlasCall(*rt_, blas_[k], address(n.inputs[0]), address(n.inputs[1]), address(step.node), numel(g_.node(n.inputs[0]).shape),
+                        numel(g_.node(n.inputs[1]).shape), s);
+        return;
       }
-      return;
-    }
-    const bool bf16 = c.precision == ir::Precision::BF16;
-    cast(bf16 ? "cas_to_bf16" : "cas_to_f16", a, c.lowA, numel(g_.node(n.inputs[0]).shape), s);
-    cast(bf16 ? "cas_to_bf16" : "cas_to_f16", b, c.lowB, numel(g_.node(n.inputs[1]).shape), s);
-    const cudaDataType_t type = bf16 ? CUDA_R_16BF : CUDA_R_16F;
-    auto la = reinterpret_cast<const std::uint16_t*>(c.lowA), lb = reinterpret_cast<const std::uint16_t*>(c.lowB);
-    auto fc = reinterpret_cast<float*>(out);
-    if (!c.perBatch.empty()) {
-      for (int i = 0; i < c.batches; ++i)
-        CAS_BLAS(cublasGemmEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, lb + c.perBatch[size_t(i)].second, type, c.ldb, la + c.perBatch[size_t(i)].first,
-                              type, c.lda, &zero, fc + std::int64_t(i) * c.m * c.n, CUDA_R_32F, c.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    } else if (c.strided) {
-      CAS_BLAS(cublasGemmStridedBatchedEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, lb, type, c.ldb, c.strideB, la, type, c.lda, c.strideA, &zero, fc,
-                                          CUDA_R_32F, c.ldc, c.strideC, c.batches, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    } else {
-      CAS_BLAS(cublasGemmEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, lb, type, c.ldb, la, type, c.lda, &zero, fc, CUDA_R_32F, c.ldc,
-                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      case StepKind::Conv: enqueueConv(step.node, conv_[k], s); return;
     }
   }
 
