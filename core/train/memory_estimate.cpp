@@ -69,9 +69,8 @@ MemoryEstimate estimateTrainerMemory(const project::Project& project, std::int64
   const std::int64_t budget = searchParams.nodeBudget, parallel = trainParams.parallelGames;
   e.parts.push_back(trees("the self-play search trees", parallel, budget, "search.node_budget or train.parallel_games"));
   e.parts.push_back(trees("the analysis search tree", 1, budget, "search.node_budget"));
-  // Evaluation games are played in rounds of at most train.parallel_games (AlphaZeroTrainer::evaluate).
-  evaluationGames = std::min(evaluationGames, parallel);
-  if (evaluationGames > 0) e.parts.push_back(trees("the evaluation search trees", evaluationGames, budget, "search.node_budget or train.parallel_games"));
+  if (evaluationGames > 0)
+    for (MemoryPart& part : estimateEvaluationMemory(project, evaluationGames).parts) e.parts.push_back(std::move(part));
 
   // The network's size per sample, from the policy compiled for one sample (cheap: no backend).
   std::string source;
