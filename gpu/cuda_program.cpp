@@ -5,11 +5,13 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "gpu/blas_call.hpp"
 #include "gpu/render.hpp"
 #include "gpu/cuda_check.hpp"
+#include "gpu/event_timer.hpp"
 #include "gpu/occupancy_profiler.hpp"
 
 namespace cas::gpu {
@@ -58,7 +60,7 @@ struct Launch {
 
 class CudaProgram final : public DeviceProgram {
  public:
-  CudaProgram(const ir::Graph& graph, std::shared_ptr<DeviceRuntime> runtime) : g_(graph), rt_(std::move(runtime)) {
+  CudaProgram(const ir::Graph& graph, std::shared_ptr<DeviceRuntime> runtime) : g_(graph), rt_(std::move(runtime)), stream_(rt_->compute) {
     const auto start = std::chrono::steady_clock::now();
     schedule_ = renderSchedule(g_);
     ContextScope scope(rt_->context);
@@ -76,7 +78,8 @@ class CudaProgram final : public DeviceProgram {
 
   ~CudaProgram() override {
     cuCtxPushCurrent(rt_->context);
-    cuStreamSynchronize(rt_->compute);
+    cuStreamSynchronize(stream_);
+    timer_.reset();
     releaseAll();
     CUcontext c;
     cuCtxPopCurrent(&c);
@@ -94,8 +97,8 @@ class CudaProgram final : public DeviceProgram {
       if (uploadPending_) CAS_CU(cuEventSynchronize(uploaded_));  // the previous upload still reads the staging area
       uploadPending_ = false;
       std::memcpy(staging_ + it->second, data, count * sizeof(float));
-      dirtyBegin_ = std::min(dirtyBegin_, it->second);
-      dirtyEnd_ = std::max(dirtyEnd_, it->second + count * sizeof(float));
+      markDirty(it->second, it->second + count * sizeof(float));
+      writtenOnDevice_.erase(id);
       return;
     }
     onDataStream([&] { CAS_CU(cuMemcpyHtoDAsync(address(id), data, count * sizeof(float), rt_->data)); });
@@ -103,7 +106,7 @@ class CudaProgram final : public DeviceProgram {
 
   void doReadInput(NodeId id, float* data, std::size_t count) const override {
     ContextScope scope(rt_->context);
-    if (auto it = stagedOffset_.find(id); it != stagedOffset_.end()) {
+    if (auto it = stagedOffset_.find(id); it != stagedOffset_.end() && !writtenOnDevice_.count(id)) {
       std::memcpy(data, staging_ + it->second, count * sizeof(float));
       return;
     }
@@ -112,23 +115,43 @@ class CudaProgram final : public DeviceProgram {
 
   void doReadOutput(NodeId id, float* data, std::size_t count) const override {
     ContextScope scope(rt_->context);
-    CAS_CU(cuMemcpyDtoHAsync(data, address(id), count * sizeof(float), rt_->compute));
-    CAS_CU(cuStreamSynchronize(rt_->compute));
+    CAS_CU(cuMemcpyDtoHAsync(data, address(id), count * sizeof(float), stream_));
+    CAS_CU(cuStreamSynchronize(stream_));
+  }
+
+  void doCopyInputFrom(NodeId id, const exec::Executable& source, NodeId sourceId, std::size_t count) override {
+    const auto* from = dynamic_cast<const CudaProgram*>(&source);
+    if (!from || from->rt_ != rt_) return exec::Executable::doCopyInputFrom(id, source, sourceId, count);
+    ContextScope scope(rt_->context);
+    if (stagedOffset_.count(id)) writtenOnDevice_.insert(id);
+    // After the source's queued runs, before this program's next run and the source's next one.
+    CAS_CU(cuEventRecord(from->computed_, from->stream_));
+    CAS_CU(cuStreamWaitEvent(stream_, from->computed_, 0));
+    CAS_CU(cuMemcpyDtoDAsync(address(id), from->address(sourceId), count * sizeof(float), stream_));
+    CAS_CU(cuEventRecord(computed_, stream_));
+    CAS_CU(cuStreamWaitEvent(from->stream_, computed_, 0));
   }
 
  public:
   void run() override {
     ContextScope scope(rt_->context);
     upload();
-    if (graphExec_) CAS_CU(cuGraphLaunch(graphExec_, rt_->compute));
-    else enqueueAll(rt_->compute);
+    timer_->begin(stream_);
+    if (graphExec_) CAS_CU(cuGraphLaunch(graphExec_, stream_));
+    else enqueueAll(stream_);
+    timer_->end(stream_);
     ran_ = true;
     if (checkFinite_) findNonFinite();
   }
 
   void finish() override {
     ContextScope scope(rt_->context);
-    CAS_CU(cuStreamSynchronize(rt_->compute));
+    CAS_CU(cuStreamSynchronize(stream_));
+  }
+
+  std::optional<double> deviceSeconds() const override {
+    ContextScope scope(rt_->context);
+    return timer_->seconds();
   }
 
   std::vector<exec::KernelReport> profileKernels(int runs) override;
@@ -154,13 +177,38 @@ class CudaProgram final : public DeviceProgram {
     ran_ = true;
   }
   const std::shared_ptr<DeviceRuntime>& runtime() const override { return rt_; }
+  CUstream stream() const override { return stream_; }
+  bool moveToStream(CUstream s) override {
+    if (!graphExec_) return false;
+    ContextScope scope(rt_->context);
+    CAS_CU(cuStreamSynchronize(stream_));
+    stream_ = s;
+    return true;
+  }
+  void markWrittenOnDevice(const std::string& input) override {
+    const NodeId id = g_.findInput(input);
+    if (id == ir::kNoNode) throw std::invalid_argument("the graph has no input named '" + input + "'");
+    if (stagedOffset_.count(id)) writtenOnDevice_.insert(id);
+  }
 
  private:
+  // Staged bytes [begin, end) to upload before the next run, kept apart from other inputs'
+  // ranges so that an input written on the device is never overwritten from the staging area.
+  void markDirty(std::size_t begin, std::size_t end) {
+    for (auto& [b, e] : dirty_)
+      if (begin <= e && b <= end) {
+        b = std::min(b, begin);
+        e = std::max(e, end);
+        return;
+      }
+    dirty_.emplace_back(begin, end);
+  }
+
   // Parameters and optimizer state move on the data stream, after everything queued on the
   // compute stream and before anything queued later (the caller waits for the copy).
   template <typename Copy>
   void onDataStream(Copy&& copy) const {
-    CAS_CU(cuEventRecord(computed_, rt_->compute));
+    CAS_CU(cuEventRecord(computed_, stream_));
     CAS_CU(cuStreamWaitEvent(rt_->data, computed_, 0));
     copy();
     CAS_CU(cuStreamSynchronize(rt_->data));
@@ -397,10 +445,17 @@ class CudaProgram final : public DeviceProgram {
   void capture() {
     CUstream s = rt_->compute;
     CAS_CU(cuStreamSynchronize(s));
+    const bool callsBlas = std::any_of(schedule_.steps.begin(), schedule_.steps.end(), [](const auto& st) { return st.kind == StepKind::Blas; });
+    if (callsBlas) {  // the graph keeps this workspace: another program's graph may run beside it
+      blasWorkspace_ = scratch(DeviceRuntime::kBlasWorkspaceBytes, "the cuBLAS workspace");
+      CAS_BLAS(cublasSetWorkspace(rt_->blas, reinterpret_cast<void*>(blasWorkspace_), DeviceRuntime::kBlasWorkspaceBytes));
+    }
     CAS_CU(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
     try {
       enqueueAll(s);
+      if (callsBlas) CAS_BLAS(cublasSetWorkspace(rt_->blas, reinterpret_cast<void*>(rt_->blasWorkspace), DeviceRuntime::kBlasWorkspaceBytes));
     } catch (const std::exception& e) {
+      if (callsBlas) cublasSetWorkspace(rt_->blas, reinterpret_cast<void*>(rt_->blasWorkspace), DeviceRuntime::kBlasWorkspaceBytes);
       CUgraph broken = nullptr;
       cuStreamEndCapture(s, &broken);
       if (broken) cuGraphDestroy(broken);
@@ -418,12 +473,11 @@ class CudaProgram final : public DeviceProgram {
   // previous run has read the old values and before this run reads the new ones; setInput waits
   // for the copy (not for the run) before it writes the staging area again.
   void upload() {
-    if (dirtyEnd_ <= dirtyBegin_) return;
-    CAS_CU(cuMemcpyHtoDAsync(base_ + stagedBegin_ + dirtyBegin_, staging_ + dirtyBegin_, dirtyEnd_ - dirtyBegin_, rt_->compute));
-    CAS_CU(cuEventRecord(uploaded_, rt_->compute));
+    if (dirty_.empty()) return;
+    for (const auto& [begin, end] : dirty_) CAS_CU(cuMemcpyHtoDAsync(base_ + stagedBegin_ + begin, staging_ + begin, end - begin, stream_));
+    CAS_CU(cuEventRecord(uploaded_, stream_));
     uploadPending_ = true;
-    dirtyBegin_ = SIZE_MAX;
-    dirtyEnd_ = 0;
+    dirty_.clear();
   }
 
   void enqueueAll(CUstream s) {
@@ -509,14 +563,14 @@ class CudaProgram final : public DeviceProgram {
   }
 
   void findNonFinite() {
-    CAS_CU(cuStreamSynchronize(rt_->compute));
+    CAS_CU(cuStreamSynchronize(stream_));
     std::vector<float> host;
     for (size_t i = 0; i < g_.nodes.size(); ++i) {
       const Node& n = g_.nodes[i];
       if (n.op == Op::Input || n.op == Op::Constant || schedule_.plan.storage[i] == ir::kNoNode) continue;
       host.resize(size_t(numel(n.shape)));
-      CAS_CU(cuMemcpyDtoHAsync(host.data(), address(NodeId(i)), host.size() * sizeof(float), rt_->compute));
-      CAS_CU(cuStreamSynchronize(rt_->compute));
+      CAS_CU(cuMemcpyDtoHAsync(host.data(), address(NodeId(i)), host.size() * sizeof(float), stream_));
+      CAS_CU(cuStreamSynchronize(stream_));
       for (float v : host) {
         if (std::isfinite(v)) continue;
         throw exec::NonFiniteError(std::string(std::isnan(v) ? "NaN" : "Inf") + " first produced by " + ir::describeNode(g_, NodeId(i)) +
@@ -558,6 +612,9 @@ class CudaProgram final : public DeviceProgram {
 
   ir::Graph g_;
   std::shared_ptr<DeviceRuntime> rt_;
+  CUstream stream_;
+  std::unique_ptr<EventTimer> timer_ = std::make_unique<EventTimer>();  // run() brackets, for deviceSeconds
+  CUdeviceptr blasWorkspace_ = 0;  // this program's own, when it calls cuBLAS
   Schedule schedule_;
   std::map<NodeId, std::uint64_t> offset_;
   std::map<NodeId, std::size_t> stagedOffset_;
@@ -566,7 +623,8 @@ class CudaProgram final : public DeviceProgram {
   CUdeviceptr base_ = 0, convWorkspace_ = 0;
   std::vector<CUdeviceptr> scratch_;
   char* staging_ = nullptr;
-  std::size_t dirtyBegin_ = SIZE_MAX, dirtyEnd_ = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> dirty_;  // staged byte ranges to upload
+  std::set<NodeId> writtenOnDevice_;                         // staged inputs newer on the device
   CUevent uploaded_ = nullptr;
   CUevent computed_ = nullptr;
   bool uploadPending_ = false;
@@ -586,6 +644,7 @@ class CudaProgram final : public DeviceProgram {
 std::vector<exec::KernelReport> CudaProgram::profileKernels(int runs) {
   ContextScope scope(rt_->context);
   runs = std::max(runs, 1);
+  CAS_CU(cuStreamSynchronize(stream_));
   upload();
   CUstream s = rt_->compute;
   const size_t count = schedule_.steps.size();

@@ -7,8 +7,6 @@
 namespace cas::gpu {
 namespace {
 
-constexpr std::uint64_t kBlasWorkspaceBytes = 32ull << 20;
-
 // Precision conversions for bf16/fp16 matmul operands (round to nearest even).
 constexpr const char* kCastSource = R"(
 extern "C" __global__ void cas_to_bf16(const float* x, unsigned short* y, int n) {
@@ -50,11 +48,13 @@ DeviceRuntime::DeviceRuntime(CUdevice d) : device(d) {
   ContextScope scope(context);
   CAS_CU(cuStreamCreate(&compute, CU_STREAM_NON_BLOCKING));
   CAS_CU(cuStreamCreate(&data, CU_STREAM_NON_BLOCKING));
+  CAS_CU(cuStreamCreate(&training, CU_STREAM_NON_BLOCKING));
+  CAS_CU(cuStreamCreate(&sync, CU_STREAM_NON_BLOCKING));
   CAS_BLAS(cublasCreate(&blas));
   CAS_BLAS(cublasSetStream(blas, reinterpret_cast<cudaStream_t>(compute)));
   // A workspace of our own: cuBLAS then allocates nothing while a graph is being captured.
-  blasWorkspace = pool.allocate(kBlasWorkspaceBytes, "the cuBLAS workspace");
-  CAS_BLAS(cublasSetWorkspace(blas, reinterpret_cast<void*>(blasWorkspace), kBlasWorkspaceBytes));
+  blasWorkspace = pool.allocate(DeviceRuntime::kBlasWorkspaceBytes, "the cuBLAS workspace");
+  CAS_BLAS(cublasSetWorkspace(blas, reinterpret_cast<void*>(blasWorkspace), DeviceRuntime::kBlasWorkspaceBytes));
   CAS_BLAS(cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH));  // fp32 stays fp32: no TF32
   if (const char* env = std::getenv("CAS_GPU_THREADS_PER_BLOCK"); env && *env) threadsPerBlock = std::atoi(env);
 }
@@ -66,6 +66,8 @@ DeviceRuntime::~DeviceRuntime() {
   if (castModule_) cuModuleUnload(castModule_);
   if (compute) cuStreamDestroy(compute);
   if (data) cuStreamDestroy(data);
+  if (training) cuStreamDestroy(training);
+  if (sync) cuStreamDestroy(sync);
   pool.release(blasWorkspace);
   CUcontext c;
   cuCtxPopCurrent(&c);

@@ -1,7 +1,10 @@
 #pragma once
-// What every compiled program of one device shares: the primary context, the named streams
-// ("compute" runs graphs, "data" uploads inputs), the memory pool, the kernel cache, and the
-// cuBLAS and cuDNN handles bound to the compute stream.
+// What every compiled program of one device shares: the primary context, the named streams, the
+// memory pool, the kernel cache, and the cuBLAS and cuDNN handles bound to the compute stream.
+//   compute   graphs: the search with its network (self-play), and every program by default
+//   data      host copies of parameters and optimizer state
+//   training  the training program, once the device replay store feeds it (beside self-play)
+//   sync      the replay store's commits: fresh positions into the ring between the two
 // Thread-safety: a DeviceRuntime is used by one thread at a time (the backend's contract); the
 // pool and the cache are internally synchronised. ContextScope makes the context current.
 #include <cublas_v2.h>
@@ -28,10 +31,11 @@ struct DeviceRuntime {
   CUdevice device = 0;
   CUcontext context = nullptr;
   int arch = 0, smCount = 0, maxThreadsPerSm = 0;
-  CUstream compute = nullptr, data = nullptr;
+  CUstream compute = nullptr, data = nullptr, training = nullptr, sync = nullptr;
   DevicePool pool;
   KernelCache cache;
   cublasHandle_t blas = nullptr;
+  static constexpr std::uint64_t kBlasWorkspaceBytes = 32ull << 20;
   CUdeviceptr blasWorkspace = 0;
   int threadsPerBlock = 0;  // 0: the occupancy calculator decides (CAS_GPU_THREADS_PER_BLOCK overrides)
 

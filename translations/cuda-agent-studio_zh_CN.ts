@@ -68,6 +68,10 @@
         <translation>每次迭代的训练步数。</translation>
     </message>
     <message>
+        <source>Self-play and training side by side: each iteration&apos;s training steps read the positions of earlier iterations while self-play plays the next games, and the new weights reach self-play when the iteration ends. Off: one after the other (lock-step), for debugging.</source>
+        <translation>自我对弈与训练并行：每次迭代的训练步读取先前迭代的局面，同时自我对弈进行下一批对局，新权重在迭代结束时交给自我对弈。关闭：二者依次进行（锁步），用于调试。</translation>
+    </message>
+    <message>
         <source>Optimizer.</source>
         <translation>优化器。</translation>
     </message>

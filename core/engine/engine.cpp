@@ -140,6 +140,8 @@ static std::string metricsJson(const train::IterationReport& r) {
   s << ", \"training_steps\": " << r.trainingSteps << ", \"simulations_per_second\": " << r.simulationsPerSecond
     << ", \"games_per_second\": " << r.gamesPerSecond << ", \"seconds_inference\": " << r.inferenceSeconds
     << ", \"seconds_search\": " << r.searchSeconds << ", \"seconds_data\": " << r.dataSeconds << ", \"seconds_train\": " << r.trainSeconds
+    << ", \"seconds_self_play\": " << r.selfPlaySeconds << ", \"seconds_wall\": " << r.wallSeconds
+    << ", \"overlap\": " << (r.overlapped ? "true" : "false") << ", \"self_play_weights_step\": " << r.selfPlayWeightsStep
     << ", \"recycled_nodes\": " << r.recycledNodes;
   for (const auto& e : r.evaluations) {
     std::string key = e.opponent;

@@ -81,4 +81,17 @@ void Executable::readOutput(const std::string& name, float* data, std::size_t co
   doReadOutput(id, data, count);
 }
 
+void Executable::copyInputFrom(const std::string& name, const Executable& source, const std::string& sourceInput) {
+  const ir::NodeId from = source.graph().findInput(sourceInput);
+  if (from == ir::kNoNode) throw std::invalid_argument("the source program has no input named '" + sourceInput + "'");
+  const auto count = std::size_t(ir::numel(source.graph().node(from).shape));
+  doCopyInputFrom(checkedNode(graph(), graph().findInput(name), "input", name, count), source, from, count);
+}
+
+void Executable::doCopyInputFrom(ir::NodeId input, const Executable& source, ir::NodeId sourceInput, std::size_t count) {
+  std::vector<float> v(count);
+  source.doReadInput(sourceInput, v.data(), count);
+  doSetInput(input, v.data(), count);
+}
+
 }  // namespace cas::exec

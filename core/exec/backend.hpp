@@ -21,12 +21,14 @@
 namespace cas::search {
 class SelfPlaySearch;
 struct SearchSetup;
+class ReplayStore;
+struct ReplaySetup;
 }  // namespace cas::search
 
 namespace cas::exec {
 
 // Bumped whenever the Backend class layout changes, so a stale plugin is refused, not crashed.
-inline constexpr int kBackendPluginAbi = 5;
+inline constexpr int kBackendPluginAbi = 6;
 
 struct ProbeReport {
   bool passed = false;
@@ -56,6 +58,15 @@ class Executable {
   virtual void setFiniteCheck(bool on) = 0;
   // Waits until the work that run() queued has finished (readOutput waits by itself).
   virtual void finish() {}
+  // Copies `source`'s input `sourceInput` into this program's input `name` (the same element
+  // count; std::invalid_argument otherwise): new weights from the training program to the
+  // inference program. On a device the copy stays there, ordered after `source`'s queued runs
+  // and before this program's next run.
+  void copyInputFrom(const std::string& name, const Executable& source, const std::string& sourceInput);
+  // The seconds the device spent in this program's runs so far, measured there (CUDA events);
+  // nullopt where runs are not timed apart from the host (the CPU backend: time them there).
+  // Waits for the runs queued so far.
+  virtual std::optional<double> deviceSeconds() const { return std::nullopt; }
   // Times each kernel over `runs` runs (outside any captured graph). Empty when the backend
   // has no kernels to report (the CPU backend interprets the graph node by node).
   virtual std::vector<KernelReport> profileKernels(int runs) { (void)runs; return {}; }
@@ -68,6 +79,8 @@ class Executable {
   virtual void doSetInput(ir::NodeId input, const float* data, std::size_t count) = 0;
   virtual void doReadInput(ir::NodeId input, float* data, std::size_t count) const = 0;
   virtual void doReadOutput(ir::NodeId output, float* data, std::size_t count) const = 0;
+  // copyInputFrom's copy, given both checked nodes; the default goes through host memory.
+  virtual void doCopyInputFrom(ir::NodeId input, const Executable& source, ir::NodeId sourceInput, std::size_t count);
   // Whether the outputs hold a run's results (readOutput refuses with std::logic_error before).
   virtual bool hasRun() const = 0;
 };
@@ -94,6 +107,11 @@ class Backend {
   // The default (none) is defined in core/search/self_play_search.cpp, where the search's types
   // are complete.
   virtual std::unique_ptr<search::SelfPlaySearch> createSearch(const search::SearchSetup& setup, std::string* reason);
+  // A replay store in this backend's device memory, which training programs compiled by this
+  // backend sample from and this backend's search writes into. Null with `reason` when the
+  // backend has none (the trainer then takes the CPU's, train::ReplayBuffer). The default (none)
+  // is defined in core/search/replay_store.cpp.
+  virtual std::unique_ptr<search::ReplayStore> createReplayStore(const search::ReplaySetup& setup, std::string* reason);
 };
 
 struct BackendEntry {

@@ -28,6 +28,7 @@ TrainParams readTrainParams(const ParameterSet& set) {
   p.gamesPerIteration = set.getInt("train.games_per_iteration");
   p.batchSize = set.getInt("train.batch_size");
   p.stepsPerIteration = set.getInt("train.steps_per_iteration");
+  p.overlap = set.getBool("train.overlap");
   p.optimizer = set.getChoice("train.optimizer");
   p.learningRate = set.getFloat("train.learning_rate");
   p.momentum = set.getFloat("train.momentum");

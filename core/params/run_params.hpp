@@ -34,6 +34,7 @@ struct SearchParams {
 // [train]: self-play volume, the optimizer, the replay buffer, evaluation and checkpoints.
 struct TrainParams {
   std::int64_t parallelGames = 0, gamesPerIteration = 0, batchSize = 0, stepsPerIteration = 0;
+  bool overlap = true;  // self-play and training side by side (alphazero.hpp: runIteration)
   std::string optimizer;  // "adam" or "sgd" (train::OptimizerConfig's words)
   double learningRate = 0, momentum = 0, weightDecay = 0, gradClip = 0;
   std::int64_t replayCapacity = 0, evalEvery = 0, evalGames = 0, checkpointEvery = 0;

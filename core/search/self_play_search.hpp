@@ -27,6 +27,8 @@ class Executable;
 
 namespace cas::search {
 
+class ReplayStore;
+
 enum class SelectionKernel { Branchy, Masked };  // the device search's two selection kernels
 
 struct SearchConfig {
@@ -111,6 +113,18 @@ class SelfPlaySearch {
   // subtree.
   virtual void play(const std::vector<int>& games, const std::vector<int>& actions) = 0;
   virtual void resetGames(const std::vector<int>& games) = 0;  // fresh positions, empty trees
+  // Self-play's move where the trees live, after a search() of the same games (none terminal):
+  // in each listed game it records the root (its observation and RootStats::policy) in the
+  // game's record, plays RootStats::played and, for each game that ends, adds the game's
+  // positions with its result (from each mover's point of view) to `store`'s fresh positions,
+  // game after game in the order listed, and starts a fresh game. Fills `played` (one move per
+  // listed game) and `ended` (the games that ended, in the order listed). False, touching
+  // nothing, when this search cannot write into `store` (the CPU search, or a store in other
+  // memory): train::SelfPlay then does the same on the host, which is this function's spec.
+  virtual bool recordAndPlay(const std::vector<int>& games, ReplayStore& store, std::vector<int>* played, std::vector<int>* ended) {
+    (void)games, (void)store, (void)played, (void)ended;
+    return false;
+  }
   // A copy of one game's tree, taken without pausing the search.
   virtual Tree treeSnapshot(int game) const = 0;
   virtual SearchMetrics metrics() const = 0;

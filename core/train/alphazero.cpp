@@ -10,6 +10,7 @@
 #include "core/train/checkpoint.hpp"
 #include "core/train/evaluation.hpp"
 #include "core/train/memory_estimate.hpp"
+#include "core/train/replay_buffer.hpp"
 #include "core/train/training_step.hpp"
 
 namespace cas::train {
@@ -60,10 +61,12 @@ void AlphaZeroTrainer::buildNetworks() {
   syncInference();
 
   allocating_ = "the search trees (train.parallel_games × search.node_budget)";
-  selfPlay_ = std::make_unique<SelfPlay>(makeSearch(int(train_.parallelGames), SearchUse::SelfPlay, seed, &searchNote_), obsSize_);
+  const int maxMoves = e->board->rows * e->board->columns;  // a stone per move
+  selfPlay_ = std::make_unique<SelfPlay>(makeSearch(int(train_.parallelGames), SearchUse::SelfPlay, seed, &searchNote_), obsSize_, maxMoves);
   analysis_ = makeSearch(1, SearchUse::Evaluation, seed + 1, nullptr);
-  allocating_ = "the replay buffer (train.replay_capacity)";
-  buffer_.emplace(train_.replayCapacity, obsSize_, actions_);
+  allocating_ = "the replay buffer (train.replay_capacity, and train.games_per_iteration + train.parallel_games games of fresh positions)";
+  store_ = backend_->createReplayStore(replaySetup(project_), &storeNote_);
+  if (!store_) store_ = std::make_unique<ReplayBuffer>(replaySetup(project_));
 }
 
 std::unique_ptr<search::SelfPlaySearch> AlphaZeroTrainer::makeSearch(int games, SearchUse use, std::uint64_t seed, std::string* note) {
@@ -77,10 +80,7 @@ std::unique_ptr<search::SelfPlaySearch> AlphaZeroTrainer::makeSearch(int games, 
 }
 
 void AlphaZeroTrainer::syncInference() {
-  for (const pdl::ParameterSummary& p : updater_->parameters()) {
-    auto v = updater_->parameter(p.name);
-    inference_->setInput(p.name, v.data(), v.size());
-  }
+  for (const pdl::ParameterSummary& p : updater_->parameters()) inference_->copyInputFrom(p.name, updater_->executable(), p.name);
 }
 
 std::optional<std::string> AlphaZeroTrainer::setParameter(const std::string& name, const params::ParamValue& value) {
@@ -107,23 +107,43 @@ std::optional<std::string> AlphaZeroTrainer::setParameter(const std::string& nam
 }
 
 IterationReport AlphaZeroTrainer::runIteration(const std::function<bool()>& cancelled) {
+  const auto start = Clock::now();
   IterationReport report;
-  gamesPlayed_ += selfPlay_->play(train_.gamesPerIteration, *buffer_, cancelled, report);
-
-  const auto trainStart = Clock::now();
-  trainSteps(*updater_, *buffer_, selfPlay_->search().positions(), train_.stepsPerIteration, train_.batchSize, rng_, iteration_, report);
+  report.overlapped = train_.overlap;
+  report.selfPlayWeightsStep = updater_->steps();
+  const double dataBefore = store_->dataSeconds();
+  std::optional<TrainingPhase> training;
+  if (train_.overlap) training.emplace(*updater_, *store_, train_.stepsPerIteration, train_.batchSize, rng_);
+  gamesPlayed_ += selfPlay_->play(train_.gamesPerIteration, *store_, cancelled, report, training ? &*training : nullptr);
+  double hostData = 0;  // the commit and the weights' copy, timed on the host
+  auto commit = [&] {
+    const auto t = Clock::now();
+    store_->commit();
+    hostData += since(t);
+  };
+  if (!train_.overlap) {
+    commit();
+    training.emplace(*updater_, *store_, train_.stepsPerIteration, train_.batchSize, rng_);
+  }
+  training->finish(iteration_, report);
+  if (train_.overlap) commit();
+  const auto copyStart = Clock::now();
   if (report.trainingSteps > 0) syncInference();
-  report.trainSeconds = since(trainStart);
+  hostData += since(copyStart);
+  // A device store times its own copies there (recording, committing, drawing batches).
+  if (store_->device() == "cpu") report.dataSeconds += hostData;
+  else report.dataSeconds = store_->dataSeconds() - dataBefore + since(copyStart);
   ++iteration_;
   report.iteration = iteration_;
   report.gamesPlayed = gamesPlayed_;
-  report.positions = buffer_->size();
+  report.positions = store_->size();
 
   if (train_.evalGames > 0 && iteration_ % train_.evalEvery == 0) {
     const int games = int(train_.evalGames);
     report.evaluations.push_back(evaluate("random", games, std::uint64_t(iteration_)));
     report.evaluations.push_back(evaluate(env::findEnvironment(project_.environment)->evaluationOpponent, games, std::uint64_t(iteration_)));
   }
+  report.wallSeconds = since(start);
   return report;
 }
 
@@ -160,14 +180,14 @@ search::RootStats AlphaZeroTrainer::analyse(const std::string& moves, int simula
 }
 
 std::string AlphaZeroTrainer::checkpoint() const {
-  return writeCheckpoint({iteration_, gamesPlayed_, updater_->steps(), rng_}, updater_->executable(), *buffer_);
+  return writeCheckpoint({iteration_, gamesPlayed_, updater_->steps(), rng_}, updater_->executable(), store_->ring());
 }
 
-std::uint64_t AlphaZeroTrainer::checkpointSizeLimit() const { return train::checkpointSizeLimit(updater_->executable(), *buffer_); }
+std::uint64_t AlphaZeroTrainer::checkpointSizeLimit() const { return train::checkpointSizeLimit(updater_->executable(), store_->setup()); }
 
 bool AlphaZeroTrainer::restore(const std::string& bytes, std::string* error) {
   exec::Executable& exe = updater_->executable();
-  std::optional<Checkpoint> c = readCheckpoint(bytes, exe, *buffer_, error);
+  std::optional<Checkpoint> c = readCheckpoint(bytes, exe, store_->setup(), error);
   if (!c) return false;
   // Everything checked: apply.
   for (const auto& [name, v] : c->tensors) exe.setInput(name, v.data(), v.size());
@@ -175,7 +195,7 @@ bool AlphaZeroTrainer::restore(const std::string& bytes, std::string* error) {
   gamesPlayed_ = c->counters.gamesPlayed;
   updater_->setSteps(c->counters.optimizerSteps);
   rng_ = c->counters.rng;
-  buffer_ = std::move(c->buffer);
+  store_->load(std::move(c->ring));
   syncInference();
   selfPlay_->restart();
   return true;

@@ -17,7 +17,7 @@
 #include "core/params/run_params.hpp"
 #include "core/project/project.hpp"
 #include "core/search/self_play_search.hpp"
-#include "core/train/replay_buffer.hpp"
+#include "core/search/replay_store.hpp"
 #include "core/train/reports.hpp"
 #include "core/train/self_play.hpp"
 #include "core/train/update.hpp"
@@ -37,8 +37,12 @@ class AlphaZeroTrainer {
   // restart-only ones are refused with a sentence saying so.
   std::optional<std::string> setParameter(const std::string& name, const params::ParamValue& value);
 
-  // One iteration: self-play until games_per_iteration more games have finished, then
-  // steps_per_iteration training steps; evaluates every eval_every iterations.
+  // One iteration: self-play until games_per_iteration more games have finished, and
+  // steps_per_iteration training steps; evaluates every eval_every iterations. With
+  // train.overlap the training steps read the replay ring as the iteration found it while
+  // self-play fills the fresh positions (on a GPU side by side, on two streams); without, they
+  // follow self-play and read its games too. Either way the fresh positions join the ring and
+  // the new weights reach self-play when the iteration ends.
   IterationReport runIteration(const std::function<bool()>& cancelled = {});
   std::int64_t iteration() const { return iteration_; }
   // One more simulation in every self-play game's tree (for stepping through a search).
@@ -57,6 +61,9 @@ class AlphaZeroTrainer {
   // Where the self-play search runs ("cpu" or "cuda"), and a sentence saying why.
   std::string searchDevice() const { return selfPlay_->search().device(); }
   const std::string& searchNote() const { return searchNote_; }
+  // Where the replay store lives ("cpu" or "cuda"), and why not on the device when it is not.
+  std::string replayDevice() const { return store_->device(); }
+  const std::string& replayNote() const { return storeNote_; }
   // The self-play search, for its kernel metrics and runtime statistics.
   search::SelfPlaySearch& selfPlaySearch() { return selfPlay_->search(); }
 
@@ -88,9 +95,10 @@ class AlphaZeroTrainer {
   std::unique_ptr<SelfPlay> selfPlay_;
   std::unique_ptr<search::SelfPlaySearch> analysis_;
   std::string searchNote_;
-  std::optional<ReplayBuffer> buffer_;  // built after the networks (see allocating_)
+  std::unique_ptr<search::ReplayStore> store_;  // built after the networks (see allocating_)
+  std::string storeNote_;
   std::int64_t iteration_ = 0, gamesPlayed_ = 0;
-  std::mt19937_64 rng_;  // replay sampling and symmetries
+  std::mt19937_64 rng_;  // the training steps' replay draws
 };
 
 }  // namespace cas::train

@@ -23,7 +23,7 @@ std::vector<const ir::Node*> storedTensors(const exec::Executable& training) {
 
 }  // namespace
 
-std::string writeCheckpoint(const CheckpointCounters& counters, const exec::Executable& training, const ReplayBuffer& buffer) {
+std::string writeCheckpoint(const CheckpointCounters& counters, const exec::Executable& training, const search::ReplayRing& ring) {
   Writer w;
   w.pod(kCheckpointMagic);
   w.pod(kCheckpointVersion);
@@ -41,17 +41,18 @@ std::string writeCheckpoint(const CheckpointCounters& counters, const exec::Exec
     w.string(n->attrs.name);
     w.floats(v);
   }
-  buffer.write(w);
+  ring.write(w);
   return w.bytes();
 }
 
-std::uint64_t checkpointSizeLimit(const exec::Executable& training, const ReplayBuffer& buffer) {
+std::uint64_t checkpointSizeLimit(const exec::Executable& training, const search::ReplaySetup& replay) {
   std::uint64_t bytes = 4 + 4 + 3 * 8 + 4 + kMaxRngState + 4;
   for (const ir::Node* n : storedTensors(training)) bytes += 4 + kMaxTensorName + 8 + std::uint64_t(ir::numel(n->shape)) * sizeof(float);
-  return bytes + buffer.serialisedBytes();
+  return bytes + search::ReplayRing::serialisedBytes(replay);
 }
 
-std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::Executable& training, const ReplayBuffer& buffer, std::string* error) {
+std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::Executable& training, const search::ReplaySetup& replay,
+                                         std::string* error) {
   auto fail = [&](const std::string& why) {
     if (error) *error = why;
     return std::nullopt;
@@ -76,7 +77,7 @@ std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::E
     tensors.emplace_back(name, r.floats(std::uint64_t(ir::numel(g.node(id).shape))));
     if (!r.ok()) return fail("'" + name + "' in the checkpoint does not match this project's network");
   }
-  std::optional<ReplayBuffer> restored = buffer.read(r, error);
+  std::optional<search::ReplayRing> restored = search::ReplayRing::read(r, replay, error);
   if (!restored) return std::nullopt;
   if (!r.atEnd()) return fail("the checkpoint is truncated or does not match this project's replay capacity");
   std::istringstream rs(rngState);

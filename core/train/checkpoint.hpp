@@ -3,7 +3,7 @@
 //   u32 magic "AZCK", u32 version, i64 iteration, i64 games played, i64 optimizer steps,
 //   the sampling generator's state (a string), the training graph's stored tensors (u32 count,
 //   then each name and floats: parameters and optimizer state), and last the replay buffer's
-//   section (replay_buffer.hpp). Integers little-endian, strings and floats as binary_io.hpp
+//   section (search::ReplayRing, core/search/replay_store.hpp). Integers little-endian, strings and floats as binary_io.hpp
 //   writes them.
 // Thread-safety: plain functions.
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/exec/backend.hpp"
-#include "core/train/replay_buffer.hpp"
+#include "core/search/replay_store.hpp"
 
 namespace cas::train {
 
@@ -24,18 +24,20 @@ struct CheckpointCounters {
 };
 
 // `training`: the update graph's program, whose stored (non-data) inputs the checkpoint holds.
-std::string writeCheckpoint(const CheckpointCounters& counters, const exec::Executable& training, const ReplayBuffer& buffer);
-// The most bytes writeCheckpoint can return for this program and buffer: a larger file is not
-// one of its checkpoints and is refused before it is read.
-std::uint64_t checkpointSizeLimit(const exec::Executable& training, const ReplayBuffer& buffer);
+std::string writeCheckpoint(const CheckpointCounters& counters, const exec::Executable& training, const search::ReplayRing& ring);
+// The most bytes writeCheckpoint can return for this program and a ring of `replay`'s shape: a
+// larger file is not one of its checkpoints and is refused before it is read.
+std::uint64_t checkpointSizeLimit(const exec::Executable& training, const search::ReplaySetup& replay);
 
 struct Checkpoint {
   CheckpointCounters counters;
   std::vector<std::pair<std::string, std::vector<float>>> tensors;  // by input name
-  ReplayBuffer buffer;
+  search::ReplayRing ring;
 };
-// Reads and checks a checkpoint against the program and buffer it will be loaded into (names,
-// sizes, capacity) without changing either; nullopt with `error` filled when it does not fit.
-std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::Executable& training, const ReplayBuffer& buffer, std::string* error);
+// Reads and checks a checkpoint against the program and the replay shape it will be loaded into
+// (names, sizes, capacity) without changing either; nullopt with `error` filled when it does
+// not fit.
+std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::Executable& training, const search::ReplaySetup& replay,
+                                         std::string* error);
 
 }  // namespace cas::train

@@ -54,6 +54,19 @@ std::uint64_t MemoryEstimate::total() const {
   return sum;
 }
 
+search::ReplaySetup replaySetup(const project::Project& project) {
+  const params::TrainParams train = params::readTrainParams(project.parameters);
+  const env::EnvironmentInfo* e = env::findEnvironment(project.environment);
+  search::ReplaySetup s;
+  s.environment = project.environment;
+  s.capacity = train.replayCapacity;
+  s.observationSize = int(std::accumulate(e->observationShape.begin(), e->observationShape.end(), std::int64_t(1), std::multiplies<>()));
+  s.actions = e->actionCount;
+  const std::int64_t maxMoves = e->board ? std::int64_t(e->board->rows) * e->board->columns : 1;  // a stone per move
+  s.freshCapacity = (train.gamesPerIteration + train.parallelGames) * maxMoves;
+  return s;
+}
+
 MemoryEstimate estimateTrainerMemory(const project::Project& project, std::int64_t evaluationGames) {
   const params::SearchParams searchParams = params::readSearchParams(project.parameters);
   const params::TrainParams trainParams = params::readTrainParams(project.parameters);
@@ -66,6 +79,9 @@ MemoryEstimate estimateTrainerMemory(const project::Project& project, std::int64
   const auto capacity = std::uint64_t(trainParams.replayCapacity);
   e.parts.push_back({"the replay buffer (" + std::to_string(capacity) + " positions of " + std::to_string(sample) + " floats, with its checkpoint)",
                      times(times(capacity, sample * kFloat), kReplayBufferCopies), "train.replay_capacity"});
+  const auto fresh = std::uint64_t(replaySetup(project).freshCapacity);
+  e.parts.push_back({"the replay buffer's fresh positions (" + std::to_string(fresh) + " positions of " + std::to_string(sample) + " floats)",
+                     times(fresh, sample * kFloat), "train.games_per_iteration or train.parallel_games"});
   const std::int64_t budget = searchParams.nodeBudget, parallel = trainParams.parallelGames;
   e.parts.push_back(trees("the self-play search trees", parallel, budget, "search.node_budget or train.parallel_games"));
   e.parts.push_back(trees("the analysis search tree", 1, budget, "search.node_budget"));

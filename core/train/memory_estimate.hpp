@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/project/project.hpp"
+#include "core/search/replay_store.hpp"
 
 namespace cas::train {
 
@@ -25,6 +26,11 @@ struct MemoryEstimate {
   std::vector<MemoryPart> parts;
   std::uint64_t total() const;
 };
+
+// The replay store a trainer of `project` makes: train.replay_capacity positions in the ring, and
+// fresh positions for train.games_per_iteration + train.parallel_games whole games (an iteration
+// stops at games_per_iteration, and every game still running may end on its last move).
+search::ReplaySetup replaySetup(const project::Project& project);
 
 // The memory a trainer of `project` needs, with `evaluationGames` games to evaluate
 // (train.eval_games during training; --games for `cuda-agent eval`), played in rounds of at most

@@ -1,49 +1,43 @@
 #pragma once
-// The replay buffer: a ring of the newest `capacity` positions of finished self-play games, each
-// an observation, the search's policy target and the game's result for the player to move then.
-// Training draws batches from it uniformly, each sample under a random symmetry of the game.
-// Its checkpoint section (write/read) is, byte for byte, the one of checkpoint format version 1:
-// the position count (i64), the next slot (i64), then the observations, policy targets and value
-// targets at full capacity (each a u64 count and the floats; binary_io.hpp).
-// Thread-safety: a plain value, driven by one thread (the engine thread).
+// The CPU replay store (search::ReplayStore, whose header draws the layout): host arrays for the
+// ring and the fresh positions, symmetries applied by the game's own applySymmetry. It is the
+// spec of the device store (gpu/search/device_replay.hpp): for the same positions and draws both
+// give the same batches (tests/gpu/test_device_replay.cpp).
+// Thread-safety: driven by one thread (the engine thread).
+#include <chrono>
 #include <cstdint>
-#include <optional>
-#include <random>
-#include <string>
-#include <vector>
+#include <memory>
 
 #include "core/env/games.hpp"
-#include "core/support/binary_io.hpp"
+#include "core/search/replay_store.hpp"
 
 namespace cas::train {
 
-class ReplayBuffer {
+class ReplayBuffer final : public search::ReplayStore {
  public:
-  ReplayBuffer(std::int64_t capacity, int observationSize, int actions);
+  explicit ReplayBuffer(search::ReplaySetup setup);
 
-  std::int64_t capacity() const { return std::int64_t(value_.size()); }
-  std::int64_t size() const { return size_; }
-  int observationSize() const { return observationSize_; }
-  int actions() const { return actions_; }
+  std::string device() const override { return "cpu"; }
+  const search::ReplaySetup& setup() const override { return setup_; }
+  std::int64_t size() const override { return ring_.size; }
+  std::int64_t fresh() const override { return fresh_; }
+  void add(const float* observation, const float* policy, float value) override;
+  void commit() override;
+  void sample(std::int64_t batch, std::uint64_t seed, exec::Executable& training) override;
+  search::ReplayRing ring() const override { return ring_; }
+  void load(search::ReplayRing ring) override { ring_ = std::move(ring); }
+  double dataSeconds() const override { return dataSeconds_; }
 
-  // Stores one position (observationSize and `actions` floats), over the oldest when full.
-  void add(const float* observation, const float* policy, float value);
-
-  // Fills `batch` samples (obs [batch, observationSize], policy [batch, actions], value [batch]):
-  // for each, a position drawn uniformly, then one of `game`'s symmetries drawn uniformly and
-  // applied; both drawn from `rng` in that order, so a seed gives the same batches. Needs size() > 0.
-  void sample(std::int64_t batch, const env::BoardGames& game, std::mt19937_64& rng, float* obs, float* policy, float* value) const;
-
-  void write(Writer& w) const;
-  std::uint64_t serialisedBytes() const;  // what write() appends
-  // The section write() appended, read as a buffer of this one's capacity and sample sizes;
-  // nullopt with `error` filled when it is short, of another shape or inconsistent.
-  std::optional<ReplayBuffer> read(Reader& r, std::string* error) const;
+  // The samples sample() would give, into host arrays (obs [batch, observationSize],
+  // policy [batch, actions], value [batch]).
+  void draw(std::int64_t batch, std::uint64_t seed, float* obs, float* policy, float* value) const;
 
  private:
-  int observationSize_, actions_;
-  std::vector<float> obs_, policy_, value_;
-  std::int64_t size_ = 0, next_ = 0;
+  search::ReplaySetup setup_;
+  std::unique_ptr<env::BoardGames> game_;  // its symmetries
+  search::ReplayRing ring_, freshRing_;            // freshRing_ holds the fresh positions from slot 0
+  std::int64_t fresh_ = 0;
+  double dataSeconds_ = 0;
 };
 
 }  // namespace cas::train

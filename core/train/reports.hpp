@@ -25,7 +25,16 @@ struct IterationReport {
   std::int64_t trainingSteps = 0, batchSize = 0;
   float loss = 0, policyLoss = 0, valueLoss = 0, l2 = 0, entropy = 0;
   double simulationsPerSecond = 0, gamesPerSecond = 0;
+  // Stage times, each measured where the stage ran (CUDA events on a GPU): the network's
+  // evaluations and the tree work inside self-play's searches, the samples' moves (recording,
+  // committing and drawing them, the new weights' copy) and the training steps. With overlap the
+  // stages run side by side, so they add up to more than the iteration's wall time.
   double inferenceSeconds = 0, searchSeconds = 0, trainSeconds = 0, dataSeconds = 0;
+  double selfPlaySeconds = 0, wallSeconds = 0;  // wall clock: self-play's moves; the whole iteration
+  bool overlapped = false;                      // train.overlap was on for this iteration
+  // The optimizer step whose weights self-play played with (new weights reach self-play when an
+  // iteration ends, so this is the step count at the iteration's start).
+  std::int64_t selfPlayWeightsStep = 0;
   std::int64_t recycledNodes = 0;
   std::vector<EvaluationResult> evaluations;  // when this iteration evaluated
 };

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <numeric>
 
+#include "core/train/training_step.hpp"
+
 namespace cas::train {
 namespace {
 
@@ -32,50 +34,70 @@ search::SearchConfig searchConfig(const params::SearchParams& p, SearchUse use) 
   return c;
 }
 
-SelfPlay::SelfPlay(std::unique_ptr<search::SelfPlaySearch> search, int observationSize)
-    : search_(std::move(search)), observationSize_(observationSize), records_(size_t(search_->games())) {}
+SelfPlay::SelfPlay(std::unique_ptr<search::SelfPlaySearch> search, int observationSize, int maxMoves)
+    : search_(std::move(search)), observationSize_(observationSize), maxMoves_(maxMoves), records_(size_t(search_->games())),
+      moves_(size_t(search_->games())) {}
 
-std::int64_t SelfPlay::play(std::int64_t games, ReplayBuffer& buffer, const std::function<bool()>& cancelled, IterationReport& report) {
+void SelfPlay::recordAndPlayOnHost(const std::vector<int>& games, search::ReplayStore& store, std::vector<int>& played, std::vector<int>& ended) {
+  const env::BoardGames& pos = search_->positions();
+  const std::vector<search::RootStats> stats = search_->rootStats(games);
+  played.resize(games.size());
+  for (size_t i = 0; i < games.size(); ++i) {
+    const int g = games[i];
+    Record rec;
+    rec.obs.resize(size_t(observationSize_));
+    pos.observe(g, rec.obs.data());
+    rec.policy = stats[i].policy;
+    rec.player = pos.toMove(g);
+    played[i] = stats[i].played;
+    records_[size_t(g)].push_back(std::move(rec));
+  }
+  search_->play(games, played);
+  for (int g : games) {
+    if (!pos.terminal(g)) continue;
+    const float v = pos.terminalValue(g);  // for the player to move at the end
+    const int last = pos.toMove(g);
+    for (const Record& r : records_[size_t(g)]) store.add(r.obs.data(), r.policy.data(), r.player == last ? v : -v);
+    records_[size_t(g)].clear();
+    ended.push_back(g);
+  }
+  search_->resetGames(ended);
+}
+
+std::int64_t SelfPlay::play(std::int64_t games, search::ReplayStore& store, const std::function<bool()>& cancelled, IterationReport& report,
+                            TrainingPhase* training) {
   const auto start = Clock::now();
   const search::SearchMetrics before = search_->metrics();
-  const env::BoardGames& pos = search_->positions();
-  std::vector<int> active(size_t(pos.size()));
+  std::vector<int> active(size_t(search_->games()));
   std::iota(active.begin(), active.end(), 0);
-  std::int64_t finished = 0;
-  std::vector<int> moves(active.size()), over;
+  const std::int64_t roomPerMove = std::int64_t(active.size()) * maxMoves_;
+  // Training steps per move, spread over the moves the last iteration took.
+  const std::int64_t stepsPerMove =
+      training ? std::max<std::int64_t>(1, (training->remaining() + std::max<std::int64_t>(1, movesPerIteration_) - 1) / std::max<std::int64_t>(1, movesPerIteration_)) : 0;
+  std::int64_t finished = 0, moves = 0;
+  std::vector<int> played, ended;
+  double hostSeconds = 0;
 
-  while (finished < games && !(cancelled && cancelled())) {
+  while (finished < games && !(cancelled && cancelled()) && store.fresh() + roomPerMove <= store.freshCapacity()) {
     search_->search(active);
-    const auto dataStart = Clock::now();
-    const std::vector<search::RootStats> stats = search_->rootStats(active);
-    for (size_t i = 0; i < active.size(); ++i) {
-      const int g = active[i];
-      Record rec;
-      rec.obs.resize(size_t(observationSize_));
-      pos.observe(g, rec.obs.data());
-      rec.policy = stats[i].policy;
-      rec.player = pos.toMove(g);
-      rec.action = moves[i] = stats[i].played;
-      records_[size_t(g)].push_back(std::move(rec));
-    }
-    search_->play(active, moves);
-    over.clear();
-    for (int g : active) {
-      if (!pos.terminal(g)) continue;
-      const float v = pos.terminalValue(g);  // for the player to move at the end
-      const int last = pos.toMove(g);
-      for (const Record& r : records_[size_t(g)]) buffer.add(r.obs.data(), r.policy.data(), r.player == last ? v : -v);
-      records_[size_t(g)].clear();
-      over.push_back(g);
-      ++finished;
-    }
-    search_->resetGames(over);
-    report.dataSeconds += since(dataStart);
+    if (training) training->enqueue(stepsPerMove);
+    const auto hostStart = Clock::now();
+    played.clear();
+    ended.clear();
+    if (!search_->recordAndPlay(active, store, &played, &ended)) recordAndPlayOnHost(active, store, played, ended);
+    for (size_t i = 0; i < active.size(); ++i) moves_[size_t(active[i])].push_back(played[i]);
+    for (int g : ended) moves_[size_t(g)].clear();
+    finished += std::int64_t(ended.size());
+    ++moves;
+    hostSeconds += since(hostStart);
   }
+  movesPerIteration_ = moves;
   const double seconds = std::max(since(start), 1e-9);
   const search::SearchMetrics after = search_->metrics();
   report.inferenceSeconds = after.inferenceSeconds - before.inferenceSeconds;
   report.searchSeconds = after.searchSeconds - before.searchSeconds;
+  report.dataSeconds = hostSeconds;  // recording on the host (a device store times itself: the trainer)
+  report.selfPlaySeconds = seconds;
   report.simulationsPerSecond = double(after.simulations - before.simulations) / seconds;
   report.gamesPerSecond = double(finished) / seconds;
   report.recycledNodes = after.recycledNodes;
@@ -93,7 +115,7 @@ TreeSnapshot SelfPlay::snapshot(int game, int maxNodes) const {
   TreeSnapshot snap;
   snap.game = std::clamp(game, 0, search_->positions().size() - 1);
   snap.board = search_->positions().render(snap.game);
-  for (const Record& r : records_[size_t(snap.game)]) snap.rootMoves.push_back(r.action);
+  snap.rootMoves = moves_[size_t(snap.game)];
   const search::Tree t = search_->treeSnapshot(snap.game);
   snap.treeNodes = t.nodesInUse();
   snap.treeCapacity = t.budget();
@@ -120,6 +142,7 @@ void SelfPlay::restart() {
   std::iota(all.begin(), all.end(), 0);
   search_->resetGames(all);
   for (auto& r : records_) r.clear();
+  for (auto& m : moves_) m.clear();
 }
 
 }  // namespace cas::train

@@ -1,13 +1,16 @@
 #pragma once
 // The training phase of an iteration: steps of the update graph (update.hpp) on batches drawn
-// from the replay buffer, with the loss terms averaged over the steps.
+// from the replay store. The steps are queued a few at a time, so that self-play's moves can be
+// queued between them (on a GPU the two then run side by side), and the loss terms, which the
+// update graph sums in place, are read once at the end: no step waits for another.
 // Thread-safety: driven by the thread that drives the Updater (the engine thread).
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <random>
 
-#include "core/env/games.hpp"
 #include "core/params/run_params.hpp"
-#include "core/train/replay_buffer.hpp"
+#include "core/search/replay_store.hpp"
 #include "core/train/reports.hpp"
 #include "core/train/update.hpp"
 
@@ -15,11 +18,29 @@ namespace cas::train {
 
 OptimizerConfig optimizerConfig(const params::TrainParams& p);
 
-// `steps` updates on batches of `batch` samples (ReplayBuffer::sample with `game`'s symmetries
-// and `rng`), filling the report's training figures; none while the buffer holds fewer than one
-// batch. Throws std::runtime_error, naming iteration + 1 and the parameters to lower, when the
-// loss stops being finite.
-void trainSteps(Updater& updater, const ReplayBuffer& buffer, const env::BoardGames& game, std::int64_t steps, std::int64_t batch,
-                std::mt19937_64& rng, std::int64_t iteration, IterationReport& report);
+class TrainingPhase {
+ public:
+  // `steps` updates on batches of `batch` samples, each drawn from `store` with a seed taken
+  // from `rng` as the step is queued; none while the store's ring holds fewer than one batch.
+  TrainingPhase(Updater& updater, search::ReplayStore& store, std::int64_t steps, std::int64_t batch, std::mt19937_64& rng);
+
+  bool training() const { return steps_ > 0; }
+  std::int64_t remaining() const { return steps_ - queued_; }
+  // Queues up to `count` more steps.
+  void enqueue(std::int64_t count);
+  // Queues the rest, waits for them and fills the report's training figures. Throws
+  // std::runtime_error, naming iteration + 1 and the parameters to lower, when the loss stopped
+  // being finite.
+  void finish(std::int64_t iteration, IterationReport& report);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Updater& updater_;
+  search::ReplayStore& store_;
+  std::int64_t steps_, batch_, queued_ = 0;
+  std::mt19937_64& rng_;
+  std::optional<double> deviceStart_;  // the training program's device seconds before the phase
+  double hostSeconds_ = 0;             // spent queueing (all of it, where steps run on the host)
+};
 
 }  // namespace cas::train

@@ -137,6 +137,14 @@ ir::Graph buildUpdateGraph(pdl::CompiledPolicy policy, LossKind lossKind, const 
   g.outputs.push_back({"loss", loss.total});
   for (const auto& [term, node] : loss.terms) g.outputs.push_back({"loss/" + term, node});
   g.outputs.push_back({"grad_norm", norm});
+  // Each loss output also summed in place over the steps, so that a phase of steps is read once.
+  std::vector<std::pair<std::string, NodeId>> summed = {{"loss", loss.total}};
+  for (const auto& [term, node] : loss.terms) summed.emplace_back("loss/" + term, node);
+  for (const auto& [name, node] : summed) {
+    NodeId sum = b.input(std::string(kLossSumPrefix) + name, b.shape(node), ir::InputRole::Data);
+    g.outputs.push_back({std::string("new:") + kLossSumPrefix + name, b.add(sum, node)});
+    g.updates.push_back({std::string("new:") + kLossSumPrefix + name, kLossSumPrefix + name});
+  }
   g.name = policy.graph.name + "_update";
   ir::runPasses(g, ir::defaultPipeline());
   return std::move(g);
@@ -175,6 +183,30 @@ void Updater::enqueueStep() {
   if (clip != lastClip_) exe_->setInput("optimizer/clip", &clip, 1);
   lastClip_ = clip;
   exe_->run();
+}
+
+std::vector<std::string> Updater::lossNames() const {
+  std::vector<std::string> names;
+  for (const ir::Node& n : exe_->graph().nodes)
+    if (n.op == ir::Op::Input && n.attrs.name.starts_with(kLossSumPrefix)) names.push_back(n.attrs.name);
+  return names;
+}
+
+void Updater::resetLossSums() {
+  const float zero = 0;
+  for (const std::string& name : lossNames()) exe_->setInput(name, &zero, 1);
+}
+
+LossSums Updater::lossSums() const {
+  LossSums sums;
+  for (const std::string& name : lossNames()) {
+    float v = 0;
+    exe_->readInput(name, &v, 1);
+    const std::string term = name.substr(std::string_view(kLossSumPrefix).size());
+    if (term == "loss") sums.total = v;
+    else sums.terms.emplace_back(term.substr(5), v);  // after "loss/"
+  }
+  return sums;
 }
 
 std::vector<float> Updater::parameter(const std::string& name) const {

@@ -8,6 +8,8 @@
 //            "adam.m/<param>", "adam.v/<param>" or "sgd.momentum/<param>", and the scalars
 //            "optimizer/step_size", "optimizer/bias_correction2_rsqrt", "optimizer/clip"
 //   outputs  "loss", each loss term ("loss/<term>"), "grad_norm"
+//   sums     "loss_sum/loss", "loss_sum/loss/<term>": scalar inputs that each run adds its loss
+//            output to (through the updates), read once after a phase of steps
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +38,19 @@ struct OptimizerConfig {
   float weightDecay = 0.0f;  // AlphaZero's L2 term
 };
 
+inline constexpr const char* kLossSumPrefix = "loss_sum/";
+
+// The loss and its terms summed over the steps since Updater::resetLossSums.
+struct LossSums {
+  double total = 0;
+  std::vector<std::pair<std::string, double>> terms;  // "policy", "value", "entropy", "l2"...
+  double term(const std::string& name) const {
+    for (const auto& [n, v] : terms)
+      if (n == name) return v;
+    return 0;
+  }
+};
+
 // Builds the update graph from a compiled policy (its graph is extended in place).
 ir::Graph buildUpdateGraph(pdl::CompiledPolicy policy, LossKind loss, const OptimizerConfig& config, std::int64_t actionCount);
 
@@ -55,9 +70,12 @@ class Updater {
   // executable().finish() or any read waits.
   void enqueueStep();
   std::int64_t steps() const { return steps_; }
+  void resetLossSums();
+  LossSums lossSums() const;  // waits for the queued steps
   void setSteps(std::int64_t steps) { steps_ = steps; }  // when resuming (Adam's bias correction)
 
   std::vector<float> parameter(const std::string& name) const;
+  std::vector<std::string> lossNames() const;  // the sum inputs
   void setParameter(const std::string& name, const std::vector<float>& values);
 
  private:

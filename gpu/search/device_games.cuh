@@ -17,7 +17,7 @@
 namespace cas::gpu::search {
 
 struct TicTacToe {
-  static constexpr int kActions = 9, kObsSize = 18;
+  static constexpr int kActions = 9, kObsSize = 18, kMaxMoves = 9;
   struct State {
     std::uint16_t mine, theirs;
     std::uint8_t moves;
@@ -49,7 +49,7 @@ struct TicTacToe {
 };
 
 struct Connect4 {
-  static constexpr int kActions = 7, kObsSize = 84;
+  static constexpr int kActions = 7, kObsSize = 84, kMaxMoves = 42;
   struct State {
     std::uint64_t mine, all;
     std::uint8_t moves, won;

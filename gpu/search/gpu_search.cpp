@@ -9,6 +9,7 @@
 #include "core/ir/graph.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_program.hpp"
+#include "gpu/search/device_replay.hpp"
 #include "gpu/search/search_launch.hpp"
 
 namespace cas::gpu {
@@ -104,6 +105,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
 
   void search(const std::vector<int>& games, int simulations) override {
     if (simulations < 0) simulations = config_.simulations;
+    lastSearched_ = games;
     if (games.empty()) return;
     ContextScope scope(rt_->context);
     foldTimings();
@@ -179,6 +181,47 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     checkDistinct(games);
     sendMoves(games, nullptr);
     for (int g : games) mirror_->reset(g);
+  }
+
+  // Three kernels on the compute stream, then one copy back of the moves: the positions stay.
+  bool recordAndPlay(const std::vector<int>& games, cas::search::ReplayStore& store, std::vector<int>* played, std::vector<int>* ended) override {
+    auto* replay = dynamic_cast<DeviceReplay*>(&store);
+    if (!replay || replay->runtime() != rt_) return false;
+    if (games != lastSearched_) throw std::invalid_argument("recordAndPlay needs the games of the last search, in the same order");
+    ContextScope scope(rt_->context);
+    if (!records_) {
+      const auto games64 = std::uint64_t(setup_.games), moves = std::uint64_t(kernels_.maxMoves());
+      const char* what = "self-play records (reduce train.parallel_games)";
+      records_ = take(games64 * moves * kernels_.stateBytes(), what);
+      recordPolicies_ = take(games64 * moves * std::uint64_t(kernels_.actions()) * 4, what);
+      moveOut_ = take(games64 * sizeof(MoveOut), what);
+      offsets_ = take(games64 * 8, what);
+      moveOutHost_ = std::make_unique<PinnedBuffer>(rt_->context, std::size_t(games64) * sizeof(MoveOut));
+    }
+    const SelfPlayBuffers sp{devicePointer<void>(records_), devicePointer<float>(recordPolicies_), devicePointer<MoveOut>(moveOut_),
+                             devicePointer<std::int64_t>(offsets_), replay->freshRegion()};
+    replay->timer().begin(rt_->compute);
+    kernels_.rootStatistics(buffers(), rt_->compute);
+    kernels_.recordAndPlay(buffers(), sp, rt_->compute);
+    replay->timer().end(rt_->compute);
+    MoveOut* out = moveOutHost_->as<MoveOut>();
+    CAS_CU(cuMemcpyDtoHAsync(out, moveOut_, std::size_t(setup_.games) * sizeof(MoveOut), rt_->compute));
+    CAS_CU(cuStreamSynchronize(rt_->compute));
+    std::int64_t rows = 0;
+    for (int g : games) {  // the host copy follows along, and checks the device's rules agree
+      const MoveOut m = out[g];
+      if (m.played < 0 || !mirror_->legal(g, m.played)) throw std::logic_error("the device search played an illegal move in game " + std::to_string(g));
+      mirror_->play(g, m.played);
+      played->push_back(m.played);
+      if ((m.endedLength > 0) != mirror_->terminal(g) || (m.endedLength > 0 && m.endedLength != mirror_->moveCount(g)))
+        throw std::logic_error("the device and host rules disagree about the end of game " + std::to_string(g));
+      if (m.endedLength == 0) continue;
+      rows += m.endedLength;
+      ended->push_back(g);
+      mirror_->reset(g);
+    }
+    replay->addedOnDevice(rows);
+    return true;
   }
 
   cas::search::Tree treeSnapshot(int game) const override {
@@ -485,6 +528,10 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
   CUdeviceptr field_[9] = {}, spare_[9] = {};
   CUdeviceptr work_ = 0, snapshot_ = 0, freeBlocks_ = 0, slots_ = 0, roots_ = 0, pending_ = 0, stats_ = 0, params_ = 0, listed_ = 0;
   CUdeviceptr moveGames_ = 0, moveActions_ = 0, counters_ = 0, blockRecords_ = 0, obs_ = 0, logits_ = 0, values_ = 0;
+  // Self-play's records (SelfPlayBuffers), made on the first recordAndPlay.
+  CUdeviceptr records_ = 0, recordPolicies_ = 0, moveOut_ = 0, offsets_ = 0;
+  std::unique_ptr<PinnedBuffer> moveOutHost_;
+  std::vector<int> lastSearched_;
   std::vector<CUdeviceptr> owned_;
   PinnedBuffer staging_, statsHost_;
   CUevent staged_ = nullptr, searchStart_ = nullptr, searchEnd_ = nullptr, networkStart_ = nullptr, networkEnd_ = nullptr;
@@ -635,6 +682,9 @@ std::unique_ptr<cas::search::SelfPlaySearch> makeDeviceSearch(const cas::search:
   try {
     ContextScope scope(runtime->context);
     return std::make_unique<DeviceSearch>(setup, *kernels, std::move(runtime), network);
+  } catch (const DeviceOutOfMemory& e) {
+    // Not a reason to fall back to the CPU without a word: the run was sized for this device.
+    throw DeviceOutOfMemory(std::string(e.what()) + "; reduce search.node_budget or train.parallel_games");
   } catch (const std::exception& e) {
     return refuse(std::string("the device search could not be set up: ") + e.what());
   }

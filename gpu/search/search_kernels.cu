@@ -14,6 +14,10 @@
 //                                        step i+1's selection (what the step graph replays)
 //   search_finish_roots     per game     the root's clean priors back
 //   search_root_stats       per game     RootOut: visits, Q, policy, PV, chosen and played move
+//   search_record_play      per game     self-play: the root and its policy recorded, the move played
+//   search_place_ended      one block    the ended games' first rows, in game order (a scan)
+//   search_write_ended      block/game   an ended game's rows into the replay store's fresh
+//                                        region, then a fresh game
 //   search_gather_tree      per slot     one game's arrays, contiguous, for a snapshot
 //   search_hashed_evaluate  per row      the hashed test evaluator
 //
@@ -218,6 +222,67 @@ __global__ void hashedKernel(const float* obs, float* logits, float* values, int
     cas::search::hashedEvaluation(obs + std::int64_t(r) * Game::kObsSize, Game::kObsSize, Game::kActions, logits + std::int64_t(r) * Game::kActions, values + r);
 }
 
+template <class Game>
+__global__ void recordPlayKernel(SearchContext<Game> c, SelfPlayBuffers sp) {
+  const int g = thread();
+  if (g >= c.games) return;
+  if (!c.trees.gameSlots[g].listed) {
+    sp.moves[g] = {-1, 0};
+    return;
+  }
+  constexpr int A = Game::kActions;
+  const int t = Game::moveCount(c.roots[g]);
+  const std::int64_t row = std::int64_t(g) * Game::kMaxMoves + t;
+  static_cast<typename Game::State*>(sp.states)[row] = c.roots[g];
+  const RootOut& r = c.stats[g];
+  for (int a = 0; a < A; ++a) sp.policies[row * A + a] = r.policy[a];
+  playMove(c, g, r.played);
+  sp.moves[g] = {r.played, Game::terminal(c.roots[g]) ? t + 1 : 0};
+}
+
+// One block of kPlaceThreads: each thread sums a run of games, the block scans the sums.
+constexpr int kPlaceThreads = 1024;
+__global__ void placeEndedKernel(SelfPlayBuffers sp, int games) {
+  __shared__ std::int64_t sums[kPlaceThreads];
+  const int per = (games + kPlaceThreads - 1) / kPlaceThreads;
+  const int begin = int(threadIdx.x) * per, end = min(games, begin + per);
+  std::int64_t own = 0;
+  for (int g = begin; g < end; ++g) own += sp.moves[g].endedLength;
+  sums[threadIdx.x] = own;
+  __syncthreads();
+  for (int step = 1; step < kPlaceThreads; step *= 2) {  // inclusive scan
+    const std::int64_t add = threadIdx.x >= unsigned(step) ? sums[threadIdx.x - step] : 0;
+    __syncthreads();
+    sums[threadIdx.x] += add;
+    __syncthreads();
+  }
+  std::int64_t at = sums[threadIdx.x] - own;
+  for (int g = begin; g < end; ++g) {
+    sp.offsets[g] = at;
+    at += sp.moves[g].endedLength;
+  }
+}
+
+template <class Game>
+__global__ void writeEndedKernel(SearchContext<Game> c, SelfPlayBuffers sp) {
+  const int g = int(blockIdx.x);
+  const int length = sp.moves[g].endedLength;
+  if (length == 0) return;
+  constexpr int A = Game::kActions, O = Game::kObsSize;
+  const float v = Game::terminalValue(c.roots[g]);  // for the player to move at the end
+  const auto* states = static_cast<const typename Game::State*>(sp.states) + std::int64_t(g) * Game::kMaxMoves;
+  const float* policies = sp.policies + std::int64_t(g) * Game::kMaxMoves * A;
+  for (int t = int(threadIdx.x); t < length; t += int(blockDim.x)) {
+    const std::int64_t row = sp.fresh.base + sp.offsets[g] + t;
+    if (row >= sp.fresh.capacity) continue;  // the host refuses the move (DeviceReplay::addedOnDevice)
+    Game::encode(states[t], sp.fresh.rows.obs + row * O);
+    for (int a = 0; a < A; ++a) sp.fresh.rows.policy[row * A + a] = policies[t * A + a];
+    sp.fresh.rows.value[row] = (length - t) % 2 == 0 ? v : -v;  // the mover at t is the one at the end?
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) resetGame(c, g);
+}
+
 void checkLaunch(const char* kernel) {
   const cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess) throw CudaError(std::string("launching ") + kernel + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
@@ -260,6 +325,9 @@ class GameKernels final : public SearchKernels {
     registersOf(rootStatisticsKernel<Game>);
     registersOf(hashedKernel<Game>);
     registersOf(gatherTreeKernel);
+    registersOf(recordPlayKernel<Game>);
+    registersOf(placeEndedKernel);
+    registersOf(writeEndedKernel<Game>);
   }
 
   int actions() const override { return Game::kActions; }
@@ -316,6 +384,17 @@ class GameKernels final : public SearchKernels {
   void rootStatistics(const DeviceSearchBuffers& b, CUstream s) const override {
     rootStatisticsKernel<Game><<<blocksFor(b.games), kThreadsPerBlock, 0, runtimeStream(s)>>>(contextOf<Game>(b));
     checkLaunch("search_root_stats");
+  }
+  int maxMoves() const override { return Game::kMaxMoves; }
+  void recordAndPlay(const DeviceSearchBuffers& b, const SelfPlayBuffers& sp, CUstream s) const override {
+    const auto c = contextOf<Game>(b);
+    auto stream = runtimeStream(s);
+    recordPlayKernel<Game><<<blocksFor(b.games), kThreadsPerBlock, 0, stream>>>(c, sp);
+    checkLaunch("search_record_play");
+    placeEndedKernel<<<1, kPlaceThreads, 0, stream>>>(sp, b.games);
+    checkLaunch("search_place_ended");
+    writeEndedKernel<Game><<<b.games, kThreadsPerBlock, 0, stream>>>(c, sp);
+    checkLaunch("search_write_ended");
   }
   void gatherTree(const DeviceSearchBuffers& b, int game, void* out, CUstream s) const override {
     gatherTreeKernel<<<(b.trees.budget + 127) / 128, 128, 0, runtimeStream(s)>>>(b.trees.main, game, b.games, b.trees.budget, static_cast<unsigned char*>(out));

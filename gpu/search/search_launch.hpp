@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/search/replay_launch.hpp"
 #include "gpu/search/search_steps.cuh"
 
 namespace cas::gpu::search {
@@ -43,6 +44,20 @@ struct DeviceSearchBuffers {
   int games, k;
 };
 
+// Self-play's moves on the device (SelfPlaySearch::recordAndPlay): each game's positions so far
+// and what one move reports back.
+struct MoveOut {
+  std::int32_t played;       // the move played; -1 for a game not listed
+  std::int32_t endedLength;  // the game's length when this move ended it, else 0
+};
+struct SelfPlayBuffers {
+  void* states;            // [games][maxMoves] Game::State: the root before each move
+  float* policies;         // [games][maxMoves][actions]: the search's policy there
+  MoveOut* moves;          // [games]
+  std::int64_t* offsets;   // [games]: where an ended game's rows start, after fresh.base
+  FreshRegion fresh;
+};
+
 // A kernel as the reports name it, with its compiled attributes.
 struct SearchKernelInfo {
   std::string name, label;
@@ -69,6 +84,12 @@ class SearchKernels {
   virtual void expandThenSelect(const DeviceSearchBuffers& b, bool masked, bool instrument, CUstream s) const = 0;
   virtual void finishRoots(const DeviceSearchBuffers& b, CUstream s) const = 0;
   virtual void rootStatistics(const DeviceSearchBuffers& b, CUstream s) const = 0;
+  // After rootStatistics, in every game the last search listed: records the root and its policy,
+  // plays RootOut::played (search_record_play); places the ended games' rows in game order
+  // (search_place_ended); writes each ended game's positions with its result into the fresh
+  // region and starts a fresh game (search_write_ended).
+  virtual int maxMoves() const = 0;
+  virtual void recordAndPlay(const DeviceSearchBuffers& b, const SelfPlayBuffers& sp, CUstream s) const = 0;
   // Game g's arrays gathered from the slot-major fields into `out`, each `budget` entries long,
   // one after the other: visits, valueSum, prior, firstChild, parent, lastUsed, then the
   // two-byte childCount, action, virtualLoss (aligned whatever the budget): a snapshot.

@@ -1,16 +1,19 @@
-// The replay buffer on its own: the ring, sampling under the game's symmetries, and its
-// checkpoint section, whose bytes must stay those of checkpoint format version 1 (checkpoints
-// written before the buffer had its own class load unchanged).
+// The CPU replay store on its own: fresh positions and the commit into the ring, counter-based
+// sampling under the game's symmetries, and the ring's checkpoint section, whose bytes must stay
+// those of checkpoint format version 1 (checkpoints written before the store had its own class
+// load unchanged).
 #include <QTest>
 
+#include <algorithm>
 #include <cstring>
-#include <random>
 
 #include "core/env/games.hpp"
 #include "core/train/replay_buffer.hpp"
 
 using cas::Reader;
 using cas::Writer;
+using cas::search::ReplayRing;
+using cas::search::ReplaySetup;
 using cas::train::ReplayBuffer;
 
 namespace {
@@ -18,9 +21,17 @@ namespace {
 // tic-tac-toe: 2 planes of 9 cells, 9 actions.
 constexpr int kObs = 18, kActions = 9;
 
+ReplaySetup setupOf(std::int64_t capacity, std::int64_t fresh = 16) { return {"tictactoe", capacity, fresh, kObs, kActions}; }
+
 void addPosition(ReplayBuffer& b, float tag) {
   std::vector<float> obs(kObs, tag), policy(kActions, tag);
   b.add(obs.data(), policy.data(), tag);
+}
+
+std::vector<float> values(const ReplayBuffer& b, std::int64_t batch, std::uint64_t seed) {
+  std::vector<float> obs(size_t(batch) * kObs), policy(size_t(batch) * kActions), value(static_cast<size_t>(batch));
+  b.draw(batch, seed, obs.data(), policy.data(), value.data());
+  return value;
 }
 
 }  // namespace
@@ -28,23 +39,70 @@ void addPosition(ReplayBuffer& b, float tag) {
 class TestReplayBuffer : public QObject {
   Q_OBJECT
  private slots:
-  void ringKeepsTheNewestPositions() {
-    ReplayBuffer b(3, kObs, kActions);
-    QCOMPARE(b.size(), std::int64_t(0));
-    for (int i = 1; i <= 5; ++i) addPosition(b, float(i));
+  void freshPositionsJoinTheRingOnCommit() {
+    ReplayBuffer b(setupOf(3));
+    addPosition(b, 1);
+    QCOMPARE(b.fresh(), std::int64_t(1));
+    QCOMPARE(b.size(), std::int64_t(0));  // not drawn from before the commit
+    b.commit();
+    QCOMPARE(b.fresh(), std::int64_t(0));
+    QCOMPARE(b.size(), std::int64_t(1));
+    for (int i = 2; i <= 5; ++i) addPosition(b, float(i));
+    b.commit();
     QCOMPARE(b.size(), std::int64_t(3));
+    for (float v : values(b, 100, 7)) QVERIFY2(v >= 3 && v <= 5, qPrintable(QString::number(v)));  // 1 and 2 were overwritten
+    // More fresh positions than the ring holds: the newest survive, in order.
+    for (int i = 6; i <= 12; ++i) addPosition(b, float(i));
+    b.commit();
+    const ReplayRing ring = b.ring();
+    QCOMPARE(ring.next, std::int64_t((5 + 7) % 3));
+    std::vector<float> held(ring.value.begin(), ring.value.end());
+    std::sort(held.begin(), held.end());
+    QCOMPARE(held, (std::vector<float>{10, 11, 12}));
+  }
+
+  void fullFreshPositionsAreRefused() {
+    ReplayBuffer b(setupOf(4, 2));
+    addPosition(b, 1);
+    addPosition(b, 2);
+    QVERIFY_THROWS_EXCEPTION(std::length_error, addPosition(b, 3));
+  }
+
+  void drawsFollowTheSeedAndTheSymmetries() {
+    ReplayBuffer b(setupOf(8));
+    for (int i = 0; i < 8; ++i) {
+      std::vector<float> obs(kObs, 0), policy(kActions, 0);
+      obs[size_t(i)] = 1;  // the stone marks the position and shows the symmetry
+      policy[size_t(i)] = 1;
+      b.add(obs.data(), policy.data(), float(i));
+    }
+    b.commit();
+    QCOMPARE(values(b, 32, 11), values(b, 32, 11));
+    QVERIFY(values(b, 32, 11) != values(b, 32, 12));
+    // Sample i: slot replayDraw(seed, 2i) % size under symmetry replayDraw(seed, 2i + 1) % 8.
     auto game = cas::env::makeBoardGames("tictactoe", 1);
-    std::mt19937_64 rng(7);
-    std::vector<float> obs(100 * kObs), policy(100 * kActions), value(100);
-    b.sample(100, *game, rng, obs.data(), policy.data(), value.data());
-    for (float v : value) QVERIFY2(v >= 3 && v <= 5, qPrintable(QString::number(v)));  // 1 and 2 were overwritten
+    const std::int64_t batch = 16;
+    std::vector<float> obs(batch * kObs), policy(batch * kActions), value(batch);
+    b.draw(batch, 5, obs.data(), policy.data(), value.data());
+    for (std::int64_t i = 0; i < batch; ++i) {
+      const auto slot = int(cas::search::replayDraw(5, 2 * std::uint64_t(i)) % 8);
+      const auto symmetry = int(cas::search::replayDraw(5, 2 * std::uint64_t(i) + 1) % 8);
+      std::vector<float> o(kObs, 0), p(kActions, 0);
+      o[size_t(slot)] = 1;
+      p[size_t(slot)] = 1;
+      game->applySymmetry(symmetry, o.data(), p.data());
+      QCOMPARE(value[size_t(i)], float(slot));
+      QVERIFY(std::equal(o.begin(), o.end(), obs.begin() + i * kObs));
+      QVERIFY(std::equal(p.begin(), p.end(), policy.begin() + i * kActions));
+    }
   }
 
   void sectionIsTheVersionOneLayout() {
-    ReplayBuffer b(2, kObs, kActions);
+    ReplayBuffer b(setupOf(2));
     addPosition(b, 0.5f);
+    b.commit();
     Writer w;
-    b.write(w);
+    b.ring().write(w);
     // i64 size, i64 next slot, then each array at full capacity as a u64 count and the floats.
     Writer expected;
     expected.pod(std::int64_t(1));
@@ -57,33 +115,35 @@ class TestReplayBuffer : public QObject {
     expected.floats(policy);
     expected.floats(value);
     QVERIFY(w.bytes() == expected.bytes());
-    QCOMPARE(b.serialisedBytes(), std::uint64_t(w.bytes().size()));
+    QCOMPARE(ReplayRing::serialisedBytes(b.setup()), std::uint64_t(w.bytes().size()));
 
     Reader r(w.bytes());
     std::string error;
-    auto back = b.read(r, &error);
+    auto back = ReplayRing::read(r, b.setup(), &error);
     QVERIFY2(back, error.c_str());
     QVERIFY(r.atEnd());
-    QCOMPARE(back->size(), std::int64_t(1));
-    Writer again;
-    back->write(again);
-    QVERIFY(again.bytes() == w.bytes());
+    QCOMPARE(back->size, std::int64_t(1));
+    ReplayBuffer again(setupOf(2));
+    again.load(std::move(*back));
+    Writer rewritten;
+    again.ring().write(rewritten);
+    QVERIFY(rewritten.bytes() == w.bytes());
   }
 
   void refusesAnotherCapacityAndInconsistentCounters() {
-    ReplayBuffer small(2, kObs, kActions), large(3, kObs, kActions);
+    ReplayBuffer small(setupOf(2));
     Writer w;
-    small.write(w);
+    small.ring().write(w);
     std::string error;
     Reader r(w.bytes());
-    QVERIFY(!large.read(r, &error));
+    QVERIFY(!ReplayRing::read(r, setupOf(3), &error));
     QCOMPARE(error, std::string("the checkpoint is truncated or does not match this project's replay capacity"));
 
     std::string bytes = w.bytes();
     const std::int64_t tooMany = 3;
     std::memcpy(bytes.data(), &tooMany, sizeof tooMany);  // size beyond the capacity
     Reader bad(bytes);
-    QVERIFY(!small.read(bad, &error));
+    QVERIFY(!ReplayRing::read(bad, setupOf(2), &error));
     QCOMPARE(error, std::string("the checkpoint's replay buffer is inconsistent"));
   }
 };

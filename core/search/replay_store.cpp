@@ -1,0 +1,53 @@
+#include "core/search/replay_store.hpp"
+
+#include <algorithm>
+
+#include "core/exec/backend.hpp"
+
+namespace cas::exec {
+
+std::unique_ptr<search::ReplayStore> Backend::createReplayStore(const search::ReplaySetup&, std::string* reason) {
+  if (reason) *reason = "the " + id() + " backend keeps its replay buffer in host memory";
+  return nullptr;
+}
+
+}  // namespace cas::exec
+
+namespace cas::search {
+
+ReplayRing::ReplayRing(std::int64_t capacity, int observationSize, int actions)
+    : obs(size_t(capacity) * size_t(observationSize), 0), policy(size_t(capacity) * size_t(actions), 0), value(size_t(capacity), 0) {}
+
+void ReplayRing::write(Writer& w) const {
+  w.pod(size);
+  w.pod(next);
+  w.floats(obs);
+  w.floats(policy);
+  w.floats(value);
+}
+
+std::uint64_t ReplayRing::serialisedBytes(const ReplaySetup& shape) {
+  const auto capacity = std::uint64_t(shape.capacity);
+  return 2 * sizeof(std::int64_t) + 3 * sizeof(std::uint64_t) +
+         capacity * (std::uint64_t(shape.observationSize) + std::uint64_t(shape.actions) + 1) * sizeof(float);
+}
+
+std::optional<ReplayRing> ReplayRing::read(Reader& r, const ReplaySetup& shape, std::string* error) {
+  auto fail = [&](const char* why) {
+    if (error) *error = why;
+    return std::nullopt;
+  };
+  const auto capacity = std::uint64_t(shape.capacity);
+  ReplayRing b;
+  b.size = r.pod<std::int64_t>();
+  b.next = r.pod<std::int64_t>();
+  b.obs = r.floats(capacity * std::uint64_t(shape.observationSize));
+  b.policy = r.floats(capacity * std::uint64_t(shape.actions));
+  b.value = r.floats(capacity);
+  if (!r.ok()) return fail("the checkpoint is truncated or does not match this project's replay capacity");
+  if (b.size < 0 || b.size > shape.capacity || b.next < 0 || b.next >= std::max<std::int64_t>(1, shape.capacity))
+    return fail("the checkpoint's replay buffer is inconsistent");
+  return b;
+}
+
+}  // namespace cas::search
