@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
   auto* evalCmd = app.add_subcommand("eval",
       "Play a trained run against a baseline, or with --mistakes judge its moves by the perfect player");
   evalCmd->add_option("run", eval.run, "Run folder")->required()->check(CLI::ExistingDirectory);
-  auto* opponentOption = evalCmd->add_option("--opponent", eval.opponent, "random, mcts:ROLLOUTS or perfect (tictactoe, connect4)")->capture_default_str();
+  auto* opponentOption = evalCmd->add_option("--opponent", eval.opponent, "random, mcts:ROLLOUTS, perfect (tictactoe, connect4) or run:DIR (another trained run of the same game)")->capture_default_str();
   auto* gamesOption = evalCmd->add_option("--games", eval.games, "Games (half with the agent moving first)")->check(integerIn(1, 100000))->capture_default_str();
   auto* mistakesOption = evalCmd->add_option("--mistakes", eval.mistakes,
                       "Instead of games: the share of the agent's moves that make the perfect player's verdict worse, over N\n"

@@ -70,9 +70,11 @@ std::string lossText(const train::IterationReport& r) {
   char b[96];
   if (r.trainingSteps > 0)
     std::snprintf(b, sizeof b, "loss %.3f (policy %.3f value %.3f)", r.loss, r.policyLoss, r.valueLoss);
-  else
+  else if (r.positions < r.batchSize)
     std::snprintf(b, sizeof b, "no training step yet (%lld of %lld positions)", static_cast<long long>(r.positions),
                   static_cast<long long>(r.batchSize));
+  else  // train.overlap: this iteration's steps could draw only from the positions of earlier ones
+    std::snprintf(b, sizeof b, "no training step yet (%lld positions, for the next iteration)", static_cast<long long>(r.positions));
   return b;
 }
 
@@ -268,7 +270,20 @@ int runEval(const EvalOptions& o) {
   if (o.mistakes > 0) return runMistakes(*trainer, o);
   train::EvaluationResult r;
   try {
-    r = trainer->evaluate(o.opponent, o.games, o.seed);
+    if (o.opponent.starts_with("run:")) {  // another trained agent of the same game
+      const std::string folder = o.opponent.substr(4);
+      auto other = openRun(folder, o.device, readRun(false), nullptr);
+      if (!other) return 1;
+      if (other->project().environment != trainer->project().environment) {
+        std::cerr << "error: " << printable(folder) << " plays " << other->project().environment << ", not " << trainer->project().environment << "\n";
+        return 2;
+      }
+      const int round = int(std::min<std::int64_t>(o.games, trainer->trainParams().parallelGames));
+      auto opponent = other->asOpponent(round, o.seed, "run:" + folder);
+      r = trainer->evaluate(*opponent, o.games, o.seed);
+    } else {
+      r = trainer->evaluate(o.opponent, o.games, o.seed);
+    }
   } catch (const std::exception& e) {
     std::cerr << "error: " << printable(e.what()) << "\n";
     return 2;

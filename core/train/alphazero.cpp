@@ -19,6 +19,23 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// An agent's search following a match's games, choosing its most visited move.
+class AgentOpponent final : public Opponent {
+ public:
+  AgentOpponent(std::unique_ptr<search::SelfPlaySearch> search, std::string name) : search_(std::move(search)), name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  int choose(const env::BoardGames&, int game) override {
+    search_->search({game});
+    return search_->rootStats(game).chosen;
+  }
+  void started(int game) override { search_->resetGame(game); }
+  void moved(int game, int action) override { search_->play(game, action); }
+
+ private:
+  std::unique_ptr<search::SelfPlaySearch> search_;
+  std::string name_;
+};
+
 }  // namespace
 
 AlphaZeroTrainer::AlphaZeroTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend)
@@ -163,6 +180,17 @@ EvaluationResult AlphaZeroTrainer::evaluate(const std::string& opponentSpec, int
   const int round = int(std::min<std::int64_t>(games, train_.parallelGames));
   auto agent = makeSearch(round, SearchUse::Evaluation, seed, nullptr);
   return playMatch(*agent, *opponent, games);
+}
+
+EvaluationResult AlphaZeroTrainer::evaluate(Opponent& opponent, int games, std::uint64_t seed) {
+  if (auto tooLarge = refuseIfTooLarge(estimateEvaluationMemory(project_, games), availableMemory())) throw std::invalid_argument(*tooLarge);
+  const int round = int(std::min<std::int64_t>(games, train_.parallelGames));
+  auto agent = makeSearch(round, SearchUse::Evaluation, seed, nullptr);
+  return playMatch(*agent, opponent, games);
+}
+
+std::unique_ptr<Opponent> AlphaZeroTrainer::asOpponent(int games, std::uint64_t seed, std::string name) {
+  return std::make_unique<AgentOpponent>(makeSearch(games, SearchUse::Evaluation, seed, nullptr), std::move(name));
 }
 
 search::RootStats AlphaZeroTrainer::analyse(const std::string& moves, int simulations, std::string* error) {

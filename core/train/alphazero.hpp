@@ -18,6 +18,7 @@
 #include "core/project/project.hpp"
 #include "core/search/self_play_search.hpp"
 #include "core/search/replay_store.hpp"
+#include "core/train/baselines.hpp"
 #include "core/train/reports.hpp"
 #include "core/train/self_play.hpp"
 #include "core/train/update.hpp"
@@ -54,6 +55,10 @@ class AlphaZeroTrainer {
   std::int64_t inferenceBatch() const { return inferenceBatch_; }
 
   EvaluationResult evaluate(const std::string& opponent, int games, std::uint64_t seed);
+  EvaluationResult evaluate(Opponent& opponent, int games, std::uint64_t seed);
+  // This trainer's agent as another agent's opponent (`cuda-agent eval --opponent run:DIR`): its
+  // search at evaluation settings, following up to `games` games of a match; named `name`.
+  std::unique_ptr<Opponent> asOpponent(int games, std::uint64_t seed, std::string name);
   // Analysis of one position given in the game's notation.
   search::RootStats analyse(const std::string& moves, int simulations, std::string* error);
   // The position analyse() searched last.

@@ -17,6 +17,10 @@ class Opponent {
   virtual std::string name() const = 0;
   // A legal move in game `game` of `positions` (not terminal).
   virtual int choose(const env::BoardGames& positions, int game) = 0;
+  // A match's notices, for an opponent that follows the games itself (another agent's search):
+  // game `game` starts afresh; `action` was played in it (by either side).
+  virtual void started(int game) { (void)game; }
+  virtual void moved(int game, int action) { (void)game, (void)action; }
 };
 
 // "random", "mcts:ROLLOUTS", "perfect" or "perfect:SECONDS" (the games with a solver). Returns

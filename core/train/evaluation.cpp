@@ -33,6 +33,7 @@ EvaluationResult playMatch(search::SelfPlaySearch& agent, Opponent& opponent, in
     std::vector<int> all(static_cast<size_t>(count));
     std::iota(all.begin(), all.end(), 0);
     agent.resetGames(all);
+    for (int g : all) opponent.started(g);
     for (int done = 0; done < count;) {
       std::vector<int> agentToMove, opponentGames, opponentMoves;
       for (int g = 0; g < count; ++g) {
@@ -45,11 +46,13 @@ EvaluationResult playMatch(search::SelfPlaySearch& agent, Opponent& opponent, in
         }
       }
       if (!opponentGames.empty()) agent.play(opponentGames, opponentMoves);
+      for (size_t i = 0; i < opponentGames.size(); ++i) opponent.moved(opponentGames[i], opponentMoves[i]);
       if (!agentToMove.empty()) {
         agent.search(agentToMove);
         std::vector<int> chosen;
         for (const search::RootStats& r : agent.rootStats(agentToMove)) chosen.push_back(r.chosen);
         agent.play(agentToMove, chosen);
+        for (size_t i = 0; i < agentToMove.size(); ++i) opponent.moved(agentToMove[i], chosen[i]);
       }
       done = 0;
       for (int g = 0; g < count; ++g) done += pos.terminal(g);
