@@ -142,7 +142,7 @@ static std::string metricsJson(const train::IterationReport& r) {
     << ", \"seconds_search\": " << r.searchSeconds << ", \"seconds_data\": " << r.dataSeconds << ", \"seconds_train\": " << r.trainSeconds
     << ", \"seconds_self_play\": " << r.selfPlaySeconds << ", \"seconds_wall\": " << r.wallSeconds
     << ", \"overlap\": " << (r.overlapped ? "true" : "false") << ", \"self_play_weights_step\": " << r.selfPlayWeightsStep
-    << ", \"recycled_nodes\": " << r.recycledNodes;
+    << ", \"host_waits_per_move\": " << r.hostWaitsPerMove << ", \"recycled_nodes\": " << r.recycledNodes;
   for (const auto& e : r.evaluations) {
     std::string key = e.opponent;
     for (char& c : key)

@@ -211,6 +211,7 @@ void BatchedSearch::search(const std::vector<int>& games, int simulations) {
     values_.resize(size_t(n));
     evaluate_(obs_.data(), n, logits_.data(), values_.data());
     metrics_.evaluations += n;
+    ++metrics_.hostWaits;
     inference += seconds(t0);
   };
 

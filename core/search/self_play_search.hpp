@@ -69,6 +69,11 @@ struct SearchMetrics {
   std::int64_t evaluations = 0;  // positions sent to the evaluator
   std::int64_t recycledNodes = 0;
   double inferenceSeconds = 0, searchSeconds = 0;
+  // Times the searching thread had to wait for a result: the CPU search once per batch it sends
+  // to the evaluator (with a GPU network, a round trip to the device each simulation step); the
+  // device search only when the work it synchronises with had not finished (the moves of a
+  // self-play step coming back), never between a search's simulation steps.
+  std::int64_t hostWaits = 0;
 };
 
 // How leaves are evaluated. A network is a compiled inference program with input "obs"

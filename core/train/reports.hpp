@@ -35,6 +35,10 @@ struct IterationReport {
   // The optimizer step whose weights self-play played with (new weights reach self-play when an
   // iteration ends, so this is the step count at the iteration's start).
   std::int64_t selfPlayWeightsStep = 0;
+  // Times per self-play move the host waited for a result (search::SearchMetrics::hostWaits):
+  // about 1 with the device search (the moves coming back), one per simulation step and more
+  // with the CPU search.
+  double hostWaitsPerMove = 0;
   std::int64_t recycledNodes = 0;
   std::vector<EvaluationResult> evaluations;  // when this iteration evaluated
 };

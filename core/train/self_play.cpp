@@ -101,6 +101,7 @@ std::int64_t SelfPlay::play(std::int64_t games, search::ReplayStore& store, cons
   report.simulationsPerSecond = double(after.simulations - before.simulations) / seconds;
   report.gamesPerSecond = double(finished) / seconds;
   report.recycledNodes = after.recycledNodes;
+  report.hostWaitsPerMove = moves > 0 ? double(after.hostWaits - before.hostWaits) / double(moves) : 0;
   return finished;
 }
 

@@ -146,7 +146,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     kernels_.rootStatistics(buffers(), rt_->compute);
     RootOut* host = statsHost_.as<RootOut>();
     CAS_CU(cuMemcpyDtoHAsync(host + *lo, stats_ + std::uint64_t(*lo) * sizeof(RootOut), std::size_t(*hi - *lo + 1) * sizeof(RootOut), rt_->compute));
-    CAS_CU(cuStreamSynchronize(rt_->compute));
+    waitForCompute();
     const int a = kernels_.actions();
     out.reserve(games.size());
     for (int g : games) {
@@ -206,7 +206,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     replay->timer().end(rt_->compute);
     MoveOut* out = moveOutHost_->as<MoveOut>();
     CAS_CU(cuMemcpyDtoHAsync(out, moveOut_, std::size_t(setup_.games) * sizeof(MoveOut), rt_->compute));
-    CAS_CU(cuStreamSynchronize(rt_->compute));
+    waitForCompute();
     std::int64_t rows = 0;
     for (int g : games) {  // the host copy follows along, and checks the device's rules agree
       const MoveOut m = out[g];
@@ -332,8 +332,24 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
   std::int32_t* moveGamesHost() const { return reinterpret_cast<std::int32_t*>(listedHost() + listedBytes(setup_.games)); }
   std::int32_t* moveActionsHost() const { return moveGamesHost() + setup_.games; }
 
+  // The host's waits for the device, counted when the work had not finished (SearchMetrics).
+  void waitForEvent(CUevent e) const {
+    const CUresult ready = cuEventQuery(e);
+    if (ready == CUDA_SUCCESS) return;
+    if (ready != CUDA_ERROR_NOT_READY) CAS_CU(ready);
+    ++metrics_.hostWaits;
+    CAS_CU(cuEventSynchronize(e));
+  }
+  void waitForCompute() const {
+    const CUresult ready = cuStreamQuery(rt_->compute);
+    if (ready == CUDA_SUCCESS) return;
+    if (ready != CUDA_ERROR_NOT_READY) CAS_CU(ready);
+    ++metrics_.hostWaits;
+    CAS_CU(cuStreamSynchronize(rt_->compute));
+  }
+
   void waitForStaging() const {
-    if (stagingPending_) CAS_CU(cuEventSynchronize(staged_));
+    if (stagingPending_) waitForEvent(staged_);
     stagingPending_ = false;
   }
 
@@ -362,7 +378,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
   // metrics once it has finished.
   void foldTimings() const {
     if (pendingSteps_ < 0) return;
-    CAS_CU(cuEventSynchronize(searchEnd_));
+    waitForEvent(searchEnd_);
     float total = 0, network = 0;
     CAS_CU(cuEventElapsedTime(&total, searchStart_, searchEnd_));
     if (pendingSteps_ == 0 || cuEventElapsedTime(&network, networkStart_, networkEnd_) != CUDA_SUCCESS) network = 0;
