@@ -667,6 +667,10 @@
         <translation>搜索在 CPU 上运行。</translation>
     </message>
     <message>
+        <source>Iteration %1: %2 games, no training step yet (%3 positions, for the next iteration), %4 simulations/s</source>
+        <translation>第 %1 次迭代：%2 局，尚未进行训练步（已有 %3 个局面，供下一次迭代使用），每秒 %4 次模拟</translation>
+    </message>
+    <message>
         <source>Iteration %1: %2 games, no training step yet (%3 of %4 positions), %5 simulations/s</source>
         <translation>第 %1 次迭代：%2 局，尚未进行训练步（%4 个局面中已有 %3 个），每秒 %5 次模拟</translation>
     </message>
@@ -722,8 +726,8 @@
         <translation>树搜索</translation>
     </message>
     <message>
-        <source>game records</source>
-        <translation>对局记录</translation>
+        <source>data exchange</source>
+        <translation>数据交换</translation>
     </message>
     <message>
         <source>training</source>

@@ -226,6 +226,12 @@ void MainWindow::connectRun() {
                                    .arg(r.gamesPlayed)
                                    .arg(double(r.loss), 0, 'f', 3)
                                    .arg(r.simulationsPerSecond, 0, 'f', 0));
+    else if (r.positions >= r.batchSize)  // train.overlap: the steps could draw only from earlier iterations' positions
+      statusBar()->showMessage(tr("Iteration %1: %2 games, no training step yet (%3 positions, for the next iteration), %4 simulations/s")
+                                   .arg(r.iteration)
+                                   .arg(r.gamesPlayed)
+                                   .arg(r.positions)
+                                   .arg(r.simulationsPerSecond, 0, 'f', 0));
     else
       statusBar()->showMessage(tr("Iteration %1: %2 games, no training step yet (%3 of %4 positions), %5 simulations/s")
                                    .arg(r.iteration)

@@ -55,13 +55,15 @@ const Quantity kQuantities[] = {
      qRgb(44, 160, 44), [](const train::IterationReport& r) { return r.simulationsPerSecond; }},
     {MetricsPanel::Games, "games_per_second", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "games/s"), qRgb(148, 103, 189),
      [](const train::IterationReport& r) { return r.gamesPerSecond; }},
-    // Host-device copies of the network's inputs and outputs are not timed on their own: they
-    // are part of the inference time, and the label says so.
+    // Host-device copies of the network's inputs and outputs (the CPU search with a GPU network)
+    // are not timed on their own: they are part of the inference time, and the label says so.
+    // Data exchange: the samples' moves (recording, committing, drawing batches) and the weights'
+    // copy to self-play.
     {MetricsPanel::StageTimes, "seconds_inference", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "inference incl. copies"),
      qRgb(31, 119, 180), [](const train::IterationReport& r) { return r.inferenceSeconds; }},
     {MetricsPanel::StageTimes, "seconds_search", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "tree search"),
      qRgb(255, 127, 14), [](const train::IterationReport& r) { return r.searchSeconds; }},
-    {MetricsPanel::StageTimes, "seconds_data", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "game records"),
+    {MetricsPanel::StageTimes, "seconds_data", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "data exchange"),
      qRgb(44, 160, 44), [](const train::IterationReport& r) { return r.dataSeconds; }},
     {MetricsPanel::StageTimes, "seconds_train", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "training"),
      qRgb(214, 39, 40), [](const train::IterationReport& r) { return r.trainSeconds; }},

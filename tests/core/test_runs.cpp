@@ -82,6 +82,10 @@ class TestRuns : public QObject {
     for (int i = 0; i < m.size(); ++i)
       QVERIFY2(m[i].startsWith(QStringLiteral("{\"iteration\": %1,").arg(i + 1)), qPrintable(m[i]));
     QCOMPARE(m.size(), checkpointed + 2);
+    // The replay buffer came back with the checkpoint: it keeps growing across the resume (an
+    // emptied one would hold only the resumed iterations' positions).
+    auto positions = [&](int i) { return QJsonDocument::fromJson(m[i].toUtf8()).object().value(QStringLiteral("positions")).toInt(); };
+    for (int i = 1; i < m.size(); ++i) QVERIFY2(positions(i) > positions(i - 1), qPrintable(m[i - 1] + QStringLiteral("\n") + m[i]));
   }
 
   void corruptedCheckpointFallsBackToThePreviousOne() {

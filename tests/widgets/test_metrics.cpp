@@ -133,7 +133,7 @@ class TestMetrics : public QObject {
     QCOMPARE(graphNamed(panel.plot(MetricsPanel::Loss), QStringLiteral("total"))->dataCount(), 1);
     QCOMPARE(displayed(graphNamed(panel.plot(MetricsPanel::Score), QStringLiteral("random"))), (QVector<double>{0.875}));
     QCOMPARE(displayed(graphNamed(panel.plot(MetricsPanel::Score), QStringLiteral("perfect"))), (QVector<double>{0.25}));
-    for (const char* stage : {"inference incl. copies", "tree search", "game records", "training"})
+    for (const char* stage : {"inference incl. copies", "tree search", "data exchange", "training"})
       QVERIFY2(graphNamed(panel.plot(MetricsPanel::StageTimes), QLatin1String(stage)), stage);
     panel.clear();
     QCOMPARE(panel.pointCount(), 0);
@@ -199,7 +199,7 @@ class TestMetrics : public QObject {
     QCOMPARE(panel.csv(MetricsPanel::Loss), QStringLiteral("iteration,total,policy,value,L2\n1,1.5,1,0.5,0.25\n2,2,1,0.5,0.25\n"));
     QCOMPARE(panel.csv(MetricsPanel::Score), QStringLiteral("iteration,random,mcts:200\n2,0.75,0\n"));
     QCOMPARE(panel.csv(MetricsPanel::StageTimes),
-             QStringLiteral("iteration,inference incl. copies,tree search,game records,training\n1,0.5,0.25,0.125,1\n2,0.5,0.25,0.125,1\n"));
+             QStringLiteral("iteration,inference incl. copies,tree search,data exchange,training\n1,0.5,0.25,0.125,1\n2,0.5,0.25,0.125,1\n"));
     const QString path = dir_.filePath(QStringLiteral("loss.csv"));
     QString error;
     QVERIFY2(panel.exportCsv(MetricsPanel::Loss, path, &error), qPrintable(error));
