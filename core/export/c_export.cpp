@@ -42,6 +42,15 @@ std::string upper(std::string s) {
 
 std::string number(std::int64_t v) { return std::to_string(v); }
 
+// `text` with each "{NAME}" replaced by its value, for code written as a template.
+std::string filled(std::string text, const std::vector<std::pair<std::string, std::string>>& values) {
+  for (const auto& [name, value] : values) {
+    const std::string key = "{" + name + "}";
+    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size())) text.replace(at, key.size(), value);
+  }
+  return text;
+}
+
 // Text for a C comment: names come from the project and the policy, and "*/" would end it.
 std::string commentText(std::string text) {
   for (size_t at = text.find("*/"); at != std::string::npos; at = text.find("*/", at)) text.replace(at, 2, "* /");
@@ -80,7 +89,7 @@ std::string indexExpression(const std::vector<std::int64_t>& strides) {
 
 // The helpers the generated code may call, each emitted only when used (an unused static
 // function is a warning, and the file compiles with -Werror).
-enum class Helper { Tanh, Gelu, Softmax, MatMul, Conv2d, Pool2d };
+enum class Helper { Tanh, Gelu, Softmax, Pool2d };
 
 std::string helperSource(Helper h) {
   switch (h) {
@@ -116,40 +125,6 @@ std::string helperSource(Helper h) {
              "    }\n"
              "  }\n"
              "}\n";
-    case Helper::MatMul:
-      return "/* c[m, n] = a[m, k] b[k, n], either operand stored transposed. */\n"
-             "static void cas_matmul(const float* a, const float* b, float* c, long m, long k, long n, int ta, int tb) {\n"
-             "  long i, j, p;\n"
-             "  for (i = 0; i < m * n; ++i) c[i] = 0.0f;\n"
-             "  for (i = 0; i < m; ++i)\n"
-             "    for (p = 0; p < k; ++p) {\n"
-             "      const float av = ta ? a[p * m + i] : a[i * k + p];\n"
-             "      for (j = 0; j < n; ++j) c[i * n + j] += av * (tb ? b[j * k + p] : b[p * n + j]);\n"
-             "    }\n"
-             "}\n";
-    case Helper::Conv2d:
-      return "/* y[n, o, oh, ow] = sum over c, kh, kw of x[n, c, h, w] w[o, c, kh, kw]; zero padding. */\n"
-             "static void cas_conv2d(const float* x, const float* w, float* y, long n, long c, long h, long wd, long o, long kh,\n"
-             "                       long kw, long sh, long sw, long pt, long pl, long oh, long ow) {\n"
-             "  long b, oc, oy, ox, ic, i, j;\n"
-             "  for (b = 0; b < n; ++b)\n"
-             "    for (oc = 0; oc < o; ++oc)\n"
-             "      for (oy = 0; oy < oh; ++oy)\n"
-             "        for (ox = 0; ox < ow; ++ox) {\n"
-             "          float acc = 0.0f;\n"
-             "          for (ic = 0; ic < c; ++ic)\n"
-             "            for (i = 0; i < kh; ++i) {\n"
-             "              const long yy = oy * sh + i - pt;\n"
-             "              if (yy < 0 || yy >= h) continue;\n"
-             "              for (j = 0; j < kw; ++j) {\n"
-             "                const long xx = ox * sw + j - pl;\n"
-             "                if (xx < 0 || xx >= wd) continue;\n"
-             "                acc += x[((b * c + ic) * h + yy) * wd + xx] * w[((oc * c + ic) * kh + i) * kw + j];\n"
-             "              }\n"
-             "            }\n"
-             "          y[((b * o + oc) * oh + oy) * ow + ox] = acc;\n"
-             "        }\n"
-             "}\n";
     case Helper::Pool2d:
       return "/* max or average pooling of planes [planes, h, w]; the average counts the padding. */\n"
              "static void cas_pool2d(const float* x, float* y, long planes, long h, long wd, long kh, long kw, long sh, long sw,\n"
@@ -178,12 +153,16 @@ std::string helperSource(Helper h) {
 class CProgram {
  public:
   CProgram(const ir::Graph& g, const Weights& weights) : g_(g), weights_(weights), storage_(g.nodes.size()), used_(g.nodes.size()) {
+    // A convolution reads its weights from a copy laid out for it (see conv2d below).
     for (const ir::Node& n : g.nodes)
-      for (NodeId in : n.inputs) used_[size_t(in)] = true;
+      for (size_t k = 0; k < n.inputs.size(); ++k) used_[size_t(n.inputs[k])] = used_[size_t(n.inputs[k])] || n.op != Op::Conv2d || k != 1;
     for (const ir::Output& o : g.outputs) used_[size_t(o.node)] = true;
   }
-  // Whether any node or output reads node id (an unused static array would be a warning).
+  // Whether any node or output reads node id's own array (an unused static array would be a warning).
   bool used(NodeId id) const { return used_[size_t(id)]; }
+  // Floats of workspace after the memory plan's, for helpers' accumulators.
+  void needScratch(std::int64_t floats) { scratch_ = std::max(scratch_, floats); }
+  std::int64_t scratch() const { return scratch_; }
 
   const ir::Graph& ir() const { return g_; }
   const ir::Node& node(NodeId id) const { return g_.node(id); }
@@ -207,9 +186,31 @@ class CProgram {
   const Weights& weights_;
   std::vector<std::string> storage_;
   std::vector<bool> used_;
+  std::int64_t scratch_ = 0;
   std::string body_, statics_;
   std::set<Helper> helpers_;
 };
+
+// `text` with `indent` before each of its lines.
+std::string indented(const std::string& text, const std::string& indent) {
+  std::string out = indent;
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += indent;
+  }
+  return out;
+}
+
+// Each line of `code` as a statement line of the function.
+void lines(CProgram& p, const std::string& code) {
+  size_t from = 0;
+  while (from <= code.size()) {
+    const size_t at = code.find('\n', from);
+    p.line(code.substr(from, at == std::string::npos ? std::string::npos : at - from));
+    if (at == std::string::npos) break;
+    from = at + 1;
+  }
+}
 
 // A static const array of `values`, documented by `what`.
 std::string staticArray(const std::string& name, const std::vector<float>& values, const std::string& what) {
@@ -350,7 +351,9 @@ void softmax(CProgram& p, NodeId id) {
          number(product(n.shape, axis + 1, n.shape.size())) + ", " + (n.op == Op::LogSoftmax ? "1" : "0") + ");");
 }
 
-// One product per matrix of the broadcast leading axes.
+// One product per matrix of the broadcast leading axes, with every size a constant (the
+// innermost loop, over the output's columns, vectorises at -O2). Each output sums its terms in
+// the order of the inner dimension.
 void matmul(CProgram& p, NodeId id) {
   const ir::Node& n = p.node(id);
   const Shape &as = p.shape(n.inputs[0]), &bs = p.shape(n.inputs[1]);
@@ -359,22 +362,79 @@ void matmul(CProgram& p, NodeId id) {
   const Shape lead(n.shape.begin(), n.shape.end() - 2);
   const std::vector<std::int64_t> aStrides = broadcastStrides(Shape(as.begin(), as.end() - 2), lead);
   const std::vector<std::int64_t> bStrides = broadcastStrides(Shape(bs.begin(), bs.end() - 2), lead);
-  p.use(Helper::MatMul);
-  const std::string call = "cas_matmul(" + p.in(id, 0) + " + (" + indexExpression(aStrides) + ") * " + number(m * k) + ", " + p.in(id, 1) +
-                           " + (" + indexExpression(bStrides) + ") * " + number(k * cols) + ", " + p.ref(id) + " + i * " + number(m * cols) +
-                           ", " + number(m) + ", " + number(k) + ", " + number(cols) + ", " + (ta ? "1" : "0") + ", " + (tb ? "1" : "0") + ");";
-  loopNest(p, lead, call);
+  std::string code = "{\n  long i = 0;\n";
+  std::string indent = "  ";
+  for (size_t d = 0; d < lead.size(); ++d) {
+    code += indent + filled("for (long d{D} = 0; d{D} < {SIZE}; ++d{D})\n", {{"D", number(std::int64_t(d))}, {"SIZE", number(lead[d])}});
+    indent += "  ";
+  }
+  const std::string product = filled(
+      "{\n"
+      "  const float* const a = {A} + ({AI}) * {AM};\n"
+      "  const float* const b = {B} + ({BI}) * {BM};\n"
+      "  float* const c = {C} + i * {CM};\n"
+      "  for (long r = 0; r < {CM}; ++r) c[r] = 0.0f;\n"
+      "  for (long r = 0; r < {M}; ++r)\n"
+      "    for (long p = 0; p < {K}; ++p) {\n"
+      "      const float av = a[{AT}];\n"
+      "      for (long j = 0; j < {N}; ++j) c[r * {N} + j] += av * b[{BT}];\n"
+      "    }\n"
+      "  ++i;\n"
+      "}",
+      {{"A", p.in(id, 0)}, {"B", p.in(id, 1)}, {"C", p.ref(id)}, {"AI", indexExpression(aStrides)}, {"BI", indexExpression(bStrides)},
+       {"AM", number(m * k)}, {"BM", number(k * cols)}, {"CM", number(m * cols)}, {"M", number(m)}, {"K", number(k)}, {"N", number(cols)},
+       {"AT", ta ? "p * " + number(m) + " + r" : "r * " + number(k) + " + p"}, {"BT", tb ? "j * " + number(k) + " + p" : "p * " + number(cols) + " + j"}});
+  lines(p, code + indented(product, indent) + "\n}");
 }
 
+// The weights [o, c, kh, kw] are written again as [c, kh, kw, o], so that the innermost loop
+// runs over the output channels: contiguous, as many as the layer has filters, and with every
+// size a constant, a loop compilers vectorise at -O2. Each output sums its terms over channel,
+// row and column. The weights must be known here: a parameter or a constant, as every PDL
+// conv2d's are.
 void conv2d(CProgram& p, NodeId id) {
   const ir::Node& n = p.node(id);
-  const Shape &xs = p.shape(n.inputs[0]), &ws = p.shape(n.inputs[1]);
+  const NodeId weight = n.inputs[1];
+  const Shape &xs = p.shape(n.inputs[0]), &ws = p.shape(weight);
+  const ir::Node& w = p.node(weight);
+  std::vector<float> values;
+  if (w.op == Op::Constant) values = w.attrs.values.size() == 1 ? std::vector<float>(size_t(ir::numel(ws)), w.attrs.values[0]) : w.attrs.values;
+  else if (w.op == Op::Input && w.attrs.role == ir::InputRole::Parameter) values = p.weights().at(w.attrs.name);  // leaf() checked it
+  else throw ExportError(ir::describeNode(p.ir(), id) + ": the C export needs a convolution's weights to be a parameter or a constant");
+  const std::int64_t outputs = ws[0], taps = ws[1] * ws[2] * ws[3];
+  std::vector<float> channelLast(values.size());
+  for (std::int64_t oc = 0; oc < outputs; ++oc)
+    for (std::int64_t t = 0; t < taps; ++t) channelLast[size_t(t * outputs + oc)] = values[size_t(oc * taps + t)];
+  const std::string name = "wt" + number(id);
+  p.addStatic(staticArray(name, channelLast, "the weights of " + ir::describeNode(p.ir(), id) + ", output channel last"));
+  p.needScratch(outputs);
   const ir::Attrs& a = n.attrs;
-  p.use(Helper::Conv2d);
-  p.line("cas_conv2d(" + p.in(id, 0) + ", " + p.in(id, 1) + ", " + p.ref(id) + ", " + number(xs[0]) + ", " + number(xs[1]) + ", " +
-         number(xs[2]) + ", " + number(xs[3]) + ", " + number(ws[0]) + ", " + number(a.kernelH) + ", " + number(a.kernelW) + ", " +
-         number(a.strideH) + ", " + number(a.strideW) + ", " + number(a.padTop) + ", " + number(a.padLeft) + ", " + number(n.shape[2]) +
-         ", " + number(n.shape[3]) + ");");
+  const std::string code = filled(
+      "for (long b = 0; b < {N}; ++b)\n"
+      "  for (long oy = 0; oy < {OH}; ++oy)\n"
+      "    for (long ox = 0; ox < {OW}; ++ox) {\n"
+      "      for (long oc = 0; oc < {O}; ++oc) scratch[oc] = 0.0f;\n"
+      "      for (long ic = 0; ic < {C}; ++ic)\n"
+      "        for (long i = 0; i < {KH}; ++i) {\n"
+      "          const long yy = oy * {SH} + i - {PT};\n"
+      "          if (yy < 0 || yy >= {H}) continue;\n"
+      "          for (long j = 0; j < {KW}; ++j) {\n"
+      "            const long xx = ox * {SW} + j - {PL};\n"
+      "            const float* taps;\n"
+      "            float v;\n"
+      "            if (xx < 0 || xx >= {W}) continue;\n"
+      "            v = {X}[((b * {C} + ic) * {H} + yy) * {W} + xx];\n"
+      "            taps = {WT} + ((ic * {KH} + i) * {KW} + j) * {O};\n"
+      "            for (long oc = 0; oc < {O}; ++oc) scratch[oc] += v * taps[oc];\n"
+      "          }\n"
+      "        }\n"
+      "      for (long oc = 0; oc < {O}; ++oc) {Y}[((b * {O} + oc) * {OH} + oy) * {OW} + ox] = scratch[oc];\n"
+      "    }",
+      {{"N", number(xs[0])}, {"C", number(xs[1])}, {"H", number(xs[2])}, {"W", number(xs[3])}, {"O", number(outputs)},
+       {"KH", number(a.kernelH)}, {"KW", number(a.kernelW)}, {"SH", number(a.strideH)}, {"SW", number(a.strideW)},
+       {"PT", number(a.padTop)}, {"PL", number(a.padLeft)}, {"OH", number(n.shape[2])}, {"OW", number(n.shape[3])},
+       {"X", p.in(id, 0)}, {"WT", name}, {"Y", p.ref(id)}});
+  lines(p, code);
 }
 
 void pool2d(CProgram& p, NodeId id) {
@@ -408,8 +468,6 @@ struct CForm {
   std::string_view whyNone;
 };
 
-constexpr std::string_view kTrainingOnly = "it belongs to training graphs (gradients), never to a policy's forward pass";
-
 constexpr CForm kCForms[] = {
     {Op::Input, leaf, ""},
     {Op::Constant, leaf, ""},
@@ -427,7 +485,7 @@ constexpr CForm kCForms[] = {
     {Op::Div, elementwise, ""},
     {Op::Maximum, elementwise, ""},
     {Op::Minimum, elementwise, ""},
-    {Op::GeluGrad, nullptr, kTrainingOnly},
+    {Op::GeluGrad, nullptr, kGradientOpHasNoForm},
     {Op::Greater, elementwise, ""},
     {Op::GreaterEqual, elementwise, ""},
     {Op::Less, elementwise, ""},
@@ -435,7 +493,7 @@ constexpr CForm kCForms[] = {
     {Op::Equal, elementwise, ""},
     {Op::NotEqual, elementwise, ""},
     {Op::Where, elementwise, ""},
-    {Op::Dropout, nullptr, "dropout is active only while training, and an exported policy is compiled for inference"},
+    {Op::Dropout, nullptr, kDropoutHasNoForm},
     {Op::Reshape, reshape, ""},
     {Op::Transpose, transpose, ""},
     {Op::BroadcastTo, broadcastTo, ""},
@@ -447,14 +505,14 @@ constexpr CForm kCForms[] = {
     {Op::LogSoftmax, softmax, ""},
     {Op::MatMul, matmul, ""},
     {Op::Conv2d, conv2d, ""},
-    {Op::Conv2dGradInput, nullptr, kTrainingOnly},
-    {Op::Conv2dGradWeight, nullptr, kTrainingOnly},
+    {Op::Conv2dGradInput, nullptr, kGradientOpHasNoForm},
+    {Op::Conv2dGradWeight, nullptr, kGradientOpHasNoForm},
     {Op::MaxPool2d, pool2d, ""},
-    {Op::MaxPool2dGrad, nullptr, kTrainingOnly},
+    {Op::MaxPool2dGrad, nullptr, kGradientOpHasNoForm},
     {Op::AvgPool2d, pool2d, ""},
-    {Op::AvgPool2dGrad, nullptr, kTrainingOnly},
+    {Op::AvgPool2dGrad, nullptr, kGradientOpHasNoForm},
     {Op::Gather, gather, ""},
-    {Op::ScatterAddRows, nullptr, kTrainingOnly},
+    {Op::ScatterAddRows, nullptr, kGradientOpHasNoForm},
 };
 
 constexpr bool formsInEnumOrder() {
@@ -494,7 +552,8 @@ CSource writeC(const ir::Graph& forward, const Weights& weights, const ExportMet
   // The API: one pointer per output, named after it; sizes per sample.
   const std::string guard = upper(identifier(headerName));
   const std::int64_t obsSize = ir::numel(g.node(obs).shape);
-  const std::int64_t workspace = std::max<std::int64_t>(1, g.plan.totalElements);
+  // The memory plan's slots, then the helpers' scratch (at least one float: C has no empty arrays).
+  const std::int64_t workspace = std::max<std::int64_t>(1, g.plan.totalElements + p.scratch());
   std::string outputParams, outputNames, outputArgs, sizes;
   for (const ir::Output& o : g.outputs) {
     const std::string c = identifier(o.name);
@@ -530,7 +589,7 @@ CSource writeC(const ir::Graph& forward, const Weights& weights, const ExportMet
   out.source = "/* The policy's forward pass. " + about + " */\n"
                "#include <math.h>\n#include <string.h>\n\n#include \"" + headerName + "\"\n\n" + p.statics() + "\n" + helpers +
                "int policy_forward_with(float* workspace, const float* obs" + outputParams + ") {\n"
-               "  (void)workspace;\n  (void)obs;\n" + p.body() + "  return 0;\n}\n\n"
+               "  float* const scratch = workspace + " + number(g.plan.totalElements) + ";\n  (void)scratch;\n  (void)obs;\n" + p.body() + "  return 0;\n}\n\n"
                "static float policy_workspace[POLICY_WORKSPACE_FLOATS];\n\n"
                "int policy_forward(const float* obs" + outputParams + ") {\n"
                "  return policy_forward_with(policy_workspace, obs" + outputNames + ");\n}\n\n"

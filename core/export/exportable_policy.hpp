@@ -8,6 +8,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/ir/graph.hpp"
@@ -21,6 +22,10 @@ struct ExportError : std::runtime_error {
 };
 
 using Weights = std::map<std::string, std::vector<float>>;  // by parameter name
+
+// Why the ops without an exported form have none, the same in every format's table.
+inline constexpr std::string_view kGradientOpHasNoForm = "it belongs to training graphs (gradients), never to a policy's forward pass";
+inline constexpr std::string_view kDropoutHasNoForm = "dropout is active only while training, and an exported policy is compiled for inference";
 
 struct ExportMetadata {
   std::string project;      // the project's name

@@ -342,8 +342,6 @@ struct OnnxForm {
   std::string_view whyNone;
 };
 
-constexpr std::string_view kTrainingOnly = "it belongs to training graphs (gradients), never to a policy's forward pass";
-
 constexpr OnnxForm kOnnxForms[] = {
     {Op::Input, "", leaf, ""},
     {Op::Constant, "", leaf, ""},
@@ -351,7 +349,7 @@ constexpr OnnxForm kOnnxForms[] = {
     {Op::Relu, "Relu", same, ""},
     {Op::Tanh, "Tanh", same, ""},
     {Op::Sigmoid, "Sigmoid", same, ""},
-    {Op::Gelu, "Erf", gelu, ""},
+    {Op::Gelu, "", gelu, ""},
     {Op::Exp, "Exp", same, ""},
     {Op::Log, "Log", same, ""},
     {Op::Sqrt, "Sqrt", same, ""},
@@ -361,7 +359,7 @@ constexpr OnnxForm kOnnxForms[] = {
     {Op::Div, "Div", same, ""},
     {Op::Maximum, "Max", same, ""},
     {Op::Minimum, "Min", same, ""},
-    {Op::GeluGrad, "", nullptr, kTrainingOnly},
+    {Op::GeluGrad, "", nullptr, kGradientOpHasNoForm},
     {Op::Greater, "Greater", comparison, ""},
     {Op::GreaterEqual, "GreaterOrEqual", comparison, ""},
     {Op::Less, "Less", comparison, ""},
@@ -369,7 +367,7 @@ constexpr OnnxForm kOnnxForms[] = {
     {Op::Equal, "Equal", comparison, ""},
     {Op::NotEqual, "Equal", comparison, ""},
     {Op::Where, "Where", where, ""},
-    {Op::Dropout, "", nullptr, "dropout is active only while training, and an exported policy is compiled for inference"},
+    {Op::Dropout, "", nullptr, kDropoutHasNoForm},
     {Op::Reshape, "Reshape", reshape, ""},
     {Op::Transpose, "Transpose", transpose, ""},
     {Op::BroadcastTo, "Expand", broadcastTo, ""},
@@ -381,14 +379,14 @@ constexpr OnnxForm kOnnxForms[] = {
     {Op::LogSoftmax, "LogSoftmax", softmax, ""},
     {Op::MatMul, "MatMul", matmul, ""},
     {Op::Conv2d, "Conv", window, ""},
-    {Op::Conv2dGradInput, "", nullptr, kTrainingOnly},
-    {Op::Conv2dGradWeight, "", nullptr, kTrainingOnly},
+    {Op::Conv2dGradInput, "", nullptr, kGradientOpHasNoForm},
+    {Op::Conv2dGradWeight, "", nullptr, kGradientOpHasNoForm},
     {Op::MaxPool2d, "MaxPool", window, ""},
-    {Op::MaxPool2dGrad, "", nullptr, kTrainingOnly},
+    {Op::MaxPool2dGrad, "", nullptr, kGradientOpHasNoForm},
     {Op::AvgPool2d, "AveragePool", window, ""},
-    {Op::AvgPool2dGrad, "", nullptr, kTrainingOnly},
+    {Op::AvgPool2dGrad, "", nullptr, kGradientOpHasNoForm},
     {Op::Gather, "Gather", gather, ""},
-    {Op::ScatterAddRows, "", nullptr, kTrainingOnly},
+    {Op::ScatterAddRows, "", nullptr, kGradientOpHasNoForm},
 };
 
 constexpr bool formsInEnumOrder() {
