@@ -7,7 +7,8 @@ Checks MODEL with onnx.checker (full check, shape inference included), runs it w
 CPU provider on the float32 observations in OBSERVATIONS (row-major; the batch is the file's size
 over one observation's), writes each output to OUT_DIR/<output name>.f32 and prints one JSON line:
 the opset, IR version, inputs and outputs with their shapes (a named axis as its name) and the
-metadata_props. When onnx or onnxruntime cannot be imported it prints "SKIP: <why>" and exits 77.
+metadata_props. When onnx or onnxruntime cannot be imported it prints why and exits 77 (the test
+then skips with that reason).
 """
 import json
 import os
@@ -18,7 +19,7 @@ try:
     import onnx
     import onnxruntime as ort
 except ImportError as error:
-    print(f"SKIP: {error} (scripts/deps installs onnx and onnxruntime with pip)")
+    print(f"python3 cannot import {error.name}: {error} (scripts/deps installs onnx and onnxruntime with pip)")
     sys.exit(77)
 
 
