@@ -1,9 +1,12 @@
 #pragma once
 // The CLI's subcommands. Each returns the process exit status: 0 success, 1 the input was
-// rejected (diagnostics printed), 2 a usage error.
+// rejected (diagnostics printed), 2 a usage error; `export` returns 2 for any refusal (nothing
+// is written then).
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "core/export/onnx_export.hpp"
 
 namespace cas::cli {
 
@@ -89,7 +92,16 @@ struct PlayOptions {
   bool useProject = false;
 };
 
+// export: a run folder or a project folder to ONNX or standalone C.
+struct ExportOptions {
+  std::string dir, format = "onnx", out;  // out: default DIR/exports/policy.onnx or policy.c
+  std::int64_t checkpoint = 0;            // 0: the newest valid checkpoint
+  std::int64_t batch = 0;                 // ONNX: 0 for a dynamic batch
+  int opset = exports::kDefaultOnnxOpset;  // ONNX
+};
+
 int runTrain(const TrainOptions& options);
+int runExport(const ExportOptions& options);
 int runEval(const EvalOptions& options);
 int runAnalyze(const AnalyzeOptions& options);
 int runPlay(const PlayOptions& options);

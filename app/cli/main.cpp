@@ -8,6 +8,7 @@
 #include "app/cli/commands.hpp"
 #include "cas/version.hpp"
 #include "core/env/environments.hpp"
+#include "core/export/onnx_export.hpp"
 #include "core/support/numbers.hpp"
 #include "core/support/printable.hpp"
 
@@ -187,6 +188,27 @@ int main(int argc, char** argv) {
   playCmd->add_flag("--use-project", play.useProject, "Use the project's current project.toml and policy instead of the run's copies");
   playCmd->add_option("--device", play.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
 
+  cas::cli::ExportOptions exportOptions;
+  std::string exportBatch = "dynamic";
+  auto* exportCmd = app.add_subcommand("export",
+      "Export a run's policy (its newest valid checkpoint) or a project's initial policy as an ONNX model or as\n"
+      "standalone C source (docs/export.md)");
+  exportCmd->add_option("dir", exportOptions.dir, "Run folder, or project folder (its initial weights)")->required()->check(CLI::ExistingDirectory);
+  exportCmd->add_option("--format", exportOptions.format, "onnx, or c (a .c and a .h: C99, libm only)")->check(CLI::IsMember({"onnx", "c"}))->capture_default_str();
+  exportCmd->add_option("--checkpoint", exportOptions.checkpoint, "The checkpoint of this iteration instead of the newest valid one")
+      ->check(integerIn(1, std::int64_t(1) << 40));
+  auto* batchOption = exportCmd->add_option("--batch", exportBatch, "ONNX: the batch size, or dynamic")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (text == "dynamic" || cas::parseInteger(text, 1, 1 << 20)) return {};
+            return "expected dynamic or a whole number in [1, 1048576], got '" + cas::printable(text) + "'";
+          },
+          "dynamic or INT in [1, 1048576]"))
+      ->capture_default_str();
+  auto* opsetOption = exportCmd->add_option("--opset", exportOptions.opset, "ONNX: the opset version")
+      ->check(integerIn(cas::exports::kMinOnnxOpset, cas::exports::kMaxOnnxOpset))->capture_default_str();
+  exportCmd->add_option("--out", exportOptions.out, "The file to write (default: DIR/exports/policy.onnx, or policy.c and policy.h)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -235,5 +257,13 @@ int main(int argc, char** argv) {
     return cas::cli::runAnalyze(analyze);
   }
   if (*playCmd) return cas::cli::runPlay(play);
+  if (*exportCmd) {
+    if (exportOptions.format != "onnx" && (batchOption->count() > 0 || opsetOption->count() > 0)) {
+      std::cerr << "export: --batch and --opset go with --format onnx (the C export runs any number of samples)\n";
+      return 2;
+    }
+    if (exportBatch != "dynamic") exportOptions.batch = *cas::parseInteger(exportBatch, 1, 1 << 20);
+    return cas::cli::runExport(exportOptions);
+  }
   return 2;
 }

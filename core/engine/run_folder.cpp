@@ -243,33 +243,61 @@ bool RunFolder::writeCheckpoint(std::int64_t iteration, std::string data, std::s
   return true;
 }
 
-std::optional<std::string> RunFolder::newestCheckpoint(std::uint64_t maxBytes, std::vector<std::string>* skipped, std::string* chosen) const {
+// A checkpoint file's payload when its checksum trailer holds; nullopt with `reason` otherwise.
+static std::optional<std::string> readCheckedCheckpoint(const std::filesystem::path& file, std::uint64_t maxBytes, std::string* reason) {
   const size_t trailer = sizeof(std::uint64_t) + sizeof kTrailerMagic;
   const FileLimit limit{"a checkpoint of this run", maxBytes + trailer};
+  auto data = readFile(file, limit, reason);
+  if (!data) return std::nullopt;
+  if (data->size() < trailer || std::memcmp(data->data() + data->size() - sizeof kTrailerMagic, kTrailerMagic, sizeof kTrailerMagic) != 0) {
+    *reason = "truncated (no checksum trailer)";
+    return std::nullopt;
+  }
+  std::uint64_t sum;
+  std::memcpy(&sum, data->data() + data->size() - trailer, sizeof sum);
+  data->resize(data->size() - trailer);
+  if (fnv1a64(*data) != sum) {
+    *reason = "checksum mismatch (the file is corrupted)";
+    return std::nullopt;
+  }
+  return data;
+}
+
+std::optional<std::string> RunFolder::newestCheckpoint(std::uint64_t maxBytes, std::vector<std::string>* skipped, std::string* chosen) const {
   auto files = checkpointFiles(dir_);
   for (size_t i = files.size(); i-- > 0;) {
     const std::string name = files[i].filename().string();
-    std::string readError;
-    auto data = readFile(files[i], limit, &readError);
+    std::string reason;
+    auto data = readCheckedCheckpoint(files[i], maxBytes, &reason);
     if (!data) {
-      if (skipped) skipped->push_back(name + ": " + readError);
-      continue;
-    }
-    if (data->size() < trailer || std::memcmp(data->data() + data->size() - sizeof kTrailerMagic, kTrailerMagic, sizeof kTrailerMagic) != 0) {
-      if (skipped) skipped->push_back(name + ": truncated (no checksum trailer)");
-      continue;
-    }
-    std::uint64_t sum;
-    std::memcpy(&sum, data->data() + data->size() - trailer, sizeof sum);
-    data->resize(data->size() - trailer);
-    if (fnv1a64(*data) != sum) {
-      if (skipped) skipped->push_back(name + ": checksum mismatch (the file is corrupted)");
+      if (skipped) skipped->push_back(name + ": " + reason);
       continue;
     }
     if (chosen) *chosen = name;
     return data;
   }
   return std::nullopt;
+}
+
+std::optional<std::string> RunFolder::checkpointOf(std::int64_t iteration, std::uint64_t maxBytes, std::string* error, std::string* chosen) const {
+  char name[64];
+  std::snprintf(name, sizeof name, "iter-%08lld.ckpt", static_cast<long long>(iteration));
+  const auto files = checkpointFiles(dir_);
+  if (std::none_of(files.begin(), files.end(), [&](const std::filesystem::path& f) { return f.filename() == name; })) {
+    std::string kept;
+    for (const auto& f : files) kept += (kept.empty() ? "" : ", ") + f.filename().string();
+    *error = dir_.string() + " has no checkpoint of iteration " + std::to_string(iteration) + " (it keeps the " +
+             std::to_string(kKeptCheckpoints) + " newest; it holds " + (kept.empty() ? std::string("none") : kept) + ")";
+    return std::nullopt;
+  }
+  std::string reason;
+  auto data = readCheckedCheckpoint(dir_ / "checkpoints" / name, maxBytes, &reason);
+  if (!data) {
+    *error = std::string("checkpoint ") + name + " cannot be used: " + reason;
+    return std::nullopt;
+  }
+  if (chosen) *chosen = name;
+  return data;
 }
 
 }  // namespace cas::engine

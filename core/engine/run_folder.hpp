@@ -55,6 +55,9 @@ class RunFolder {
   // checkpoint of this run can hold); every file skipped on the way is described in `skipped`
   // (e.g. "iter-00000012.ckpt: checksum mismatch (the file is corrupted)").
   std::optional<std::string> newestCheckpoint(std::uint64_t maxBytes, std::vector<std::string>* skipped, std::string* name = nullptr) const;
+  // The checkpoint of `iteration` when it exists and its checksum holds; nullopt with `error`
+  // naming what is wrong (no such checkpoint, and which ones the run keeps; or the file's fault).
+  std::optional<std::string> checkpointOf(std::int64_t iteration, std::uint64_t maxBytes, std::string* error, std::string* name = nullptr) const;
 
   // On resume from the checkpoint of `iteration`: cuts metrics.jsonl back to its lines for
   // iterations 1..iteration (a partial line, lines after the checkpoint and anything out of

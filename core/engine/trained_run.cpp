@@ -43,7 +43,16 @@ TrainedRun openTrainedRun(const std::filesystem::path& dir, std::shared_ptr<exec
     return out;
   }
   std::string name;
-  const std::optional<std::string> bytes = out.folder->newestCheckpoint(trainer->checkpointSizeLimit(), &out.skipped, &name);
+  std::optional<std::string> bytes;
+  if (options.use == RunUse::Read && options.checkpointIteration > 0) {
+    bytes = out.folder->checkpointOf(options.checkpointIteration, trainer->checkpointSizeLimit(), &problem, &name);
+    if (!bytes) {
+      out.error = failure(problem);
+      return out;
+    }
+  } else {
+    bytes = out.folder->newestCheckpoint(trainer->checkpointSizeLimit(), &out.skipped, &name);
+  }
   if (!bytes) {
     out.error = failure(options.use == RunUse::Resume
                             ? dir.string() + " has no valid checkpoint to resume from; `cuda-agent train --restart " + dir.string() +

@@ -27,6 +27,7 @@ enum class RunUse {
 struct OpenRunOptions {
   RunUse use = RunUse::Read;
   bool useProjectFiles = false;  // the project folder's current files instead of the run's copies
+  std::int64_t checkpointIteration = 0;  // Read: this iteration's checkpoint instead of the newest valid one (0)
 };
 
 struct TrainedRun {

@@ -176,14 +176,7 @@ class Validator {
 
 bool isKnownAlgorithm(const std::string& name) { return name == "alphazero"; }
 
-pdl::CompileResult compilePolicy(const Project& project, std::int64_t batch, std::string* source, bool training) {
-  pdl::CompileResult result;
-  std::string error;
-  auto text = readFile(project.policyFile, kPolicyFileLimit, &error);
-  if (!text) {
-    result.diagnostics.error({}, error);  // it names the file
-    return result;
-  }
+pdl::CompileOptions policyCompileOptions(const Project& project, std::int64_t batch, bool training) {
   const env::EnvironmentInfo* e = env::findEnvironment(project.environment);
   pdl::CompileOptions options;
   options.fileName = project.policyFile.string();
@@ -193,7 +186,18 @@ pdl::CompileResult compilePolicy(const Project& project, std::int64_t batch, std
   options.batch = batch;
   options.training = training;
   options.seed = std::uint64_t(params::readRuntimeParams(project.parameters).seed);
-  result = pdl::compile(*text, options);
+  return options;
+}
+
+pdl::CompileResult compilePolicy(const Project& project, std::int64_t batch, std::string* source, bool training) {
+  pdl::CompileResult result;
+  std::string error;
+  auto text = readFile(project.policyFile, kPolicyFileLimit, &error);
+  if (!text) {
+    result.diagnostics.error({}, error);  // it names the file
+    return result;
+  }
+  result = pdl::compile(*text, policyCompileOptions(project, batch, training));
   if (source) *source = std::move(*text);
   return result;
 }

@@ -51,6 +51,9 @@ struct LoadOptions {
 // Accepts a project folder or the path of its project.toml (a regular file of at most 1 MiB).
 LoadResult loadProject(const std::filesystem::path& folderOrFile, const LoadOptions& options = {});
 
+// The options compilePolicy compiles the project's policy with: its environment's observation
+// shape and action count, its algorithm, its seed.
+pdl::CompileOptions policyCompileOptions(const Project& project, std::int64_t batch, bool training = false);
 // Compiles the project's policy for its environment and algorithm at `batch`. `source` receives
 // the file's text (for diagnostics' excerpts); a file that cannot be read is a diagnostic.
 pdl::CompileResult compilePolicy(const Project& project, std::int64_t batch, std::string* source, bool training = false);

@@ -1,0 +1,121 @@
+#include "core/export/policy_loader.hpp"
+
+#include "core/engine/trained_run.hpp"
+#include "core/env/environments.hpp"
+#include "core/exec/initialise.hpp"
+#include "core/support/atomic_file.hpp"
+
+namespace cas::exports {
+namespace {
+
+Diagnostic failure(std::string message) { return {Severity::Error, {}, std::move(message), {}}; }
+
+// The project's policy and what is recorded about it, without weights yet.
+std::optional<ExportablePolicy> describe(const project::Project& project, std::int64_t iteration, std::string* error) {
+  auto source = readFile(project.policyFile, kPolicyFileLimit, error);
+  if (!source) return std::nullopt;
+  const env::EnvironmentInfo* e = env::findEnvironment(project.environment);
+  ExportablePolicy p;
+  p.source = std::move(*source);
+  p.options = project::policyCompileOptions(project, 1);
+  p.metadata.project = project.name;
+  p.metadata.environment = project.environment;
+  p.metadata.observationShape.assign(e->observationShape.begin(), e->observationShape.end());
+  for (int a = 0; a < e->actionCount; ++a)
+    p.metadata.actionNames.push_back(e->board ? std::string(e->board->moveNoun()) + " " + std::to_string(a + 1) : "action " + std::to_string(a));
+  p.metadata.iteration = iteration;
+  return p;
+}
+
+// The parameters of the policy's graph (at batch 1), each filled by `values`.
+template <typename Values>
+bool fillWeights(ExportablePolicy& p, Values values, std::string* error) {
+  pdl::CompileResult compiled = pdl::compile(p.source, p.options);
+  if (!compiled.policy) {
+    *error = "the policy does not compile";
+    if (!compiled.diagnostics.empty()) *error += ": " + formatHeadline(compiled.diagnostics.items()[0]);
+    return false;
+  }
+  for (const ir::Node& n : compiled.policy->graph.nodes)
+    if (n.op == ir::Op::Input && n.attrs.role == ir::InputRole::Parameter) p.weights[n.attrs.name] = values(n);
+  return true;
+}
+
+LoadedPolicy fromRun(const std::filesystem::path& dir, std::int64_t checkpointIteration) {
+  LoadedPolicy out;
+  engine::OpenRunOptions options;
+  options.checkpointIteration = checkpointIteration;
+  engine::TrainedRun run = engine::openTrainedRun(dir, exec::makeCpuBackend(), options);
+  out.skipped = std::move(run.skipped);
+  out.notices = std::move(run.notices);
+  if (!run.trainer) {
+    out.error = std::move(run.error);
+    return out;
+  }
+  std::string problem;
+  out.policy = describe(run.trainer->project(), run.trainer->iteration(), &problem);
+  if (!out.policy) {
+    out.error = failure(problem);
+    return out;
+  }
+  // The restored weights, from the program self-play evaluates the network with.
+  exec::Executable& network = run.trainer->inferenceProgram();
+  const bool filled = fillWeights(*out.policy, [&](const ir::Node& n) {
+    std::vector<float> v(size_t(ir::numel(n.shape)));
+    network.readInput(n.attrs.name, v.data(), v.size());
+    return v;
+  }, &problem);
+  if (!filled) {
+    out.error = failure(problem);
+    out.policy.reset();
+  }
+  out.origin = "checkpoint " + run.checkpoint.string();
+  return out;
+}
+
+LoadedPolicy fromProject(const std::filesystem::path& dir) {
+  LoadedPolicy out;
+  project::LoadResult loaded = project::loadProject(dir);
+  if (!loaded.project) {
+    for (const Diagnostic& d : loaded.diagnostics.items())
+      if (d.severity == Severity::Error) {
+        out.error = d;
+        break;
+      }
+    return out;
+  }
+  std::string problem;
+  out.policy = describe(*loaded.project, 0, &problem);
+  if (!out.policy) {
+    out.error = failure(problem);
+    return out;
+  }
+  // The initial weights a run of this project starts from (its runtime.seed), as the trainer draws them.
+  const auto seed = std::uint64_t(params::readRuntimeParams(loaded.project->parameters).seed);
+  if (!fillWeights(*out.policy, [&](const ir::Node& n) { return exec::initialValues(n, seed); }, &problem)) {
+    out.error = failure(problem);
+    out.policy.reset();
+  }
+  out.origin = "the initial weights of " + dir.string() + " (runtime.seed " + std::to_string(seed) + ")";
+  return out;
+}
+
+}  // namespace
+
+LoadedPolicy loadPolicy(const std::filesystem::path& runOrProject, std::int64_t checkpointIteration) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(runOrProject / "config.toml", ec)) return fromRun(runOrProject, checkpointIteration);
+  if (std::filesystem::is_regular_file(runOrProject / "project.toml", ec)) {
+    if (checkpointIteration > 0) {
+      LoadedPolicy out;
+      out.error = failure(runOrProject.string() + " is a project folder, which has no checkpoints; --checkpoint goes with a run folder");
+      return out;
+    }
+    return fromProject(runOrProject);
+  }
+  LoadedPolicy out;
+  out.error = failure(runOrProject.string() + " is neither a run folder (with config.toml) nor a project folder (with project.toml)");
+  return out;
+}
+
+}  // namespace cas::exports

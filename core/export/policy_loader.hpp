@@ -1,0 +1,29 @@
+#pragma once
+// Where an exported policy comes from: a run folder (its own copies of the project file and the
+// policy, and the weights of its newest valid checkpoint or of the one asked for, restored as
+// `eval` restores them, core/engine/trained_run.hpp) or a project folder (its policy with the
+// initial weights its training would start from: the same seeded initialisation).
+// Thread-safety: plain functions.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/export/exportable_policy.hpp"
+#include "core/support/diagnostic.hpp"
+
+namespace cas::exports {
+
+struct LoadedPolicy {
+  std::optional<ExportablePolicy> policy;  // unset when it could not be loaded (see error)
+  std::string origin;                      // "checkpoint RUN/checkpoints/iter-00000012.ckpt", "the initial weights of PROJECT"
+  std::vector<std::string> skipped;        // checkpoints passed over, each with the reason
+  std::vector<Diagnostic> notices;         // warnings and notes on the way (project edits, ...)
+  Diagnostic error;                        // why policy is unset
+};
+
+// `checkpointIteration` 0: the newest valid checkpoint; else that iteration's (runs only).
+LoadedPolicy loadPolicy(const std::filesystem::path& runOrProject, std::int64_t checkpointIteration);
+
+}  // namespace cas::exports

@@ -1,0 +1,469 @@
+// Exported policies against the CPU backend: for every example project, every benchmark network
+// and small policies with layer_norm, residual blocks, attention, pooling, embedding and the
+// elementwise ops, the ONNX model (run by onnxruntime from python3, tests/export/run_onnx.py,
+// after onnx.checker accepts it) and the C source (compiled by the system's cc with -Werror
+// beside tests/export/c_driver.c) give the CPU backend's outputs on 64 random observations
+// within atol + rtol*|ref| (both 1e-5). Then `cuda-agent export` on a project and on a trained
+// run (a chosen checkpoint, metadata), and its refusals (a missing or corrupted checkpoint, a
+// truncated one, a checkpoint of another network, bad options), each of which writes nothing.
+// Suites that need onnxruntime skip with the reason when python3 cannot import it.
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <random>
+
+#include "cas/version.hpp"
+#include "core/exec/backend.hpp"
+#include "core/exec/initialise.hpp"
+#include "core/export/c_export.hpp"
+#include "core/export/onnx_export.hpp"
+#include "core/export/policy_loader.hpp"
+#include "core/ir/builder.hpp"
+#include "core/ir/passes.hpp"
+#include "core/train/benchmark_nets.hpp"
+
+#include "support/cli_runs.hpp"
+#include "support/golden.hpp"
+
+namespace {
+
+using cas::exports::ExportablePolicy;
+using cas::test::cli;
+using cas::test::kQuick;
+using cas::test::Result;
+
+constexpr double kTolerance = 1e-5;  // atol and rtol
+constexpr int kSamples = 64;
+const QString kRunOnnx = QStringLiteral(CAS_SOURCE_DIR "/tests/export/run_onnx.py");
+const QString kDriver = QStringLiteral(CAS_SOURCE_DIR "/tests/export/c_driver.c");
+const QString kProjects = QStringLiteral(CAS_SOURCE_DIR "/projects/");
+
+// Small policies for the layers the example projects and benchmark networks do not use.
+struct SmallPolicy {
+  const char* name;
+  std::vector<std::int64_t> observationShape;
+  const char* source;
+};
+
+const SmallPolicy kSmallPolicies[] = {
+    {"layer_norm_residual", {12},
+     "@parallel(axis='batch')\n"
+     "def policy(obs):\n"
+     "    h = dense(obs, units=16)\n"
+     "    for i in range(2):\n"
+     "        h = block(h)\n"
+     "    h = layer_norm(h)\n"
+     "    return dense(h, units=action_dim), tanh(dense(h, units=1))\n"
+     "\n"
+     "def block(x):\n"
+     "    y = gelu(dense(layer_norm(x), units=24))\n"
+     "    return x + dense(y, units=16)\n"},
+    {"attention", {5, 8},
+     "@parallel(axis='batch')\n"
+     "def policy(obs):\n"
+     "    q = reshape(dense(obs, units=40), (5, 8))\n"
+     "    x = layer_norm(obs + attention(q, obs, obs, heads=2, causal=True))\n"
+     "    x = x + attention(x, x, x, heads=4)\n"
+     "    h = flatten(x)\n"
+     "    return dense(h, units=action_dim), tanh(dense(h, units=1))\n"},
+    {"pools_and_elementwise", {3, 6, 6},
+     "@parallel(axis='batch')\n"
+     "def policy(obs):\n"
+     "    x = relu(conv2d(obs, filters=4, kernel=3, stride=2, padding='same'))\n"
+     "    y = concat(max_pool2d(x, kernel=2, stride=1, padding='same'), avg_pool2d(x, kernel=2, stride=1, padding='same'))\n"
+     "    z = dense(y, units=10)\n"
+     "    g = where(z > 0, sigmoid(z), exp(clip(z, -3, 3)))\n"
+     "    s = softmax(g) - log_softmax(z) + log(g + 1)\n"
+     "    m = max(reshape(z, (2, 5)), axis=1) + mean(reshape(z, (2, 5)), axis=1)\n"
+     "    ids = where(z >= 0.5, 1, 0) + where(z != z, 1, 0)\n"
+     "    e = flatten(embedding(ids, vocab=3, dim=2))\n"
+     "    h = concat(g, s, m, e)\n"
+     "    return dense(h, units=action_dim), tanh(dense(h, units=1) + sum(s))\n"},
+};
+
+// A standalone policy with the weights of seed 1, as `cuda-agent check` initialises them.
+ExportablePolicy standalone(const QString& name, const std::string& source, std::vector<std::int64_t> observationShape, std::int64_t actions) {
+  ExportablePolicy p;
+  p.source = source;
+  p.options.fileName = name.toStdString() + ".pdl";
+  p.options.observationShape = observationShape;
+  p.options.actionCount = actions;
+  p.options.algorithm = "alphazero";
+  cas::pdl::CompileResult compiled = cas::pdl::compile(p.source, p.options);
+  if (!compiled.policy) qFatal("%s does not compile: %s", qPrintable(name), compiled.diagnostics.items()[0].message.c_str());
+  for (const cas::ir::Node& n : compiled.policy->graph.nodes)
+    if (n.op == cas::ir::Op::Input && n.attrs.role == cas::ir::InputRole::Parameter) p.weights[n.attrs.name] = cas::exec::initialValues(n, 1);
+  p.metadata.project = name.toStdString();
+  p.metadata.environment = "none";
+  p.metadata.observationShape = observationShape;
+  for (std::int64_t a = 0; a < actions; ++a) p.metadata.actionNames.push_back("action " + std::to_string(a));
+  return p;
+}
+
+// The policy a test row names: a project (initial weights), a benchmark network or a small policy.
+ExportablePolicy policyNamed(const QString& name) {
+  if (QDir(kProjects + name).exists()) {
+    cas::exports::LoadedPolicy loaded = cas::exports::loadPolicy((kProjects + name).toStdString(), 0);
+    if (!loaded.policy) qFatal("%s: %s", qPrintable(name), loaded.error.message.c_str());
+    return *loaded.policy;
+  }
+  if (const cas::train::BenchmarkNet* net = cas::train::findBenchmarkNet(name.toStdString()))
+    return standalone(name, net->alphaZeroSource, net->observationShape, net->actionCount);
+  for (const SmallPolicy& s : kSmallPolicies)
+    if (name == QLatin1String(s.name)) return standalone(name, s.source, s.observationShape, 4);
+  qFatal("no policy named %s", qPrintable(name));
+}
+
+void addPolicyRows() {
+  QTest::addColumn<QString>("name");
+  for (const char* project : {"tictactoe-alphazero", "connect4-alphazero"}) QTest::newRow(project) << QString::fromLatin1(project);
+  for (const cas::train::BenchmarkNet& net : cas::train::benchmarkNets()) QTest::newRow(net.name.c_str()) << QString::fromStdString(net.name);
+  for (const SmallPolicy& s : kSmallPolicies) QTest::newRow(s.name) << QString::fromLatin1(s.name);
+}
+
+std::vector<float> observations(const ExportablePolicy& p, int count) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  std::vector<float> obs(size_t(count * cas::ir::numel(p.options.observationShape)));
+  for (float& x : obs) x = normal(rng);
+  return obs;
+}
+
+// The CPU backend's outputs for `obs`, by output name.
+std::map<std::string, std::vector<float>> reference(const ExportablePolicy& p, const std::vector<float>& obs, int count) {
+  cas::ir::Graph g = cas::exports::forwardGraph(p, count);
+  cas::ir::runPasses(g, {"plan-memory"});
+  auto exe = cas::exec::makeCpuBackend()->compile(g);
+  for (const auto& [name, values] : p.weights) exe->setInput(name, values.data(), values.size());
+  exe->setInput("obs", obs.data(), obs.size());
+  exe->run();
+  std::map<std::string, std::vector<float>> out;
+  for (const cas::ir::Output& o : exe->graph().outputs) {
+    std::vector<float>& v = out[o.name];
+    v.resize(size_t(cas::ir::numel(exe->graph().node(o.node).shape)));
+    exe->readOutput(o.name, v.data(), v.size());
+  }
+  return out;
+}
+
+bool writeBytes(const QString& path, const char* data, qint64 size) {
+  QFile f(path);
+  return f.open(QIODevice::WriteOnly) && f.write(data, size) == size;
+}
+
+bool writeFloats(const QString& path, const std::vector<float>& v) {
+  return writeBytes(path, reinterpret_cast<const char*>(v.data()), qint64(v.size() * sizeof(float)));
+}
+
+std::vector<float> readFloats(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  const QByteArray bytes = f.readAll();
+  std::vector<float> v(size_t(bytes.size()) / sizeof(float));
+  std::memcpy(v.data(), bytes.constData(), v.size() * sizeof(float));
+  return v;
+}
+
+// Each output in `dir` (NAME.f32) against the reference, within atol + rtol*|ref|.
+void compareOutputs(const QString& dir, const std::map<std::string, std::vector<float>>& ref) {
+  for (const auto& [name, expected] : ref) {
+    const std::vector<float> got = readFloats(dir + QLatin1Char('/') + QString::fromStdString(name) + QStringLiteral(".f32"));
+    QCOMPARE(got.size(), expected.size());
+    double worst = 0;
+    const std::int64_t bad = golden::firstMismatch(got, expected, kTolerance, kTolerance, &worst);
+    QVERIFY2(bad < 0, qPrintable(QStringLiteral("%1[%2] = %3, the CPU backend's is %4").arg(QString::fromStdString(name)).arg(bad)
+                                     .arg(double(got[size_t(bad)]), 0, 'g', 9).arg(double(expected[size_t(bad)]), 0, 'g', 9)));
+    qInfo("%s: worst error %.3g of the allowed atol + rtol*|ref|", name.c_str(), worst);
+  }
+}
+
+// run_onnx.py on `model` and `obs`; its JSON summary, or a skip when onnxruntime is missing.
+struct OnnxRun {
+  bool skipped = false;
+  QString why;
+  QJsonObject summary;
+};
+
+OnnxRun runOnnx(const QString& model, const QString& obsFile, const QString& outDir) {
+  QProcess p;
+  p.start(QStringLiteral("python3"), {kRunOnnx, model, obsFile, outDir});
+  OnnxRun run;
+  if (!p.waitForFinished(120000) || p.exitStatus() != QProcess::NormalExit) {
+    run.why = QStringLiteral("python3 did not run or finish: ") + p.errorString();
+    return run;
+  }
+  const QString out = QString::fromUtf8(p.readAllStandardOutput()).trimmed();
+  if (p.exitCode() == 77) {
+    run.skipped = true;
+    run.why = out;
+    return run;
+  }
+  if (p.exitCode() != 0) {
+    run.why = QString::fromUtf8(p.readAllStandardError());
+    return run;
+  }
+  run.summary = QJsonDocument::fromJson(out.toUtf8()).object();
+  return run;
+}
+
+#define RUN_ONNX(run, model, obs, out)                              \
+  const OnnxRun run = runOnnx(model, obs, out);                     \
+  if (run.skipped) QSKIP(qPrintable(run.why));                      \
+  QVERIFY2(!run.summary.isEmpty(), qPrintable(run.why))
+
+QJsonArray jsonArray(const std::vector<std::int64_t>& v) {
+  QJsonArray a;
+  for (std::int64_t x : v) a.append(double(x));
+  return a;
+}
+
+void copyFolder(const QString& from, const QString& to) {
+  QDir().mkpath(to);
+  for (const QFileInfo& f : QDir(from).entryInfoList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot)) {
+    if (f.isDir()) copyFolder(f.filePath(), to + QLatin1Char('/') + f.fileName());
+    else QFile::copy(f.filePath(), to + QLatin1Char('/') + f.fileName());
+  }
+}
+
+}  // namespace
+
+class TestExport : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  QString run_;  // a trained run (three quick iterations of tic-tac-toe), made on first use
+
+  QString path(const QString& name) const { return dir_.filePath(name); }
+
+  const QString& trainedRun() {
+    if (run_.isEmpty()) {
+      run_ = path(QStringLiteral("ttt-run"));
+      const Result r = cli(QStringList{QStringLiteral("train"), kProjects + QStringLiteral("tictactoe-alphazero"), QStringLiteral("--iterations"),
+                                       QStringLiteral("3"), QStringLiteral("--out"), run_} + kQuick);
+      if (r.status != 0) qWarning("%s", qPrintable(r.err));
+    }
+    return run_;
+  }
+
+ private slots:
+  void onnxMatchesTheCpuBackend_data() { addPolicyRows(); }
+  void onnxMatchesTheCpuBackend() {
+    QFETCH(QString, name);
+    const ExportablePolicy policy = policyNamed(name);
+    const QString folder = path(QStringLiteral("onnx-") + name);
+    QVERIFY(QDir().mkpath(folder));
+    const QString model = folder + QStringLiteral("/policy.onnx"), obsFile = folder + QStringLiteral("/obs.f32");
+    const std::string bytes = cas::exports::exportOnnx(policy, {});
+    QVERIFY(writeBytes(model, bytes.data(), qint64(bytes.size())));
+    const std::vector<float> obs = observations(policy, kSamples);
+    QVERIFY(writeFloats(obsFile, obs));
+    RUN_ONNX(run, model, obsFile, folder);
+    compareOutputs(folder, reference(policy, obs, kSamples));
+
+    // The interface and the metadata.
+    QCOMPARE(run.summary[QLatin1String("opset")].toInt(), cas::exports::kDefaultOnnxOpset);
+    const QJsonObject input = run.summary[QLatin1String("inputs")].toArray()[0].toObject();
+    QCOMPARE(input[QLatin1String("name")].toString(), QStringLiteral("obs"));
+    QJsonArray shape = jsonArray(policy.options.observationShape);
+    shape.prepend(QStringLiteral("batch"));
+    QCOMPARE(input[QLatin1String("shape")].toArray(), shape);
+    QStringList outputs;
+    for (const QJsonValue& o : run.summary[QLatin1String("outputs")].toArray()) outputs << o.toObject()[QLatin1String("name")].toString();
+    QCOMPARE(outputs, (QStringList{QStringLiteral("logits"), QStringLiteral("value")}));
+    const QJsonObject meta = run.summary[QLatin1String("metadata")].toObject();
+    QCOMPARE(meta[QLatin1String("project")].toString().toStdString(), policy.metadata.project);
+    QCOMPARE(meta[QLatin1String("environment")].toString().toStdString(), policy.metadata.environment);
+    QCOMPARE(QJsonDocument::fromJson(meta[QLatin1String("observation_shape")].toString().toUtf8()).array(), jsonArray(policy.options.observationShape));
+    const QJsonArray actions = QJsonDocument::fromJson(meta[QLatin1String("action_names")].toString().toUtf8()).array();
+    QCOMPARE(actions.size(), qsizetype(policy.options.actionCount));
+    QCOMPARE(actions.first().toString().toStdString(), policy.metadata.actionNames.front());
+    QCOMPARE(meta[QLatin1String("iteration")].toString(), QStringLiteral("0"));
+    QCOMPARE(meta[QLatin1String("cuda_agent_version")].toString(), QString::fromLatin1(cas::kVersion));
+  }
+
+  void cMatchesTheCpuBackend_data() { addPolicyRows(); }
+  void cMatchesTheCpuBackend() {
+    QFETCH(QString, name);
+    const QString cc = QStandardPaths::findExecutable(QStringLiteral("cc"));
+    if (cc.isEmpty()) QSKIP("no C compiler (cc) on the PATH");
+    const ExportablePolicy policy = policyNamed(name);
+    const QString folder = path(QStringLiteral("c-") + name);
+    QVERIFY(QDir().mkpath(folder));
+    const cas::exports::CSource source = cas::exports::exportC(policy, "policy.h");
+    QVERIFY(writeBytes(folder + QStringLiteral("/policy.h"), source.header.data(), qint64(source.header.size())));
+    QVERIFY(writeBytes(folder + QStringLiteral("/policy.c"), source.source.data(), qint64(source.source.size())));
+    QProcess build;
+    build.setWorkingDirectory(folder);
+    build.start(cc, {QStringLiteral("-std=c99"), QStringLiteral("-O2"), QStringLiteral("-Wall"), QStringLiteral("-Wextra"), QStringLiteral("-Werror"),
+                     QStringLiteral("-I."), QStringLiteral("policy.c"), kDriver, QStringLiteral("-lm"), QStringLiteral("-o"), QStringLiteral("driver")});
+    QVERIFY(build.waitForFinished(300000));
+    QVERIFY2(build.exitCode() == 0, build.readAllStandardError().left(4000).constData());
+
+    const std::vector<float> obs = observations(policy, kSamples);
+    QVERIFY(writeFloats(folder + QStringLiteral("/obs.f32"), obs));
+    QProcess driver;
+    driver.start(folder + QStringLiteral("/driver"), {QString::number(kSamples), folder + QStringLiteral("/obs.f32"), folder});
+    QVERIFY(driver.waitForFinished(120000));
+    QVERIFY2(driver.exitStatus() == QProcess::NormalExit && driver.exitCode() == 0, driver.readAllStandardError().constData());
+    compareOutputs(folder, reference(policy, obs, kSamples));
+  }
+
+  // Other opsets (ReduceMax takes its axes as an attribute before 18), a static batch, and a
+  // dynamic model at a batch size other than the one it was written from.
+  void opsetsAndBatchSizes() {
+    const ExportablePolicy policy = policyNamed(QStringLiteral("pools_and_elementwise"));
+    struct Variant {
+      int opset;
+      std::int64_t batch;  // 0: dynamic
+      int samples;
+    };
+    for (const Variant v : {Variant{13, 0, 5}, Variant{21, 0, 1}, Variant{17, kSamples, kSamples}}) {
+      const QString folder = path(QStringLiteral("opset-%1-batch-%2-%3").arg(v.opset).arg(v.batch).arg(v.samples));
+      QVERIFY(QDir().mkpath(folder));
+      const std::string bytes = cas::exports::exportOnnx(policy, {v.opset, v.batch});
+      QVERIFY(writeBytes(folder + QStringLiteral("/policy.onnx"), bytes.data(), qint64(bytes.size())));
+      const std::vector<float> obs = observations(policy, v.samples);
+      QVERIFY(writeFloats(folder + QStringLiteral("/obs.f32"), obs));
+      RUN_ONNX(run, folder + QStringLiteral("/policy.onnx"), folder + QStringLiteral("/obs.f32"), folder);
+      QCOMPARE(run.summary[QLatin1String("opset")].toInt(), v.opset);
+      const QJsonValue batchAxis = run.summary[QLatin1String("inputs")].toArray()[0].toObject()[QLatin1String("shape")].toArray()[0];
+      QCOMPARE(batchAxis, v.batch > 0 ? QJsonValue(double(v.batch)) : QJsonValue(QStringLiteral("batch")));
+      compareOutputs(folder, reference(policy, obs, v.samples));
+    }
+    QVERIFY_THROWS_EXCEPTION(cas::exports::ExportError, cas::exports::exportOnnx(policy, {12, 0}));
+  }
+
+  // An op with no exported form is refused with its name and the PDL call it came from.
+  void opsWithoutAFormAreNamed() {
+    cas::ir::Graph g;
+    cas::ir::Builder b(g);
+    b.setOrigin("obs", 2, 12);
+    const cas::ir::NodeId obs = b.input("obs", {1, 2, 4, 4});
+    b.setOrigin("policy/conv2d_0", 4, 13);
+    const cas::ir::NodeId w = b.input("policy/conv2d_0/weight", {3, 2, 3, 3}, cas::ir::InputRole::Parameter);
+    cas::ir::Window2d win{3, 3, 1, 1, 1, 1, 1, 1};
+    const cas::ir::NodeId dx = b.conv2dGradInput(b.conv2d(obs, w, win), w, win, {1, 2, 4, 4});
+    g.outputs.push_back({"logits", dx});
+    const cas::exports::Weights weights = {{"policy/conv2d_0/weight", std::vector<float>(54, 0.5f)}};
+    const std::string where = "%3 conv2d_grad_input in policy/conv2d_0 (line 4:13)";
+    try {
+      cas::exports::writeOnnx(g, nullptr, weights, {}, 17);
+      QFAIL("the ONNX export took conv2d_grad_input");
+    } catch (const cas::exports::ExportError& e) {
+      QCOMPARE(QString::fromUtf8(e.what()), QStringLiteral("the IR op 'conv2d_grad_input' has no ONNX form (it belongs to training graphs "
+                                                           "(gradients), never to a policy's forward pass): ") + QString::fromStdString(where));
+    }
+    try {
+      cas::exports::writeC(g, weights, {}, "policy.h");
+      QFAIL("the C export took conv2d_grad_input");
+    } catch (const cas::exports::ExportError& e) {
+      QVERIFY2(QString::fromUtf8(e.what()).startsWith(QStringLiteral("the IR op 'conv2d_grad_input' has no C form")), e.what());
+      QVERIFY2(QString::fromUtf8(e.what()).endsWith(QString::fromStdString(where)), e.what());
+    }
+  }
+
+  // The CLI on a project folder: both formats, written where --out says.
+  void exportsAProject() {
+    const QString project = kProjects + QStringLiteral("connect4-alphazero");
+    const QString onnx = path(QStringLiteral("cli/c4.onnx")), c = path(QStringLiteral("cli/c4.c"));
+    Result r = cli({QStringLiteral("export"), project, QStringLiteral("--out"), onnx});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QVERIFY2(r.out.startsWith(QStringLiteral("wrote %1 (ONNX, opset 17, dynamic batch, ").arg(onnx)), qPrintable(r.out));
+    QVERIFY2(r.out.contains(QStringLiteral("from the initial weights of %1 (runtime.seed 7): project connect4-alphazero, iteration 0").arg(project)),
+             qPrintable(r.out));
+    QVERIFY(QFileInfo(onnx).size() > 100000);
+    r = cli({QStringLiteral("export"), project, QStringLiteral("--format"), QStringLiteral("c"), QStringLiteral("--out"), c});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QVERIFY(QFile::exists(c));
+    QVERIFY(QFile::exists(path(QStringLiteral("cli/c4.h"))));
+  }
+
+  // The CLI on a trained run: the newest checkpoint by default (into RUN/exports), or the one
+  // asked for; the weights are the checkpoint's, not the initial ones.
+  void exportsARunsCheckpoint() {
+    const QString run = trainedRun();
+    Result r = cli({QStringLiteral("export"), run});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QVERIFY(QFile::exists(run + QStringLiteral("/exports/policy.onnx")));
+    QVERIFY2(r.out.contains(QStringLiteral("iteration 3\n")), qPrintable(r.out));
+
+    const QString model = path(QStringLiteral("run-iter-2.onnx"));
+    r = cli({QStringLiteral("export"), run, QStringLiteral("--checkpoint"), QStringLiteral("2"), QStringLiteral("--batch"), QStringLiteral("64"),
+             QStringLiteral("--out"), model});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains(QStringLiteral("from checkpoint %1/checkpoints/iter-00000002.ckpt").arg(run)), qPrintable(r.out));
+    const cas::exports::LoadedPolicy loaded = cas::exports::loadPolicy(run.toStdString(), 2);
+    QVERIFY(loaded.policy);
+    const ExportablePolicy initial = policyNamed(QStringLiteral("tictactoe-alphazero"));
+    QVERIFY2(loaded.policy->weights != initial.weights, "the checkpoint holds the initial weights: no training step was taken");
+    const std::vector<float> obs = observations(*loaded.policy, kSamples);
+    QVERIFY(writeFloats(path(QStringLiteral("run-obs.f32")), obs));
+    QVERIFY(QDir().mkpath(path(QStringLiteral("run-out"))));
+    RUN_ONNX(onnxRun, model, path(QStringLiteral("run-obs.f32")), path(QStringLiteral("run-out")));
+    QCOMPARE(onnxRun.summary[QLatin1String("metadata")].toObject()[QLatin1String("iteration")].toString(), QStringLiteral("2"));
+    compareOutputs(path(QStringLiteral("run-out")), reference(*loaded.policy, obs, kSamples));
+  }
+
+  // Bad input: a clear error, status 2, and nothing written.
+  void refusalsWriteNothing() {
+    const QString run = trainedRun();
+    const QString out = path(QStringLiteral("refused/policy.onnx"));
+    auto refused = [&](const QStringList& args, const QString& expected) {
+      const Result r = cli(QStringList{QStringLiteral("export")} + args + QStringList{QStringLiteral("--out"), out});
+      QVERIFY2(r.status == 2, qPrintable(r.err));
+      QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+      QVERIFY(!QFileInfo::exists(path(QStringLiteral("refused"))));
+    };
+    refused({path(QStringLiteral("missing"))}, QStringLiteral("Directory does not exist"));
+    QVERIFY(QDir().mkpath(path(QStringLiteral("empty"))));
+    refused({path(QStringLiteral("empty"))}, QStringLiteral("is neither a run folder (with config.toml) nor a project folder (with project.toml)"));
+    refused({run, QStringLiteral("--checkpoint"), QStringLiteral("7")},
+            QStringLiteral("has no checkpoint of iteration 7 (it keeps the 2 newest; it holds iter-00000002.ckpt, iter-00000003.ckpt)"));
+    refused({kProjects + QStringLiteral("tictactoe-alphazero"), QStringLiteral("--checkpoint"), QStringLiteral("1")},
+            QStringLiteral("is a project folder, which has no checkpoints"));
+    refused({run, QStringLiteral("--opset"), QStringLiteral("12")}, QStringLiteral("--opset"));
+    refused({run, QStringLiteral("--format"), QStringLiteral("c"), QStringLiteral("--opset"), QStringLiteral("13")},
+            QStringLiteral("--batch and --opset go with --format onnx"));
+    const Result notC = cli({QStringLiteral("export"), run, QStringLiteral("--format"), QStringLiteral("c"), QStringLiteral("--out"), out});
+    QCOMPARE(notC.status, 2);
+    QVERIFY2(notC.err.contains(QStringLiteral("the C export is a .c file")), qPrintable(notC.err));
+
+    // A corrupted checkpoint (one byte changed) and a truncated one: skipped, and with no valid
+    // one left, refused.
+    const QString damaged = path(QStringLiteral("damaged"));
+    copyFolder(run, damaged);
+    const QString newest = damaged + QStringLiteral("/checkpoints/iter-00000003.ckpt"), older = damaged + QStringLiteral("/checkpoints/iter-00000002.ckpt");
+    {
+      QFile f(newest);
+      QVERIFY(f.open(QIODevice::ReadWrite));
+      QVERIFY(f.seek(f.size() / 2));
+      const char flipped = char(f.peek(1)[0] ^ 0x40);
+      QVERIFY(f.write(&flipped, 1) == 1);
+    }
+    QVERIFY(QFile::resize(older, QFileInfo(older).size() / 2));
+    refused({damaged}, QStringLiteral("has no valid checkpoint yet"));
+    const Result r = cli({QStringLiteral("export"), damaged, QStringLiteral("--out"), out});
+    QVERIFY2(r.err.contains(QStringLiteral("warning: skipping checkpoint iter-00000003.ckpt: checksum mismatch (the file is corrupted)")), qPrintable(r.err));
+    QVERIFY2(r.err.contains(QStringLiteral("warning: skipping checkpoint iter-00000002.ckpt: truncated (no checksum trailer)")), qPrintable(r.err));
+    refused({damaged, QStringLiteral("--checkpoint"), QStringLiteral("3")}, QStringLiteral("checkpoint iter-00000003.ckpt cannot be used: checksum mismatch"));
+
+    // A checkpoint of another network: the run's policy edited to a narrower one.
+    const QString other = path(QStringLiteral("other-network"));
+    copyFolder(run, other);
+    QFile policy(other + QStringLiteral("/policy.pdl"));
+    QVERIFY(policy.open(QIODevice::ReadOnly));
+    const QByteArray narrower = policy.readAll().replace("const width = 32", "const width = 16");
+    policy.close();
+    QVERIFY(writeBytes(other + QStringLiteral("/policy.pdl"), narrower.constData(), narrower.size()));
+    refused({other}, QStringLiteral("checkpoint iter-00000003.ckpt cannot be used: 'policy/conv2d_0/weight' in the checkpoint does not match this project's network"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestExport)
+#include "test_export.moc"
