@@ -217,6 +217,7 @@ int runMistakes(train::AlphaZeroTrainer& trainer, const EvalOptions& o) {
   options.positions = o.mistakes;
   options.seed = o.seed;
   options.solverSeconds = o.solverSeconds;
+  options.threads = o.solverThreads;
   train::MistakeReport r;
   try {
     // Progress on stderr about every 10%, since a thousand positions take minutes.
@@ -289,9 +290,9 @@ int runEval(const EvalOptions& o) {
     return 2;
   }
   if (o.json) {
-    std::printf("{\"opponent\": \"%s\", \"games\": %d, \"wins\": %d, \"draws\": %d, \"losses\": %d, "
+    std::printf("{\"opponent\": %s, \"games\": %d, \"wins\": %d, \"draws\": %d, \"losses\": %d, "
                 "\"first\": {\"wins\": %d, \"draws\": %d, \"losses\": %d}, \"second\": {\"wins\": %d, \"draws\": %d, \"losses\": %d}}\n",
-                r.opponent.c_str(), r.games, r.wins, r.draws, r.losses, r.winsFirst, r.drawsFirst, r.lossesFirst, r.winsSecond,
+                jsonString(r.opponent).c_str(), r.games, r.wins, r.draws, r.losses, r.winsFirst, r.drawsFirst, r.lossesFirst, r.winsSecond,
                 r.drawsSecond, r.lossesSecond);
   } else {
     std::printf("%d games against %s: %d wins, %d draws, %d losses\n", r.games, r.opponent.c_str(), r.wins, r.draws, r.losses);

@@ -24,9 +24,12 @@ class AgentOpponent final : public Opponent {
  public:
   AgentOpponent(std::unique_ptr<search::SelfPlaySearch> search, std::string name) : search_(std::move(search)), name_(std::move(name)) {}
   std::string name() const override { return name_; }
-  int choose(const env::BoardGames&, int game) override {
-    search_->search({game});
-    return search_->rootStats(game).chosen;
+  int choose(const env::BoardGames& positions, int game) override { return chooseAll(positions, {game}).front(); }
+  std::vector<int> chooseAll(const env::BoardGames&, const std::vector<int>& games) override {
+    search_->search(games);
+    std::vector<int> moves;
+    for (const search::RootStats& r : search_->rootStats(games)) moves.push_back(r.chosen);
+    return moves;
   }
   void started(int game) override { search_->resetGame(game); }
   void moved(int game, int action) override { search_->play(game, action); }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/env/games.hpp"
 
@@ -17,6 +18,14 @@ class Opponent {
   virtual std::string name() const = 0;
   // A legal move in game `game` of `positions` (not terminal).
   virtual int choose(const env::BoardGames& positions, int game) = 0;
+  // A move in each of `games`, in that order; an opponent that can decide them together (another
+  // agent's search, one batch for all) overrides it.
+  virtual std::vector<int> chooseAll(const env::BoardGames& positions, const std::vector<int>& games) {
+    std::vector<int> moves;
+    moves.reserve(games.size());
+    for (int g : games) moves.push_back(choose(positions, g));
+    return moves;
+  }
   // A match's notices, for an opponent that follows the games itself (another agent's search):
   // game `game` starts afresh; `action` was played in it (by either side).
   virtual void started(int game) { (void)game; }

@@ -40,11 +40,9 @@ EvaluationResult playMatch(search::SelfPlaySearch& agent, Opponent& opponent, in
         if (pos.terminal(g)) continue;
         const int agentSide = (first + g) % 2;  // even games: the agent moves first
         if (pos.toMove(g) == agentSide) agentToMove.push_back(g);
-        else {
-          opponentGames.push_back(g);
-          opponentMoves.push_back(opponent.choose(pos, g));
-        }
+        else opponentGames.push_back(g);
       }
+      if (!opponentGames.empty()) opponentMoves = opponent.chooseAll(pos, opponentGames);
       if (!opponentGames.empty()) agent.play(opponentGames, opponentMoves);
       for (size_t i = 0; i < opponentGames.size(); ++i) opponent.moved(opponentGames[i], opponentMoves[i]);
       if (!agentToMove.empty()) {

@@ -109,6 +109,27 @@ class TestRuns : public QObject {
     QVERIFY2(r.err.contains(QStringLiteral("(iteration 2)")), qPrintable(r.err));
   }
 
+  // Another trained run as the opponent: its own search, following the match's games.
+  void evalAgainstAnotherRun() {
+    const QString run = dir_.filePath(QStringLiteral("rival"));
+    Result r = cli(QStringList{QStringLiteral("train"), kProject, QStringLiteral("--iterations"), QStringLiteral("1"), QStringLiteral("--out"), run} + kQuick);
+    QCOMPARE(r.status, 0);
+    r = cli({QStringLiteral("eval"), run, QStringLiteral("--opponent"), QStringLiteral("run:") + run, QStringLiteral("--games"), QStringLiteral("6"),
+             QStringLiteral("--json")});
+    QCOMPARE(r.status, 0);
+    const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(o.value(QStringLiteral("opponent")).toString(), QStringLiteral("run:") + run);
+    QCOMPARE(o.value(QStringLiteral("games")).toInt(), 6);
+    QCOMPARE(o.value(QStringLiteral("wins")).toInt() + o.value(QStringLiteral("draws")).toInt() + o.value(QStringLiteral("losses")).toInt(), 6);
+    // Both sides search deterministically at evaluation settings: the agent against itself gets
+    // the same result moving first in every game, and the mirror of it moving second.
+    const QJsonObject first = o.value(QStringLiteral("first")).toObject(), second = o.value(QStringLiteral("second")).toObject();
+    QCOMPARE(first.value(QStringLiteral("wins")).toInt(), second.value(QStringLiteral("losses")).toInt());
+    QCOMPARE(first.value(QStringLiteral("draws")).toInt(), second.value(QStringLiteral("draws")).toInt());
+    r = cli({QStringLiteral("eval"), run, QStringLiteral("--opponent"), QStringLiteral("run:") + dir_.filePath(QStringLiteral("absent"))});
+    QVERIFY(r.status != 0);
+  }
+
   void evalJudgesMistakesWithThePerfectPlayer() {
     const QString run = dir_.filePath(QStringLiteral("judged"));
     Result r = cli(QStringList{QStringLiteral("train"), kProject, QStringLiteral("--iterations"), QStringLiteral("1"), QStringLiteral("--out"), run} + kQuick);
@@ -127,6 +148,17 @@ class TestRuns : public QObject {
     int byDepth = 0;
     for (const QJsonValue& d : o.value(QStringLiteral("depths")).toArray()) byDepth += d.toObject().value(QStringLiteral("mistakes")).toInt();
     QCOMPARE(byDepth, mistakes);
+    // Solvers side by side judge the same moves alike (every tic-tac-toe position is solved).
+    for (const char* threads : {"1", "3"}) {
+      r = cli({QStringLiteral("eval"), run, QStringLiteral("--mistakes"), QStringLiteral("30"), QStringLiteral("--solver-threads"), QLatin1String(threads),
+               QStringLiteral("--json")});
+      QCOMPARE(r.status, 0);
+      QJsonObject again = QJsonDocument::fromJson(r.out.toUtf8()).object();
+      QJsonObject first = o;
+      again.remove(QStringLiteral("seconds"));
+      first.remove(QStringLiteral("seconds"));
+      QCOMPARE(again, first);
+    }
 
     r = cli({QStringLiteral("eval"), run, QStringLiteral("--mistakes"), QStringLiteral("4"), QStringLiteral("--opponent"), QStringLiteral("random")});
     QCOMPARE(r.status, 2);
