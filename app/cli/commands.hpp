@@ -72,6 +72,7 @@ struct EvalOptions {
   int games = 20;
   int mistakes = 0;            // > 0: judge the agent's moves in this many positions instead of playing games
   double solverSeconds = 2.0;  // with mistakes: the solver's time per position
+  int solverThreads = 0;       // with mistakes: solvers side by side (0: one per core)
   std::uint64_t seed = 1;
   bool json = false;
   bool useProject = false;

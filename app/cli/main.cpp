@@ -165,6 +165,9 @@ int main(int argc, char** argv) {
   evalCmd->add_option("--solver-seconds", eval.solverSeconds,
                       "With --mistakes: the solver's time per position; the positions it cannot finish are skipped and counted")
       ->check(numberIn(0.001, 3600))->capture_default_str()->needs(mistakesOption);
+  evalCmd->add_option("--solver-threads", eval.solverThreads,
+                      "With --mistakes: solvers judging side by side, each with its own table (0: one per core)")
+      ->check(integerIn(0, 1024))->capture_default_str()->needs(mistakesOption);
   evalCmd->add_option("--seed", eval.seed, "Seed of the opponent's choices, or of the positions --mistakes draws")->check(integerIn(0, INT64_MAX))->capture_default_str();
   evalCmd->add_option("--device", eval.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
   evalCmd->add_flag("--json", eval.json, "Print one JSON object");

@@ -1,10 +1,15 @@
 #include "core/train/mistakes.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 #include "core/env/board_position.hpp"
 #include "core/env/perfect_play.hpp"
@@ -19,7 +24,16 @@ using Clock = std::chrono::steady_clock;
 constexpr int kOpeningMoves = 4;
 // The ranges of moves played that the report breaks down by: starts, each to the next.
 constexpr int kDepthStarts[] = {0, 8, 16, 24};
+// Consecutive positions a solver takes at a time: those of one game share much of their trees.
+constexpr int kPositionsPerTake = 8;
 enum class Verdict { Unsolved, Kept, Worse };
+
+// A position to judge: where it came from, the moves that led to it and the agent's move there.
+struct Case {
+  int source;  // 0: own games, 1: random play
+  std::vector<int> moves;
+  int move;
+};
 
 double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -74,7 +88,6 @@ MistakeReport measureMistakes(AlphaZeroTrainer& agent, const MistakeOptions& o, 
   }
   const auto start = Clock::now();
   const int cells = e->board->rows * e->board->columns;
-  Judge judge(*e, o);
   std::mt19937_64 rng(o.seed);
 
   MistakeReport report;
@@ -86,15 +99,12 @@ MistakeReport measureMistakes(AlphaZeroTrainer& agent, const MistakeOptions& o, 
     const int last = b + 1 < buckets ? std::min(kDepthStarts[b + 1], cells) - 1 : cells - 1;
     report.depths.push_back({std::to_string(kDepthStarts[b]) + "-" + std::to_string(last)});
   }
-  int done = 0;
-  auto record = [&](int source, const std::vector<int>& moves, Verdict v) {
+  auto record = [&](const Case& c, Verdict v) {
     count(report.total, v);
-    count(report.sources[size_t(source)], v);
+    count(report.sources[size_t(c.source)], v);
     int b = 0;
-    while (b + 1 < int(report.depths.size()) && int(moves.size()) >= kDepthStarts[b + 1]) ++b;
+    while (b + 1 < int(report.depths.size()) && int(c.moves.size()) >= kDepthStarts[b + 1]) ++b;
     count(report.depths[size_t(b)], v);
-    ++done;
-    if (progress) progress(done, o.positions);
   };
   auto agentMove = [&](const std::vector<int>& moves) {
     std::string error;
@@ -104,15 +114,17 @@ MistakeReport measureMistakes(AlphaZeroTrainer& agent, const MistakeOptions& o, 
   };
 
   // The agent's own games: every move it plays after the opening is judged.
+  std::vector<Case> cases;
+  cases.reserve(size_t(o.positions));
   auto game = env::makeBoardGames(e->name, 1);
   const int ownTarget = o.positions - o.positions / 2;
-  while (report.sources[0].positions < ownTarget) {
+  while (int(cases.size()) < ownTarget) {
     const int opening = std::uniform_int_distribution<int>(0, kOpeningMoves)(rng);
     // Four moves end no game of either board (a line needs five stones), so this always exists.
     std::vector<int> moves = *env::randomPosition(*game, opening, rng);
-    while (!game->terminal(0) && report.sources[0].positions < ownTarget) {
+    while (!game->terminal(0) && int(cases.size()) < ownTarget) {
       const int move = agentMove(moves);
-      record(0, moves, judge.judge(moves, move));
+      cases.push_back({0, moves, move});
       moves.push_back(move);
       game->play(0, move);
     }
@@ -124,10 +136,46 @@ MistakeReport measureMistakes(AlphaZeroTrainer& agent, const MistakeOptions& o, 
     if (d < cells) depths.push_back(d);
   for (int i = 0; i < o.positions / 2; ++i) {
     const int depth = depths[size_t(i) % depths.size()];
-    const std::optional<std::vector<int>> moves = env::randomPosition(*game, depth, rng);
+    std::optional<std::vector<int>> moves = env::randomPosition(*game, depth, rng);
     if (!moves) throw std::runtime_error("random play did not reach " + std::to_string(depth) + " moves with the game still on");
-    record(1, *moves, judge.judge(*moves, agentMove(*moves)));
+    const int move = agentMove(*moves);
+    cases.push_back({1, std::move(*moves), move});
   }
+
+  // The solvers, side by side; this thread reports their progress.
+  std::vector<Verdict> verdicts(cases.size(), Verdict::Unsolved);
+  std::atomic<int> nextTake{0}, judged{0};
+  std::exception_ptr failure;  // the first solver's error, written under failureMutex
+  std::mutex failureMutex;
+  std::atomic<bool> failed{false};
+  const int takes = (int(cases.size()) + kPositionsPerTake - 1) / kPositionsPerTake;
+  const int threads = std::clamp(o.threads > 0 ? o.threads : int(std::thread::hardware_concurrency()), 1, std::max(1, takes));
+  auto work = [&] {
+    try {
+      Judge judge(*e, o);
+      for (int take; !failed && (take = nextTake++) < takes;)
+        for (int i = take * kPositionsPerTake; i < std::min(int(cases.size()), (take + 1) * kPositionsPerTake); ++i) {
+          verdicts[size_t(i)] = judge.judge(cases[size_t(i)].moves, cases[size_t(i)].move);
+          ++judged;
+        }
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(failureMutex);
+      if (!failure) failure = std::current_exception();
+      failed = true;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+  for (int reported = 0; reported < int(cases.size()) && !failed;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const int now = judged;
+    if (progress)
+      while (reported < now) progress(++reported, o.positions);
+    reported = now;
+  }
+  for (std::thread& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+  for (size_t i = 0; i < cases.size(); ++i) record(cases[i], verdicts[i]);
   report.seconds = since(start);
   return report;
 }

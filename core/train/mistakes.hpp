@@ -4,8 +4,11 @@
 // draw into a loss), over positions drawn half from the agent's own games (each from a short
 // random opening, so that its deterministic search plays different games) and half from
 // random play stopped at several depths. A position the solver cannot finish within the limit
-// is skipped and counted, never guessed.
-// Thread-safety: runs on the thread that drives `agent`.
+// is skipped and counted, never guessed. The agent chooses its moves first, on the calling thread;
+// then solvers judge them side by side, each taking runs of consecutive positions (which share
+// much of their trees) with its own table. A solved verdict is exact, so only which positions
+// stay unsolved can depend on the number of threads.
+// Thread-safety: runs on the thread that drives `agent` (and `progress` is called there).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -20,7 +23,8 @@ struct MistakeOptions {
   int positions = 100;
   std::uint64_t seed = 1;
   double solverSeconds = 5;                         // for judging one position (both solves)
-  std::size_t tableBytes = std::size_t(64) << 20;  // the solver's transposition table
+  std::size_t tableBytes = std::size_t(64) << 20;  // each solver's transposition table
+  int threads = 0;  // solvers judging side by side, each with its own table; 0: one per core
 };
 
 // Counts over a group of positions: a source, or a range of moves played.
