@@ -281,16 +281,7 @@ void CpuProgram::elementwise(const Node& n, const std::vector<const float*>& in,
 void CpuProgram::reduce(const Node& n, const float* x, float* out) {
   const Shape& xs = g_.node(n.inputs[0]).shape;
   const std::int64_t outCount = numel(n.shape), inCount = numel(xs);
-  std::vector<bool> reduced(xs.size(), false);
-  for (std::int64_t ax : n.attrs.ints) reduced[size_t(ax)] = true;
-  // Output stride of each input axis (0 for reduced axes).
-  std::vector<std::int64_t> outStride(xs.size(), 0);
-  std::int64_t stride = 1;
-  for (size_t d = xs.size(); d-- > 0;)
-    if (!reduced[d]) {
-      outStride[d] = stride;
-      stride *= xs[d];
-    }
+  const std::vector<std::int64_t> outStride = ir::reductionOutputStrides(xs, n.attrs.ints);
   const bool isMax = n.op == Op::ReduceMax;
   std::fill(out, out + outCount, isMax ? -std::numeric_limits<float>::infinity() : 0.0f);
   std::vector<std::int64_t> coord(xs.size(), 0);

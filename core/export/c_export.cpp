@@ -328,15 +328,7 @@ void slice(CProgram& p, NodeId id) {
 void reduce(CProgram& p, NodeId id) {
   const ir::Node& n = p.node(id);
   const Shape& xs = p.shape(n.inputs[0]);
-  std::vector<bool> reduced(xs.size());
-  for (std::int64_t ax : n.attrs.ints) reduced[size_t(ax)] = true;
-  std::vector<std::int64_t> outStride(xs.size(), 0);
-  std::int64_t stride = 1;
-  for (size_t d = xs.size(); d-- > 0;)
-    if (!reduced[d]) {
-      outStride[d] = stride;
-      stride *= xs[d];
-    }
+  const std::vector<std::int64_t> outStride = ir::reductionOutputStrides(xs, n.attrs.ints);
   const bool isMax = n.op == Op::ReduceMax;
   const std::string out = p.ref(id) + "[" + indexExpression(outStride) + "]", x = p.in(id, 0) + "[i]";
   p.line("for (long i = 0; i < " + number(ir::numel(n.shape)) + "; ++i) " + p.ref(id) + "[i] = " + (isMax ? "-HUGE_VALF" : "0.0f") + ";");

@@ -10,6 +10,19 @@ std::int64_t numel(const Shape& s) {
   return n;
 }
 
+std::vector<std::int64_t> reductionOutputStrides(const Shape& input, const std::vector<std::int64_t>& axes) {
+  std::vector<bool> reduced(input.size(), false);
+  for (std::int64_t ax : axes) reduced[size_t(ax)] = true;
+  std::vector<std::int64_t> outStride(input.size(), 0);
+  std::int64_t stride = 1;
+  for (size_t d = input.size(); d-- > 0;)
+    if (!reduced[d]) {
+      outStride[d] = stride;
+      stride *= input[d];
+    }
+  return outStride;
+}
+
 std::string shapeText(const Shape& s, std::string_view separator) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) {

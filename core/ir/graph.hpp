@@ -20,6 +20,9 @@ using NodeId = std::int32_t;
 inline constexpr NodeId kNoNode = -1;
 
 std::int64_t numel(const Shape& s);
+// For a reduction of `input` over `axes` (kept or not): each input axis's stride in the output,
+// 0 for the reduced axes. Input element at coordinates c goes to output sum(c[d] * stride[d]).
+std::vector<std::int64_t> reductionOutputStrides(const Shape& input, const std::vector<std::int64_t>& axes);
 // "[2,32,84,84]", compact for dumps and margins; prose (diagnostics, listings) passes ", " for
 // "[2, 32, 84, 84]". The one text of a shape: no other code formats one.
 std::string shapeText(const Shape& s, std::string_view separator = ",");
