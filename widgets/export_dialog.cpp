@@ -21,8 +21,6 @@
 namespace cas::widgets {
 namespace {
 
-constexpr int kMaxBatch = 1 << 20;  // the CLI's --batch range
-
 QString nativePath(const std::filesystem::path& p) { return QDir::toNativeSeparators(QString::fromStdString(p.string())); }
 
 // The iteration a checkpoint file is named after (iter-00000012.ckpt: 12); 0 when it is not one.
@@ -71,7 +69,7 @@ ExportDialog::ExportDialog(const QString& source, QWidget* parent)
   }
 
   batch_->setObjectName(QStringLiteral("exportBatch"));
-  batch_->setRange(0, kMaxBatch);
+  batch_->setRange(0, int(exports::kMaxOnnxBatch));  // 0: dynamic
   batch_->setSpecialValueText(tr("dynamic"));
   batch_->setToolTip(tr("ONNX: a fixed batch size, or dynamic (the batch axis is named 'batch')."));
   opset_->setObjectName(QStringLiteral("exportOpset"));
