@@ -206,6 +206,129 @@
     </message>
 </context>
 <context>
+    <name>cas::widgets::ExportDialog</name>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>Export Policy</source>
+        <translation>导出策略</translation>
+    </message>
+    <message>
+        <source>Run %1</source>
+        <translation>运行 %1</translation>
+    </message>
+    <message>
+        <source>Project %1 (the initial weights its training starts from)</source>
+        <translation>项目 %1（训练开始时的初始权重）</translation>
+    </message>
+    <message>
+        <source>ONNX model (.onnx)</source>
+        <translation>ONNX 模型（.onnx）</translation>
+    </message>
+    <message>
+        <source>Standalone C99 source (.c and .h)</source>
+        <translation>独立的 C99 源代码（.c 和 .h）</translation>
+    </message>
+    <message>
+        <source>The newest valid checkpoint</source>
+        <translation>最新的有效检查点</translation>
+    </message>
+    <message>
+        <source>Iteration %1</source>
+        <translation>第 %1 次迭代</translation>
+    </message>
+    <message>
+        <source>None: a project&apos;s initial weights</source>
+        <translation>无：项目的初始权重</translation>
+    </message>
+    <message>
+        <source>dynamic</source>
+        <translation>动态</translation>
+    </message>
+    <message>
+        <source>ONNX: a fixed batch size, or dynamic (the batch axis is named &apos;batch&apos;).</source>
+        <translation>ONNX：固定的批大小，或动态（批维度名为 &apos;batch&apos;）。</translation>
+    </message>
+    <message>
+        <source>Source:</source>
+        <translation>来源：</translation>
+    </message>
+    <message>
+        <source>Format:</source>
+        <translation>格式：</translation>
+    </message>
+    <message>
+        <source>Weights:</source>
+        <translation>权重：</translation>
+    </message>
+    <message>
+        <source>Batch size:</source>
+        <translation>批大小：</translation>
+    </message>
+    <message>
+        <source>ONNX opset:</source>
+        <translation>ONNX 算子集版本：</translation>
+    </message>
+    <message>
+        <source>Output file:</source>
+        <translation>输出文件：</translation>
+    </message>
+    <message>
+        <source>Export To</source>
+        <translation>导出到</translation>
+    </message>
+    <message>
+        <source>ONNX models (*.onnx)</source>
+        <translation>ONNX 模型 (*.onnx)</translation>
+    </message>
+    <message>
+        <source>C source files (*.c)</source>
+        <translation>C 源文件 (*.c)</translation>
+    </message>
+    <message>
+        <source>Skipped checkpoint %1</source>
+        <translation>已跳过检查点 %1</translation>
+    </message>
+    <message>
+        <source>Written:</source>
+        <translation>已写入：</translation>
+    </message>
+    <message>
+        <source>Format: ONNX, opset %1, %2</source>
+        <translation>格式：ONNX，算子集版本 %1，%2</translation>
+    </message>
+    <message>
+        <source>batch %1</source>
+        <translation>批大小 %1</translation>
+    </message>
+    <message>
+        <source>dynamic batch</source>
+        <translation>动态批大小</translation>
+    </message>
+    <message>
+        <source>Format: C99 (libm only); build with cc -std=c99 -O2 -c %1, link with -lm</source>
+        <translation>格式：C99（仅依赖 libm）；用 cc -std=c99 -O2 -c %1 编译，链接时加 -lm</translation>
+    </message>
+    <message>
+        <source>Weights: the initial weights of project %1 (iteration 0)</source>
+        <translation>权重：项目 %1 的初始权重（第 0 次迭代）</translation>
+    </message>
+    <message>
+        <source>Weights: checkpoint %1 of project %2, iteration %3</source>
+        <translation>权重：项目 %2 的检查点 %1，第 %3 次迭代</translation>
+    </message>
+    <message>
+        <source>Nothing was written: %1</source>
+        <translation>未写入任何文件：%1</translation>
+    </message>
+</context>
+<context>
     <name>cas::widgets::GeneratedCodeView</name>
     <message>
         <source>Nothing compiled yet.</source>
@@ -677,6 +800,18 @@
     <message>
         <source>%1 does not exist; no project was opened. Open one with File &gt; Open Project.</source>
         <translation>%1 不存在；未打开任何项目。请用“文件 &gt; 打开项目”打开一个项目。</translation>
+    </message>
+    <message>
+        <source>&amp;Export...</source>
+        <translation>导出(&amp;E)...</translation>
+    </message>
+    <message>
+        <source>Ctrl+E</source>
+        <translation>Ctrl+E</translation>
+    </message>
+    <message>
+        <source>Exports the current run&apos;s policy (or the project&apos;s initial weights) as ONNX or C source</source>
+        <translation>将当前运行的策略（或项目的初始权重）导出为 ONNX 或 C 源代码</translation>
     </message>
 </context>
 <context>
@@ -1261,7 +1396,7 @@ Project %2 (%3), checkpoint %4</source>
         <translation>完美玩家未能在 %1 秒内求解所有着法。</translation>
     </message>
     <message>
-        <source>The agent's move %1 is not judged: %2</source>
+        <source>The agent&apos;s move %1 is not judged: %2</source>
         <translation>智能体的着法 %1 未被评判：%2</translation>
     </message>
     <message>
@@ -1269,15 +1404,15 @@ Project %2 (%3), checkpoint %4</source>
         <translation>失误：</translation>
     </message>
     <message>
-        <source>the agent's move %1 turns a %2 into a %3.</source>
+        <source>the agent&apos;s move %1 turns a %2 into a %3.</source>
         <translation>智能体的着法 %1 把%2变成了%3。</translation>
     </message>
     <message>
-        <source>The agent's move %1 loses, as every move does against perfect play.</source>
+        <source>The agent&apos;s move %1 loses, as every move does against perfect play.</source>
         <translation>智能体的着法 %1 会输，面对完美对手时每一步都会输。</translation>
     </message>
     <message>
-        <source>The agent's move %1 is perfect: it keeps the %2.</source>
+        <source>The agent&apos;s move %1 is perfect: it keeps the %2.</source>
         <translation>智能体的着法 %1 是完美着法：它保持了%2。</translation>
     </message>
     <message>

@@ -30,6 +30,7 @@
 #include "core/project/project.hpp"
 #include "widgets/backend_status.hpp"
 #include "widgets/board_view.hpp"
+#include "widgets/export_dialog.hpp"
 #include "widgets/kernel_view.hpp"
 #include "widgets/log_panel.hpp"
 #include "widgets/metrics_panel.hpp"
@@ -81,6 +82,9 @@ MainWindow::MainWindow(QWidget* parent)
   auto* fileMenu = menuBar()->addMenu(tr("&File"));
   fileMenu->addAction(tr("&Open Project..."), QKeySequence::Open, this, &MainWindow::chooseProject);
   recentMenu_ = fileMenu->addMenu(tr("&Recent Projects"));
+  exportAction_ = fileMenu->addAction(tr("&Export..."), QKeySequence(tr("Ctrl+E")), this, &MainWindow::showExportDialog);
+  exportAction_->setObjectName(QStringLiteral("exportAction"));
+  exportAction_->setToolTip(tr("Exports the current run's policy (or the project's initial weights) as ONNX or C source"));
   fileMenu->addSeparator();
   fileMenu->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
   auto* runMenu = menuBar()->addMenu(tr("&Run"));
@@ -169,6 +173,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(projectPanel_, &ProjectPanel::fileActivated, policyEditor_, &PdlEditor::openFile);
   connect(parameterModel_, &ParameterTableModel::parameterEditRequested, this, &MainWindow::requestParameter);
   connectRun();
+  connect(playPanel_, &PlayPanel::agentLoaded, this, [this] { updateRunActions(); });
   updateRunActions();
 
   QSettings settings;
@@ -276,6 +281,7 @@ void MainWindow::connectRun() {
 }
 
 void MainWindow::updateRunActions() {
+  exportAction_->setEnabled(!exportSource().isEmpty());
   trainAction_->setEnabled(project_.has_value() && !run_->running());
   pauseAction_->setEnabled(run_->running());
   pauseAction_->setText(run_->paused() ? tr("&Resume") : tr("&Pause"));
@@ -412,6 +418,20 @@ void MainWindow::showAbout() {
                      tr("<b>CUDA-Agent Studio %1</b><p>Design, train, search-debug and export reinforcement-learning "
                         "policies on NVIDIA GPUs, with a CPU reference backend.</p><p>Backend: %2</p>")
                          .arg(QString::fromLatin1(kVersion), backendLabel_->text().toHtmlEscaped()));
+}
+
+QString MainWindow::exportSource() const {
+  if (const std::optional<AgentSummary> agent = playPanel_->agent()) return agent->runFolder;
+  if (!run_->runFolder().isEmpty()) return run_->runFolder();
+  return project_ ? QString::fromStdString(project_->directory.string()) : QString();
+}
+
+void MainWindow::showExportDialog() {
+  const QString source = exportSource();
+  if (source.isEmpty()) return;
+  auto* dialog = new ExportDialog(source, this);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  dialog->open();
 }
 
 void MainWindow::rememberProject(const QString& folder) {

@@ -1,6 +1,6 @@
 #pragma once
 // The studio's main window: docks (Project, Policy editor, Search tree, Metrics, Kernels, Board,
-// Tuning, Log), menus, the backend in the status bar, and persisted window state and recent
+// Tuning, Log), menus (File > Export... opens export_dialog.hpp), the backend in the status bar, and persisted window state and recent
 // projects (QSettings). GUI thread only.
 #include <QMainWindow>
 #include <QStringList>
@@ -49,6 +49,9 @@ class MainWindow : public QMainWindow {
   SearchTreePanel* searchTreePanel() const { return searchTree_; }
   RunController* runController() const { return run_; }
   QStringList changeLog() const;
+  // What File > Export... exports: the run loaded on the Board, else the run trained in this
+  // window, else the open project (its initial weights); empty with none of them.
+  QString exportSource() const;
 
  public slots:
   // Loads and validates the project; problems go to the Log. Returns whether it opened.
@@ -61,6 +64,7 @@ class MainWindow : public QMainWindow {
   void setLoadOptions(const project::LoadOptions& options) { loadOptions_ = options; }
   void chooseProject();
   void showAbout();
+  void showExportDialog();
   void startTraining();
   void togglePause();
   void stopTraining();
@@ -95,7 +99,7 @@ class MainWindow : public QMainWindow {
   QListWidget* changes_;
   PlayPanel* playPanel_;
   SearchTreePanel* searchTree_ = nullptr;
-  QAction *trainAction_ = nullptr, *pauseAction_ = nullptr, *stopAction_ = nullptr, *stepAction_ = nullptr;
+  QAction *exportAction_ = nullptr, *trainAction_ = nullptr, *pauseAction_ = nullptr, *stopAction_ = nullptr, *stepAction_ = nullptr;
   KernelView* kernelView_;
   QSpinBox* iterationBudget_;
   QLabel* progressLabel_;

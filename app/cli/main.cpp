@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
   auto* batchOption = exportCmd->add_option("--batch", exportBatch, "ONNX: the batch size, or dynamic")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
-            if (text == "dynamic" || cas::parseInteger(text, 1, 1 << 20)) return {};
+            if (text == "dynamic" || cas::parseInteger(text, 1, cas::exports::kMaxOnnxBatch)) return {};
             return "expected dynamic or a whole number in [1, 1048576], got '" + cas::printable(text) + "'";
           },
           "dynamic or INT in [1, 1048576]"))
@@ -265,7 +265,7 @@ int main(int argc, char** argv) {
       std::cerr << "export: --batch and --opset go with --format onnx (the C export runs any number of samples)\n";
       return 2;
     }
-    if (exportBatch != "dynamic") exportOptions.batch = *cas::parseInteger(exportBatch, 1, 1 << 20);
+    if (exportBatch != "dynamic") exportOptions.batch = *cas::parseInteger(exportBatch, 1, cas::exports::kMaxOnnxBatch);
     return cas::cli::runExport(exportOptions);
   }
   return 2;

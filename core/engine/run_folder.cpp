@@ -42,17 +42,6 @@ std::string tomlValue(const params::ParameterSpec& spec, const params::ParamValu
   return params::formatValue(v);
 }
 
-std::vector<std::filesystem::path> checkpointFiles(const std::filesystem::path& dir) {
-  std::vector<std::filesystem::path> files;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir / "checkpoints", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("iter-", 0) == 0 && name.size() > 10 && name.substr(name.size() - 5) == ".ckpt") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());  // zero-padded: name order is iteration order
-  return files;
-}
-
 Diagnostic sentence(Severity severity, std::string message, SourceLocation where = {}) {
   return {severity, std::move(where), std::move(message), {}};
 }
@@ -96,6 +85,17 @@ void compareWithProject(const project::Project& current, const std::filesystem::
 }
 
 }  // namespace
+
+std::vector<std::filesystem::path> checkpointFiles(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "checkpoints", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("iter-", 0) == 0 && name.size() > 10 && name.substr(name.size() - 5) == ".ckpt") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());  // zero-padded: name order is iteration order
+  return files;
+}
 
 std::uint64_t fnv1a64(std::string_view bytes) {
   std::uint64_t h = 14695981039346656037ull;

@@ -87,4 +87,8 @@ class RunFolder {
 
 std::uint64_t fnv1a64(std::string_view bytes);
 
+// The checkpoint files of the run folder `dir` (checkpoints/iter-*.ckpt), oldest first; whether
+// each is valid is known only when it is read.
+std::vector<std::filesystem::path> checkpointFiles(const std::filesystem::path& dir);
+
 }  // namespace cas::engine

@@ -17,6 +17,7 @@ namespace cas::exports {
 inline constexpr int kMinOnnxOpset = 13;  // Softmax over one axis, ReduceSum's axes as an input
 inline constexpr int kMaxOnnxOpset = 21;
 inline constexpr int kDefaultOnnxOpset = 17;
+inline constexpr std::int64_t kMaxOnnxBatch = 1 << 20;  // the largest fixed batch size offered
 
 struct OnnxOptions {
   int opset = kDefaultOnnxOpset;

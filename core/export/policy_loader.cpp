@@ -70,6 +70,7 @@ LoadedPolicy fromRun(const std::filesystem::path& dir, std::int64_t checkpointIt
     out.policy.reset();
   }
   out.origin = "checkpoint " + run.checkpoint.string();
+  out.checkpoint = run.checkpoint;
   return out;
 }
 
@@ -102,10 +103,17 @@ LoadedPolicy fromProject(const std::filesystem::path& dir) {
 
 }  // namespace
 
-LoadedPolicy loadPolicy(const std::filesystem::path& runOrProject, std::int64_t checkpointIteration) {
+PolicySource policySourceOf(const std::filesystem::path& folder) {
   std::error_code ec;
-  if (std::filesystem::is_regular_file(runOrProject / "config.toml", ec)) return fromRun(runOrProject, checkpointIteration);
-  if (std::filesystem::is_regular_file(runOrProject / "project.toml", ec)) {
+  if (std::filesystem::is_regular_file(folder / "config.toml", ec)) return PolicySource::Run;
+  if (std::filesystem::is_regular_file(folder / "project.toml", ec)) return PolicySource::Project;
+  return PolicySource::Neither;
+}
+
+LoadedPolicy loadPolicy(const std::filesystem::path& runOrProject, std::int64_t checkpointIteration) {
+  const PolicySource source = policySourceOf(runOrProject);
+  if (source == PolicySource::Run) return fromRun(runOrProject, checkpointIteration);
+  if (source == PolicySource::Project) {
     if (checkpointIteration > 0) {
       LoadedPolicy out;
       out.error = failure(runOrProject.string() + " is a project folder, which has no checkpoints; --checkpoint goes with a run folder");

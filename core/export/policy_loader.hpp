@@ -18,10 +18,15 @@ namespace cas::exports {
 struct LoadedPolicy {
   std::optional<ExportablePolicy> policy;  // unset when it could not be loaded (see error)
   std::string origin;                      // "checkpoint RUN/checkpoints/iter-00000012.ckpt", "the initial weights of PROJECT"
+  std::filesystem::path checkpoint;        // the checkpoint read; empty for a project's initial weights
   std::vector<std::string> skipped;        // checkpoints passed over, each with the reason
   std::vector<Diagnostic> notices;         // warnings and notes on the way (project edits, ...)
   Diagnostic error;                        // why policy is unset
 };
+
+enum class PolicySource { Run, Project, Neither };
+// A folder with config.toml is a run, one with project.toml a project.
+PolicySource policySourceOf(const std::filesystem::path& folder);
 
 // `checkpointIteration` 0: the newest valid checkpoint; else that iteration's (runs only).
 LoadedPolicy loadPolicy(const std::filesystem::path& runOrProject, std::int64_t checkpointIteration);

@@ -47,8 +47,11 @@ class Reader {
     if (!ok_ || n > maxLength || !take(n)) return fail<std::string>();
     return std::string(in_.substr(pos_ - n, n));
   }
-  std::vector<float> floats(std::uint64_t expected) {
+  // `held`, when given, receives the count the input declares, so that a caller can say how a
+  // mismatch differs from what it expected.
+  std::vector<float> floats(std::uint64_t expected, std::uint64_t* held = nullptr) {
     const auto n = pod<std::uint64_t>();
+    if (held && ok_) *held = n;
     if (!ok_ || n != expected || !take(n * sizeof(float))) return fail<std::vector<float>>();
     std::vector<float> v(n);
     std::memcpy(v.data(), in_.data() + pos_ - n * sizeof(float), n * sizeof(float));

@@ -1,5 +1,6 @@
 #include "core/train/checkpoint.hpp"
 
+#include <set>
 #include <sstream>
 
 #include "core/support/binary_io.hpp"
@@ -19,6 +20,16 @@ std::vector<const ir::Node*> storedTensors(const exec::Executable& training) {
   for (const ir::Node& n : training.graph().nodes)
     if (n.op == ir::Op::Input && n.attrs.role != ir::InputRole::Data && !n.shape.empty()) tensors.push_back(&n);
   return tensors;
+}
+
+// The stored tensors of `training` that `held` lacks, parameters first (they are what the user
+// named in PDL; optimizer state follows from them).
+std::vector<std::string> missingTensors(const exec::Executable& training, const std::set<std::string>& held) {
+  std::vector<std::string> parameters, state;
+  for (const ir::Node* n : storedTensors(training))
+    if (!held.contains(n->attrs.name)) (n->attrs.role == ir::InputRole::Parameter ? parameters : state).push_back(n->attrs.name);
+  parameters.insert(parameters.end(), state.begin(), state.end());
+  return parameters;
 }
 
 }  // namespace
@@ -69,13 +80,29 @@ std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::E
   if (!r.ok() || count > kMaxTensors) return fail("the checkpoint is truncated");
   const ir::Graph& g = training.graph();
   std::vector<std::pair<std::string, std::vector<float>>> tensors;
+  std::set<std::string> held;
   for (std::uint32_t i = 0; i < count && r.ok(); ++i) {
     const std::string name = r.string(kMaxTensorName);
-    const ir::NodeId id = g.findInput(name);
     if (!r.ok()) break;
+    const ir::NodeId id = g.findInput(name);
     if (id == ir::kNoNode) return fail("the checkpoint holds '" + name + "', which this project's network does not have");
-    tensors.emplace_back(name, r.floats(std::uint64_t(ir::numel(g.node(id).shape))));
-    if (!r.ok()) return fail("'" + name + "' in the checkpoint does not match this project's network");
+    if (!held.insert(name).second) return fail("the checkpoint holds '" + name + "' twice");
+    const ir::Shape& needed = g.node(id).shape;
+    const auto neededValues = std::uint64_t(ir::numel(needed));
+    std::uint64_t heldValues = neededValues;
+    tensors.emplace_back(name, r.floats(neededValues, &heldValues));
+    if (r.ok()) continue;
+    if (heldValues == neededValues) break;  // the right size, but the file ends inside it
+    // Format version 1 records each tensor's size, not its shape: the checkpoint's side is a count.
+    return fail(name + ": the checkpoint holds " + std::to_string(heldValues) + " values, this project's network needs " +
+                ir::shapeText(needed, ", ") + " (" + std::to_string(neededValues) +
+                " values); the checkpoint was written for another network (a layer's size changed)");
+  }
+  if (!r.ok()) return fail("the checkpoint is truncated");
+  if (auto missing = missingTensors(training, held); !missing.empty()) {
+    std::string what = "the checkpoint lacks " + missing.front();
+    if (missing.size() > 1) what += " and " + std::to_string(missing.size() - 1) + " more tensor(s)";
+    return fail(what + ", which this project's network needs; it was written for another network (a layer added or renamed)");
   }
   std::optional<search::ReplayRing> restored = search::ReplayRing::read(r, replay, error);
   if (!restored) return std::nullopt;

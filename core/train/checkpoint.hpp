@@ -35,8 +35,10 @@ struct Checkpoint {
   search::ReplayRing ring;
 };
 // Reads and checks a checkpoint against the program and the replay shape it will be loaded into
-// (names, sizes, capacity) without changing either; nullopt with `error` filled when it does
-// not fit.
+// without changing either: it must hold every stored tensor of the program, each with the
+// program's size, and nothing else, and a ring of the replay's capacity. nullopt with `error`
+// filled when it does not fit: the error names the tensor missing, unknown or of another size
+// (and both sizes; the format records sizes, not shapes).
 std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::Executable& training, const search::ReplaySetup& replay,
                                          std::string* error);
 

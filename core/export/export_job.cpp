@@ -1,0 +1,83 @@
+#include "core/export/export_job.hpp"
+
+#include "core/export/c_export.hpp"
+#include "core/export/policy_loader.hpp"
+#include "core/support/atomic_file.hpp"
+
+namespace cas::exports {
+namespace {
+
+namespace fs = std::filesystem;
+
+Diagnostic refusal(std::string message) { return {Severity::Error, {}, std::move(message), {}}; }
+
+bool write(const fs::path& path, const std::string& bytes, std::string* error) {
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  if (ec) {
+    *error = "cannot create " + path.parent_path().string() + ": " + ec.message();
+    return false;
+  }
+  return writeFileAtomic(path, bytes, error);
+}
+
+}  // namespace
+
+fs::path defaultExportPath(const fs::path& source, ExportFormat format) {
+  return source / "exports" / (format == ExportFormat::Onnx ? "policy.onnx" : "policy.c");
+}
+
+ExportResult runExport(const ExportRequest& request) {
+  ExportResult result;
+  const fs::path out = request.out.empty() ? defaultExportPath(request.source, request.format) : request.out;
+  if (request.format == ExportFormat::C && out.extension() != ".c") {
+    result.error = refusal(out.string() + ": the C export is a .c file (its header is written beside it, as .h)");
+    return result;
+  }
+  LoadedPolicy loaded = loadPolicy(request.source, request.checkpoint);
+  result.skipped = std::move(loaded.skipped);
+  result.notices = std::move(loaded.notices);
+  if (!loaded.policy) {
+    result.error = std::move(loaded.error);
+    return result;
+  }
+  const ExportablePolicy& policy = *loaded.policy;
+  result.origin = std::move(loaded.origin);
+  result.checkpoint = std::move(loaded.checkpoint);
+  result.project = policy.metadata.project;
+  result.iteration = policy.metadata.iteration;
+  std::string error;
+  try {
+    if (request.format == ExportFormat::Onnx) {
+      OnnxOptions options;
+      options.opset = request.opset;
+      options.batch = request.batch;
+      const std::string model = exportOnnx(policy, options);
+      if (!write(out, model, &error)) {
+        result.error = refusal(error);
+        return result;
+      }
+      result.files.push_back({out, model.size()});
+    } else {
+      fs::path header = out;
+      header.replace_extension(".h");
+      const CSource source = exportC(policy, header.filename().string());
+      if (!write(header, source.header, &error)) {
+        result.error = refusal(error);
+        return result;
+      }
+      if (!write(out, source.source, &error)) {
+        std::error_code ignored;
+        fs::remove(header, ignored);  // a header without its source is no export
+        result.error = refusal(error);
+        return result;
+      }
+      result.files = {{out, source.source.size()}, {header, source.header.size()}};
+    }
+  } catch (const ExportError& e) {
+    result.error = refusal(e.what());
+  }
+  return result;
+}
+
+}  // namespace cas::exports
