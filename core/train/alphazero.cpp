@@ -179,14 +179,16 @@ EvaluationResult AlphaZeroTrainer::evaluate(const std::string& opponentSpec, int
   std::string error;
   auto opponent = makeOpponent(opponentSpec, project_.environment, seed * 7919 + 13, &error);
   if (!opponent) throw std::invalid_argument(error);
-  // The agent plays rounds of at most train.parallel_games games, the batch its network holds.
-  const int round = int(std::min<std::int64_t>(games, train_.parallelGames));
-  auto agent = makeSearch(round, SearchUse::Evaluation, seed, nullptr);
-  return playMatch(*agent, *opponent, games);
+  return playAgainst(*opponent, games, seed);
 }
 
 EvaluationResult AlphaZeroTrainer::evaluate(Opponent& opponent, int games, std::uint64_t seed) {
   if (auto tooLarge = refuseIfTooLarge(estimateEvaluationMemory(project_, games), availableMemory())) throw std::invalid_argument(*tooLarge);
+  return playAgainst(opponent, games, seed);
+}
+
+EvaluationResult AlphaZeroTrainer::playAgainst(Opponent& opponent, int games, std::uint64_t seed) {
+  // The agent plays rounds of at most train.parallel_games games, the batch its network holds.
   const int round = int(std::min<std::int64_t>(games, train_.parallelGames));
   auto agent = makeSearch(round, SearchUse::Evaluation, seed, nullptr);
   return playMatch(*agent, opponent, games);

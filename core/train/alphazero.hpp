@@ -84,6 +84,8 @@ class AlphaZeroTrainer {
   void buildNetworks();
   void syncInference();
   std::unique_ptr<search::SelfPlaySearch> makeSearch(int games, SearchUse use, std::uint64_t seed, std::string* note);
+  // A match of `games` games against `opponent`, its memory already checked.
+  EvaluationResult playAgainst(Opponent& opponent, int games, std::uint64_t seed);
   const char* allocating_ = "the trainer";  // what buildNetworks is allocating, for an out-of-memory error
 
   project::Project project_;

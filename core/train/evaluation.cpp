@@ -42,9 +42,11 @@ EvaluationResult playMatch(search::SelfPlaySearch& agent, Opponent& opponent, in
         if (pos.toMove(g) == agentSide) agentToMove.push_back(g);
         else opponentGames.push_back(g);
       }
-      if (!opponentGames.empty()) opponentMoves = opponent.chooseAll(pos, opponentGames);
-      if (!opponentGames.empty()) agent.play(opponentGames, opponentMoves);
-      for (size_t i = 0; i < opponentGames.size(); ++i) opponent.moved(opponentGames[i], opponentMoves[i]);
+      if (!opponentGames.empty()) {
+        opponentMoves = opponent.chooseAll(pos, opponentGames);
+        agent.play(opponentGames, opponentMoves);
+        for (size_t i = 0; i < opponentGames.size(); ++i) opponent.moved(opponentGames[i], opponentMoves[i]);
+      }
       if (!agentToMove.empty()) {
         agent.search(agentToMove);
         std::vector<int> chosen;
