@@ -461,8 +461,8 @@ class TestExport : public QObject {
     const QByteArray narrower = policy.readAll().replace("const width = 32", "const width = 16");
     policy.close();
     QVERIFY(writeBytes(other + QStringLiteral("/policy.pdl"), narrower.constData(), narrower.size()));
-    refused({other}, QStringLiteral("checkpoint iter-00000003.ckpt cannot be used: policy/conv2d_0/weight: the checkpoint holds 576 values, "
-                           "this project's network needs [16, 2, 3, 3] (288 values)"));
+    refused({other}, QStringLiteral("checkpoint iter-00000003.ckpt cannot be used: policy/conv2d_0/weight: the checkpoint holds shape "
+                           "[32, 2, 3, 3], this project's network needs [16, 2, 3, 3]"));
   }
 };
 
