@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/export/onnx_export.hpp"
+#include "core/export/policy_loader.hpp"
 
 namespace cas::cli {
 
@@ -99,6 +100,7 @@ struct ExportOptions {
   std::int64_t checkpoint = 0;            // 0: the newest valid checkpoint
   std::int64_t batch = 0;                 // ONNX: 0 for a dynamic batch
   int opset = exports::kDefaultOnnxOpset;  // ONNX
+  exports::StandaloneShape standalone;     // a .pdl file's observation shape, action count and seed
 };
 
 int runTrain(const TrainOptions& options);
