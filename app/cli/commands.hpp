@@ -39,6 +39,14 @@ struct SearchBenchOptions {
   int minCalls = 10;
 };
 
+struct EnvBenchOptions {
+  std::string env = "minatar-breakout";  // cartpole or minatar-breakout
+  int envs = 4096, steps = 1000;
+  int threads = 0;  // 0: one per hardware thread
+  std::uint64_t seed = 1;
+  bool json = false;
+};
+
 struct SolverBenchOptions {
   std::string env = "connect4", mode = "both";
   std::vector<int> depths = {8, 14, 20};
@@ -105,6 +113,7 @@ struct ExportOptions {
 
 int runTrain(const TrainOptions& options);
 int runExport(const ExportOptions& options);
+int runBenchEnv(const EnvBenchOptions& options);
 int runEval(const EvalOptions& options);
 int runAnalyze(const AnalyzeOptions& options);
 int runPlay(const PlayOptions& options);

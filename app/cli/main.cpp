@@ -144,6 +144,17 @@ int main(int argc, char** argv) {
   benchSolver->add_option("--seed", solverBench.seed, "Seed of the random play")->check(integerIn(0, INT64_MAX))->capture_default_str();
   benchSolver->add_flag("--json", solverBench.json, "Print one JSON object");
 
+  cas::cli::EnvBenchOptions envBench;
+  auto* benchEnv = benchCmd->add_subcommand("env",
+      "Time environment steps alone on the CPU twins: N environments side by side, random actions, resets where\n"
+      "episodes end, observations written as the policy's batch");
+  benchEnv->add_option("--env", envBench.env, "cartpole or minatar-breakout")->check(CLI::IsMember({"cartpole", "minatar-breakout"}))->capture_default_str();
+  benchEnv->add_option("--envs", envBench.envs, "Environments side by side")->check(integerIn(1, 1 << 20))->capture_default_str();
+  benchEnv->add_option("--steps", envBench.steps, "Steps of every environment")->check(integerIn(1, 1000000))->capture_default_str();
+  benchEnv->add_option("--threads", envBench.threads, "CPU threads (0: one per hardware thread)")->check(integerIn(0, 1024))->capture_default_str();
+  benchEnv->add_option("--seed", envBench.seed, "Seed of the environments and the random actions")->check(integerIn(0, INT64_MAX))->capture_default_str();
+  benchEnv->add_flag("--json", envBench.json, "Print one JSON object");
+
   cas::cli::KernelsOptions kernels;
   auto* kernelsCmd = app.add_subcommand("kernels", "Show the CUDA kernels generated for a project or benchmark network, timed, with their source");
   kernelsCmd->add_option("target", kernels.target, "Project folder, or cartpole_mlp64, connect4_mlp256, atari_nature_cnn")->required();
@@ -259,6 +270,7 @@ int main(int argc, char** argv) {
   if (*benchUpdate) return cas::cli::runBenchUpdate(bench);
   if (*benchSearch) return cas::cli::runBenchSearch(searchBench);
   if (*benchSolver) return cas::cli::runBenchSolver(solverBench);
+  if (*benchEnv) return cas::cli::runBenchEnv(envBench);
   if (*kernelsCmd) return cas::cli::runKernels(kernels);
   if (*trainCmd) {
     if (int(!train.project.empty()) + int(!train.resume.empty()) + int(!train.restart.empty()) != 1) {
