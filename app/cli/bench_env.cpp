@@ -11,6 +11,7 @@
 #include "app/cli/commands.hpp"
 #include "core/env/cartpole.hpp"
 #include "core/env/minatar_breakout.hpp"
+#include "core/env/minatar_freeway.hpp"
 #include "core/exec/thread_pool.hpp"
 
 namespace cas::cli {
@@ -57,6 +58,9 @@ int runBenchEnv(const EnvBenchOptions& o) {
   if (o.env == "cartpole") {
     env::CartPole env(o.envs, o.seed);
     totals = run(env, o.steps, env::CartPole::kObservationSize, pool, o.seed);
+  } else if (o.env == "minatar-freeway") {
+    env::MinAtarFreeway env(o.envs, o.seed);
+    totals = run(env, o.steps, env::MinAtarFreeway::kObservationSize, pool, o.seed);
   } else {
     env::MinAtarBreakout env(o.envs, o.seed);
     totals = run(env, o.steps, env::MinAtarBreakout::kObservationSize, pool, o.seed);

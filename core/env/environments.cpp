@@ -38,6 +38,8 @@ const std::vector<EnvironmentInfo>& environments() {
       {"cartpole", "Balance a pole on a cart (Gymnasium CartPole-v1 dynamics).", {4}, 2, false, std::nullopt, nullptr, ""},
       {"minatar-breakout", "MinAtar Breakout on a 10x10 grid with sticky actions (the minatar package's rules); planes: paddle, ball, trail, bricks.",
        {4, 10, 10}, 3, false, std::nullopt, nullptr, ""},
+      {"minatar-freeway", "MinAtar Freeway on a 10x10 grid with sticky actions (the minatar package's rules); planes: chicken, cars, trails by speed.",
+       {7, 10, 10}, 3, false, std::nullopt, nullptr, ""},
   };
   return all;
 }

@@ -1,15 +1,18 @@
-// MinAtar Breakout against episodes recorded from the `minatar` package
-// (tests/golden/make_minatar_traces.py): with minatar's random draws replayed (the ball's
-// starting side, the sticky-action draws), the same observations, rewards and episode ends,
-// step for step, across resets, sticky actions and two refills of the bricks.
+// MinAtar Breakout and Freeway against episodes recorded from the `minatar` package
+// (tests/golden/make_minatar_traces.py): with minatar's random draws replayed (Breakout's
+// starting side, Freeway's car periods and directions, the sticky-action draws), the same
+// observations, rewards and episode ends, step for step, across resets, sticky actions, two
+// refills of Breakout's bricks, Freeway's crossings and its time limit.
 #include <QTest>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/env/minatar_breakout.hpp"
+#include "core/env/minatar_freeway.hpp"
 
 using cas::env::MinAtarBreakout;
+using cas::env::MinAtarFreeway;
 
 namespace {
 
@@ -27,15 +30,31 @@ std::vector<float> expectedObservation(const nlohmann::json& row, size_t first) 
   return obs;
 }
 
+// An observation given as the indices of its set cells.
+std::vector<float> fromSetCells(const nlohmann::json& cells, int size) {
+  std::vector<float> obs(size_t(size), 0.0f);
+  for (const auto& i : cells) obs[i.get<size_t>()] = 1;
+  return obs;
+}
+
+MinAtarFreeway::CarDraw carDraw(const nlohmann::json& periods) {
+  MinAtarFreeway::CarDraw cars{};
+  for (size_t i = 0; i < periods.size() && i < cars.size(); ++i) cars[i] = periods[i].get<int>();
+  return cars;
+}
+
+nlohmann::json golden(const char* file) {
+  std::ifstream in(std::string(CAS_SOURCE_DIR) + "/tests/golden/minatar/" + file);
+  return in.good() ? nlohmann::json::parse(in) : nlohmann::json();
+}
+
 }  // namespace
 
 class TestMinAtar : public QObject {
   Q_OBJECT
  private slots:
   void breakoutMatchesMinatar() {
-    std::ifstream in(std::string(CAS_SOURCE_DIR) + "/tests/golden/minatar/breakout.json");
-    QVERIFY(in.good());
-    const auto file = nlohmann::json::parse(in);
+    const auto file = golden("breakout.json");
     const auto& traces = file["minatar_breakout"];
     QVERIFY(traces.size() >= 4);
     MinAtarBreakout env(int(traces.size()), 1);
@@ -69,6 +88,60 @@ class TestMinAtar : public QObject {
     }
     qInfo("%d steps replayed: %.0f bricks, %d sticky actions, %d refills of the bricks", steps, double(rewards), sticky, refills);
     QVERIFY(steps >= 1000 && sticky >= 50 && refills >= 2);  // what the traces must cover
+  }
+
+  void freewayMatchesMinatar() {
+    const auto file = golden("freeway.json");
+    const auto& traces = file["minatar_freeway"];
+    QVERIFY(traces.size() >= 2);
+    MinAtarFreeway env(int(traces.size()), 1);
+    int steps = 0, sticky = 0, crossings = 0, timeLimits = 0;
+    std::vector<float> obs(MinAtarFreeway::kObservationSize);
+    for (size_t g = 0; g < traces.size(); ++g) {
+      for (const auto& episode : traces[g]["episodes"]) {
+        env.reset(int(g), carDraw(episode["cars"]));
+        env.observe(int(g), obs.data());
+        QVERIFY(obs == fromSetCells(episode["initial"], MinAtarFreeway::kObservationSize));
+        int episodeSteps = 0;
+        for (const auto& row : episode["steps"]) {
+          const double draw = row[1].get<double>();
+          const auto r = env.step(int(g), row[0].get<int>(), draw, carDraw(row[4]));
+          env.observe(int(g), obs.data());
+          const QString where = QStringLiteral("trace %1 step %2").arg(g).arg(episodeSteps);
+          QVERIFY2(obs == fromSetCells(row[5], MinAtarFreeway::kObservationSize), qPrintable(where + QStringLiteral(": observation differs")));
+          QVERIFY2(r.reward == row[2].get<float>(), qPrintable(where + QStringLiteral(": reward differs")));
+          QVERIFY2(r.terminal == (row[3].get<int>() != 0), qPrintable(where + QStringLiteral(": terminal differs")));
+          crossings += r.reward > 0;
+          QCOMPARE(r.reward > 0, !row[4].empty());  // minatar draws new cars exactly at a crossing
+          sticky += draw < MinAtarFreeway::kStickyActionProbability;
+          ++steps;
+          ++episodeSteps;
+        }
+        timeLimits += env.terminal(int(g)) && episodeSteps == MinAtarFreeway::kTimeLimit + 1;
+      }
+    }
+    qInfo("%d Freeway steps replayed: %d crossings, %d sticky actions, %d episodes to the time limit", steps, crossings, sticky, timeLimits);
+    QVERIFY(steps >= 3000 && crossings >= 10 && sticky >= 100 && timeLimits == 1);
+  }
+
+  // The twins' own draws: seeded, and a crossing in Freeway redraws the cars as minatar does
+  // (every car's period within 1-5).
+  void ownDrawsAreSeeded() {
+    MinAtarFreeway a(4, 11), b(4, 11);
+    std::vector<float> x(MinAtarFreeway::kObservationSize), y(MinAtarFreeway::kObservationSize);
+    float rewards = 0;
+    for (int step = 0; step < 600; ++step)
+      for (int g = 0; g < 4; ++g) {
+        const auto p = a.step(g, 1), q = b.step(g, 1);
+        QVERIFY(p.reward == q.reward && p.terminal == q.terminal);
+        rewards += p.reward;
+      }
+    for (int g = 0; g < 4; ++g) {
+      a.observe(g, x.data());
+      b.observe(g, y.data());
+      QVERIFY(x == y);
+    }
+    QVERIFY(rewards > 0);
   }
 
   // After the episode's end a step changes nothing and pays nothing; a reset starts afresh on

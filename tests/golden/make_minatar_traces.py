@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Records MinAtar Breakout episodes from the `minatar` package for tests/core/test_minatar.cpp.
+"""Records MinAtar Breakout and Freeway episodes from the `minatar` package for
+tests/core/test_minatar.cpp.
 
     pip install minatar
-    python3 tests/golden/make_minatar_traces.py      # writes tests/golden/minatar/breakout.json
+    python3 tests/golden/make_minatar_traces.py      # writes tests/golden/minatar/{breakout,freeway}.json
 
 minatar's Environment draws from one numpy RandomState: the ball's starting side at each reset
 (randint(2)) and, at each step, the sticky-action draw (rand() < 0.1 repeats the previous
@@ -26,6 +27,11 @@ OBSERVATION = ["paddle column", "ball row", "ball column", "trail row", "trail c
 STEP = ["action", "sticky draw", "reward", "terminal"] + OBSERVATION
 
 
+FREEWAY_STEP = ["action", "sticky draw", "reward", "terminal", "cars drawn (8 signed periods; empty: none)",
+                "the observation's set cells, [channel][row][column] flattened"]
+FREEWAY_MINIMAL = [0, 2, 4]  # minatar's numbers for none, up, down
+
+
 class RecordingRandomState(np.random.RandomState):
     def __init__(self, seed):
         super().__init__(seed)
@@ -33,12 +39,12 @@ class RecordingRandomState(np.random.RandomState):
 
     def rand(self, *args):
         v = super().rand(*args)
-        self.draws.append(("rand", float(v)))
+        self.draws.append(("rand", v.tolist() if isinstance(v, np.ndarray) else float(v)))
         return v
 
     def randint(self, *args, **kwargs):
         v = super().randint(*args, **kwargs)
-        self.draws.append(("randint", int(v)))
+        self.draws.append(("randint", v.tolist() if isinstance(v, np.ndarray) else int(v)))
         return v
 
 
@@ -104,6 +110,44 @@ def trace(seed, episodes, max_steps, noise):
     return out
 
 
+def set_cells(env):
+    chw = np.transpose(env.state(), (2, 0, 1)).reshape(-1)
+    return [int(i) for i in np.flatnonzero(chw)]
+
+
+def car_draw(draws):
+    """minatar's _randomize_cars draws: eight periods (randint(1, 6, 8)), then eight directions
+    (rand(8)); the signed periods."""
+    (k1, periods), (k2, directions) = draws
+    assert k1 == "randint" and k2 == "rand"
+    return [int(p * np.sign(d - 0.5)) for p, d in zip(periods, directions)]
+
+
+def freeway_trace(seed, episodes, max_steps, noise):
+    env = Environment("freeway", sticky_action_prob=0.1)
+    recorder = RecordingRandomState(seed)
+    env.random = recorder
+    env.env.random = recorder
+    policy = np.random.default_rng(700 + seed)
+    out = {"seed": seed, "episodes": []}
+    for _ in range(episodes):
+        recorder.draws.clear()
+        env.reset()
+        episode = {"cars": car_draw(recorder.draws), "initial": set_cells(env), "steps": []}
+        for _ in range(max_steps):
+            # Mostly up (crossings), sometimes none or down.
+            action = int(policy.integers(0, 3)) if policy.random() < noise else 1
+            recorder.draws.clear()
+            reward, terminal = env.act(FREEWAY_MINIMAL[action])
+            (kind, draw), rest = recorder.draws[0], recorder.draws[1:]
+            assert kind == "rand"
+            episode["steps"].append([action, draw, float(reward), int(terminal), car_draw(rest) if rest else [], set_cells(env)])
+            if terminal:
+                break
+        out["episodes"].append(episode)
+    return out
+
+
 def main():
     # Short episodes of a noisy player, and long ones of a steady player that clear every brick.
     traces = [trace(seed, episodes=3, max_steps=300, noise=0.3) for seed in range(4)]
@@ -113,6 +157,18 @@ def main():
     with open(path, "w") as f:
         json.dump({"generator": "tests/golden/make_minatar_traces.py", "observation": OBSERVATION, "step": STEP,
                    "minatar_breakout": traces}, f, separators=(",", ":"))
+    report(path, traces)
+
+    # A whole episode, to its time limit; and two short ones, the second after a reset.
+    traces = [freeway_trace(0, episodes=1, max_steps=3000, noise=0.3), freeway_trace(1, episodes=2, max_steps=300, noise=0.5)]
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "minatar", "freeway.json")
+    with open(path, "w") as f:
+        json.dump({"generator": "tests/golden/make_minatar_traces.py", "step": FREEWAY_STEP, "minatar_freeway": traces}, f,
+                  separators=(",", ":"))
+    report(path, traces)
+
+
+def report(path, traces):
     steps = sum(len(e["steps"]) for t in traces for e in t["episodes"])
     rewards = sum(s[2] for t in traces for e in t["episodes"] for s in e["steps"])
     sticky = sum(s[1] < 0.1 for t in traces for e in t["episodes"] for s in e["steps"])
