@@ -269,26 +269,30 @@ void PdlEditor::placeGeneratedView() {
   const int total = wanted == Qt::Horizontal ? width() : height();
   if (wanted == Qt::Horizontal) split_->setSizes({total - generatedWidth, generatedWidth});
   else split_->setSizes({total * 3 / 5, total * 2 / 5});
+  // The problem list under the code keeps a few rows; the code gets the rest of the column.
+  if (auto* code = qobject_cast<QSplitter*>(split_->widget(0))) {
+    const int column = wanted == Qt::Horizontal ? height() : total * 3 / 5;
+    const int problems = std::min(column / 4, 5 * problems_->fontMetrics().height() + problems_->header()->sizeHint().height());
+    code->setSizes({column - problems, problems});
+  }
 }
 
 void PdlEditor::setProject(const project::Project& project) {
   const env::EnvironmentInfo* e = env::findEnvironment(project.environment);
   if (!e) return;  // a loaded project always names a known environment
-  const QString directory = QString::fromStdString(project.directory.string());
-  if (directory != projectDirectory_) {
-    // Another project: its files replace the open ones (the caller asked to save them).
-    while (tabs_->count() > 1) {
-      QWidget* w = stack_->widget(tabs_->count() - 1);
-      tabs_->removeTab(tabs_->count() - 1);
-      stack_->removeWidget(w);
-      w->deleteLater();
-    }
-    if (tabs_->count() == 1) {
-      tabs_->removeTab(0);
-      editor_ = static_cast<CodeEditor*>(stack_->widget(0));
-      loadInto(editor_, QString());
-    }
-    projectDirectory_ = directory;
+  // The project's files replace the open ones, read again from disk (the caller asked to save
+  // them): a project opened again shows what its files hold.
+  while (tabs_->count() > 1) {
+    QWidget* w = stack_->widget(tabs_->count() - 1);
+    tabs_->removeTab(tabs_->count() - 1);
+    stack_->removeWidget(w);
+    w->deleteLater();
+  }
+  if (tabs_->count() == 1) {
+    tabs_->removeTab(0);
+    tabs_->hide();
+    editor_ = static_cast<CodeEditor*>(stack_->widget(0));
+    loadInto(editor_, QString());
   }
   // The options project::compilePolicy uses, for text that is not saved yet.
   pdl::CompileOptions o;
@@ -463,8 +467,9 @@ void PdlEditor::compileNow() {
   compileTimer_->stop();
   if (!editor_->isPdl() || !options_) {
     showDiagnostics({});
-    summary_->setText(editor_->isPdl() ? tr("No project: the policy is compiled for the project's environment.")
-                             : tr("Not a PDL file: it is not compiled."));
+    summary_->setText(editor_->file().isEmpty() ? tr("Open a project to edit its policy.")
+                      : editor_->isPdl()         ? tr("No project: the policy is compiled for the project's environment.")
+                                                 : tr("Not a PDL file: it is not compiled."));
     emit diagnosticsUpdated();
     return;
   }
@@ -583,7 +588,7 @@ void PdlEditor::showSummary(const pdl::CompileResult& result) {
   for (const Diagnostic& d : result.diagnostics.items()) ++(d.severity == Severity::Error ? errors : warnings);
   if (!result.policy) {
     summary_->setText(QStringLiteral("<span style='color:%1'>✗ %2</span>").arg(editorStyle().error.name(), tr("Errors: %1, warnings: %2").arg(errors).arg(warnings)));
-    summary_->setToolTip(tr("The program does not compile; the layer margin shows the last version that compiled."));
+    summary_->setToolTip(tr("The program does not compile; the layer hints show the last version that compiled."));
     return;
   }
   const pdl::CompiledPolicy& p = *result.policy;
@@ -594,7 +599,7 @@ void PdlEditor::showSummary(const pdl::CompileResult& result) {
                  tr("%1 layers · %2 parameters").arg(p.layers.size()).arg(QLocale().toString(qlonglong(p.parameterCount)));
   if (warnings > 0) text += QStringLiteral(" · <span style='color:%1'>%2</span>").arg(editorStyle().warning.name(), tr("warnings: %1").arg(warnings));
   summary_->setText(text);
-  summary_->setToolTip(tr("Outputs: %1. Compiled in %2 ms for batch 1. The margin shows the output shapes and parameters (p) of the layers made on each line.")
+  summary_->setToolTip(tr("Outputs: %1. Compiled in %2 ms for batch 1. The hint after a line shows the output shapes and parameters (p) of the layers made on it.")
                            .arg(outputs.join(QStringLiteral(", ")))
                            .arg(lastCompileMs_, 0, 'f', 1));
 }

@@ -19,7 +19,6 @@
 #include <QWidget>
 
 #include <map>
-#include <memory>
 #include <optional>
 #include <vector>
 
@@ -73,7 +72,7 @@ class PdlEditor : public QWidget {
   GeneratedCodeView* generatedView() const { return generated_; }
   // Diagnostics first, each followed by its notes: the order of the problem list.
   const std::vector<Mark>& marks() const { return marks_; }
-  // The hint in the layer margin of `line` (1-based); empty when no layer is made there.
+  // The layer hint shown after `line` (1-based); empty when no layer is made there.
   QString layerHint(int line) const;
   QString currentFile() const;
   // What the text is compiled with; empty until a project is set.
@@ -89,8 +88,8 @@ class PdlEditor : public QWidget {
   QAction* saveAsAction() const { return saveAsAction_; }
 
  public slots:
-  // The environment and algorithm that the policy is compiled for. The files of another project
-  // close without asking: the caller asks maybeSave() first.
+  // The environment and algorithm that the policy is compiled for. The open files close without
+  // asking: the caller asks maybeSave() first.
   void setProject(const project::Project& project);
   // Brings the file's tab to the front, opening it in a new tab when it is not open. Returns
   // false (and says why) when it cannot be read.
@@ -144,7 +143,6 @@ class PdlEditor : public QWidget {
   GeneratedCodeView* generated_;
   QSplitter* split_;  // the code and problems | the generated code
   QTimer* compileTimer_;
-  QString projectDirectory_;
   std::optional<pdl::CompileOptions> options_;
   std::vector<Mark> marks_;
   std::map<int, QString> hintDetails_;  // by 1-based line
