@@ -10,6 +10,7 @@
 
 #include "app/cli/commands.hpp"
 #include "core/env/cartpole.hpp"
+#include "core/env/minatar_asterix.hpp"
 #include "core/env/minatar_breakout.hpp"
 #include "core/env/minatar_freeway.hpp"
 #include "core/exec/thread_pool.hpp"
@@ -58,6 +59,9 @@ int runBenchEnv(const EnvBenchOptions& o) {
   if (o.env == "cartpole") {
     env::CartPole env(o.envs, o.seed);
     totals = run(env, o.steps, env::CartPole::kObservationSize, pool, o.seed);
+  } else if (o.env == "minatar-asterix") {
+    env::MinAtarAsterix env(o.envs, o.seed);
+    totals = run(env, o.steps, env::MinAtarAsterix::kObservationSize, pool, o.seed);
   } else if (o.env == "minatar-freeway") {
     env::MinAtarFreeway env(o.envs, o.seed);
     totals = run(env, o.steps, env::MinAtarFreeway::kObservationSize, pool, o.seed);

@@ -1,16 +1,19 @@
-// MinAtar Breakout and Freeway against episodes recorded from the `minatar` package
+// MinAtar Breakout, Freeway and Asterix against episodes recorded from the `minatar` package
 // (tests/golden/make_minatar_traces.py): with minatar's random draws replayed (Breakout's
-// starting side, Freeway's car periods and directions, the sticky-action draws), the same
-// observations, rewards and episode ends, step for step, across resets, sticky actions, two
-// refills of Breakout's bricks, Freeway's crossings and its time limit.
+// starting side, Freeway's car periods and directions, Asterix's spawns, the sticky-action
+// draws), the same observations, rewards and episode ends, step for step, across resets, sticky
+// actions, two refills of Breakout's bricks, Freeway's crossings and its time limit, and six of
+// Asterix's difficulty ramps.
 #include <QTest>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/env/minatar_asterix.hpp"
 #include "core/env/minatar_breakout.hpp"
 #include "core/env/minatar_freeway.hpp"
 
+using cas::env::MinAtarAsterix;
 using cas::env::MinAtarBreakout;
 using cas::env::MinAtarFreeway;
 
@@ -122,6 +125,51 @@ class TestMinAtar : public QObject {
     }
     qInfo("%d Freeway steps replayed: %d crossings, %d sticky actions, %d episodes to the time limit", steps, crossings, sticky, timeLimits);
     QVERIFY(steps >= 3000 && crossings >= 10 && sticky >= 100 && timeLimits == 1);
+  }
+
+  void asterixMatchesMinatar() {
+    const auto file = golden("asterix.json");
+    const auto& traces = file["minatar_asterix"];
+    QVERIFY(traces.size() >= 2);
+    MinAtarAsterix env(int(traces.size()), 1);
+    int steps = 0, sticky = 0, spawns = 0, gold = 0, hardest = 0;
+    std::vector<float> obs(MinAtarAsterix::kObservationSize);
+    for (size_t g = 0; g < traces.size(); ++g) {
+      for (const auto& episode : traces[g]["episodes"]) {
+        env.reset(int(g));
+        env.observe(int(g), obs.data());
+        QVERIFY(obs == fromSetCells(episode["initial"], MinAtarAsterix::kObservationSize));
+        int episodeSteps = 0;
+        for (const auto& row : episode["steps"]) {
+          const auto& drawn = row[4];
+          // minatar draws for a spawn exactly when the twin says one is due, and the lane index
+          // only when a lane is free.
+          QCOMPARE(env.spawnsNext(int(g)), !drawn.empty());
+          MinAtarAsterix::SpawnDraw spawn;
+          if (!drawn.empty()) {
+            QCOMPARE(drawn.size(), size_t(env.freeLanes(int(g)) > 0 ? 3 : 2));
+            spawn = {drawn[0].get<double>(), drawn[1].get<double>(), drawn.size() == 3 ? drawn[2].get<int>() : 0};
+            ++spawns;
+          }
+          const double draw = row[1].get<double>();
+          const auto r = env.step(int(g), row[0].get<int>(), draw, spawn);
+          env.observe(int(g), obs.data());
+          const QString where = QStringLiteral("trace %1 step %2").arg(g).arg(episodeSteps);
+          QVERIFY2(obs == fromSetCells(row[5], MinAtarAsterix::kObservationSize), qPrintable(where + QStringLiteral(": observation differs")));
+          QVERIFY2(r.reward == row[2].get<float>(), qPrintable(where + QStringLiteral(": reward differs")));
+          QVERIFY2(r.terminal == (row[3].get<int>() != 0), qPrintable(where + QStringLiteral(": terminal differs")));
+          QVERIFY2(env.difficulty(int(g)) == row[6].get<int>(), qPrintable(where + QStringLiteral(": difficulty differs")));
+          gold += int(r.reward);
+          hardest = std::max(hardest, env.difficulty(int(g)));
+          sticky += draw < MinAtarAsterix::kStickyActionProbability;
+          ++steps;
+          ++episodeSteps;
+        }
+        QVERIFY(env.terminal(int(g)) || episode["steps"].size() == 1500 || episode["steps"].size() == 300);
+      }
+    }
+    qInfo("%d Asterix steps replayed: %d spawns, %d gold, %d sticky actions, difficulty up to %d", steps, spawns, gold, sticky, hardest);
+    QVERIFY(steps >= 1000 && spawns >= 100 && gold >= 10 && sticky >= 50 && hardest >= 5);
   }
 
   // The twins' own draws: seeded, and a crossing in Freeway redraws the cars as minatar does

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Records MinAtar Breakout and Freeway episodes from the `minatar` package for
+"""Records MinAtar Breakout, Freeway and Asterix episodes from the `minatar` package for
 tests/core/test_minatar.cpp.
 
     pip install minatar
-    python3 tests/golden/make_minatar_traces.py      # writes tests/golden/minatar/{breakout,freeway}.json
+    python3 tests/golden/make_minatar_traces.py      # writes tests/golden/minatar/{breakout,freeway,asterix}.json
 
 minatar's Environment draws from one numpy RandomState: the ball's starting side at each reset
 (randint(2)) and, at each step, the sticky-action draw (rand() < 0.1 repeats the previous
@@ -148,6 +148,61 @@ def freeway_trace(seed, episodes, max_steps, noise):
     return out
 
 
+ASTERIX_STEP = ["action", "sticky draw", "reward", "terminal",
+                "the spawn's draws (side, gold, index among the free lanes; empty: no spawn; no index: no free lane)",
+                "the observation's set cells, [channel][row][column] flattened", "difficulty (ramps so far)"]
+
+
+def asterix_action(inner, policy, noise):
+    """A player that keeps away from enemies and heads for gold; random one time in `noise`."""
+    if policy.random() < noise:
+        return int(policy.integers(0, 5))
+    moves = {0: (0, 0), 1: (-1, 0), 2: (0, -1), 3: (1, 0), 4: (0, 1)}
+    best, best_score = 0, None
+    for action, (dx, dy) in moves.items():
+        x, y = min(9, max(0, inner.player_x + dx)), min(8, max(1, inner.player_y + dy))
+        # Entities enter at columns 0 and 9; staying put is preferred, since a sticky step repeats
+        # the previous action.
+        score = policy.random() * 0.1 - (3 if x in (0, 9) else 0) + (0.5 if action == 0 else 0)
+        moving = inner.move_timer == 0
+        for e in inner.entities:
+            if e is None or e[1] != y:
+                continue
+            step = 1 if e[2] else -1
+            if e[3]:
+                score += 1.0 / (1 + abs(e[0] - x))
+            elif e[0] == x or (moving and e[0] + step == x):
+                score -= 100
+            elif 0 < (x - e[0]) * step <= 2:
+                score -= 5
+        if best_score is None or score > best_score:
+            best, best_score = action, score
+    return best
+
+
+def asterix_trace(seed, episodes, max_steps, noise):
+    env = Environment("asterix", sticky_action_prob=0.1)
+    recorder = RecordingRandomState(seed)
+    env.random = recorder
+    env.env.random = recorder
+    policy = np.random.default_rng(900 + seed)
+    out = {"seed": seed, "episodes": []}
+    for _ in range(episodes):
+        env.reset()
+        episode = {"initial": set_cells(env), "steps": []}
+        for _ in range(max_steps):
+            action = asterix_action(env.env, policy, noise)
+            recorder.draws.clear()
+            reward, terminal = env.act(action)  # the minimal set is minatar's actions 0-4
+            (kind, draw), spawn = recorder.draws[0], [v for _, v in recorder.draws[1:]]
+            assert kind == "rand" and len(spawn) in (0, 2, 3)
+            episode["steps"].append([action, draw, float(reward), int(terminal), spawn, set_cells(env), env.env.ramp_index])
+            if terminal:
+                break
+        out["episodes"].append(episode)
+    return out
+
+
 def main():
     # Short episodes of a noisy player, and long ones of a steady player that clear every brick.
     traces = [trace(seed, episodes=3, max_steps=300, noise=0.3) for seed in range(4)]
@@ -166,6 +221,16 @@ def main():
         json.dump({"generator": "tests/golden/make_minatar_traces.py", "step": FREEWAY_STEP, "minatar_freeway": traces}, f,
                   separators=(",", ":"))
     report(path, traces)
+
+    # Long episodes of a careful player (the difficulty ramps to its end), and short careless ones.
+    traces = [asterix_trace(seed, episodes=1, max_steps=1500, noise=0.05) for seed in (0, 1)]
+    traces += [asterix_trace(seed, episodes=3, max_steps=300, noise=0.5) for seed in (2, 3)]
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "minatar", "asterix.json")
+    with open(path, "w") as f:
+        json.dump({"generator": "tests/golden/make_minatar_traces.py", "step": ASTERIX_STEP, "minatar_asterix": traces}, f,
+                  separators=(",", ":"))
+    report(path, traces)
+    print("asterix difficulty reached:", max(s[6] for t in traces for e in t["episodes"] for s in e["steps"]))
 
 
 def report(path, traces):
