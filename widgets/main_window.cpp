@@ -39,7 +39,12 @@
 #include "widgets/play_panel.hpp"
 #include "widgets/pdl_editor.hpp"
 #include "widgets/project_panel.hpp"
+#include "widgets/run_catalog.hpp"
+#include "widgets/runs_dock.hpp"
+#include "widgets/runs_model.hpp"
 #include "widgets/search_tree_view.hpp"
+#include "widgets/train_prompt.hpp"
+#include "widgets/tuning_panel.hpp"
 
 namespace cas::widgets {
 
@@ -67,8 +72,9 @@ MainWindow::MainWindow(QWidget* parent)
       backendLabel_(new QLabel),
       metrics_(new MetricsPanel),
       run_(new RunController(this)),
-      changes_(new QListWidget),
       playPanel_(new PlayPanel(run_)) {
+  tuningPanel_ = new TuningPanel(parameterModel_, policyEditor_);
+  runsDock_ = new RunsDock;
   kernelView_ = new KernelView;
   iterationBudget_ = new QSpinBox;
   progressLabel_ = new QLabel;
@@ -112,26 +118,9 @@ MainWindow::MainWindow(QWidget* parent)
   auto* helpMenu = menuBar()->addMenu(tr("&Help"));
   helpMenu->addAction(tr("&About CUDA-Agent Studio"), this, &MainWindow::showAbout);
 
-  auto* tuning = new QWidget;
-  auto* tuningLayout = new QVBoxLayout(tuning);
-  tuningLayout->setContentsMargins(4, 4, 4, 4);
-  auto* tuningNote = new QLabel(tr("Values from project.toml. During a run, double-click a live parameter's value to change it; "
-                                   "it applies at the next iteration. The others apply when a run starts."));
-  tuningNote->setWordWrap(true);
-  auto* table = new QTableView;
-  table->setObjectName(QStringLiteral("parameterTable"));
-  table->setModel(parameterModel_);
-  table->verticalHeader()->hide();
-  table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 6);
-  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  tuningLayout->addWidget(tuningNote);
-  tuningLayout->addWidget(table, 3);
-  tuningLayout->addWidget(new QLabel(tr("Changes in this run:")));
-  changes_->setObjectName(QStringLiteral("changeLog"));
-  tuningLayout->addWidget(changes_, 1);
-
   QDockWidget* project = addPanel(QStringLiteral("projectDock"), tr("Project"), projectPanel_, Qt::LeftDockWidgetArea);
-  QDockWidget* tuningDock = addPanel(QStringLiteral("tuningDock"), tr("Tuning"), tuning, Qt::LeftDockWidgetArea);
+  QDockWidget* tuningDock = addPanel(QStringLiteral("tuningDock"), tr("Tuning"), tuningPanel_, Qt::LeftDockWidgetArea);
+  QDockWidget* runs = addPanel(QStringLiteral("runsDock"), tr("Runs"), runsDock_, Qt::LeftDockWidgetArea);
   QDockWidget* editor = addPanel(QStringLiteral("policyDock"), tr("Policy editor"), policyEditor_, Qt::RightDockWidgetArea);
   searchTree_ = new SearchTreePanel;
   searchTree_->setRunController(run_);
@@ -142,6 +131,7 @@ MainWindow::MainWindow(QWidget* parent)
   QDockWidget* kernels = addPanel(QStringLiteral("kernelsDock"), tr("Kernels"), kernelView_, Qt::RightDockWidgetArea);
   QDockWidget* log = addPanel(QStringLiteral("logDock"), tr("Log"), logPanel_, Qt::BottomDockWidgetArea);
   splitDockWidget(project, tuningDock, Qt::Vertical);
+  tabifyDockWidget(project, runs);
   splitDockWidget(editor, metrics, Qt::Horizontal);
   tabifyDockWidget(editor, tree);
   tabifyDockWidget(metrics, kernels);
@@ -152,6 +142,8 @@ MainWindow::MainWindow(QWidget* parent)
   connect(searchTree_, &SearchTreePanel::positionSelected, board, &QDockWidget::raise);
   editor->raise();
   metrics->raise();
+  project->raise();
+  connectRuns(metrics, board);
   defaultDockSizes_ = [this, project, tuningDock, editor, metrics, log] {
     resizeDocks({project, editor, metrics}, {340, 560, 380}, Qt::Horizontal);
     resizeDocks({editor, metrics, project, tuningDock, log}, {560, 560, 190, 370, 150}, Qt::Vertical);
@@ -172,6 +164,12 @@ MainWindow::MainWindow(QWidget* parent)
 
   connect(projectPanel_, &ProjectPanel::fileActivated, policyEditor_, &PdlEditor::openFile);
   connect(parameterModel_, &ParameterTableModel::parameterEditRequested, this, &MainWindow::requestParameter);
+  connect(tuningPanel_, &TuningPanel::messagePosted, logPanel_, &LogPanel::appendMessage);
+  connect(tuningPanel_, &TuningPanel::projectFileWritten, this, &MainWindow::reloadProjectFile);
+  // Saving project.toml in the editor reads the project again, so the Tuning dock shows the file.
+  connect(policyEditor_, &PdlEditor::saved, this, [this](const QString& path) {
+    if (project_ && QFileInfo(path) == QFileInfo(QString::fromStdString(project_->projectFile.string()))) reloadProjectFile();
+  });
   connectRun();
   connect(playPanel_, &PlayPanel::agentLoaded, this, [this] { updateRunActions(); });
   updateRunActions();
@@ -210,8 +208,15 @@ void MainWindow::updateBackendStatus(const QString& device) {
 void MainWindow::connectRun() {
   connect(run_, &RunController::runStarted, this, [this](const QString& folder) {
     metrics_->clear();
-    changes_->clear();
+    QString history;
+    // A resumed run goes on from its checkpoint: its recorded iterations are its curves' start.
+    if (run_->resumedFrom() > 0 && !metrics_->showRun(folder, &history)) logPanel_->appendMessage(LogPanel::Level::Warning, history);
+    tuningPanel_->changeList()->clear();
     parameterModel_->setLiveEditing(true);
+    parameterModel_->showRunValues(run_->startParameters(), QFileInfo(folder).fileName());
+    runsDock_->setTraining(true);
+    runsDock_->refresh();
+    runsDock_->selectRun(folder);
     kernelView_->runStarted(run_->backendId());
     progressTimer_->start();
     updateRunProgress();
@@ -223,6 +228,7 @@ void MainWindow::connectRun() {
   });
   connect(run_, &RunController::iterationFinished, this, [this](const train::IterationReport& r) {
     metrics_->addIteration(r);
+    runsDock_->model()->refreshRun(run_->runFolder());
     kernelView_->addIteration(r);
     updateRunProgress();
     if (r.trainingSteps > 0)
@@ -256,7 +262,7 @@ void MainWindow::connectRun() {
     const QString line = tr("%1 = %2 (was %3), applied at iteration %4")
                              .arg(QString::fromStdString(c.name), QString::fromStdString(c.to), QString::fromStdString(c.from))
                              .arg(c.iteration);
-    changes_->addItem(line);
+    tuningPanel_->changeList()->addItem(line);
     parameterModel_->applyChange(QString::fromStdString(c.name), QString::fromStdString(c.to), c.iteration);
     logPanel_->appendMessage(LogPanel::Level::Info, line);
   });
@@ -272,6 +278,8 @@ void MainWindow::connectRun() {
   });
   connect(run_, &RunController::runFinished, this, [this] {
     parameterModel_->setLiveEditing(false);
+    runsDock_->setTraining(false);
+    runsDock_->refresh();
     kernelView_->runFinished();
     progressTimer_->stop();
     updateRunProgress();
@@ -322,11 +330,90 @@ void MainWindow::updateRunProgress() {
 
 void MainWindow::startTraining() {
   if (!project_ || run_->running()) return;
-  const QString root = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/runs");
-  project::Project p = *project_;
-  p.parameters = parameterModel_->values();
+  // A run trains the files on disk: unsaved editor changes to them are saved first, or left out, or Train is cancelled.
+  const TrainChoice choice = askBeforeTraining(this, policyEditor_, *project_);
+  if (choice == TrainChoice::Cancel) return;
+  if (choice == TrainChoice::TrainSavedFile)
+    logPanel_->appendMessage(LogPanel::Level::Warning, tr("Training the saved %1; the editor's unsaved changes are not in this run.")
+                                                           .arg(QFileInfo(policyEditor_->currentFile()).fileName()));
+  // A new run starts from project.toml (read again when saved), whatever the last run changed.
   run_->setLimits({iterationBudget_->value(), 0});
-  run_->startTraining(p, root);
+  run_->startTraining(*project_, studioRunsRoot());
+}
+
+void MainWindow::resumeRun(const QString& folder) {
+  if (run_->running()) return;
+  run_->setLimits({iterationBudget_->value(), 0});
+  if (run_->resumeRun(folder))
+    logPanel_->appendMessage(LogPanel::Level::Info, tr("Resumed %1 from iteration %2, with the project file and policy it was trained with.")
+                                                        .arg(QDir::toNativeSeparators(folder))
+                                                        .arg(run_->resumedFrom()));
+}
+
+void MainWindow::reloadProjectFile() {
+  if (!project_) return;
+  const project::LoadResult result = project::loadProject(project_->directory, loadOptions_);
+  for (const Diagnostic& d : result.diagnostics.items())
+    logPanel_->appendMessage(d.severity == Severity::Error ? LogPanel::Level::Error : LogPanel::Level::Warning,
+                             QString::fromStdString(formatHeadline(d)));
+  if (!result.project) {
+    logPanel_->appendMessage(LogPanel::Level::Error, tr("project.toml has errors (above); the Tuning dock keeps the values last read."));
+    return;
+  }
+  project_ = *result.project;
+  parameterModel_->setProjectValues(project_->parameters);
+  policyEditor_->setProject(*project_);
+  projectPanel_->showProject(*project_);
+  runsDock_->model()->setProject(*project_);
+  logPanel_->appendMessage(LogPanel::Level::Info, tr("Read %1 again; the Tuning dock shows its values.")
+                                                      .arg(QDir::toNativeSeparators(QString::fromStdString(project_->projectFile.string()))));
+}
+
+bool MainWindow::reportBoardBusy() {
+  if (!playPanel_->busy()) return false;
+  logPanel_->appendMessage(LogPanel::Level::Warning, tr("The Board is still loading a run or searching; ask again once it is done."));
+  return true;
+}
+
+void MainWindow::connectRuns(QDockWidget* metrics, QDockWidget* board) {
+  connect(runsDock_, &RunsDock::messagePosted, logPanel_, &LogPanel::appendMessage);
+  connect(runsDock_, &RunsDock::resumeRequested, this, &MainWindow::resumeRun);
+  connect(runsDock_, &RunsDock::metricsRequested, this, [this, metrics](const QString& folder) {
+    QString error;
+    if (!metrics_->showRun(folder, &error)) {
+      logPanel_->appendMessage(LogPanel::Level::Error, error);
+      return;
+    }
+    metrics->raise();
+  });
+  connect(runsDock_, &RunsDock::overlayToggled, this, [this, metrics](const QString& folder, bool on) {
+    QString error;
+    if (on && !metrics_->addOverlay(folder, &error)) logPanel_->appendMessage(LogPanel::Level::Error, error);
+    if (!on) metrics_->removeOverlay(folder);
+    runsDock_->model()->setOverlaid(folder, metrics_->overlays().contains(folder));
+    if (on) metrics->raise();
+  });
+  connect(runsDock_, &RunsDock::playRequested, this, [this, board](const QString& folder) {
+    if (reportBoardBusy()) return;
+    playPanel_->setMode(PlayPanel::Mode::Play);
+    playPanel_->loadRun(folder);
+    board->raise();
+  });
+  connect(runsDock_, &RunsDock::analyseRequested, this, [this, board](const QString& folder) {
+    if (reportBoardBusy()) return;
+    playPanel_->setMode(PlayPanel::Mode::SetUp);
+    playPanel_->loadRun(folder);
+    board->raise();
+  });
+  // A run the Board could not load says why in the Log too (a checkpoint that does not fit its
+  // network, a run folder without one), not only under the board.
+  connect(playPanel_, &PlayPanel::runLoadFailed, this, [this](const QString& folder, const QString& reason) {
+    logPanel_->appendMessage(LogPanel::Level::Error, tr("The Board could not load %1: %2").arg(QDir::toNativeSeparators(folder), reason));
+  });
+  // A run opened on the Board from elsewhere joins the list.
+  connect(playPanel_, &PlayPanel::agentLoaded, runsDock_, [this](const QString& folder) {
+    if (runsDock_->model()->rowOf(folder) < 0) runsDock_->model()->addRunFolder(folder);
+  });
 }
 
 void MainWindow::togglePause() {
@@ -363,7 +450,7 @@ void MainWindow::requestParameter(const QString& name, const QString& value) {
 
 QStringList MainWindow::changeLog() const {
   QStringList out;
-  for (int i = 0; i < changes_->count(); ++i) out << changes_->item(i)->text();
+  for (int i = 0; i < tuningPanel_->changeList()->count(); ++i) out << tuningPanel_->changeList()->item(i)->text();
   return out;
 }
 
@@ -386,6 +473,10 @@ bool MainWindow::openProject(const QString& folder) {
   policyEditor_->setProject(p);
   policyEditor_->openFile(QString::fromStdString(p.policyFile.string()));
   parameterModel_->showParameters(p.parameters);
+  tuningPanel_->setProjectFile(QString::fromStdString(p.projectFile.string()));
+  runsDock_->model()->setProject(p);
+  runsDock_->refresh();
+  showNewestRunMetrics();
   const QString device = QString::fromStdString(params::readRuntimeParams(p.parameters).device);
   updateBackendStatus(device);
   kernelView_->setDevice(device);
@@ -393,6 +484,23 @@ bool MainWindow::openProject(const QString& folder) {
   logPanel_->appendMessage(LogPanel::Level::Info, tr("Opened project %1 (%2).").arg(QString::fromStdString(p.name), folder));
   rememberProject(QFileInfo(folder).absoluteFilePath());
   return true;
+}
+
+void MainWindow::showNewestRunMetrics() {
+  // After a restart the Metrics dock shows the project's newest run rather than nothing.
+  if (run_->running()) return;
+  const RunsModel* runs = runsDock_->model();
+  for (int row = 0; row < runs->rowCount(); ++row) {
+    const RunSummary& run = runs->run(row);
+    if (run.status == RunSummary::Status::Unreadable || run.iterations == 0 || !runBelongsTo(run, QString::fromStdString(project_->directory.string())))
+      continue;
+    QString error;
+    if (metrics_->showRun(run.folder, &error)) {
+      runsDock_->selectRun(run.folder);
+      logPanel_->appendMessage(LogPanel::Level::Info, tr("The Metrics dock shows the newest run, %1; the Runs dock lists them all.").arg(run.name));
+    }
+    return;
+  }
 }
 
 bool MainWindow::openAtStartup(const QString& named, const QString& example) {
