@@ -393,6 +393,8 @@ void MainWindow::connectRuns(QDockWidget* metrics, QDockWidget* board) {
     runsDock_->model()->setOverlaid(folder, metrics_->overlays().contains(folder));
     if (on) metrics->raise();
   });
+  // The Metrics dock's own Overlay Run... and Remove Overlay change the ticks too.
+  connect(metrics_, &MetricsPanel::overlaysChanged, runsDock_, [this] { runsDock_->model()->setOverlaidRuns(metrics_->overlays()); });
   connect(runsDock_, &RunsDock::playRequested, this, [this, board](const QString& folder) {
     if (reportBoardBusy()) return;
     playPanel_->setMode(PlayPanel::Mode::Play);

@@ -361,6 +361,7 @@ bool MetricsPanel::addOverlay(const QString& runFolder, QString* error) {
     keys.back()->setPen(QPen(QColor(90, 90, 90), 1.3, overlayStyle_));
   }
   overlayRun_.clear();
+  emit overlaysChanged();
   removeOverlayButton_->setEnabled(true);
   removeOverlayButton_->setToolTip(tr("Remove the dashed curves of every overlaid run."));
   scheduleRefresh();
@@ -376,6 +377,7 @@ void MetricsPanel::removeOverlay(const QString& runFolder) {
     list.erase(std::remove_if(list.begin(), list.end(), [&](const Series& s) { return s.overlay && s.run == runFolder; }), list.end());
   }
   for (QCPGraph* key : overlayKeys_.take(runFolder)) key->parentPlot()->removeGraph(key);
+  emit overlaysChanged();
   if (overlayKeys_.isEmpty()) {
     overlayName_.clear();
     removeOverlayButton_->setEnabled(false);

@@ -74,6 +74,9 @@ class MetricsPanel : public QWidget {
   void removeOverlay();  // every overlay
   void chooseOverlay();  // asks for a run folder
 
+ signals:
+  void overlaysChanged();  // a run was overlaid or removed (overlays() lists them)
+
  protected:
   void resizeEvent(QResizeEvent* event) override;
 

@@ -143,6 +143,11 @@ void RunsModel::setOverlaid(const QString& folder, bool overlaid) {
   if (const int row = rowOf(folder); row >= 0) emit dataChanged(index(row, Name), index(row, Name), {Qt::CheckStateRole});
 }
 
+void RunsModel::setOverlaidRuns(const QStringList& folders) {
+  overlaid_ = QSet<QString>(folders.begin(), folders.end());
+  if (!runs_.empty()) emit dataChanged(index(0, Name), index(rowCount() - 1, Name), {Qt::CheckStateRole});
+}
+
 void RunsModel::saveExternalRuns() const { QSettings().setValue(kExternalRunsKey, external_); }
 
 void RunsModel::refreshRun(const QString& folder) {

@@ -48,6 +48,7 @@ class RunsModel : public QAbstractTableModel {
   // Forgets a run folder from elsewhere (after it was deleted or renamed).
   void forgetRunFolder(const QString& folder);
   void setOverlaid(const QString& folder, bool overlaid);
+  void setOverlaidRuns(const QStringList& folders);  // exactly these, as the Metrics dock draws them
   void refresh();
   // Reads one listed run again (the one being trained, after each iteration).
   void refreshRun(const QString& folder);

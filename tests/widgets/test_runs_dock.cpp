@@ -247,6 +247,9 @@ class TestRunsDock : public QObject {
     QVERIFY(!QFileInfo::exists(older));
     QCOMPARE(w.runsDock()->selectedRun(), renamed);
     QCOMPARE(w.metricsPanel()->overlays(), QStringList{renamed});
+    // The Metrics dock's Remove Overlay clears the ticks too.
+    w.metricsPanel()->findChild<QPushButton*>(QStringLiteral("removeOverlay"))->click();
+    QCOMPARE(runs->index(runs->rowOf(renamed), RunsModel::Name).data(Qt::CheckStateRole).toInt(), int(Qt::Unchecked));
 
     // Play loads the run on the Board (once the Board has loaded the run that just stopped).
     QTRY_VERIFY_WITH_TIMEOUT(!w.playPanel()->busy(), 60000);
@@ -291,6 +294,13 @@ class TestRunsDock : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!w.playPanel()->busy(), 60000);
     w.findChild<QAction*>(QStringLiteral("runPlayAction"))->trigger();
     QTRY_VERIFY_WITH_TIMEOUT(w.logPanel()->toPlainText().contains(QStringLiteral("The Board could not load %1: ").arg(run)), 60000);
+    QVERIFY2(w.logPanel()->toPlainText().contains(QStringLiteral("; checkpoints passed over: iter-")), qPrintable(w.logPanel()->toPlainText()));
+    // So is Resume, and the run folder is left as it was.
+    const QString metricsBefore = readText(run + QStringLiteral("/metrics.jsonl"));
+    w.resumeRun(run);
+    QVERIFY(!w.runController()->running());
+    QVERIFY2(w.logPanel()->toPlainText().contains(QStringLiteral("%1 cannot be resumed: ").arg(run)), qPrintable(w.logPanel()->toPlainText()));
+    QCOMPARE(readText(run + QStringLiteral("/metrics.jsonl")), metricsBefore);
   }
 
   void tuningOverridesResetAndWrite() {
