@@ -758,10 +758,6 @@
         <translation>运行在 %1 次迭代后结束，用时 %2。</translation>
     </message>
     <message>
-        <source>Iteration 0 of %1, %2 elapsed</source>
-        <translation>第 0/%1 次迭代，已用时 %2</translation>
-    </message>
-    <message>
         <source>%1 elapsed, the first iteration is running</source>
         <translation>已用时 %1，正在进行第一次迭代</translation>
     </message>
@@ -840,6 +836,10 @@
     <message>
         <source>The Metrics dock shows the newest run, %1; the Runs dock lists them all.</source>
         <translation>“指标”面板显示最新的运行 %1；“运行列表”面板列出所有运行。</translation>
+    </message>
+    <message>
+        <source>Iteration %1 of %2, %3 elapsed</source>
+        <translation>第 %1/%2 次迭代，已用时 %3</translation>
     </message>
 </context>
 <context>

@@ -120,7 +120,6 @@ MainWindow::MainWindow(QWidget* parent)
 
   QDockWidget* project = addPanel(QStringLiteral("projectDock"), tr("Project"), projectPanel_, Qt::LeftDockWidgetArea);
   QDockWidget* tuningDock = addPanel(QStringLiteral("tuningDock"), tr("Tuning"), tuningPanel_, Qt::LeftDockWidgetArea);
-  QDockWidget* runs = addPanel(QStringLiteral("runsDock"), tr("Runs"), runsDock_, Qt::LeftDockWidgetArea);
   QDockWidget* editor = addPanel(QStringLiteral("policyDock"), tr("Policy editor"), policyEditor_, Qt::RightDockWidgetArea);
   searchTree_ = new SearchTreePanel;
   searchTree_->setRunController(run_);
@@ -130,8 +129,10 @@ MainWindow::MainWindow(QWidget* parent)
   QDockWidget* metrics = addPanel(QStringLiteral("metricsDock"), tr("Metrics"), metrics_, Qt::RightDockWidgetArea);
   QDockWidget* kernels = addPanel(QStringLiteral("kernelsDock"), tr("Kernels"), kernelView_, Qt::RightDockWidgetArea);
   QDockWidget* log = addPanel(QStringLiteral("logDock"), tr("Log"), logPanel_, Qt::BottomDockWidgetArea);
+  // The runs' table wants the window's width: beside the Log, below everything.
+  QDockWidget* runs = addPanel(QStringLiteral("runsDock"), tr("Runs"), runsDock_, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(log, runs);
   splitDockWidget(project, tuningDock, Qt::Vertical);
-  tabifyDockWidget(project, runs);
   splitDockWidget(editor, metrics, Qt::Horizontal);
   tabifyDockWidget(editor, tree);
   tabifyDockWidget(metrics, kernels);
@@ -142,7 +143,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(searchTree_, &SearchTreePanel::positionSelected, board, &QDockWidget::raise);
   editor->raise();
   metrics->raise();
-  project->raise();
+  log->raise();
   connectRuns(metrics, board);
   defaultDockSizes_ = [this, project, tuningDock, editor, metrics, log] {
     resizeDocks({project, editor, metrics}, {340, 560, 380}, Qt::Horizontal);
@@ -308,19 +309,20 @@ void MainWindow::updateRunProgress() {
     progressBar_->setValue(int(std::min(p.iterations, p.iterationBudget)));
   }
   QString text;
+  const qint64 first = run_->resumedFrom();  // a resumed run counts on from its checkpoint's iteration
   if (!run_->running()) {
     text = p.iterations > 0 ? tr("The run ended after %1 iterations in %2.").arg(p.iterations).arg(duration(p.activeSeconds)) : QString();
   } else if (p.iterations == 0) {
-    text = p.iterationBudget > 0 ? tr("Iteration 0 of %1, %2 elapsed").arg(p.iterationBudget).arg(duration(p.activeSeconds))
+    text = p.iterationBudget > 0 ? tr("Iteration %1 of %2, %3 elapsed").arg(first).arg(first + p.iterationBudget).arg(duration(p.activeSeconds))
                                  : tr("%1 elapsed, the first iteration is running").arg(duration(p.activeSeconds));
   } else if (p.iterationBudget > 0) {
     text = tr("Iteration %1 of %2, about %3 left (%4 per iteration)")
-               .arg(p.iterations)
-               .arg(p.iterationBudget)
+               .arg(first + p.iterations)
+               .arg(first + p.iterationBudget)
                .arg(duration(p.etaSeconds), duration(p.meanIterationSeconds));
   } else {
     text = tr("Iteration %1, %2 elapsed, %3 iterations/min")
-               .arg(p.iterations)
+               .arg(first + p.iterations)
                .arg(duration(p.activeSeconds))
                .arg(60.0 / std::max(p.meanIterationSeconds, 1e-9), 0, 'f', 1);
   }
@@ -478,12 +480,12 @@ bool MainWindow::openProject(const QString& folder) {
   tuningPanel_->setProjectFile(QString::fromStdString(p.projectFile.string()));
   runsDock_->model()->setProject(p);
   runsDock_->refresh();
-  showNewestRunMetrics();
   const QString device = QString::fromStdString(params::readRuntimeParams(p.parameters).device);
   updateBackendStatus(device);
   kernelView_->setDevice(device);
   setWindowTitle(tr("%1 — CUDA-Agent Studio").arg(QString::fromStdString(p.name)));
   logPanel_->appendMessage(LogPanel::Level::Info, tr("Opened project %1 (%2).").arg(QString::fromStdString(p.name), folder));
+  showNewestRunMetrics();
   rememberProject(QFileInfo(folder).absoluteFilePath());
   return true;
 }
