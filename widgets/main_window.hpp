@@ -92,6 +92,7 @@ class MainWindow : public QMainWindow {
   void updateRunActions();
   void connectRun();
   void updateRunProgress();
+  // The Runs dock and project.toml's provenance: main_window_runs.cpp.
   void connectRuns(QDockWidget* metrics, QDockWidget* board);
   void showNewestRunMetrics();
   bool reportBoardBusy();  // the Board takes no new run while it works; says so in the Log
