@@ -328,6 +328,14 @@ class TestRunsDock : public QObject {
              qPrintable(model->index(row, 1).data(Qt::ToolTipRole).toString()));
     QVERIFY(!model->index(rowOfParameter(model, QStringLiteral("search.simulations")), 1).data(Qt::FontRole).value<QFont>().bold());
     QVERIFY2(tuning->sourceText().contains(QStringLiteral("differs from project.toml")), qPrintable(tuning->sourceText()));
+    // Reset during the run asks for project.toml's value, which applies at the next iteration.
+    QVERIFY(model->resetToProject(cpuct));
+    QCOMPARE(model->index(row, cas::widgets::ParameterTableModel::Applies).data().toString(),
+             QStringLiteral("live: 1.5 requested, applies at the next iteration"));
+    QTRY_VERIFY_WITH_TIMEOUT(!model->isOverride(cpuct), 60000);
+    QCOMPARE(model->index(row, 1).data().toString(), QStringLiteral("1.5"));
+    model->setData(model->index(row, 1), QStringLiteral("3.5"), Qt::EditRole);
+    QTRY_VERIFY_WITH_TIMEOUT(model->isOverride(cpuct), 60000);
     w.stopTraining();
     QTRY_VERIFY_WITH_TIMEOUT(!w.runController()->running(), 60000);
     QCOMPARE(model->index(row, 1).data().toString(), QStringLiteral("3.5"));  // still shown as that run's override
