@@ -1,7 +1,7 @@
 // Runs as first-class objects in the studio (issue 15), offscreen: the Runs dock lists a project's
 // runs after a restart (and a run added from elsewhere, and not another project's), with
 // iterations, last score, differences and status (running, stopped, crashed); the newest run's
-// metrics are shown on opening; Metrics, overlays of several runs, Resume, Play, Rename and
+// metrics are shown on opening; Metrics, overlays of several runs, Resume, Play, Open Folder, Rename and
 // Delete (which asks, and refuses a run being trained) act on the selected run; the Board loads a
 // run with its own policy copy, and a run it cannot load is reported in the Log. Tuning: a new run
 // starts from project.toml, values changed during a run are bold overrides until Reset or Write to
@@ -10,6 +10,7 @@
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QApplication>
+#include <QDesktopServices>
 #include <QDir>
 #include <QFile>
 #include <QFont>
@@ -24,6 +25,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <QUrl>
 #include <Qsci/qsciscintilla.h>
 
 #include <functional>
@@ -84,6 +86,10 @@ int rowOfParameter(const cas::widgets::ParameterTableModel* m, const QString& na
 class TestRunsDock : public QObject {
   Q_OBJECT
   QTemporaryDir dir_;
+  QUrl opened_;  // what Open Folder asked the desktop to open
+
+ public slots:
+  void openUrl(const QUrl& url) { opened_ = url; }
 
   QString quickProject(const QString& name) {
     const QString folder = dir_.filePath(name);
@@ -250,6 +256,12 @@ class TestRunsDock : public QObject {
     // The Metrics dock's Remove Overlay clears the ticks too.
     w.metricsPanel()->findChild<QPushButton*>(QStringLiteral("removeOverlay"))->click();
     QCOMPARE(runs->index(runs->rowOf(renamed), RunsModel::Name).data(Qt::CheckStateRole).toInt(), int(Qt::Unchecked));
+
+    // Open Folder hands the folder to the desktop (here, to this test).
+    QDesktopServices::setUrlHandler(QStringLiteral("file"), this, "openUrl");
+    w.findChild<QAction*>(QStringLiteral("runOpenFolderAction"))->trigger();
+    QDesktopServices::unsetUrlHandler(QStringLiteral("file"));
+    QCOMPARE(opened_, QUrl::fromLocalFile(renamed));
 
     // Play loads the run on the Board (once the Board has loaded the run that just stopped).
     QTRY_VERIFY_WITH_TIMEOUT(!w.playPanel()->busy(), 60000);
