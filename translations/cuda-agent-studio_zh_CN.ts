@@ -142,6 +142,10 @@
         <source>No run is loaded.</source>
         <translation>尚未加载运行。</translation>
     </message>
+    <message>
+        <source>%1; checkpoints passed over: %2</source>
+        <translation>%1；已跳过的检查点：%2</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::BackendStatus</name>
@@ -677,14 +681,6 @@
         <translation>运行</translation>
     </message>
     <message>
-        <source>Values from project.toml. During a run, double-click a live parameter&apos;s value to change it; it applies at the next iteration. The others apply when a run starts.</source>
-        <translation>取值来自 project.toml。运行期间双击可实时生效参数的值即可修改，新值在下一次迭代生效；其他参数在运行开始时生效。</translation>
-    </message>
-    <message>
-        <source>Changes in this run:</source>
-        <translation>本次运行中的修改：</translation>
-    </message>
-    <message>
         <source>Training started; the run folder is %1.</source>
         <translation>训练已开始；运行文件夹为 %1。</translation>
     </message>
@@ -789,10 +785,6 @@
         <translation>运行在 %1 次迭代后结束，用时 %2。</translation>
     </message>
     <message>
-        <source>Iteration 0 of %1, %2 elapsed</source>
-        <translation>第 0/%1 次迭代，已用时 %2</translation>
-    </message>
-    <message>
         <source>%1 elapsed, the first iteration is running</source>
         <translation>已用时 %1，正在进行第一次迭代</translation>
     </message>
@@ -847,6 +839,42 @@
     <message>
         <source>&amp;Reset Layout</source>
         <translation>重置布局(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Runs</source>
+        <translation>运行列表</translation>
+    </message>
+    <message>
+        <source>Training the saved %1; the editor&apos;s unsaved changes are not in this run.</source>
+        <translation>正在训练已保存的 %1；编辑器中未保存的更改不在此运行中。</translation>
+    </message>
+    <message>
+        <source>Resumed %1 from iteration %2, with the project file and policy it was trained with.</source>
+        <translation>已从第 %2 次迭代继续训练 %1，使用训练它时的项目文件和策略。</translation>
+    </message>
+    <message>
+        <source>project.toml has errors (above); the Tuning dock keeps the values last read.</source>
+        <translation>project.toml 有错误（见上文）；“调参”面板保留上次读取的值。</translation>
+    </message>
+    <message>
+        <source>Read %1 again; the Tuning dock shows its values.</source>
+        <translation>已重新读取 %1；“调参”面板显示其中的值。</translation>
+    </message>
+    <message>
+        <source>The Board is still loading a run or searching; ask again once it is done.</source>
+        <translation>“棋盘”仍在加载运行或搜索；请在完成后重试。</translation>
+    </message>
+    <message>
+        <source>The Board could not load %1: %2</source>
+        <translation>“棋盘”无法加载 %1：%2</translation>
+    </message>
+    <message>
+        <source>The Metrics dock shows the newest run, %1; the Runs dock lists them all.</source>
+        <translation>“指标”面板显示最新的运行 %1；“运行列表”面板列出所有运行。</translation>
+    </message>
+    <message>
+        <source>Iteration %1 of %2, %3 elapsed</source>
+        <translation>第 %1/%2 次迭代，已用时 %3</translation>
     </message>
 </context>
 <context>
@@ -984,10 +1012,6 @@
         <translation>虚线：%1</translation>
     </message>
     <message>
-        <source>Remove the dashed curves of %1.</source>
-        <translation>移除 %1 的虚线曲线。</translation>
-    </message>
-    <message>
         <source>Overlay Run</source>
         <translation>叠加运行</translation>
     </message>
@@ -1022,6 +1046,16 @@
     <message>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
+    </message>
+    <message>
+        <source>Remove the dashed curves of every overlaid run.</source>
+        <translation>移除所有叠加运行的虚线曲线。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1: %n iteration(s) recorded.</source>
+        <translation>
+            <numerusform>%1：已记录 %n 次迭代。</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -1132,6 +1166,10 @@
     <message>
         <source>live: applied at iteration %1</source>
         <translation>实时生效：已在第 %1 次迭代生效</translation>
+    </message>
+    <message>
+        <source>Bold: %1&apos;s value differs from project.toml, which has %2. Reset goes back to it; Write to project.toml keeps %3.</source>
+        <translation>粗体：%1 的值与 project.toml 不同，后者为 %2。“重置”恢复为该值；“写入 project.toml”保留 %3。</translation>
     </message>
 </context>
 <context>
@@ -1579,6 +1617,17 @@ Project %2 (%3), checkpoint %4</source>
     </message>
 </context>
 <context>
+    <name>cas::widgets::RunCatalog</name>
+    <message>
+        <source>%1 = %2 (project: %3)</source>
+        <translation>%1 = %2（项目：%3）</translation>
+    </message>
+    <message>
+        <source>%1 = %2 live from iteration %3</source>
+        <translation>%1 = %2（自第 %3 次迭代起实时更改）</translation>
+    </message>
+</context>
+<context>
     <name>cas::widgets::RunController</name>
     <message>
         <source>No run is active.</source>
@@ -1587,6 +1636,250 @@ Project %2 (%3), checkpoint %4</source>
     <message>
         <source>The kernels could not be timed: %1</source>
         <translation>无法为内核计时：%1</translation>
+    </message>
+    <message>
+        <source>%1 cannot be resumed: %2</source>
+        <translation>%1 无法继续训练：%2</translation>
+    </message>
+    <message>
+        <source>Skipped checkpoint %1</source>
+        <translation>已跳过检查点 %1</translation>
+    </message>
+</context>
+<context>
+    <name>cas::widgets::RunsDock</name>
+    <message>
+        <source>Metrics</source>
+        <translation>指标</translation>
+    </message>
+    <message>
+        <source>Shows the selected run&apos;s metrics in the Metrics dock. Tick the boxes beside the names to draw several runs dashed beside it.</source>
+        <translation>在“指标”面板中显示所选运行的指标。勾选名称旁的复选框，可将多个运行以虚线与其并列绘制。</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续训练</translation>
+    </message>
+    <message>
+        <source>Trains the selected run on from its newest valid checkpoint, with the project file and policy it was trained with.</source>
+        <translation>从最新的有效检查点继续训练所选运行，使用训练它时的项目文件和策略。</translation>
+    </message>
+    <message>
+        <source>Play</source>
+        <translation>对弈</translation>
+    </message>
+    <message>
+        <source>Loads the selected run on the Board to play against it.</source>
+        <translation>在“棋盘”面板中加载所选运行，与其对弈。</translation>
+    </message>
+    <message>
+        <source>Analyse</source>
+        <translation>分析</translation>
+    </message>
+    <message>
+        <source>Loads the selected run on the Board in Set up mode, to analyse positions with it.</source>
+        <translation>在“棋盘”面板中以摆棋模式加载所选运行，用它分析局面。</translation>
+    </message>
+    <message>
+        <source>Rename...</source>
+        <translation>重命名...</translation>
+    </message>
+    <message>
+        <source>Renames the selected run&apos;s folder.</source>
+        <translation>重命名所选运行的文件夹。</translation>
+    </message>
+    <message>
+        <source>Delete...</source>
+        <translation>删除...</translation>
+    </message>
+    <message>
+        <source>Deletes the selected run&apos;s folder (checkpoints, metrics, logs) after asking.</source>
+        <translation>确认后删除所选运行的文件夹（检查点、指标、日志）。</translation>
+    </message>
+    <message>
+        <source>Open Folder</source>
+        <translation>打开文件夹</translation>
+    </message>
+    <message>
+        <source>Opens the selected run&apos;s folder in the file manager.</source>
+        <translation>在文件管理器中打开所选运行的文件夹。</translation>
+    </message>
+    <message>
+        <source>Add Run Folder...</source>
+        <translation>添加运行文件夹...</translation>
+    </message>
+    <message>
+        <source>Lists a run folder from elsewhere (such as one written by cuda-agent train --out).</source>
+        <translation>列出其他位置的运行文件夹（例如由 cuda-agent train --out 写入的文件夹）。</translation>
+    </message>
+    <message>
+        <source>Refresh</source>
+        <translation>刷新</translation>
+    </message>
+    <message>
+        <source>Reads the run folders again.</source>
+        <translation>重新读取运行文件夹。</translation>
+    </message>
+    <message>
+        <source>No runs of this project yet. Run &gt; Train starts one; Add Run Folder... lists a run trained elsewhere.</source>
+        <translation>此项目还没有运行。“运行 &gt; 训练”可开始一个运行；“添加运行文件夹...”可列出在其他地方训练的运行。</translation>
+    </message>
+    <message>
+        <source>Rename Run</source>
+        <translation>重命名运行</translation>
+    </message>
+    <message>
+        <source>New name of the run folder:</source>
+        <translation>运行文件夹的新名称：</translation>
+    </message>
+    <message>
+        <source>%1 was not renamed: process %2 is training it now. Stop that run first.</source>
+        <translation>%1 未重命名：进程 %2 正在训练它。请先停止该运行。</translation>
+    </message>
+    <message>
+        <source>%1 was not renamed: &quot;%2&quot; is not a folder name; use letters, digits, &apos;-&apos; or &apos;_&apos;, without &apos;/&apos;.</source>
+        <translation>%1 未重命名：“%2”不是有效的文件夹名；请使用字母、数字、“-”或“_”，不要包含“/”。</translation>
+    </message>
+    <message>
+        <source>%1 was not renamed: %2 already exists; choose another name.</source>
+        <translation>%1 未重命名：%2 已存在；请换一个名称。</translation>
+    </message>
+    <message>
+        <source>%1 could not be renamed to %2; check that its parent folder is writable.</source>
+        <translation>%1 无法重命名为 %2；请检查其上级文件夹是否可写。</translation>
+    </message>
+    <message>
+        <source>Renamed the run %1 to %2.</source>
+        <translation>已将运行 %1 重命名为 %2。</translation>
+    </message>
+    <message>
+        <source>%1 was not deleted: process %2 is training it now. Stop that run first.</source>
+        <translation>%1 未删除：进程 %2 正在训练它。请先停止该运行。</translation>
+    </message>
+    <message>
+        <source>Delete Run</source>
+        <translation>删除运行</translation>
+    </message>
+    <message>
+        <source>Delete the run %1?
+
+Its folder, with its checkpoints, metrics and logs, is removed from the disk; this cannot be undone.
+
+%2</source>
+        <translation>删除运行 %1？
+
+其文件夹（包括检查点、指标和日志）将从磁盘上删除；此操作无法撤销。
+
+%2</translation>
+    </message>
+    <message>
+        <source>Delete</source>
+        <translation>删除</translation>
+    </message>
+    <message>
+        <source>%1 could not be deleted completely; what is left is in that folder.</source>
+        <translation>%1 未能完全删除；剩余内容仍在该文件夹中。</translation>
+    </message>
+    <message>
+        <source>Deleted the run %1.</source>
+        <translation>已删除运行 %1。</translation>
+    </message>
+    <message>
+        <source>No file manager could open %1; open it by hand.</source>
+        <translation>没有文件管理器能打开 %1；请手动打开。</translation>
+    </message>
+    <message>
+        <source>Add Run Folder</source>
+        <translation>添加运行文件夹</translation>
+    </message>
+    <message>
+        <source>%1 was not added to the runs: %2</source>
+        <translation>%1 未添加到运行列表：%2</translation>
+    </message>
+</context>
+<context>
+    <name>cas::widgets::RunsModel</name>
+    <message>
+        <source>%1
+Tick the box to draw this run&apos;s metrics in the Metrics dock beside the current run.</source>
+        <translation>%1
+勾选此框可在“指标”面板中将此运行的指标与当前运行并列绘制。</translation>
+    </message>
+    <message>
+        <source>Trained with the project&apos;s current values.</source>
+        <translation>使用项目当前的值训练。</translation>
+    </message>
+    <message>
+        <source>How this run&apos;s configuration differs from the open project:
+%1</source>
+        <translation>此运行的配置与打开的项目的不同之处：
+%1</translation>
+    </message>
+    <message>
+        <source>Process %1 is training this run now.</source>
+        <translation>进程 %1 正在训练此运行。</translation>
+    </message>
+    <message>
+        <source>Not running; it can be resumed from its newest checkpoint.</source>
+        <translation>未在运行；可从其最新检查点继续训练。</translation>
+    </message>
+    <message>
+        <source>Not running, and it has no checkpoint to resume from.</source>
+        <translation>未在运行，且没有可用于继续训练的检查点。</translation>
+    </message>
+    <message>
+        <source>Process %1, which trained this run, ended without stopping it (killed or crashed). Resume continues from the newest valid checkpoint.</source>
+        <translation>训练此运行的进程 %1 未正常停止就结束了（被终止或崩溃）。“继续训练”将从最新的有效检查点开始。</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n more</source>
+        <translation>
+            <numerusform>另有 %n 项</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>running</source>
+        <translation>运行中</translation>
+    </message>
+    <message>
+        <source>stopped</source>
+        <translation>已停止</translation>
+    </message>
+    <message>
+        <source>crashed</source>
+        <translation>已崩溃</translation>
+    </message>
+    <message>
+        <source>unreadable</source>
+        <translation>无法读取</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Started</source>
+        <translation>开始时间</translation>
+    </message>
+    <message>
+        <source>Iterations</source>
+        <translation>迭代次数</translation>
+    </message>
+    <message>
+        <source>Last score</source>
+        <translation>最近得分</translation>
+    </message>
+    <message>
+        <source>Differs from project</source>
+        <translation>与项目的差异</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
     </message>
 </context>
 <context>
@@ -2010,6 +2303,29 @@ Project %2 (%3), checkpoint %4</source>
     </message>
 </context>
 <context>
+    <name>cas::widgets::TrainPrompt</name>
+    <message>
+        <source>Train</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>%1 has changes that are not saved, and a run trains the file on disk.</source>
+        <translation>%1 有未保存的更改，而运行训练的是磁盘上的文件。</translation>
+    </message>
+    <message>
+        <source>The changes do not compile (line %1: %2): fix them to train them, or train the saved file.</source>
+        <translation>这些更改无法编译（第 %1 行：%2）：修正后才能训练它们，或者训练已保存的文件。</translation>
+    </message>
+    <message>
+        <source>Save and Train</source>
+        <translation>保存并训练</translation>
+    </message>
+    <message>
+        <source>Train the Saved File</source>
+        <translation>训练已保存的文件</translation>
+    </message>
+</context>
+<context>
     <name>cas::widgets::TreeRenderer</name>
     <message>
         <source>The search tree needs OpenGL 3.3 or OpenGL ES 3.0; this context is %1.</source>
@@ -2022,6 +2338,59 @@ Project %2 (%3), checkpoint %4</source>
     <message>
         <source>The search tree&apos;s shader did not link: %1</source>
         <translation>搜索树的着色器链接失败：%1</translation>
+    </message>
+</context>
+<context>
+    <name>cas::widgets::TuningPanel</name>
+    <message>
+        <source>Reset</source>
+        <translation>重置</translation>
+    </message>
+    <message>
+        <source>Write to project.toml</source>
+        <translation>写入 project.toml</translation>
+    </message>
+    <message>
+        <source>Sets the selected bold values back to project.toml&apos;s. During a run a live parameter changes at the next iteration; one fixed for the run keeps its value until the run ends.</source>
+        <translation>将所选的粗体值恢复为 project.toml 中的值。运行期间，实时参数在下一次迭代时更改；在运行中固定的参数保持其值，直到运行结束。</translation>
+    </message>
+    <message>
+        <source>Writes the selected bold values into project.toml, so the next run starts with them.</source>
+        <translation>将所选的粗体值写入 project.toml，下一次运行将以这些值开始。</translation>
+    </message>
+    <message>
+        <source>Changes in this run:</source>
+        <translation>本次运行中的修改：</translation>
+    </message>
+    <message>
+        <source>Values from project.toml; a run starts with them. During a run, double-click a live parameter&apos;s value to change it; it applies at the next iteration.</source>
+        <translation>值来自 project.toml；运行以这些值开始。运行期间，双击实时参数的值可以更改它；更改在下一次迭代时生效。</translation>
+    </message>
+    <message>
+        <source>Values of the run %1, the same as project.toml&apos;s. During a run, double-click a live parameter&apos;s value to change it; it applies at the next iteration.</source>
+        <translation>运行 %1 的值，与 project.toml 中的相同。运行期间，双击实时参数的值可以更改它；更改在下一次迭代时生效。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Values of the run %1. &lt;b&gt;Bold&lt;/b&gt;: differs from project.toml (%n value(s)); select them to Reset them or to Write them to project.toml. The next run starts from project.toml.</source>
+        <translation>
+            <numerusform>运行 %1 的值。&lt;b&gt;粗体&lt;/b&gt;：与 project.toml 不同（%n 个值）；选中它们后可“重置”或“写入 project.toml”。下一次运行从 project.toml 开始。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 is fixed for the running run; it goes back to project.toml&apos;s value when the next run starts.</source>
+        <translation>%1 在当前运行中是固定的；下一次运行开始时将恢复为 project.toml 中的值。</translation>
+    </message>
+    <message>
+        <source>%1 was not written: the Policy editor holds unsaved changes to it. Save or undo them, then write again.</source>
+        <translation>%1 未写入：策略编辑器中有对它的未保存更改。请先保存或撤销这些更改，然后再写入。</translation>
+    </message>
+    <message>
+        <source>%1 was not written: %2</source>
+        <translation>%1 未写入：%2</translation>
+    </message>
+    <message>
+        <source>Wrote %1 to %2.</source>
+        <translation>已将 %1 写入 %2。</translation>
     </message>
 </context>
 </TS>

@@ -14,7 +14,13 @@ void AgentWorker::loadRun(const QString& folder) {
   try {
     engine::TrainedRun run = engine::openTrainedRun(folder.toStdString(), backend_, {});
     if (!run.trainer) {
-      emit runLoadFailed(folder, QString::fromStdString(formatHeadline(run.error)));
+      QString reason = QString::fromStdString(formatHeadline(run.error));
+      // A checkpoint passed over says why ("does not match this network", a bad checksum), which
+      // "no valid checkpoint" alone would hide.
+      QStringList skipped;
+      for (const std::string& s : run.skipped) skipped << QString::fromStdString(s);
+      if (!skipped.isEmpty()) reason = tr("%1; checkpoints passed over: %2").arg(reason, skipped.join(QStringLiteral("; ")));
+      emit runLoadFailed(folder, reason);
       return;
     }
     trainer_ = std::move(run.trainer);

@@ -42,8 +42,13 @@
 #include "widgets/play_panel.hpp"
 #include "widgets/pdl_editor.hpp"
 #include "widgets/project_panel.hpp"
+#include "widgets/run_catalog.hpp"
+#include "widgets/runs_dock.hpp"
+#include "widgets/runs_model.hpp"
 #include "widgets/search_tree_view.hpp"
 #include "widgets/studio_folders.hpp"
+#include "widgets/train_prompt.hpp"
+#include "widgets/tuning_panel.hpp"
 
 namespace cas::widgets {
 
@@ -71,8 +76,9 @@ MainWindow::MainWindow(QWidget* parent)
       backendLabel_(new QLabel),
       metrics_(new MetricsPanel),
       run_(new RunController(this)),
-      changes_(new QListWidget),
       playPanel_(new PlayPanel(run_)) {
+  tuningPanel_ = new TuningPanel(parameterModel_, policyEditor_);
+  runsDock_ = new RunsDock;
   kernelView_ = new KernelView;
   iterationBudget_ = new QSpinBox;
   progressLabel_ = new QLabel;
@@ -121,26 +127,8 @@ MainWindow::MainWindow(QWidget* parent)
   helpMenu->addSeparator();
   helpMenu->addAction(tr("&About CUDA-Agent Studio"), this, &MainWindow::showAbout);
 
-  auto* tuning = new QWidget;
-  auto* tuningLayout = new QVBoxLayout(tuning);
-  tuningLayout->setContentsMargins(4, 4, 4, 4);
-  auto* tuningNote = new QLabel(tr("Values from project.toml. During a run, double-click a live parameter's value to change it; "
-                                   "it applies at the next iteration. The others apply when a run starts."));
-  tuningNote->setWordWrap(true);
-  auto* table = new QTableView;
-  table->setObjectName(QStringLiteral("parameterTable"));
-  table->setModel(parameterModel_);
-  table->verticalHeader()->hide();
-  table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 6);
-  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  tuningLayout->addWidget(tuningNote);
-  tuningLayout->addWidget(table, 3);
-  tuningLayout->addWidget(new QLabel(tr("Changes in this run:")));
-  changes_->setObjectName(QStringLiteral("changeLog"));
-  tuningLayout->addWidget(changes_, 1);
-
   QDockWidget* project = addPanel(QStringLiteral("projectDock"), tr("Project"), projectPanel_, Qt::LeftDockWidgetArea);
-  QDockWidget* tuningDock = addPanel(QStringLiteral("tuningDock"), tr("Tuning"), tuning, Qt::LeftDockWidgetArea);
+  QDockWidget* tuningDock = addPanel(QStringLiteral("tuningDock"), tr("Tuning"), tuningPanel_, Qt::LeftDockWidgetArea);
   QDockWidget* editor = addPanel(QStringLiteral("policyDock"), tr("Policy editor"), policyEditor_, Qt::RightDockWidgetArea);
   searchTree_ = new SearchTreePanel;
   searchTree_->setRunController(run_);
@@ -150,6 +138,9 @@ MainWindow::MainWindow(QWidget* parent)
   QDockWidget* metrics = addPanel(QStringLiteral("metricsDock"), tr("Metrics"), metrics_, Qt::RightDockWidgetArea);
   QDockWidget* kernels = addPanel(QStringLiteral("kernelsDock"), tr("Kernels"), kernelView_, Qt::RightDockWidgetArea);
   QDockWidget* log = addPanel(QStringLiteral("logDock"), tr("Log"), logPanel_, Qt::BottomDockWidgetArea);
+  // The runs' table wants the window's width: beside the Log, below everything.
+  QDockWidget* runs = addPanel(QStringLiteral("runsDock"), tr("Runs"), runsDock_, Qt::BottomDockWidgetArea);
+  tabifyDockWidget(log, runs);
   splitDockWidget(project, tuningDock, Qt::Vertical);
   splitDockWidget(editor, metrics, Qt::Horizontal);
   tabifyDockWidget(editor, tree);
@@ -161,6 +152,8 @@ MainWindow::MainWindow(QWidget* parent)
   connect(searchTree_, &SearchTreePanel::positionSelected, board, &QDockWidget::raise);
   editor->raise();
   metrics->raise();
+  log->raise();
+  connectRuns(metrics, board);  // the Runs dock, a tab beside the Log (main_window_runs.cpp)
   dockLayout_ = new DockLayout(this, {project, tuningDock, editor, metrics, log}, policyEditor_);
 
   progressLabel_->setObjectName(QStringLiteral("runProgress"));
@@ -178,6 +171,12 @@ MainWindow::MainWindow(QWidget* parent)
 
   connect(projectPanel_, &ProjectPanel::fileActivated, policyEditor_, &PdlEditor::openFile);
   connect(parameterModel_, &ParameterTableModel::parameterEditRequested, this, &MainWindow::requestParameter);
+  connect(tuningPanel_, &TuningPanel::messagePosted, logPanel_, &LogPanel::appendMessage);
+  connect(tuningPanel_, &TuningPanel::projectFileWritten, this, &MainWindow::reloadProjectFile);
+  // Saving project.toml in the editor reads the project again, so the Tuning dock shows the file.
+  connect(policyEditor_, &PdlEditor::saved, this, [this](const QString& path) {
+    if (project_ && QFileInfo(path) == QFileInfo(QString::fromStdString(project_->projectFile.string()))) reloadProjectFile();
+  });
   connectRun();
   connect(playPanel_, &PlayPanel::agentLoaded, this, [this] { updateRunActions(); });
   updateRunActions();
@@ -227,8 +226,15 @@ void MainWindow::updateBackendStatus(const QString& device) {
 void MainWindow::connectRun() {
   connect(run_, &RunController::runStarted, this, [this](const QString& folder) {
     metrics_->clear();
-    changes_->clear();
+    QString history;
+    // A resumed run goes on from its checkpoint: its recorded iterations are its curves' start.
+    if (run_->resumedFrom() > 0 && !metrics_->showRun(folder, &history)) logPanel_->appendMessage(LogPanel::Level::Warning, history);
+    tuningPanel_->changeList()->clear();
     parameterModel_->setLiveEditing(true);
+    parameterModel_->showRunValues(run_->startParameters(), QFileInfo(folder).fileName());
+    runsDock_->setTraining(true);
+    runsDock_->refresh();
+    runsDock_->selectRun(folder);
     kernelView_->runStarted(run_->backendId());
     progressTimer_->start();
     updateRunProgress();
@@ -240,6 +246,7 @@ void MainWindow::connectRun() {
   });
   connect(run_, &RunController::iterationFinished, this, [this](const train::IterationReport& r) {
     metrics_->addIteration(r);
+    runsDock_->model()->refreshRun(run_->runFolder());
     kernelView_->addIteration(r);
     updateRunProgress();
     if (r.trainingSteps > 0)
@@ -273,7 +280,7 @@ void MainWindow::connectRun() {
     const QString line = tr("%1 = %2 (was %3), applied at iteration %4")
                              .arg(QString::fromStdString(c.name), QString::fromStdString(c.to), QString::fromStdString(c.from))
                              .arg(c.iteration);
-    changes_->addItem(line);
+    tuningPanel_->changeList()->addItem(line);
     parameterModel_->applyChange(QString::fromStdString(c.name), QString::fromStdString(c.to), c.iteration);
     logPanel_->appendMessage(LogPanel::Level::Info, line);
   });
@@ -289,6 +296,8 @@ void MainWindow::connectRun() {
   });
   connect(run_, &RunController::runFinished, this, [this] {
     parameterModel_->setLiveEditing(false);
+    runsDock_->setTraining(false);
+    runsDock_->refresh();
     kernelView_->runFinished();
     progressTimer_->stop();
     updateRunProgress();
@@ -317,19 +326,20 @@ void MainWindow::updateRunProgress() {
     progressBar_->setValue(int(std::min(p.iterations, p.iterationBudget)));
   }
   QString text;
+  const qint64 first = run_->resumedFrom();  // a resumed run counts on from its checkpoint's iteration
   if (!run_->running()) {
     text = p.iterations > 0 ? tr("The run ended after %1 iterations in %2.").arg(p.iterations).arg(duration(p.activeSeconds)) : QString();
   } else if (p.iterations == 0) {
-    text = p.iterationBudget > 0 ? tr("Iteration 0 of %1, %2 elapsed").arg(p.iterationBudget).arg(duration(p.activeSeconds))
+    text = p.iterationBudget > 0 ? tr("Iteration %1 of %2, %3 elapsed").arg(first).arg(first + p.iterationBudget).arg(duration(p.activeSeconds))
                                  : tr("%1 elapsed, the first iteration is running").arg(duration(p.activeSeconds));
   } else if (p.iterationBudget > 0) {
     text = tr("Iteration %1 of %2, about %3 left (%4 per iteration)")
-               .arg(p.iterations)
-               .arg(p.iterationBudget)
+               .arg(first + p.iterations)
+               .arg(first + p.iterationBudget)
                .arg(duration(p.etaSeconds), duration(p.meanIterationSeconds));
   } else {
     text = tr("Iteration %1, %2 elapsed, %3 iterations/min")
-               .arg(p.iterations)
+               .arg(first + p.iterations)
                .arg(duration(p.activeSeconds))
                .arg(60.0 / std::max(p.meanIterationSeconds, 1e-9), 0, 'f', 1);
   }
@@ -339,11 +349,15 @@ void MainWindow::updateRunProgress() {
 
 void MainWindow::startTraining() {
   if (!project_ || run_->running()) return;
-  const QString root = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/runs");
-  project::Project p = *project_;
-  p.parameters = parameterModel_->values();
+  // A run trains the files on disk: unsaved editor changes to them are saved first, or left out, or Train is cancelled.
+  const TrainChoice choice = askBeforeTraining(this, policyEditor_, *project_);
+  if (choice == TrainChoice::Cancel) return;
+  if (choice == TrainChoice::TrainSavedFile)
+    logPanel_->appendMessage(LogPanel::Level::Warning, tr("Training the saved %1; the editor's unsaved changes are not in this run.")
+                                                           .arg(QFileInfo(policyEditor_->currentFile()).fileName()));
+  // A new run starts from project.toml (read again when saved), whatever the last run changed.
   run_->setLimits({iterationBudget_->value(), 0});
-  run_->startTraining(p, root);
+  run_->startTraining(*project_, studioRunsRoot());
 }
 
 void MainWindow::togglePause() {
@@ -380,7 +394,7 @@ void MainWindow::requestParameter(const QString& name, const QString& value) {
 
 QStringList MainWindow::changeLog() const {
   QStringList out;
-  for (int i = 0; i < changes_->count(); ++i) out << changes_->item(i)->text();
+  for (int i = 0; i < tuningPanel_->changeList()->count(); ++i) out << tuningPanel_->changeList()->item(i)->text();
   return out;
 }
 
@@ -403,11 +417,15 @@ bool MainWindow::openProject(const QString& folder) {
   policyEditor_->setProject(p);
   policyEditor_->openFile(QString::fromStdString(p.policyFile.string()));
   parameterModel_->showParameters(p.parameters);
+  tuningPanel_->setProjectFile(QString::fromStdString(p.projectFile.string()));
+  runsDock_->model()->setProject(p);
+  runsDock_->refresh();
   const QString device = QString::fromStdString(params::readRuntimeParams(p.parameters).device);
   updateBackendStatus(device);
   kernelView_->setDevice(device);
   setWindowTitle(tr("%1 — CUDA-Agent Studio").arg(QString::fromStdString(p.name)));
   logPanel_->appendMessage(LogPanel::Level::Info, tr("Opened project %1 (%2).").arg(QString::fromStdString(p.name), folder));
+  showNewestRunMetrics();
   rememberProject(QFileInfo(folder).absoluteFilePath());
   return true;
 }

@@ -31,6 +31,8 @@ class ParameterTableModel;
 class KernelView;
 class PlayPanel;
 class SearchTreePanel;
+class RunsDock;
+class TuningPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -50,6 +52,8 @@ class MainWindow : public QMainWindow {
   PlayPanel* playPanel() const { return playPanel_; }
   SearchTreePanel* searchTreePanel() const { return searchTree_; }
   RunController* runController() const { return run_; }
+  RunsDock* runsDock() const { return runsDock_; }
+  TuningPanel* tuningPanel() const { return tuningPanel_; }
   QStringList changeLog() const;
   // What File > Export... exports: the run loaded on the Board, else the run trained in this
   // window, else the open project (its initial weights); empty with none of them.
@@ -76,6 +80,11 @@ class MainWindow : public QMainWindow {
   void stopTraining();
   void stepSimulation();  // while paused: one more simulation in every self-play game
   void requestParameter(const QString& name, const QString& value);
+  // Trains the run in `folder` on from its newest valid checkpoint (the Runs dock's Resume).
+  void resumeRun(const QString& folder);
+  // Reads project.toml again (after it was saved or written): the Tuning dock, the Runs dock's
+  // differences and the editor's compile options follow it. Errors go to the Log.
+  void reloadProjectFile();
 
  protected:
   void closeEvent(QCloseEvent* event) override;
@@ -90,6 +99,10 @@ class MainWindow : public QMainWindow {
   void updateRunActions();
   void connectRun();
   void updateRunProgress();
+  // The Runs dock and project.toml's provenance: main_window_runs.cpp.
+  void connectRuns(QDockWidget* metrics, QDockWidget* board);
+  void showNewestRunMetrics();
+  bool reportBoardBusy();  // the Board takes no new run while it works; says so in the Log
 
   ProjectPanel* projectPanel_;
   PdlEditor* policyEditor_;
@@ -103,7 +116,8 @@ class MainWindow : public QMainWindow {
   project::LoadOptions loadOptions_;
   MetricsPanel* metrics_;
   RunController* run_;
-  QListWidget* changes_;
+  TuningPanel* tuningPanel_;
+  RunsDock* runsDock_;
   PlayPanel* playPanel_;
   SearchTreePanel* searchTree_ = nullptr;
   QAction *exportAction_ = nullptr, *trainAction_ = nullptr, *pauseAction_ = nullptr, *stopAction_ = nullptr, *stepAction_ = nullptr;

@@ -76,6 +76,12 @@ const char* const kPlotFileNames[MetricsPanel::PlotCount] = {"loss", "score", "s
 // keying both runs the same way gives an opponent the same colour in the live run and the overlay.
 QString scoreKey(QString opponent) { return QStringLiteral("score:") + opponent.replace(QLatin1Char(':'), QLatin1Char('_')); }
 
+// Each overlaid run has a dash pattern of its own, in the order they were added.
+Qt::PenStyle overlayPenStyle(int index) {
+  static const Qt::PenStyle styles[] = {Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
+  return styles[std::max(0, index) % int(std::size(styles))];
+}
+
 QColor colourOf(const QString& key) {
   for (const Quantity& q : kQuantities)
     if (key == QLatin1String(q.key)) return QColor(q.colour);
@@ -199,7 +205,7 @@ MetricsPanel::MetricsPanel(QWidget* parent)
   refreshTimer_.setInterval(kRefreshIntervalMs);
   connect(&refreshTimer_, &QTimer::timeout, this, &MetricsPanel::refresh);
   connect(overlayButton_, &QPushButton::clicked, this, &MetricsPanel::chooseOverlay);
-  connect(removeOverlayButton_, &QPushButton::clicked, this, &MetricsPanel::removeOverlay);
+  connect(removeOverlayButton_, &QPushButton::clicked, this, [this] { removeOverlay(); });
 
   setSmoothing(QSettings().value(kSmoothingKey, 0.0).toDouble());
   connect(smoothingBox_, &QDoubleSpinBox::valueChanged, this, [this](double w) {
@@ -234,15 +240,16 @@ int MetricsPanel::pointCount() const {
 MetricsPanel::Series& MetricsPanel::series(Plot plot, const QString& key, const QString& name, bool overlay) {
   std::vector<Series>& list = series_[plot];
   for (Series& s : list)
-    if (s.key == key && s.overlay == overlay) return s;
+    if (s.key == key && s.overlay == overlay && (!overlay || s.run == overlayRun_)) return s;
   Series s;
   s.key = key;
   s.overlay = overlay;
+  if (overlay) s.run = overlayRun_;
   s.name = overlay ? tr("%1: %2").arg(overlayName_, name) : name;
   s.graph = plots_[plot]->addGraph();
   s.graph->setName(s.name);
   QPen pen(colourOf(key), overlay ? 1.3 : 1.6);
-  if (overlay) pen.setStyle(Qt::DashLine);
+  if (overlay) pen.setStyle(overlayStyle_);
   s.graph->setPen(pen);
   if (overlay) s.graph->removeFromLegend();  // one legend entry per plot says what dashes mean
   if (plot == Score) s.graph->setScatterStyle(QCPScatterStyle(overlay ? QCPScatterStyle::ssCircle : QCPScatterStyle::ssDisc, 5));
@@ -272,19 +279,19 @@ void MetricsPanel::addIteration(const train::IterationReport& r) {
   scheduleRefresh();
 }
 
-void MetricsPanel::appendMetricsLine(const QJsonObject& line) {
+void MetricsPanel::appendMetricsLine(const QJsonObject& line, bool overlay) {
   const double x = line.value(QLatin1String("iteration")).toDouble();
   const bool trained = line.value(QLatin1String("loss")).toDouble() > 0;
   for (const Quantity& q : kQuantities) {
     const QJsonValue v = line.value(QLatin1String(q.key));
-    if (v.isDouble() && (q.plot != Loss || trained)) append(q.plot, QLatin1String(q.key), tr(q.name), true, x, v.toDouble());
+    if (v.isDouble() && (q.plot != Loss || trained)) append(q.plot, QLatin1String(q.key), tr(q.name), overlay, x, v.toDouble());
   }
   const QLatin1String winPrefix("win_rate_");
   for (auto it = line.begin(); it != line.end(); ++it) {
     if (!it.key().startsWith(winPrefix) || !it.value().isDouble()) continue;
     const QString opponent = it.key().mid(winPrefix.size());
     const double draws = line.value(QStringLiteral("draw_rate_") + opponent).toDouble();
-    append(Score, scoreKey(opponent), opponent, true, x, it.value().toDouble() + 0.5 * draws);
+    append(Score, scoreKey(opponent), opponent, overlay, x, it.value().toDouble() + 0.5 * draws);
   }
 }
 
@@ -309,7 +316,7 @@ void MetricsPanel::setSmoothing(double weight) {
 
 void MetricsPanel::saveSmoothing() const { QSettings().setValue(kSmoothingKey, smoothing_); }
 
-bool MetricsPanel::loadOverlay(const QString& runFolder, QString* error) {
+std::optional<std::vector<QJsonObject>> MetricsPanel::readMetrics(const QString& runFolder, QString* error) const {
   const QString path = QDir(runFolder).filePath(QStringLiteral("metrics.jsonl"));
   std::string problem;
   const auto text = readFile(path.toStdString(), kRunLogLimit, &problem);  // a regular file of bounded size
@@ -317,7 +324,7 @@ bool MetricsPanel::loadOverlay(const QString& runFolder, QString* error) {
     if (error)
       *error = tr("%1 cannot be read (%2); choose a run folder, the one holding config.toml and metrics.jsonl.")
                    .arg(QDir::toNativeSeparators(path), QString::fromStdString(problem));
-    return false;
+    return std::nullopt;
   }
   std::vector<QJsonObject> lines;
   for (const QByteArray& line : QByteArray::fromRawData(text->data(), qsizetype(text->size())).split('\n')) {
@@ -327,38 +334,70 @@ bool MetricsPanel::loadOverlay(const QString& runFolder, QString* error) {
   }
   if (lines.empty()) {
     if (error) *error = tr("%1 holds no metrics yet.").arg(QDir::toNativeSeparators(path));
-    return false;
+    return std::nullopt;
   }
+  return lines;
+}
+
+bool MetricsPanel::loadOverlay(const QString& runFolder, QString* error) {
+  if (!readMetrics(runFolder, error)) return false;  // an overlay shown stays when the new one cannot be read
   removeOverlay();
+  return addOverlay(runFolder, error);
+}
+
+bool MetricsPanel::addOverlay(const QString& runFolder, QString* error) {
+  const auto lines = readMetrics(runFolder, error);
+  if (!lines) return false;
+  removeOverlay(runFolder);
   overlayName_ = QFileInfo(QDir::cleanPath(runFolder)).fileName();
-  for (const QJsonObject& line : lines) appendMetricsLine(line);
+  overlayRun_ = runFolder;
+  overlayStyle_ = overlayPenStyle(int(overlayKeys_.size()));
+  QVector<QCPGraph*>& keys = overlayKeys_[runFolder];
+  for (const QJsonObject& line : *lines) appendMetricsLine(line, true);
   for (int p = 0; p < PlotCount; ++p) {
     // A graph without data, only for the legend: the overlay's curves share the live colours.
-    overlayKeys_[p] = plots_[p]->addGraph();
-    overlayKeys_[p]->setName(tr("dashed: %1").arg(overlayName_));
-    overlayKeys_[p]->setPen(QPen(QColor(90, 90, 90), 1.3, Qt::DashLine));
+    keys << plots_[p]->addGraph();
+    keys.back()->setName(tr("dashed: %1").arg(overlayName_));
+    keys.back()->setPen(QPen(QColor(90, 90, 90), 1.3, overlayStyle_));
   }
+  overlayRun_.clear();
+  emit overlaysChanged();
   removeOverlayButton_->setEnabled(true);
-  removeOverlayButton_->setToolTip(tr("Remove the dashed curves of %1.").arg(overlayName_));
+  removeOverlayButton_->setToolTip(tr("Remove the dashed curves of every overlaid run."));
   scheduleRefresh();
   return true;
 }
 
-void MetricsPanel::removeOverlay() {
+void MetricsPanel::removeOverlay(const QString& runFolder) {
+  if (!overlayKeys_.contains(runFolder)) return;
   for (int p = 0; p < PlotCount; ++p) {
     std::vector<Series>& list = series_[p];
     for (const Series& s : list)
-      if (s.overlay) plots_[p]->removeGraph(s.graph);
-    list.erase(std::remove_if(list.begin(), list.end(), [](const Series& s) { return s.overlay; }), list.end());
+      if (s.overlay && s.run == runFolder) plots_[p]->removeGraph(s.graph);
+    list.erase(std::remove_if(list.begin(), list.end(), [&](const Series& s) { return s.overlay && s.run == runFolder; }), list.end());
   }
-  for (QCPGraph*& key : overlayKeys_) {
-    if (key) key->parentPlot()->removeGraph(key);
-    key = nullptr;
+  for (QCPGraph* key : overlayKeys_.take(runFolder)) key->parentPlot()->removeGraph(key);
+  emit overlaysChanged();
+  if (overlayKeys_.isEmpty()) {
+    overlayName_.clear();
+    removeOverlayButton_->setEnabled(false);
+    removeOverlayButton_->setToolTip(QString());
   }
-  overlayName_.clear();
-  removeOverlayButton_->setEnabled(false);
-  removeOverlayButton_->setToolTip(QString());
   scheduleRefresh();
+}
+
+void MetricsPanel::removeOverlay() {
+  for (const QString& run : overlayKeys_.keys()) removeOverlay(run);
+}
+
+bool MetricsPanel::showRun(const QString& runFolder, QString* error) {
+  const auto lines = readMetrics(runFolder, error);
+  if (!lines) return false;
+  clear();
+  for (const QJsonObject& line : *lines) appendMetricsLine(line, false);
+  note_->setText(tr("%1: %n iteration(s) recorded.", nullptr, int(lines->size())).arg(QFileInfo(QDir::cleanPath(runFolder)).fileName()));
+  scheduleRefresh();
+  return true;
 }
 
 void MetricsPanel::chooseOverlay() {
@@ -451,7 +490,7 @@ void MetricsPanel::showContextMenu(Plot which, const QPoint& at) {
   });
   menu.addSeparator();
   menu.addAction(tr("Overlay Run..."), this, &MetricsPanel::chooseOverlay);
-  menu.addAction(tr("Remove Overlay"), this, &MetricsPanel::removeOverlay)->setEnabled(!overlayName_.isEmpty());
+  menu.addAction(tr("Remove Overlay"), this, [this] { removeOverlay(); })->setEnabled(!overlayName_.isEmpty());
   menu.exec(plots_[which]->mapToGlobal(at));
 }
 

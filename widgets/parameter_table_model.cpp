@@ -21,8 +21,13 @@ QVariant ParameterTableModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ToolTipRole && index.column() == Applies)
     return spec.live ? tr("Changed during a run, it applies at the next iteration; the change is logged with that iteration.")
                      : tr("Takes effect when a run starts; to change it, stop the run and start a new one.");
+  const QString name = QString::fromStdString(spec.name);
+  if (role == Qt::ToolTipRole && index.column() == Value && isOverride(name))
+    return tr("Bold: %1's value differs from project.toml, which has %2. Reset goes back to it; Write to project.toml keeps %3.")
+        .arg(runName_, QString::fromStdString(params::formatValue(projectValues_.get(spec.name))),
+             QString::fromStdString(params::formatValue(values_.get(spec.name))));
   if (role == Qt::ToolTipRole) return QCoreApplication::translate("cas::Parameters", spec.help.c_str());
-  if (role == Qt::FontRole && index.column() == Value && !values_.isDefault(spec.name)) {
+  if (role == Qt::FontRole && index.column() == Value && isOverride(name)) {
     QFont bold;
     bold.setBold(true);
     return bold;
@@ -46,7 +51,6 @@ QVariant ParameterTableModel::data(const QModelIndex& index, int role) const {
       }
       return {};
     case Applies: {
-      const QString name = QString::fromStdString(spec.name);
       if (!spec.live) return liveEditing_ ? tr("on restart (fixed for this run)") : tr("on restart");
       if (requested_.contains(name)) return tr("live: %1 requested, applies at the next iteration").arg(requested_.value(name));
       if (appliedAt_.contains(name)) return tr("live: applied at iteration %1").arg(appliedAt_.value(name));
@@ -119,8 +123,51 @@ void ParameterTableModel::applyChange(const QString& name, const QString& value,
 }
 
 void ParameterTableModel::showParameters(const params::ParameterSet& values) {
-  values_ = values;
+  values_ = projectValues_ = values;
+  runName_.clear();
+  appliedAt_.clear();
+  requested_.clear();
   if (rowCount() > 0) emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+}
+
+void ParameterTableModel::setProjectValues(const params::ParameterSet& values) {
+  projectValues_ = values;
+  if (runName_.isEmpty()) values_ = values;
+  if (rowCount() > 0) emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+}
+
+void ParameterTableModel::showRunValues(const params::ParameterSet& values, const QString& runName) {
+  values_ = values;
+  runName_ = runName;
+  if (rowCount() > 0) emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+}
+
+bool ParameterTableModel::isOverride(const QString& name) const {
+  const std::string key = name.toStdString();
+  return params::ParameterRegistry::standard().find(key) &&
+         params::formatValue(values_.get(key)) != params::formatValue(projectValues_.get(key));
+}
+
+QStringList ParameterTableModel::overrides() const {
+  QStringList out;
+  for (const params::ParameterSpec& spec : specs())
+    if (isOverride(QString::fromStdString(spec.name))) out << QString::fromStdString(spec.name);
+  return out;
+}
+
+bool ParameterTableModel::resetToProject(const QString& name) {
+  const params::ParameterSpec* spec = params::ParameterRegistry::standard().find(name.toStdString());
+  if (!spec || !isOverride(name)) return false;
+  const QString projectValue = QString::fromStdString(params::formatValue(projectValues_.get(spec->name)));
+  if (liveEditing_) {
+    if (!spec->live) return false;  // fixed for the run
+    emit parameterEditRequested(name, projectValue);
+    return true;
+  }
+  values_.set(spec->name, projectValues_.get(spec->name));
+  appliedAt_.remove(name);
+  refreshRow(rowOf(spec->name));
+  return true;
 }
 
 }  // namespace cas::widgets

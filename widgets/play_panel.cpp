@@ -346,6 +346,7 @@ void PlayPanel::takeLoadedRun(const AgentSummary& summary) {
 void PlayPanel::reportLoadFailure(const QString& folder, const QString& reason) {
   setBusy(false);
   setStatus(tr("%1 could not be loaded: %2").arg(QDir::toNativeSeparators(folder), reason), true);
+  emit runLoadFailed(folder, reason);
 }
 
 void PlayPanel::takeSearch(const AgentSearch& search) {

@@ -72,6 +72,7 @@ class PlayPanel : public QWidget {
 
  signals:
   void agentLoaded(const QString& runFolder);
+  void runLoadFailed(const QString& runFolder, const QString& reason);
 
  private slots:
   void takeLoadedRun(const cas::widgets::AgentSummary& summary);

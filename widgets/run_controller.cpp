@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "core/engine/trained_run.hpp"
 #include "core/params/run_params.hpp"
 
 namespace cas::widgets {
@@ -52,6 +53,44 @@ bool RunController::startTraining(const project::Project& project, const QString
     emit runFailed(QString::fromUtf8(e.what()));
     return false;
   }
+  resumedFrom_ = 0;
+  startEngine(std::move(trainer), std::move(*run), folder, backend->id());
+  return true;
+}
+
+bool RunController::resumeRun(const QString& folder) {
+  if (engine_) return false;
+  // The backend the run was trained on: its own recorded runtime.device.
+  project::Project recorded;
+  Diagnostic problem;
+  std::vector<Diagnostic> notices;
+  if (!engine::RunFolder::open(folder.toStdString(), engine::RunAccess::Read, false, &recorded, &problem, &notices)) {
+    emit runFailed(tr("%1 cannot be resumed: %2").arg(folder, QString::fromStdString(formatHeadline(problem))));
+    return false;
+  }
+  std::string error;
+  auto backend = exec::BackendRegistry::instance().select(params::readRuntimeParams(recorded.parameters).device, &error);
+  if (!backend) {
+    emit runFailed(tr("%1 cannot be resumed: %2").arg(folder, QString::fromStdString(error)));
+    return false;
+  }
+  engine::OpenRunOptions options;
+  options.use = engine::RunUse::Resume;
+  engine::TrainedRun run = engine::openTrainedRun(folder.toStdString(), backend, options);
+  for (const std::string& skipped : run.skipped) emit messagePosted(tr("Skipped checkpoint %1").arg(QString::fromStdString(skipped)));
+  for (const Diagnostic& d : run.notices) emit messagePosted(QString::fromStdString(formatHeadline(d)));
+  if (!run.trainer) {
+    emit runFailed(tr("%1 cannot be resumed: %2").arg(folder, QString::fromStdString(formatHeadline(run.error))));
+    return false;
+  }
+  resumedFrom_ = run.trainer->iteration();
+  startEngine(std::move(run.trainer), std::move(*run.folder), folder, backend->id());
+  return true;
+}
+
+void RunController::startEngine(std::unique_ptr<train::AlphaZeroTrainer> trainer, engine::RunFolder run, const QString& folder,
+                                const std::string& backendId) {
+  startParameters_ = trainer->parameters();
   // Callbacks run on the engine thread: hop to the GUI thread with queued invocations.
   engine::EngineEvents events;
   events.iterationFinished = [this](const train::IterationReport& r) {
@@ -80,10 +119,10 @@ bool RunController::startTraining(const project::Project& project, const QString
     if (const int runs = kernelProfileRuns_.exchange(0); runs > 0) profileKernels(*engineTrainer, r.iteration, runs);
   };
   searchDevice_ = QString::fromStdString(trainer->searchDevice());
-  engine_ = std::make_unique<engine::Engine>(std::move(trainer), std::move(*run), events, limits_);
+  engine_ = std::make_unique<engine::Engine>(std::move(trainer), std::move(run), events, limits_);
   runFolder_ = folder;
   paused_ = false;
-  backendId_ = QString::fromStdString(backend->id());
+  backendId_ = QString::fromStdString(backendId);
   clock_.start();
   pausedMs_ = pausedSinceMs_ = 0;
   iterationsDone_ = 0;
@@ -91,7 +130,6 @@ bool RunController::startTraining(const project::Project& project, const QString
   kernelProfileRuns_ = 0;
   engine_->start();
   emit runStarted(folder);
-  return true;
 }
 
 void RunController::pauseTraining() {

@@ -51,11 +51,20 @@ class RunController : public QObject {
   // Budget of the next run started (0 iterations / minutes: none).
   void setLimits(const cas::engine::EngineLimits& limits) { limits_ = limits; }
   RunProgress progress() const;
+  // The parameter values the current (or last) run started with: the project's for a new run, the
+  // run's own (its configuration and the changes it logged) for a resumed one.
+  const cas::params::ParameterSet& startParameters() const { return startParameters_; }
+  // The checkpoint's iteration a resumed run went on from; 0 for a run started from iteration 1.
+  qint64 resumedFrom() const { return resumedFrom_; }
 
  public slots:
   // Creates a run folder under `runsRoot` and starts training; returns false (after emitting
   // runFailed) when the run cannot start.
   bool startTraining(const cas::project::Project& project, const QString& runsRoot);
+  // Trains the run in `folder` on from its newest valid checkpoint, with the run's own project
+  // file and policy (core/engine/trained_run.hpp); returns false (after emitting runFailed, with
+  // the reason: no valid checkpoint, the run in use, ...) when it cannot.
+  bool resumeRun(const QString& folder);
   void pauseTraining();
   void resumeTraining();
   void stopTraining();
@@ -87,6 +96,7 @@ class RunController : public QObject {
   // Runs on the engine thread, between iterations.
   void profileKernels(train::AlphaZeroTrainer& trainer, qint64 iteration, int runs);
   double activeSeconds() const;
+  void startEngine(std::unique_ptr<train::AlphaZeroTrainer> trainer, engine::RunFolder run, const QString& folder, const std::string& backendId);
 
   // Declared before engine_ so that it outlives the engine thread, which reads it.
   std::atomic<int> kernelProfileRuns_{0};
@@ -95,6 +105,8 @@ class RunController : public QObject {
   bool paused_ = false;
   QString backendId_, searchDevice_;
   engine::EngineLimits limits_;
+  params::ParameterSet startParameters_;
+  qint64 resumedFrom_ = 0;
   QElapsedTimer clock_;              // since the run started
   qint64 pausedMs_ = 0, pausedSinceMs_ = 0;
   qint64 iterationsDone_ = 0;

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <signal.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -56,6 +57,27 @@ std::optional<RunLock> RunLock::acquire(const std::filesystem::path& dir, std::s
     return std::nullopt;
   }
   return RunLock(fd);
+}
+
+RunLockState readRunLockState(const std::filesystem::path& dir) {
+  RunLockState state;
+  const int fd = ::open((dir / "lock").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return state;
+  struct stat st {};
+  const auto holder = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? holderOf(fd) : std::nullopt;
+  if (holder) {
+    state.pid = *holder;
+    // kill(pid, 0) only asks whether the process exists (EPERM: it does, under another user).
+    const bool alive = ::kill(pid_t(*holder), 0) == 0 || errno == EPERM;
+    bool held = false;
+    if (alive) {
+      held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+      if (!held) ::flock(fd, LOCK_UN);
+    }
+    state.kind = held ? RunLockState::Held : RunLockState::Stale;
+  }
+  ::close(fd);
+  return state;
 }
 
 RunLock& RunLock::operator=(RunLock&& other) noexcept {

@@ -5,11 +5,28 @@
 // so a lock file that names a process but is not held is stale (the holder was killed): the next
 // writer takes it over with a note. Readers (eval, analyze, play, the studio's Board) take no lock.
 // Thread-safety: a RunLock is owned by one thread at a time.
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 
 namespace cas::engine {
+
+// Whether a run is being written, judged from RUN/lock without taking it (for listings such as
+// the studio's Runs dock).
+struct RunLockState {
+  enum Kind {
+    Free,   // no lock file, or an empty one: the last writer ended normally (or none ever ran)
+    Held,   // a process holds the lock: the run is being trained now
+    Stale,  // the file names a process that no longer holds it: the writer was killed or crashed
+  };
+  Kind kind = Free;
+  std::int64_t pid = 0;  // the process the file names (Held, Stale)
+};
+
+// Reads RUN/lock. A file naming a live process is probed with a shared, non-blocking flock that is
+// released at once, which tells a holder from a process that merely got the same id.
+RunLockState readRunLockState(const std::filesystem::path& dir);
 
 class RunLock {
  public:

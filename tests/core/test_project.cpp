@@ -1,5 +1,5 @@
 // project.toml loading: the example projects are accepted; each kind of mistake is reported at
-// its line and column.
+// its line and column. Writing tuning values into project.toml keeps the rest of the file.
 #include <QDir>
 #include <QTemporaryDir>
 #include <QTest>
@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/project/project.hpp"
+#include "core/project/project_file_edit.hpp"
 
 using cas::project::loadProject;
 
@@ -142,6 +143,32 @@ class TestProject : public QObject {
     const std::string text = cas::formatDiagnostic(r.diagnostics.items().at(0), r.source);
     QVERIFY2(text.find("/project.toml:6:10: error: search.c_puct must be a number") != std::string::npos, text.c_str());
     QVERIFY2(text.find("\n    c_puct = \"high\"\n             ^") != std::string::npos, text.c_str());
+  }
+
+  void parameterValuesAreWrittenInPlace() {
+    using cas::project::withParameterValues;
+    const std::string text = header + "# tuned by hand\n[search]\nsimulations = 64   # per move\nc_puct = 1.5\n\n[train]\nbatch_size = 128\n";
+    std::string error;
+    // A value replaced in place, its comment kept; a key added at the end of its section; a
+    // section added at the end; a choice quoted, a float with its point.
+    const auto edited = withParameterValues(text,
+                                            {{"search.simulations", std::int64_t(32)},
+                                             {"search.c_puct", 2.0},
+                                             {"search.root_policy", std::string("gumbel")},
+                                             {"runtime.seed", std::int64_t(7)}},
+                                            &error);
+    QVERIFY2(edited, error.c_str());
+    QCOMPARE(*edited, header + "# tuned by hand\n[search]\nsimulations = 32   # per move\nc_puct = 2.0\nroot_policy = \"gumbel\"\n\n[train]\n"
+                               "batch_size = 128\n\n[runtime]\nseed = 7\n");
+    const cas::project::LoadResult loaded = load(*edited);
+    QVERIFY(loaded.project);
+    QCOMPARE(loaded.project->parameters.getInt("search.simulations"), std::int64_t(32));
+    QCOMPARE(loaded.project->parameters.getChoice("search.root_policy"), std::string("gumbel"));
+    // A file that defines the section another way (an inline table) is refused, not broken.
+    QVERIFY(!withParameterValues(header + "search = { c_puct = 1.5 }\n", {{"search.c_puct", 2.0}}, &error));
+    QVERIFY2(error.find("set the values by hand") != std::string::npos || error.find("set it by hand") != std::string::npos, error.c_str());
+    QVERIFY(!withParameterValues(text, {{"search.no_such", 1.0}}, &error));
+    QCOMPARE(error, std::string("unknown parameter 'search.no_such'"));
   }
 };
 
