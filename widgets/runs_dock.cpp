@@ -12,6 +12,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QTableView>
+#include <QSize>
 #include <QToolBar>
 #include <QUrl>
 #include <QVBoxLayout>
@@ -72,8 +73,13 @@ RunsDock::RunsDock(QWidget* parent) : QWidget(parent), model_(new RunsModel(this
   empty_->setWordWrap(true);
   empty_->setText(tr("No runs of this project yet. Run > Train starts one; Add Run Folder... lists a run trained elsewhere."));
 
+  // The dock shares the Log's tab group, whose least height is the larger of the two: a table
+  // that can shrink to a line keeps the default Log a few lines high (dock_layout.hpp).
+  table_->setMinimumHeight(table_->fontMetrics().height() + 8);
+  bar->setIconSize(QSize(16, 16));
   auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(4, 4, 4, 4);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->setSpacing(2);
   layout->addWidget(bar);
   layout->addWidget(empty_);
   layout->addWidget(table_, 1);

@@ -2,7 +2,6 @@
 
 #include <QDir>
 #include <QFileInfo>
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
@@ -42,10 +41,11 @@ TuningPanel::TuningPanel(ParameterTableModel* model, PdlEditor* editor, QWidget*
                         "iteration; one fixed for the run keeps its value until the run ends."));
   write_->setObjectName(QStringLiteral("writeOverrides"));
   write_->setToolTip(tr("Writes the selected bold values into project.toml, so the next run starts with them."));
-  auto* buttons = new QHBoxLayout;
+  // One above the other: side by side they would set the side column's least width, which at
+  // 1280x800 is taken from the editor's 80 columns (dock_layout.hpp).
+  auto* buttons = new QVBoxLayout;
   buttons->addWidget(reset_);
   buttons->addWidget(write_);
-  buttons->addStretch(1);
   changes_->setObjectName(QStringLiteral("changeLog"));
   layout->addWidget(source_);
   layout->addWidget(table_, 3);
