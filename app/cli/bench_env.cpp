@@ -13,6 +13,7 @@
 #include "core/env/minatar_asterix.hpp"
 #include "core/env/minatar_breakout.hpp"
 #include "core/env/minatar_freeway.hpp"
+#include "core/env/minatar_space_invaders.hpp"
 #include "core/exec/thread_pool.hpp"
 
 namespace cas::cli {
@@ -62,6 +63,9 @@ int runBenchEnv(const EnvBenchOptions& o) {
   } else if (o.env == "minatar-asterix") {
     env::MinAtarAsterix env(o.envs, o.seed);
     totals = run(env, o.steps, env::MinAtarAsterix::kObservationSize, pool, o.seed);
+  } else if (o.env == "minatar-space-invaders") {
+    env::MinAtarSpaceInvaders env(o.envs, o.seed);
+    totals = run(env, o.steps, env::MinAtarSpaceInvaders::kObservationSize, pool, o.seed);
   } else if (o.env == "minatar-freeway") {
     env::MinAtarFreeway env(o.envs, o.seed);
     totals = run(env, o.steps, env::MinAtarFreeway::kObservationSize, pool, o.seed);

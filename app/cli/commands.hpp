@@ -40,7 +40,7 @@ struct SearchBenchOptions {
 };
 
 struct EnvBenchOptions {
-  std::string env = "minatar-breakout";  // cartpole, minatar-asterix, minatar-breakout or minatar-freeway
+  std::string env = "minatar-breakout";  // cartpole or a MinAtar game (minatar-breakout, ...)
   int envs = 4096, steps = 1000;
   int threads = 0;  // 0: one per hardware thread
   std::uint64_t seed = 1;

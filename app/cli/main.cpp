@@ -148,8 +148,8 @@ int main(int argc, char** argv) {
   auto* benchEnv = benchCmd->add_subcommand("env",
       "Time environment steps alone on the CPU twins: N environments side by side, random actions, resets where\n"
       "episodes end, observations written as the policy's batch");
-  benchEnv->add_option("--env", envBench.env, "cartpole, minatar-asterix, minatar-breakout or minatar-freeway")
-      ->check(CLI::IsMember({"cartpole", "minatar-asterix", "minatar-breakout", "minatar-freeway"}))->capture_default_str();
+  const std::vector<std::string> steppedEnvironments = {"cartpole", "minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-space-invaders"};
+  benchEnv->add_option("--env", envBench.env, CLI::detail::join(steppedEnvironments, ", "))->check(CLI::IsMember(steppedEnvironments))->capture_default_str();
   benchEnv->add_option("--envs", envBench.envs, "Environments side by side")->check(integerIn(1, 1 << 20))->capture_default_str();
   benchEnv->add_option("--steps", envBench.steps, "Steps of every environment")->check(integerIn(1, 1000000))->capture_default_str();
   benchEnv->add_option("--threads", envBench.threads, "CPU threads (0: one per hardware thread)")->check(integerIn(0, 1024))->capture_default_str();

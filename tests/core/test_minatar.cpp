@@ -1,9 +1,10 @@
-// MinAtar Breakout, Freeway and Asterix against episodes recorded from the `minatar` package
-// (tests/golden/make_minatar_traces.py): with minatar's random draws replayed (Breakout's
-// starting side, Freeway's car periods and directions, Asterix's spawns, the sticky-action
-// draws), the same observations, rewards and episode ends, step for step, across resets, sticky
-// actions, two refills of Breakout's bricks, Freeway's crossings and its time limit, and six of
-// Asterix's difficulty ramps.
+// MinAtar Breakout, Freeway, Asterix and Space Invaders against episodes recorded from the
+// `minatar` package (tests/golden/make_minatar_traces.py): with minatar's random draws replayed
+// (Breakout's starting side, Freeway's car periods and directions, Asterix's spawns, the
+// sticky-action draws), the same observations, rewards and episode ends, step for step, across
+// resets, sticky actions, two refills of Breakout's bricks, Freeway's crossings and its time
+// limit, and six of Asterix's difficulty ramps. Space Invaders' recorded players shoot 23 of a
+// block's 24 aliens at best: its refill and speed-up are not covered by the traces.
 #include <QTest>
 
 #include <fstream>
@@ -12,10 +13,12 @@
 #include "core/env/minatar_asterix.hpp"
 #include "core/env/minatar_breakout.hpp"
 #include "core/env/minatar_freeway.hpp"
+#include "core/env/minatar_space_invaders.hpp"
 
 using cas::env::MinAtarAsterix;
 using cas::env::MinAtarBreakout;
 using cas::env::MinAtarFreeway;
+using cas::env::MinAtarSpaceInvaders;
 
 namespace {
 
@@ -170,6 +173,41 @@ class TestMinAtar : public QObject {
     }
     qInfo("%d Asterix steps replayed: %d spawns, %d gold, %d sticky actions, difficulty up to %d", steps, spawns, gold, sticky, hardest);
     QVERIFY(steps >= 1000 && spawns >= 100 && gold >= 10 && sticky >= 50 && hardest >= 5);
+  }
+
+  void spaceInvadersMatchesMinatar() {
+    const auto file = golden("space_invaders.json");
+    const auto& traces = file["minatar_space_invaders"];
+    QVERIFY(traces.size() >= 2);
+    MinAtarSpaceInvaders env(int(traces.size()), 1);
+    int steps = 0, sticky = 0, hits = 0, episodes = 0;
+    std::vector<float> obs(MinAtarSpaceInvaders::kObservationSize);
+    for (size_t g = 0; g < traces.size(); ++g) {
+      for (const auto& episode : traces[g]["episodes"]) {
+        env.reset(int(g));
+        env.observe(int(g), obs.data());
+        QVERIFY(obs == fromSetCells(episode["initial"], MinAtarSpaceInvaders::kObservationSize));
+        int episodeSteps = 0;
+        for (const auto& row : episode["steps"]) {
+          const double draw = row[1].get<double>();
+          const auto r = env.step(int(g), row[0].get<int>(), draw);
+          env.observe(int(g), obs.data());
+          const QString where = QStringLiteral("trace %1 step %2").arg(g).arg(episodeSteps);
+          QVERIFY2(obs == fromSetCells(row[4], MinAtarSpaceInvaders::kObservationSize),
+                   qPrintable(where + QStringLiteral(": observation differs")));
+          QVERIFY2(r.reward == row[2].get<float>(), qPrintable(where + QStringLiteral(": reward differs")));
+          QVERIFY2(r.terminal == (row[3].get<int>() != 0), qPrintable(where + QStringLiteral(": terminal differs")));
+          QVERIFY2(env.difficulty(int(g)) == row[5].get<int>(), qPrintable(where + QStringLiteral(": difficulty differs")));
+          hits += int(r.reward);
+          sticky += draw < MinAtarSpaceInvaders::kStickyActionProbability;
+          ++steps;
+          ++episodeSteps;
+        }
+        episodes += env.terminal(int(g));
+      }
+    }
+    qInfo("%d Space Invaders steps replayed: %d aliens hit, %d sticky actions, %d episodes to their end", steps, hits, sticky, episodes);
+    QVERIFY(steps >= 500 && hits >= 40 && sticky >= 50 && episodes >= 4);
   }
 
   // The twins' own draws: seeded, and a crossing in Freeway redraws the cars as minatar does

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Records MinAtar Breakout, Freeway and Asterix episodes from the `minatar` package for
-tests/core/test_minatar.cpp.
+"""Records MinAtar Breakout, Freeway, Asterix and Space Invaders episodes from the `minatar`
+package for tests/core/test_minatar.cpp.
 
     pip install minatar
-    python3 tests/golden/make_minatar_traces.py      # writes tests/golden/minatar/{breakout,freeway,asterix}.json
+    python3 tests/golden/make_minatar_traces.py   # writes tests/golden/minatar/{breakout,freeway,asterix,space_invaders}.json
 
 minatar's Environment draws from one numpy RandomState: the ball's starting side at each reset
 (randint(2)) and, at each step, the sticky-action draw (rand() < 0.1 repeats the previous
@@ -203,6 +203,54 @@ def asterix_trace(seed, episodes, max_steps, noise):
     return out
 
 
+INVADERS_STEP = ["action", "sticky draw", "reward", "terminal", "the observation's set cells, [channel][row][column] flattened",
+                 "difficulty (blocks cleared while it ramps)"]
+INVADERS_MINIMAL = [0, 1, 3, 5]  # minatar's numbers for none, left, right, fire
+
+
+def invaders_action(inner, policy, noise):
+    """Fires at the column above and moves under the aliens, never into an alien bullet's way."""
+    if policy.random() < noise:
+        return int(policy.integers(0, 4))
+    pos = inner.pos
+    danger = lambda x: inner.e_bullet_map[8, x] or inner.e_bullet_map[7, x] or inner.alien_map[8:, x].any()
+    columns = [c for c in range(10) if inner.alien_map[:, c].any()]
+    # The lowest aliens first (the last few march fast and must not reach the bottom), then the nearest.
+    lowest = lambda c: int(np.max(np.nonzero(inner.alien_map[:, c])[0]))
+    target = min(columns, key=lambda c: (-lowest(c), abs(c - pos), c)) if columns else pos
+    wanted = 3 if target == pos else (1 if target < pos else 2)
+    landing = {0: pos, 1: max(0, pos - 1), 2: min(9, pos + 1), 3: pos}
+    if not danger(landing[wanted]):
+        return wanted
+    safe = [a for a in (0, 1, 2) if not danger(landing[a])]
+    return int(policy.choice(safe)) if safe else wanted
+
+
+def invaders_trace(seed, episodes, max_steps, noise):
+    env = Environment("space_invaders", sticky_action_prob=0.1)
+    recorder = RecordingRandomState(seed)
+    env.random = recorder
+    env.env.random = recorder
+    policy = np.random.default_rng(1100 + seed)
+    out = {"seed": seed, "episodes": []}
+    for _ in range(episodes):
+        recorder.draws.clear()
+        env.reset()
+        assert not recorder.draws  # the game itself draws nothing
+        episode = {"initial": set_cells(env), "steps": []}
+        for _ in range(max_steps):
+            action = invaders_action(env.env, policy, noise)
+            recorder.draws.clear()
+            reward, terminal = env.act(INVADERS_MINIMAL[action])
+            (kind, draw), = recorder.draws
+            assert kind == "rand"
+            episode["steps"].append([action, draw, float(reward), int(terminal), set_cells(env), env.env.ramp_index])
+            if terminal:
+                break
+        out["episodes"].append(episode)
+    return out
+
+
 def main():
     # Short episodes of a noisy player, and long ones of a steady player that clear every brick.
     traces = [trace(seed, episodes=3, max_steps=300, noise=0.3) for seed in range(4)]
@@ -231,6 +279,15 @@ def main():
                   separators=(",", ":"))
     report(path, traces)
     print("asterix difficulty reached:", max(s[6] for t in traces for e in t["episodes"] for s in e["steps"]))
+
+    traces = [invaders_trace(seed, episodes=1, max_steps=2000, noise=0.05) for seed in (0, 1)]
+    traces += [invaders_trace(seed, episodes=3, max_steps=200, noise=0.6) for seed in (2,)]
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "minatar", "space_invaders.json")
+    with open(path, "w") as f:
+        json.dump({"generator": "tests/golden/make_minatar_traces.py", "step": INVADERS_STEP, "minatar_space_invaders": traces}, f,
+                  separators=(",", ":"))
+    report(path, traces)
+    print("space invaders difficulty reached:", max(s[5] for t in traces for e in t["episodes"] for s in e["steps"]))
 
 
 def report(path, traces):
