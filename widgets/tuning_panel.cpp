@@ -1,5 +1,7 @@
 #include "widgets/tuning_panel.hpp"
 
+#include <algorithm>
+
 #include <QDir>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -36,6 +38,18 @@ TuningPanel::TuningPanel(ParameterTableModel* model, PdlEditor* editor, QWidget*
   table_->verticalHeader()->hide();
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  // The names are long ("search.dirichlet_fraction") and the side column narrow at 1280x800: the
+  // name column starts at most 112 px wide, cut at the left, where the section is (a drag widens
+  // it), so that the values stay in view.
+  table_->setTextElideMode(Qt::ElideLeft);
+  table_->horizontalHeader()->setSectionResizeMode(ParameterTableModel::Name, QHeaderView::Interactive);
+  auto fitNames = [this] {
+    constexpr int kNameWidth = 112;
+    table_->resizeColumnToContents(ParameterTableModel::Name);
+    table_->setColumnWidth(ParameterTableModel::Name, std::min(table_->columnWidth(ParameterTableModel::Name), kNameWidth));
+  };
+  fitNames();
+  connect(model_, &QAbstractItemModel::modelReset, this, fitNames);
   reset_->setObjectName(QStringLiteral("resetOverrides"));
   reset_->setToolTip(tr("Sets the selected bold values back to project.toml's. During a run a live parameter changes at the next "
                         "iteration; one fixed for the run keeps its value until the run ends."));
