@@ -40,11 +40,11 @@ const std::vector<EnvironmentInfo>& environments() {
        {4, 10, 10}, 5, false, std::nullopt, nullptr, ""},
       {"minatar-breakout", "MinAtar Breakout on a 10x10 grid with sticky actions (the minatar package's rules); planes: paddle, ball, trail, bricks.",
        {4, 10, 10}, 3, false, std::nullopt, nullptr, ""},
+      {"minatar-freeway", "MinAtar Freeway on a 10x10 grid with sticky actions (the minatar package's rules); planes: chicken, cars, trails by speed.",
+       {7, 10, 10}, 3, false, std::nullopt, nullptr, ""},
       {"minatar-space-invaders", "MinAtar Space Invaders on a 10x10 grid with sticky actions (the minatar package's rules); planes: cannon, aliens, "
        "aliens marching left, right, the cannon's bullets, the aliens' bullets.",
        {6, 10, 10}, 4, false, std::nullopt, nullptr, ""},
-      {"minatar-freeway", "MinAtar Freeway on a 10x10 grid with sticky actions (the minatar package's rules); planes: chicken, cars, trails by speed.",
-       {7, 10, 10}, 3, false, std::nullopt, nullptr, ""},
   };
   return all;
 }
