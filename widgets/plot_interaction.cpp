@@ -3,6 +3,7 @@
 #include <QAbstractScrollArea>
 #include <QCoreApplication>
 #include <QMouseEvent>
+#include <QToolTip>
 #include <QWheelEvent>
 #include <qcustomplot.h>
 
@@ -12,26 +13,16 @@
 namespace cas::widgets {
 
 PlotInteraction::PlotInteraction(QCustomPlot* plot, ReadOut readOut)
-    : QObject(plot), plot_(plot), readOut_(std::move(readOut)), crosshair_(new QCPItemStraightLine(plot)), readOutLabel_(new QCPItemText(plot)) {
+    : QObject(plot), plot_(plot), readOut_(std::move(readOut)), crosshair_(new QCPItemStraightLine(plot)) {
   plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   plot_->setMouseTracking(true);  // the crosshair follows the cursor without a button held
   plot_->installEventFilter(this);
 
   // Above the curves and the axes: on the legend's layer.
-  for (QCPAbstractItem* item : {static_cast<QCPAbstractItem*>(crosshair_), static_cast<QCPAbstractItem*>(readOutLabel_)}) {
-    item->setLayer(QStringLiteral("legend"));
-    item->setSelectable(false);
-    item->setVisible(false);
-  }
+  crosshair_->setLayer(QStringLiteral("legend"));
+  crosshair_->setSelectable(false);
+  crosshair_->setVisible(false);
   crosshair_->setPen(QPen(QColor(90, 90, 90), 1, Qt::DashLine));
-  readOutLabel_->position->setTypeX(QCPItemPosition::ptPlotCoords);
-  readOutLabel_->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
-  readOutLabel_->position->setAxisRect(plot_->axisRect());
-  readOutLabel_->setFont(QFont(QString(), 8));
-  readOutLabel_->setTextAlignment(Qt::AlignLeft);
-  readOutLabel_->setPadding(QMargins(4, 2, 4, 2));
-  readOutLabel_->setBrush(QColor(255, 255, 255, 225));
-  readOutLabel_->setPen(QPen(QColor(160, 160, 160)));
 }
 
 bool PlotInteraction::eventFilter(QObject* watched, QEvent* event) {
@@ -52,8 +43,13 @@ bool PlotInteraction::eventFilter(QObject* watched, QEvent* event) {
     case QEvent::Leave:
       hideCrosshair();
       return false;
+    case QEvent::ToolTip:
+      return !readOutText_.isEmpty();  // the read-out stands in for the plot's own tooltip
     case QEvent::Resize:
-      fitLegend();
+    case QEvent::Show:
+      // After QCustomPlot has taken the new size: fitting changes the minimum height, which
+      // resizes the plot again.
+      QMetaObject::invokeMethod(this, &PlotInteraction::fitLegend, Qt::QueuedConnection);
       return false;
     default:
       return false;
@@ -99,22 +95,17 @@ void PlotInteraction::hoverAt(const QPoint& widgetPos) {
   readOutText_ = reading.text;
   crosshair_->point1->setCoords(reading.x, 0);
   crosshair_->point2->setCoords(reading.x, 1);
-  readOutLabel_->setText(reading.text);
-  // Beside the crosshair, on the side with more room, so the read-out does not cover the point.
-  const bool rightHalf = x->coordToPixel(reading.x) > rect->center().x();
-  readOutLabel_->setPositionAlignment(Qt::AlignTop | (rightHalf ? Qt::AlignRight : Qt::AlignLeft));
-  readOutLabel_->position->setCoords(reading.x, 0.02);
-  readOutLabel_->setPadding(rightHalf ? QMargins(4, 2, 8, 2) : QMargins(8, 2, 4, 2));
   crosshair_->setVisible(true);
-  readOutLabel_->setVisible(true);
   plot_->replot(QCustomPlot::rpQueuedReplot);
+  // A tooltip rather than text in the plot: with several runs the read-out is taller than a plot.
+  QToolTip::showText(plot_->mapToGlobal(widgetPos) + QPoint(18, 12), reading.text, plot_, QRect(), 60 * 60 * 1000);
 }
 
 void PlotInteraction::hideCrosshair() {
+  if (!readOutText_.isEmpty()) QToolTip::hideText();
   readOutText_.clear();
   if (!crosshair_->visible()) return;
   crosshair_->setVisible(false);
-  readOutLabel_->setVisible(false);
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -131,13 +122,18 @@ void PlotInteraction::fitLegend() {
     }
   const QMargins margins = legend->margins();
   const int available = plot_->width() - margins.left() - margins.right() - 8;
-  const int columns = std::max(1, (available + legend->columnSpacing()) / (widest + legend->columnSpacing()));
+  // No more columns than entries: an empty column still takes its spacing, and widens the plot.
+  const int columns = std::clamp((available + legend->columnSpacing()) / (widest + legend->columnSpacing()), 1, std::max(1, entries));
   const int rows = (entries + columns - 1) / columns;
   // setWrap alone leaves the entries where they are; rearranging also closes the gaps that
   // removed curves leave.
   legend->setWrap(columns);
   legend->setFillOrder(QCPLegend::foColumnsFirst, true);
-  plot_->setMinimumHeight(kPlotHeight + rows * (tallest + legend->rowSpacing()));
+  // A plot laid out while its dock was hidden can miss the resize that tells QCustomPlot its
+  // size, and would draw at the size it was created with, in a corner of the widget.
+  if (plot_->viewport() != plot_->rect()) plot_->setViewport(plot_->rect());
+  const int height = kPlotHeight + rows * (tallest + legend->rowSpacing());
+  if (plot_->minimumHeight() != height) plot_->setMinimumHeight(height);
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 

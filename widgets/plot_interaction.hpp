@@ -3,8 +3,8 @@
 // dock (the plot hands it to the scroll area around it), Ctrl+wheel zooms around the cursor,
 // dragging pans, and a double-click goes back to following the data. While the user has zoomed or
 // panned, the plot holds still as points arrive (followsData() is false). A crosshair follows the
-// cursor, snapped to the nearest point, with a read-out of the curves' values there, which the
-// owner composes. The legend wraps into as many columns as the plot's width holds, so no entry is
+// cursor, snapped to the nearest point, with a read-out of the curves' values there (a tooltip),
+// which the owner composes. The legend wraps into as many columns as the plot's width holds, so no entry is
 // cut off.
 // Thread-safety: GUI thread only.
 #include <QObject>
@@ -14,7 +14,6 @@
 
 class QCustomPlot;
 class QCPItemStraightLine;
-class QCPItemText;
 class QMouseEvent;
 class QWheelEvent;
 
@@ -30,7 +29,7 @@ class PlotInteraction : public QObject {
   // Given the plot coordinate under the cursor and the width of a pixel in plot coordinates.
   using ReadOut = std::function<Reading(double cursorX, double pixelWidth)>;
 
-  static constexpr int kPlotHeight = 190;  // the plot area's minimum height, legend excluded
+  static constexpr int kPlotHeight = 220;  // the plot's minimum height, legend excluded
 
   PlotInteraction(QCustomPlot* plot, ReadOut readOut);
 
@@ -57,7 +56,6 @@ class PlotInteraction : public QObject {
   QCustomPlot* plot_;
   ReadOut readOut_;
   QCPItemStraightLine* crosshair_;
-  QCPItemText* readOutLabel_;
   QString readOutText_;
   bool followsData_ = true;
 };
