@@ -922,10 +922,12 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
   hint_->setObjectName(QStringLiteral("searchTreeHint"));
   status_->setObjectName(QStringLiteral("searchTreeStatus"));
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  // Long sentences are cut (the hint) or wrapped (the status) rather than widening the dock, and
-  // the window, to fit them.
-  for (QLabel* label : {hint_, status_}) label->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-  status_->setWordWrap(true);
+  // Long sentences wrap rather than widening the dock, and the window, to fit them; the hint has
+  // a row of its own under the toolbar, where a narrow dock does not cut it short.
+  for (QLabel* label : {hint_, status_}) {
+    label->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    label->setWordWrap(true);
+  }
   QPalette faint = hint_->palette();
   faint.setColor(QPalette::WindowText, faint.color(QPalette::Disabled, QPalette::WindowText));
   hint_->setPalette(faint);
@@ -938,12 +940,16 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
   bar->addSpacing(12);
   bar->addWidget(teaching_);
   bar->addWidget(step_);
-  bar->addWidget(hint_, 1);
+  bar->addStretch(1);
   bar->addWidget(debugButton_);
+  auto* hintRow = new QHBoxLayout;
+  hintRow->setContentsMargins(6, 0, 6, 0);
+  hintRow->addWidget(hint_, 1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(2);
   layout->addLayout(bar);
+  layout->addLayout(hintRow);
   if (const QString reason = openGlWidgetUnavailableReason(); reason.isEmpty()) {
     layout->addWidget(view_, 1);
   } else {
@@ -1139,6 +1145,7 @@ void SearchTreePanel::updateControls() {
   else if (!running) hint_->setText(tr("Start a run, then pause it to step."));
   else if (!paused) hint_->setText(tr("Pause the run (Run ▸ Pause) to step through single simulations."));
   else hint_->setText(tr("Each step animates selection, expansion and backup."));
+  hint_->setVisible(!hint_->text().isEmpty());
 
   const TreeLayout* l = view_->layout();
   if (!l) {

@@ -8,6 +8,8 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QLabel>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -364,6 +366,31 @@ class TestSearchTree : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(panel.view()->layout() && panel.view()->layout()->size() == 8, 5000);
     QVERIFY2(panel.statusText().contains(QStringLiteral("principal variation 1 › 2")), qPrintable(panel.statusText()));
     QVERIFY2(panel.statusText().contains(QStringLiteral("root N 11")), qPrintable(panel.statusText()));
+  }
+
+  void teachingControlsAreWholeInANarrowDock() {
+    SearchTreePanel panel;
+    panel.resize(330, 400);  // a narrow dock
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.setTeachingMode(true);
+    auto* hint = panel.findChild<QLabel*>(QStringLiteral("searchTreeHint"));
+    auto* step = panel.findChild<QPushButton*>(QStringLiteral("stepSimulationButton"));
+    QVERIFY(hint && step);
+    QCOMPARE(hint->text(), QStringLiteral("Start a run, then pause it to step."));
+    QTRY_VERIFY(hint->isVisible());
+    // The hint wraps on a row of its own instead of being cut off; the step button keeps its text.
+    auto wholeHintFits = [&] {
+      const QFontMetrics metrics(hint->font());
+      const QRect needed = metrics.boundingRect(QRect(0, 0, hint->contentsRect().width(), 10000), Qt::TextWordWrap, hint->text());
+      int widestWord = 0;
+      for (const QString& word : hint->text().split(QLatin1Char(' '))) widestWord = std::max(widestWord, metrics.horizontalAdvance(word));
+      return hint->contentsRect().width() >= widestWord && hint->contentsRect().height() >= needed.height();
+    };
+    QTRY_VERIFY2(wholeHintFits(), qPrintable(QStringLiteral("the hint is %1 x %2 px").arg(hint->width()).arg(hint->height())));
+    QVERIFY2(step->width() >= step->sizeHint().width(), qPrintable(QStringLiteral("%1 < %2").arg(step->width()).arg(step->sizeHint().width())));
+    panel.setTeachingMode(false);
+    QVERIFY(!hint->isVisible());
   }
 
   void mainWindowShowsThePanelInTheSearchTreeDock() {
