@@ -1642,18 +1642,6 @@ Project %2 (%3), checkpoint %4</source>
         <translation>逐次单步执行已暂停运行的模拟，观察选择、扩展和回传</translation>
     </message>
     <message>
-        <source>One more simulation in every self-play game; the view animates game 1&apos;s</source>
-        <translation>在每局自对弈中再执行一次模拟；视图以动画展示第 1 局的模拟</translation>
-    </message>
-    <message>
-        <source>Train the project to watch the search tree of self-play game 1 grow live.</source>
-        <translation>训练项目即可实时观察自对弈第 1 局的搜索树生长。</translation>
-    </message>
-    <message>
-        <source>Waiting for the first snapshot of self-play game 1…</source>
-        <translation>正在等待自对弈第 1 局的首个快照…</translation>
-    </message>
-    <message>
         <source>Start a run, then pause it to step.</source>
         <translation>请先开始运行，再暂停以单步执行。</translation>
     </message>
@@ -1666,16 +1654,8 @@ Project %2 (%3), checkpoint %4</source>
         <translation>每一步都以动画展示选择、扩展和回传。</translation>
     </message>
     <message>
-        <source>Self-play game 1: waiting for a snapshot.</source>
-        <translation>自对弈第 1 局：正在等待快照。</translation>
-    </message>
-    <message>
         <source>No run.</source>
         <translation>没有运行。</translation>
-    </message>
-    <message>
-        <source>Self-play game 1, iteration %1 · %2 nodes shown of %3 in the tree · root N %4</source>
-        <translation>自对弈第 1 局，第 %1 次迭代 · 显示 %2 个节点（树中共 %3 个） · 根节点 N %4</translation>
     </message>
     <message>
         <source> · principal variation %1</source>
@@ -1690,8 +1670,52 @@ Project %2 (%3), checkpoint %4</source>
         <translation>搜索树使用 OpenGL 绘制，但无法在此显示器上创建 OpenGL 上下文。</translation>
     </message>
     <message>
-        <source>Self-play game 1, iteration %1 · the top levels: %2 nodes drawn of %3 in the tree · root N %4</source>
-        <translation>自对弈第 1 局，第 %1 次迭代 · 顶部几层：绘制了 %2 个节点（树中共 %3 个） · 根节点 N %4</translation>
+        <source>Follow</source>
+        <translation>跟随</translation>
+    </message>
+    <message>
+        <source>One more simulation in every self-play game; the view animates the game chosen</source>
+        <translation>在每局自对弈中再执行一次模拟；视图以动画展示所选对局的模拟</translation>
+    </message>
+    <message>
+        <source>Game </source>
+        <translation>对局 </translation>
+    </message>
+    <message>
+        <source>The self-play game whose tree is shown and, in teaching mode, stepped</source>
+        <translation>显示其搜索树的自对弈对局（教学模式下也单步执行该局）</translation>
+    </message>
+    <message>
+        <source>Show each new tree while training; off, the tree holds still until Refresh</source>
+        <translation>训练时显示每棵新树；关闭时树保持不动，直到点击“刷新”</translation>
+    </message>
+    <message>
+        <source>Refresh</source>
+        <translation>刷新</translation>
+    </message>
+    <message>
+        <source>Show the game&apos;s newest tree once</source>
+        <translation>显示该局最新的搜索树一次</translation>
+    </message>
+    <message>
+        <source>Train the project to watch the search tree of a self-play game grow.</source>
+        <translation>训练项目即可观察自对弈对局的搜索树生长。</translation>
+    </message>
+    <message>
+        <source>Waiting for the first snapshot of self-play game %1…</source>
+        <translation>正在等待自对弈第 %1 局的第一个快照…</translation>
+    </message>
+    <message>
+        <source>Self-play game %1: waiting for a snapshot.</source>
+        <translation>自对弈第 %1 局：正在等待快照。</translation>
+    </message>
+    <message>
+        <source>Self-play game %1, iteration %2 · the top levels: %3 nodes drawn of %4 in the tree · root N %5</source>
+        <translation>自对弈第 %1 局，第 %2 次迭代 · 顶部几层：绘制了 %3 个节点（树中共 %4 个） · 根节点 N %5</translation>
+    </message>
+    <message>
+        <source>Self-play game %1, iteration %2 · %3 nodes shown of %4 in the tree · root N %5</source>
+        <translation>自对弈第 %1 局，第 %2 次迭代 · 显示 %3 个节点（树中共 %4 个） · 根节点 N %5</translation>
     </message>
 </context>
 <context>

@@ -408,6 +408,8 @@ class TestSearchTree : public QObject {
     panel.show();
     const auto project = cas::project::loadProject(quickProject(dir_).toStdString());
     QVERIFY(project.project);
+    QVERIFY(!panel.followsLive());  // by default the tree holds still while training
+    panel.setFollowLive(true);
     QVERIFY(run.startTraining(*project.project, dir_.filePath(QStringLiteral("runs"))));
     int mostInFlight = 0;
     QElapsedTimer clock;
@@ -430,6 +432,22 @@ class TestSearchTree : public QObject {
     QCOMPARE(live.environment, std::string("tictactoe"));
     QVERIFY(live.treeCapacity > 0 && live.treeNodes <= live.treeCapacity);
     QVERIFY(live.cPuct > 0);
+    QCOMPARE(live.game, 0);
+
+    // Not following, the tree holds still while the run goes on; Refresh shows the newest once.
+    panel.setFollowLive(false);
+    QTRY_COMPARE_WITH_TIMEOUT(panel.requestsInFlight(), 0, 10000);
+    QTest::qWait(100);  // a snapshot asked for before may still be building
+    const TreeLayout* held = panel.view()->layout();
+    QTest::qWait(1500);  // 15 request periods
+    QCOMPARE(panel.view()->layout(), held);
+    panel.refreshTree();
+    QTRY_VERIFY_WITH_TIMEOUT(panel.view()->layout() != held, 30000);
+
+    // Another game: its tree is shown (and, below, stepped in teaching mode).
+    panel.setGame(1);
+    QTRY_VERIFY_WITH_TIMEOUT(panel.view()->layout() && panel.view()->layout()->snapshot().game == 1, 30000);
+    QVERIFY2(panel.statusText().startsWith(QStringLiteral("Self-play game 2, iteration")), qPrintable(panel.statusText()));
 
     // Pause: it takes effect when the iteration ends; then a step is animated.
     QSignalSpy iterations(&run, &RunController::iterationFinished);
@@ -440,6 +458,7 @@ class TestSearchTree : public QObject {
     panel.stepSimulation();
     // The step waits for the pause, which waits for the iteration in progress: slow on a loaded machine.
     QTRY_VERIFY_WITH_TIMEOUT(panel.view()->teachingPhase() == SearchTreeView::TeachingPhase::Selection, 90000);
+    QCOMPARE(panel.view()->layout()->snapshot().game, 1);  // the game chosen, not game 1
     run.stopTraining();
     QTRY_VERIFY_WITH_TIMEOUT(!run.running(), 60000);
   }
