@@ -392,6 +392,33 @@
     </message>
 </context>
 <context>
+    <name>cas::widgets::HelpMenu</name>
+    <message>
+        <source>&amp;PDL Reference</source>
+        <translation>PDL 参考(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard Shortcuts</source>
+        <translation>键盘快捷键(&amp;K)</translation>
+    </message>
+    <message>
+        <source>&amp;Documentation Folder</source>
+        <translation>文档文件夹(&amp;D)</translation>
+    </message>
+    <message>
+        <source>Documentation Folder</source>
+        <translation>文档文件夹</translation>
+    </message>
+    <message>
+        <source>The docs folder was not found next to the studio or in its source tree.</source>
+        <translation>在工作室旁边或其源代码树中找不到 docs 文件夹。</translation>
+    </message>
+    <message>
+        <source>No file manager could be started. The documentation is in %1.</source>
+        <translation>无法启动文件管理器。文档位于 %1。</translation>
+    </message>
+</context>
+<context>
     <name>cas::widgets::ImGuiOverlay</name>
     <message>
         <source>Dear ImGui&apos;s OpenGL 3 renderer could not start in this context.</source>
@@ -813,6 +840,14 @@
         <source>Exports the current run&apos;s policy (or the project&apos;s initial weights) as ONNX or C source</source>
         <translation>将当前运行的策略（或项目的初始权重）导出为 ONNX 或 C 源代码</translation>
     </message>
+    <message>
+        <source>&amp;New Project...</source>
+        <translation>新建项目(&amp;N)...</translation>
+    </message>
+    <message>
+        <source>&amp;Reset Layout</source>
+        <translation>重置布局(&amp;R)</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::MetricsPanel</name>
@@ -1125,6 +1160,69 @@
     </message>
 </context>
 <context>
+    <name>cas::widgets::NewProjectDialog</name>
+    <message>
+        <source>Choose a folder for the new project.</source>
+        <translation>请为新项目选择一个文件夹。</translation>
+    </message>
+    <message>
+        <source>%1 is a file, not a folder.</source>
+        <translation>%1 是文件，不是文件夹。</translation>
+    </message>
+    <message>
+        <source>%1 is not empty. A new project needs a new or an empty folder, so that none of its files are overwritten.</source>
+        <translation>%1 不是空的。新项目需要一个新的或空的文件夹，以免覆盖其中的任何文件。</translation>
+    </message>
+    <message>
+        <source>%1 could not be created.</source>
+        <translation>无法创建 %1。</translation>
+    </message>
+    <message>
+        <source>%1 could not be copied: %2</source>
+        <translation>无法复制 %1：%2</translation>
+    </message>
+    <message>
+        <source>The project made from %1 does not load; nothing was kept.</source>
+        <translation>由 %1 创建的项目无法加载；未保留任何文件。</translation>
+    </message>
+    <message>
+        <source>New Project</source>
+        <translation>新建项目</translation>
+    </message>
+    <message>
+        <source>a new or empty folder</source>
+        <translation>新的或空的文件夹</translation>
+    </message>
+    <message>
+        <source>Browse...</source>
+        <translation>浏览...</translation>
+    </message>
+    <message>
+        <source>Create</source>
+        <translation>创建</translation>
+    </message>
+    <message>
+        <source>Template:</source>
+        <translation>模板：</translation>
+    </message>
+    <message>
+        <source>Folder:</source>
+        <translation>文件夹：</translation>
+    </message>
+    <message>
+        <source>The new project starts as a copy of an example project, named after its folder.</source>
+        <translation>新项目以一个示例项目的副本开始，并以其文件夹命名。</translation>
+    </message>
+    <message>
+        <source>No example projects were found next to the studio or in its source tree.</source>
+        <translation>在工作室旁边或其源代码树中找不到示例项目。</translation>
+    </message>
+    <message>
+        <source>Folder for the New Project</source>
+        <translation>新项目的文件夹</translation>
+    </message>
+</context>
+<context>
     <name>cas::widgets::ParameterTableModel</name>
     <message>
         <source>live</source>
@@ -1174,16 +1272,8 @@
 <context>
     <name>cas::widgets::PdlEditor</name>
     <message>
-        <source>Open a project to edit its policy.</source>
-        <translation>打开项目以编辑其策略。</translation>
-    </message>
-    <message>
         <source>&amp;Save</source>
         <translation>保存(&amp;S)</translation>
-    </message>
-    <message>
-        <source>Save the policy (%1)</source>
-        <translation>保存策略（%1）</translation>
     </message>
     <message>
         <source>Undo</source>
@@ -1234,10 +1324,6 @@
         <translation>%1 有未保存的更改。是否保存？</translation>
     </message>
     <message>
-        <source>&lt;b&gt;%1&lt;/b&gt; &lt;span style=&apos;color:#a15c00&apos;&gt;● modified&lt;/span&gt;</source>
-        <translation>&lt;b&gt;%1&lt;/b&gt; &lt;span style=&apos;color:#a15c00&apos;&gt;● 已修改&lt;/span&gt;</translation>
-    </message>
-    <message>
         <source>No project: the policy is compiled for the project&apos;s environment.</source>
         <translation>没有项目：策略需针对项目的环境进行编译。</translation>
     </message>
@@ -1262,10 +1348,6 @@
         <translation>错误：%1，警告：%2</translation>
     </message>
     <message>
-        <source>The program does not compile; the layer margin shows the last version that compiled.</source>
-        <translation>程序无法编译；层信息边栏显示的是最后一个成功编译的版本。</translation>
-    </message>
-    <message>
         <source>%1 layers · %2 parameters</source>
         <translation>%1 层 · %2 个参数</translation>
     </message>
@@ -1274,8 +1356,59 @@
         <translation>警告：%1</translation>
     </message>
     <message>
-        <source>Outputs: %1. Compiled in %2 ms for batch 1. The margin shows the output shapes and parameters (p) of the layers made on each line.</source>
-        <translation>输出：%1。以批大小 1 编译，用时 %2 ms。边栏显示每行所创建各层的输出形状和参数量（p）。</translation>
+        <source>Save the file in front (%1)</source>
+        <translation>保存前台的文件（%1）</translation>
+    </message>
+    <message>
+        <source>Save &amp;As...</source>
+        <translation>另存为(&amp;A)...</translation>
+    </message>
+    <message>
+        <source>Policy editor: complete the word at the cursor</source>
+        <translation>策略编辑器：补全光标处的单词</translation>
+    </message>
+    <message>
+        <source>%1 ●</source>
+        <translation>%1 ●</translation>
+    </message>
+    <message>
+        <source>%1 (modified)</source>
+        <translation>%1（已修改）</translation>
+    </message>
+    <message>
+        <source>Save As</source>
+        <translation>另存为</translation>
+    </message>
+    <message>
+        <source>%1 is open in another tab; close that tab first.</source>
+        <translation>%1 已在另一个标签页中打开；请先关闭那个标签页。</translation>
+    </message>
+    <message>
+        <source>PDL policies (*.pdl)</source>
+        <translation>PDL 策略 (*.pdl)</translation>
+    </message>
+    <message>
+        <source>TOML files (*.toml)</source>
+        <translation>TOML 文件 (*.toml)</translation>
+    </message>
+    <message>
+        <source>Open a project to edit its policy.</source>
+        <translation>打开项目以编辑其策略。</translation>
+    </message>
+    <message>
+        <source>The program does not compile; the layer hints show the last version that compiled.</source>
+        <translation>程序无法编译；层提示显示的是最后一个成功编译的版本。</translation>
+    </message>
+    <message>
+        <source>Outputs: %1. Compiled in %2 ms for batch 1. The hint after a line shows the output shapes and parameters (p) of the layers made on it.</source>
+        <translation>输出：%1。以批大小 1 编译，用时 %2 ms。每行之后的提示显示该行所创建各层的输出形状和参数量（p）。</translation>
+    </message>
+</context>
+<context>
+    <name>cas::widgets::PdlReferenceDialog</name>
+    <message>
+        <source>PDL Reference</source>
+        <translation>PDL 参考</translation>
     </message>
 </context>
 <context>
@@ -1717,6 +1850,10 @@ Project %2 (%3), checkpoint %4</source>
         <source>Self-play game %1, iteration %2 · %3 nodes shown of %4 in the tree · root N %5</source>
         <translation>自对弈第 %1 局，第 %2 次迭代 · 显示 %3 个节点（树中共 %4 个） · 根节点 N %5</translation>
     </message>
+    <message>
+        <source>Search tree: show or hide the debug overlay</source>
+        <translation>搜索树：显示或隐藏调试叠加层</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::SearchTreeView</name>
@@ -1975,6 +2112,21 @@ Project %2 (%3), checkpoint %4</source>
     <message>
         <source>%1 nodes so far</source>
         <translation>迄今共 %1 个节点</translation>
+    </message>
+</context>
+<context>
+    <name>cas::widgets::ShortcutsDialog</name>
+    <message>
+        <source>Keyboard Shortcuts</source>
+        <translation>键盘快捷键</translation>
+    </message>
+    <message>
+        <source>Keys</source>
+        <translation>按键</translation>
+    </message>
+    <message>
+        <source>Command</source>
+        <translation>命令</translation>
     </message>
 </context>
 <context>

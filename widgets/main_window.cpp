@@ -30,16 +30,20 @@
 #include "core/project/project.hpp"
 #include "widgets/backend_status.hpp"
 #include "widgets/board_view.hpp"
+#include "widgets/dock_layout.hpp"
 #include "widgets/export_dialog.hpp"
+#include "widgets/help_menu.hpp"
 #include "widgets/kernel_view.hpp"
 #include "widgets/log_panel.hpp"
 #include "widgets/metrics_panel.hpp"
+#include "widgets/new_project_dialog.hpp"
 #include "widgets/run_controller.hpp"
 #include "widgets/parameter_table_model.hpp"
 #include "widgets/play_panel.hpp"
 #include "widgets/pdl_editor.hpp"
 #include "widgets/project_panel.hpp"
 #include "widgets/search_tree_view.hpp"
+#include "widgets/studio_folders.hpp"
 
 namespace cas::widgets {
 
@@ -80,8 +84,11 @@ MainWindow::MainWindow(QWidget* parent)
   resize(1280, 800);
 
   auto* fileMenu = menuBar()->addMenu(tr("&File"));
+  fileMenu->addAction(tr("&New Project..."), QKeySequence::New, this, &MainWindow::newProject)->setObjectName(QStringLiteral("newProjectAction"));
   fileMenu->addAction(tr("&Open Project..."), QKeySequence::Open, this, &MainWindow::chooseProject);
   recentMenu_ = fileMenu->addMenu(tr("&Recent Projects"));
+  fileMenu->addSeparator();
+  fileMenu->addActions({policyEditor_->saveAction(), policyEditor_->saveAsAction()});  // the file in the editor's front tab
   exportAction_ = fileMenu->addAction(tr("&Export..."), QKeySequence(tr("Ctrl+E")), this, &MainWindow::showExportDialog);
   exportAction_->setObjectName(QStringLiteral("exportAction"));
   exportAction_->setToolTip(tr("Exports the current run's policy (or the project's initial weights) as ONNX or C source"));
@@ -110,6 +117,8 @@ MainWindow::MainWindow(QWidget* parent)
   runBar->addWidget(iterationBudget_);
   viewMenu_ = menuBar()->addMenu(tr("&View"));
   auto* helpMenu = menuBar()->addMenu(tr("&Help"));
+  addHelpActions(helpMenu, this);
+  helpMenu->addSeparator();
   helpMenu->addAction(tr("&About CUDA-Agent Studio"), this, &MainWindow::showAbout);
 
   auto* tuning = new QWidget;
@@ -152,10 +161,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(searchTree_, &SearchTreePanel::positionSelected, board, &QDockWidget::raise);
   editor->raise();
   metrics->raise();
-  defaultDockSizes_ = [this, project, tuningDock, editor, metrics, log] {
-    resizeDocks({project, editor, metrics}, {340, 560, 380}, Qt::Horizontal);
-    resizeDocks({editor, metrics, project, tuningDock, log}, {560, 560, 190, 370, 150}, Qt::Vertical);
-  };
+  dockLayout_ = new DockLayout(this, {project, tuningDock, editor, metrics, log}, policyEditor_);
 
   progressLabel_->setObjectName(QStringLiteral("runProgress"));
   progressBar_->setObjectName(QStringLiteral("runProgressBar"));
@@ -179,16 +185,27 @@ MainWindow::MainWindow(QWidget* parent)
   QSettings settings;
   recent_ = settings.value(kRecentKey).toStringList();
   rebuildRecentMenu();
+  // Every dock is placed: this is the arrangement View > Reset Layout returns to.
+  dockLayout_->captureDefaultArrangement();
+  viewMenu_->addSeparator();
+  viewMenu_->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout)->setObjectName(QStringLiteral("resetLayoutAction"));
   restoreGeometry(settings.value(kGeometryKey).toByteArray());
-  if (restoreState(settings.value(kStateKey).toByteArray())) defaultDockSizes_ = nullptr;
+  if (restoreState(settings.value(kStateKey).toByteArray())) defaultSizesPending_ = false;
 }
 
 void MainWindow::showEvent(QShowEvent* event) {
   QMainWindow::showEvent(event);
   // Dock sizes only take once the window has its geometry, so the default layout is applied on
   // the first show (a restored layout replaces it).
-  if (defaultDockSizes_) QTimer::singleShot(0, this, std::exchange(defaultDockSizes_, nullptr));
+  if (std::exchange(defaultSizesPending_, false)) QTimer::singleShot(0, dockLayout_, &DockLayout::applyDefaultSizes);
 }
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+  QMainWindow::resizeEvent(event);
+  dockLayout_->keepSidePanels();  // the change of size goes to the editor and the plots
+}
+
+void MainWindow::resetLayout() { dockLayout_->reset(); }
 
 MainWindow::~MainWindow() = default;
 
@@ -412,6 +429,11 @@ bool MainWindow::openAtStartup(const QString& named, const QString& example) {
 void MainWindow::chooseProject() {
   const QString folder = QFileDialog::getExistingDirectory(this, tr("Open Project"), recent_.value(0));
   if (!folder.isEmpty()) openProject(folder);
+}
+
+void MainWindow::newProject() {
+  NewProjectDialog dialog(bundledFolder(QStringLiteral("projects")), this);
+  if (dialog.exec() == QDialog::Accepted) openProject(dialog.createdFolder());
 }
 
 void MainWindow::showAbout() {

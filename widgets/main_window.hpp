@@ -1,11 +1,12 @@
 #pragma once
 // The studio's main window: docks (Project, Policy editor, Search tree, Metrics, Kernels, Board,
-// Tuning, Log), menus (File > Export... opens export_dialog.hpp), the backend in the status bar, and persisted window state and recent
-// projects (QSettings). GUI thread only.
+// Tuning, Log; their layout policy and View > Reset Layout in dock_layout.hpp), menus (File > New
+// Project... opens new_project_dialog.hpp, File > Export... export_dialog.hpp, Help help_menu.hpp),
+// the backend in the status bar, and persisted window state and recent projects (QSettings).
+// GUI thread only.
 #include <QMainWindow>
 #include <QStringList>
 
-#include <functional>
 #include <optional>
 
 #include "core/project/project.hpp"
@@ -20,6 +21,7 @@ class QTimer;
 
 namespace cas::widgets {
 
+class DockLayout;
 class LogPanel;
 class MetricsPanel;
 class RunController;
@@ -63,6 +65,10 @@ class MainWindow : public QMainWindow {
   // How projects are loaded (the studio's --allow-outside-project).
   void setLoadOptions(const project::LoadOptions& options) { loadOptions_ = options; }
   void chooseProject();
+  // File > New Project...: a project from a template, opened once it is made.
+  void newProject();
+  // View > Reset Layout.
+  void resetLayout();
   void showAbout();
   void showExportDialog();
   void startTraining();
@@ -74,6 +80,7 @@ class MainWindow : public QMainWindow {
  protected:
   void closeEvent(QCloseEvent* event) override;
   void showEvent(QShowEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   QDockWidget* addPanel(const QString& objectName, const QString& title, QWidget* content, Qt::DockWidgetArea area);
@@ -105,7 +112,8 @@ class MainWindow : public QMainWindow {
   QLabel* progressLabel_;
   QProgressBar* progressBar_;
   QTimer* progressTimer_;
-  std::function<void()> defaultDockSizes_;
+  DockLayout* dockLayout_ = nullptr;
+  bool defaultSizesPending_ = true;  // until the first show, when no saved layout was restored
 };
 
 }  // namespace cas::widgets

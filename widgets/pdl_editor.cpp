@@ -2,22 +2,23 @@
 
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
 #include <QMessageBox>
-#include <QPainter>
+#include <QResizeEvent>
 #include <QShortcut>
 #include <QSplitter>
+#include <QStackedWidget>
+#include <QTabBar>
 #include <QTimer>
 #include <QToolButton>
 #include <QToolTip>
 #include <QTreeWidget>
 #include <QVBoxLayout>
-#include <Qsci/qsciscintilla.h>
-#include <Qsci/qscistyle.h>
 
 #include <algorithm>
 #include <cctype>
@@ -26,45 +27,23 @@
 #include "core/params/run_params.hpp"
 #include "core/project/project.hpp"
 #include "core/support/atomic_file.hpp"
+#include "widgets/code_editor.hpp"
+#include "widgets/pdl_builtin_docs.hpp"
 #include "widgets/pdl_completion.hpp"
 #include "widgets/pdl_generated_view.hpp"
-#include "widgets/pdl_lexer.hpp"
 #include "widgets/studio_resources.hpp"
 
 namespace cas::widgets {
 
 namespace {
 
-// Margins, markers and indicators of the editor.
-constexpr int kLineNumberMargin = 0, kMarkerMargin = 1, kHintMargin = 2;
-constexpr int kErrorMarker = 0, kWarningMarker = 1, kNoteMarker = 2;
-constexpr int kErrorIndicator = 8, kWarningIndicator = 9, kNoteIndicator = 10;
+constexpr int kErrorMarker = CodeEditor::kErrorMarker, kWarningMarker = CodeEditor::kWarningMarker, kNoteMarker = CodeEditor::kNoteMarker;
+constexpr int kErrorIndicator = CodeEditor::kErrorIndicator, kWarningIndicator = CodeEditor::kWarningIndicator,
+              kNoteIndicator = CodeEditor::kNoteIndicator;
+// The generated code beside the editor needs about this many columns to be read without scrolling.
+constexpr int kGeneratedViewColumns = 48;
 
-QColor colourOf(Severity s) {
-  const EditorStyle& style = editorStyle();
-  return s == Severity::Error ? style.error : s == Severity::Warning ? style.warning : style.note;
-}
-
-// A margin marker: a filled disc with a white glyph, drawn at the margin's size.
-QImage markerImage(Severity s, int size) {
-  QImage image(size, size, QImage::Format_ARGB32_Premultiplied);
-  image.fill(Qt::transparent);
-  QPainter p(&image);
-  p.setRenderHint(QPainter::Antialiasing);
-  p.setPen(Qt::NoPen);
-  p.setBrush(colourOf(s));
-  const qreal inset = size * 0.12;
-  p.drawEllipse(QRectF(inset, inset, size - 2 * inset, size - 2 * inset));
-  QFont f;
-  f.setBold(true);
-  f.setPixelSize(int(size * 0.62));
-  p.setFont(f);
-  p.setPen(Qt::white);
-  p.drawText(QRectF(0, 0, size, size), Qt::AlignCenter, s == Severity::Note ? QStringLiteral("i") : QStringLiteral("!"));
-  return image;
-}
-
-QIcon severityIcon(Severity s) { return QIcon(QPixmap::fromImage(markerImage(s, 16))); }
+QIcon severityIcon(Severity s) { return QIcon(QPixmap::fromImage(severityMarkerImage(s, 16))); }
 
 // Counts as the CLI prints them: exact below 10,000, then K and M with one decimal.
 QString compactCount(std::int64_t n) {
@@ -100,37 +79,49 @@ int tokenLength(const QByteArray& line, int i) {
 
 PdlEditor::PdlEditor(QWidget* parent)
     : QWidget(parent),
-      fileLabel_(new QLabel(this)),
+      tabs_(new QTabBar(this)),
+      stack_(new QStackedWidget(this)),
       summary_(new QLabel(this)),
       saveButton_(new QToolButton(this)),
       undoButton_(new QToolButton(this)),
       redoButton_(new QToolButton(this)),
-      editor_(new QsciScintilla(this)),
       problems_(new QTreeWidget(this)),
       generated_(new GeneratedCodeView(this)),
+      split_(new QSplitter(Qt::Horizontal, this)),
       compileTimer_(new QTimer(this)) {
   setObjectName(QStringLiteral("pdlEditor"));
-  fileLabel_->setObjectName(QStringLiteral("policyFileLabel"));
-  fileLabel_->setText(tr("Open a project to edit its policy."));
+  tabs_->setObjectName(QStringLiteral("editorTabs"));
+  tabs_->setDocumentMode(true);
+  tabs_->setTabsClosable(true);
+  tabs_->setMovable(false);  // the tabs and the stack of editors stay in one order
+  tabs_->setExpanding(false);
+  tabs_->setElideMode(Qt::ElideMiddle);
   summary_->setObjectName(QStringLiteral("compileSummary"));
   summary_->setTextFormat(Qt::RichText);
   summary_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // a long summary is cut, not widening the dock
 
-  auto* saveAction = new QAction(tr("&Save"), this);
-  saveAction->setShortcut(QKeySequence::Save);
-  saveAction->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-  saveAction->setToolTip(tr("Save the policy (%1)").arg(QKeySequence(QKeySequence::Save).toString(QKeySequence::NativeText)));
-  connect(saveAction, &QAction::triggered, this, &PdlEditor::save);
-  addAction(saveAction);
-  saveButton_->setDefaultAction(saveAction);
-  auto* undoAction = new QAction(tr("Undo"), this);
-  undoAction->setToolTip(tr("Undo the last edit (%1)").arg(QKeySequence(QKeySequence::Undo).toString(QKeySequence::NativeText)));
-  connect(undoAction, &QAction::triggered, editor_, &QsciScintilla::undo);
-  undoButton_->setDefaultAction(undoAction);
-  auto* redoAction = new QAction(tr("Redo"), this);
-  redoAction->setToolTip(tr("Redo the edit undone last (%1)").arg(QKeySequence(QKeySequence::Redo).toString(QKeySequence::NativeText)));
-  connect(redoAction, &QAction::triggered, editor_, &QsciScintilla::redo);
-  redoButton_->setDefaultAction(redoAction);
+  saveAction_ = new QAction(tr("&Save"), this);
+  saveAction_->setObjectName(QStringLiteral("saveAction"));
+  saveAction_->setShortcut(QKeySequence::Save);
+  saveAction_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  saveAction_->setToolTip(tr("Save the file in front (%1)").arg(QKeySequence(QKeySequence::Save).toString(QKeySequence::NativeText)));
+  connect(saveAction_, &QAction::triggered, this, &PdlEditor::save);
+  addAction(saveAction_);
+  saveButton_->setDefaultAction(saveAction_);
+  saveAsAction_ = new QAction(tr("Save &As..."), this);
+  saveAsAction_->setObjectName(QStringLiteral("saveAsAction"));
+  saveAsAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));  // QKeySequence::SaveAs is empty on some desktops
+  saveAsAction_->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  connect(saveAsAction_, &QAction::triggered, this, &PdlEditor::chooseSaveAsPath);
+  addAction(saveAsAction_);
+  undoAction_ = new QAction(tr("Undo"), this);
+  undoAction_->setToolTip(tr("Undo the last edit (%1)").arg(QKeySequence(QKeySequence::Undo).toString(QKeySequence::NativeText)));
+  connect(undoAction_, &QAction::triggered, this, [this] { editor_->undo(); });
+  undoButton_->setDefaultAction(undoAction_);
+  redoAction_ = new QAction(tr("Redo"), this);
+  redoAction_->setToolTip(tr("Redo the edit undone last (%1)").arg(QKeySequence(QKeySequence::Redo).toString(QKeySequence::NativeText)));
+  connect(redoAction_, &QAction::triggered, this, [this] { editor_->redo(); });
+  redoButton_->setDefaultAction(redoAction_);
   for (QToolButton* b : {saveButton_, undoButton_, redoButton_}) {
     b->setAutoRaise(true);
     b->setToolButtonStyle(Qt::ToolButtonTextOnly);
@@ -153,11 +144,9 @@ PdlEditor::PdlEditor(QWidget* parent)
     jumpTo(int(editor_->SendScintilla(QsciScintillaBase::SCI_POSITIONFROMLINE, line - 1)) + column - 1, line);
   });
 
-  setUpEditor();
-
   auto* bar = new QHBoxLayout;
-  bar->setContentsMargins(8, 2, 4, 2);
-  bar->addWidget(fileLabel_);
+  bar->setContentsMargins(4, 0, 4, 0);
+  bar->addWidget(tabs_, 0, Qt::AlignBottom);
   bar->addSpacing(12);
   bar->addWidget(summary_, 1);
   bar->addSpacing(8);
@@ -165,128 +154,146 @@ PdlEditor::PdlEditor(QWidget* parent)
   bar->addWidget(redoButton_);
   bar->addWidget(saveButton_);
   auto* left = new QSplitter(Qt::Vertical);
-  left->addWidget(editor_);
+  left->addWidget(stack_);
   left->addWidget(problems_);
   left->setStretchFactor(0, 5);
   left->setStretchFactor(1, 1);
   left->setChildrenCollapsible(false);
-  auto* split = new QSplitter(Qt::Horizontal);
-  split->addWidget(left);
-  split->addWidget(generated_);
-  split->setStretchFactor(0, 2);
-  split->setStretchFactor(1, 1);
+  split_->setObjectName(QStringLiteral("editorSplit"));
+  split_->addWidget(left);
+  split_->addWidget(generated_);
+  split_->setStretchFactor(0, 2);
+  split_->setStretchFactor(1, 1);
+  split_->setChildrenCollapsible(false);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(0);
   layout->addLayout(bar);
-  layout->addWidget(split, 1);
+  layout->addWidget(split_, 1);
 
   compileTimer_->setSingleShot(true);
   compileTimer_->setInterval(kCompileDelayMs);
   connect(compileTimer_, &QTimer::timeout, this, &PdlEditor::compileNow);
-  connect(editor_, &QsciScintilla::textChanged, this, [this, undoAction, redoAction] {
-    undoAction->setEnabled(editor_->isUndoAvailable());
-    redoAction->setEnabled(editor_->isRedoAvailable());
-    if (isPdl_) compileTimer_->start();
-  });
-  connect(editor_, &QsciScintilla::modificationChanged, this, &PdlEditor::updateFileLabel);
-  undoAction->setEnabled(false);
-  redoAction->setEnabled(false);
-  saveAction->setEnabled(false);
-  connect(editor_, &QsciScintilla::modificationChanged, saveAction, &QAction::setEnabled);
+  connect(tabs_, &QTabBar::currentChanged, this, &PdlEditor::showTab);
+  connect(tabs_, &QTabBar::tabCloseRequested, this, &PdlEditor::closeTab);
+
+  editor_ = addEditor();  // blank until a file is opened; it has no tab
+  stack_->setCurrentWidget(editor_);
+  tabs_->hide();
+  updateActions();
 }
 
 PdlEditor::~PdlEditor() = default;
 
-void PdlEditor::setUpEditor() {
-  editor_->setObjectName(QStringLiteral("pdlText"));
-  editor_->setUtf8(true);
-  pdlLexer_ = new PdlLexer(editor_);
-  editor_->setLexer(pdlLexer_);
-  editor_->setEolMode(QsciScintilla::EolUnix);
-  editor_->setIndentationsUseTabs(false);  // a tab in the indentation is a PDL error
-  editor_->setIndentationWidth(4);
-  editor_->setTabWidth(4);
-  editor_->setTabIndents(true);
-  editor_->setBackspaceUnindents(true);
-  editor_->setAutoIndent(true);
-  editor_->setIndentationGuides(true);
-  editor_->setBraceMatching(QsciScintilla::SloppyBraceMatch);
-  editor_->setCaretLineVisible(true);
-  editor_->setCaretLineBackgroundColor(editorStyle().caretLine);
-  editor_->setMatchedBraceBackgroundColor(editorStyle().matchedBrace);
-  editor_->setWrapMode(QsciScintilla::WrapNone);
-  editor_->setEdgeMode(QsciScintilla::EdgeNone);
-  editor_->SendScintilla(QsciScintillaBase::SCI_SETSCROLLWIDTHTRACKING, 1);
-  editor_->SendScintilla(QsciScintillaBase::SCI_SETSCROLLWIDTH, 1);
-
-  // Line numbers, then the diagnostic markers, then the layer hints.
-  applyMarginColours();
-  editor_->setMarginType(kLineNumberMargin, QsciScintilla::NumberMargin);
-  connect(editor_, &QsciScintilla::linesChanged, this, [this] {
-    editor_->setMarginWidth(kLineNumberMargin, QString(QString::number(editor_->lines()).size() + 1, u'0'));
-  });
-  editor_->setMarginWidth(kLineNumberMargin, QStringLiteral("000"));
-  editor_->setMarginType(kMarkerMargin, QsciScintilla::SymbolMargin);
-  const int markerSize = editor_->fontMetrics().height();
-  editor_->setMarginWidth(kMarkerMargin, markerSize + 4);
-  editor_->setMarginMarkerMask(kMarkerMargin, (1 << kErrorMarker) | (1 << kWarningMarker) | (1 << kNoteMarker));
-  editor_->setMarginType(kHintMargin, QsciScintilla::TextMarginRightJustified);
-  editor_->setMarginMarkerMask(kHintMargin, 0);
-  editor_->setMarginWidth(kHintMargin, 0);
-  editor_->markerDefine(markerImage(Severity::Error, markerSize), kErrorMarker);
-  editor_->markerDefine(markerImage(Severity::Warning, markerSize), kWarningMarker);
-  editor_->markerDefine(markerImage(Severity::Note, markerSize), kNoteMarker);
-  QFont hintFont = PdlLexer::codeFont();
-  hintFont.setPointSizeF(hintFont.pointSizeF() * 0.85);
-  hintStyle_ = std::make_unique<QsciStyle>(-1, QStringLiteral("layer hint"), editorStyle().layerHint, editorStyle().marginPaper, hintFont);
-
-  for (auto [indicator, severity] : {std::pair{kErrorIndicator, Severity::Error}, std::pair{kWarningIndicator, Severity::Warning},
-                                     std::pair{kNoteIndicator, Severity::Note}}) {
-    editor_->indicatorDefine(severity == Severity::Note ? QsciScintilla::DotsIndicator : QsciScintilla::SquiggleLowIndicator, indicator);
-    editor_->setIndicatorForegroundColor(colourOf(severity), indicator);
-    editor_->SendScintilla(QsciScintillaBase::SCI_INDICSETUNDER, static_cast<unsigned long>(indicator), 1L);
-  }
-
-  // Completion and call tips are driven here (pdl_completion.hpp), not by QScintilla's own.
-  editor_->setAutoCompletionSource(QsciScintilla::AcsNone);
-  editor_->setCallTipsStyle(QsciScintilla::CallTipsNone);
-  editor_->SendScintilla(QsciScintillaBase::SCI_AUTOCSETORDER, static_cast<unsigned long>(QsciScintillaBase::SC_ORDER_CUSTOM));
-  editor_->SendScintilla(QsciScintillaBase::SCI_AUTOCSETAUTOHIDE, 1UL);
-  editor_->SendScintilla(QsciScintillaBase::SCI_AUTOCSETMAXHEIGHT, 10UL);
-  editor_->SendScintilla(QsciScintillaBase::SCI_AUTOCSETCANCELATSTART, 0UL);
-  editor_->setCallTipsBackgroundColor(editorStyle().callTipPaper);
-  editor_->setCallTipsForegroundColor(editorStyle().callTipText);
-  connect(editor_, &QsciScintillaBase::SCN_CHARADDED, this, &PdlEditor::charAdded);
-  auto* complete = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Space), editor_, nullptr, nullptr, Qt::WidgetShortcut);
-  connect(complete, &QShortcut::activated, this, [this] { showCompletions(true); });
-
-  editor_->SendScintilla(QsciScintillaBase::SCI_SETMOUSEDWELLTIME, 500UL);
-  connect(editor_, &QsciScintillaBase::SCN_DWELLSTART, this, &PdlEditor::showDwellTip);
-  connect(editor_, &QsciScintillaBase::SCN_DWELLEND, this, [] { QToolTip::hideText(); });
+CodeEditor* PdlEditor::addEditor() {
+  auto* e = new CodeEditor(stack_);
+  stack_->addWidget(e);
+  connectEditor(e);
+  return e;
 }
 
-// Setting a lexer resets the margins' style, so this runs after each change of lexer.
-void PdlEditor::applyMarginColours() {
-  editor_->setMarginsFont(PdlLexer::codeFont());
-  editor_->setMarginsBackgroundColor(editorStyle().marginPaper);
-  editor_->setMarginsForegroundColor(editorStyle().marginText);
+void PdlEditor::connectEditor(CodeEditor* e) {
+  connect(e, &QsciScintilla::textChanged, this, [this, e] {
+    if (e != editor_) return;
+    updateActions();
+    if (e->isPdl()) compileTimer_->start();
+  });
+  connect(e, &QsciScintilla::modificationChanged, this, [this, e] {
+    updateTab(e);
+    if (e == editor_) updateActions();
+  });
+
+  // Completion and call tips are driven here (pdl_completion.hpp), not by QScintilla's own.
+  e->setAutoCompletionSource(QsciScintilla::AcsNone);
+  e->setCallTipsStyle(QsciScintilla::CallTipsNone);
+  e->SendScintilla(QsciScintillaBase::SCI_AUTOCSETORDER, static_cast<unsigned long>(QsciScintillaBase::SC_ORDER_CUSTOM));
+  e->SendScintilla(QsciScintillaBase::SCI_AUTOCSETAUTOHIDE, 1UL);
+  e->SendScintilla(QsciScintillaBase::SCI_AUTOCSETMAXHEIGHT, 10UL);
+  e->SendScintilla(QsciScintillaBase::SCI_AUTOCSETCANCELATSTART, 0UL);
+  e->setCallTipsBackgroundColor(editorStyle().callTipPaper);
+  e->setCallTipsForegroundColor(editorStyle().callTipText);
+  connect(e, &QsciScintillaBase::SCN_CHARADDED, this, [this, e](int ch) {
+    if (e == editor_) charAdded(ch);
+  });
+  auto* complete = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Space), e, nullptr, nullptr, Qt::WidgetShortcut);
+  complete->setWhatsThis(tr("Policy editor: complete the word at the cursor"));  // Help > Keyboard Shortcuts lists it
+  connect(complete, &QShortcut::activated, this, [this] { showCompletions(true); });
+
+  e->SendScintilla(QsciScintillaBase::SCI_SETMOUSEDWELLTIME, 500UL);
+  connect(e, &QsciScintillaBase::SCN_DWELLSTART, this, [this, e](int position, int x, int y) { showDwellTip(e, position, x, y); });
+  connect(e, &QsciScintillaBase::SCN_DWELLEND, this, [] { QToolTip::hideText(); });
+}
+
+QsciScintilla* PdlEditor::editor() const { return editor_; }
+
+QString PdlEditor::currentFile() const { return editor_->file(); }
+
+QStringList PdlEditor::openFiles() const {
+  QStringList out;
+  for (int i = 0; i < tabs_->count(); ++i) out << static_cast<CodeEditor*>(stack_->widget(i))->file();
+  return out;
 }
 
 bool PdlEditor::isModified() const { return editor_->isModified(); }
+
+bool PdlEditor::anyModified() const {
+  for (int i = 0; i < stack_->count(); ++i)
+    if (static_cast<CodeEditor*>(stack_->widget(i))->isModified()) return true;
+  return false;
+}
 
 int PdlEditor::indicatorFor(Severity severity) const {
   return severity == Severity::Error ? kErrorIndicator : severity == Severity::Warning ? kWarningIndicator : kNoteIndicator;
 }
 
 QString PdlEditor::layerHint(int line) const {
-  const auto it = hints_.find(line);
-  return it == hints_.end() ? QString() : it->second;
+  const auto it = editor_->lineHints().find(line);
+  return it == editor_->lineHints().end() ? QString() : it->second;
+}
+
+bool PdlEditor::generatedViewBeside() const { return split_->orientation() == Qt::Horizontal; }
+
+void PdlEditor::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  placeGeneratedView();
+}
+
+// The generated code sits beside the code only when both fit: the editor keeps kCodeColumns
+// columns and the generated view gets enough to be read; otherwise it goes under the code.
+void PdlEditor::placeGeneratedView() {
+  const int generatedWidth = int(kGeneratedViewColumns * editor_->characterWidth());
+  const int besideWidth = editor_->widthForColumns(kCodeColumns) + split_->handleWidth() + generatedWidth;
+  const Qt::Orientation wanted = width() >= besideWidth ? Qt::Horizontal : Qt::Vertical;
+  if (wanted == split_->orientation()) return;
+  split_->setOrientation(wanted);
+  const int total = wanted == Qt::Horizontal ? width() : height();
+  if (wanted == Qt::Horizontal) split_->setSizes({total - generatedWidth, generatedWidth});
+  else split_->setSizes({total * 3 / 5, total * 2 / 5});
+  // The problem list under the code keeps a few rows; the code gets the rest of the column.
+  if (auto* code = qobject_cast<QSplitter*>(split_->widget(0))) {
+    const int column = wanted == Qt::Horizontal ? height() : total * 3 / 5;
+    const int problems = std::min(column / 4, 5 * problems_->fontMetrics().height() + problems_->header()->sizeHint().height());
+    code->setSizes({column - problems, problems});
+  }
 }
 
 void PdlEditor::setProject(const project::Project& project) {
   const env::EnvironmentInfo* e = env::findEnvironment(project.environment);
   if (!e) return;  // a loaded project always names a known environment
+  // The project's files replace the open ones, read again from disk (the caller asked to save
+  // them): a project opened again shows what its files hold.
+  while (tabs_->count() > 1) {
+    QWidget* w = stack_->widget(tabs_->count() - 1);
+    tabs_->removeTab(tabs_->count() - 1);
+    stack_->removeWidget(w);
+    w->deleteLater();
+  }
+  if (tabs_->count() == 1) {
+    tabs_->removeTab(0);
+    tabs_->hide();
+    editor_ = static_cast<CodeEditor*>(stack_->widget(0));
+    loadInto(editor_, QString());
+  }
   // The options project::compilePolicy uses, for text that is not saved yet.
   pdl::CompileOptions o;
   o.observationShape.assign(e->observationShape.begin(), e->observationShape.end());
@@ -294,73 +301,175 @@ void PdlEditor::setProject(const project::Project& project) {
   o.algorithm = project.algorithm;
   o.batch = 1;
   o.seed = std::uint64_t(params::readRuntimeParams(project.parameters).seed);
-  o.fileName = file_.toStdString();
+  o.fileName = editor_->file().toStdString();
   options_ = std::move(o);
-  if (!file_.isEmpty()) compileNow();
+  if (!editor_->file().isEmpty()) compileNow();
+}
+
+// Reads `path` into `e` (an empty path blanks it). False (and says why) when it cannot be read.
+bool PdlEditor::loadInto(CodeEditor* e, const QString& path) {
+  QByteArray bytes;
+  if (!path.isEmpty()) {
+    std::string error;
+    const auto text = readFile(path.toStdString(), kEditorFileLimit, &error);
+    if (!text) {
+      QMessageBox::warning(this, tr("Open"), tr("%1 cannot be read: %2").arg(path, QString::fromStdString(error)));
+      return false;
+    }
+    bytes = QByteArray(text->data(), qsizetype(text->size()));
+  }
+  e->setFile(path);
+  e->setText(QString::fromUtf8(bytes));
+  e->SendScintilla(QsciScintillaBase::SCI_EMPTYUNDOBUFFER);
+  e->setModified(false);
+  e->setLineHints({});
+  return true;
 }
 
 bool PdlEditor::openFile(const QString& path) {
-  if (path == file_) return true;
-  if (!maybeSave()) return false;
-  std::string error;
-  const auto text = readFile(path.toStdString(), kEditorFileLimit, &error);
-  if (!text) {
-    QMessageBox::warning(this, tr("Open"), tr("%1 cannot be read: %2").arg(path, QString::fromStdString(error)));
+  const QString wanted = QFileInfo(path).absoluteFilePath();
+  for (int i = 0; i < tabs_->count(); ++i)
+    if (QFileInfo(static_cast<CodeEditor*>(stack_->widget(i))->file()).absoluteFilePath() == wanted) {
+      tabs_->setCurrentIndex(i);
+      return true;
+    }
+  // The blank view takes the first file; later ones get a tab of their own.
+  const bool reuseBlank = tabs_->count() == 0;
+  CodeEditor* e = reuseBlank ? editor_ : addEditor();
+  if (!loadInto(e, path)) {
+    if (!reuseBlank) {
+      stack_->removeWidget(e);
+      e->deleteLater();
+    }
     return false;
   }
-  file_ = path;
-  isPdl_ = QFileInfo(path).suffix() == QLatin1String("pdl");
-  if (options_) options_->fileName = path.toStdString();
-  // Other files of the project (project.toml, README.md) open as plain text.
-  editor_->setLexer(isPdl_ ? pdlLexer_ : nullptr);
-  if (!isPdl_) editor_->setFont(PdlLexer::codeFont());
-  applyMarginColours();
-  editor_->setText(QString::fromUtf8(text->data(), qsizetype(text->size())));
-  editor_->SendScintilla(QsciScintillaBase::SCI_EMPTYUNDOBUFFER);
-  editor_->setModified(false);
-  editor_->clearMarginText();
-  editor_->setMarginWidth(kHintMargin, 0);
-  hints_.clear();
-  hintDetails_.clear();
-  updateFileLabel();
-  compileNow();
+  const int index = tabs_->addTab(QFileInfo(path).fileName());
+  updateTab(e);
+  tabs_->show();
+  if (tabs_->currentIndex() == index) showTab(index);  // the first tab is current already
+  else tabs_->setCurrentIndex(index);
   return true;
 }
 
-bool PdlEditor::save() {
-  if (file_.isEmpty()) return false;
+void PdlEditor::showTab(int index) {
+  if (index < 0) return;
+  editor_ = static_cast<CodeEditor*>(stack_->widget(index));
+  stack_->setCurrentWidget(editor_);
+  if (options_) options_->fileName = editor_->file().toStdString();
+  hintDetails_.clear();
+  updateActions();
+  compileNow();
+}
+
+void PdlEditor::updateTab(CodeEditor* e) {
+  const int index = stack_->indexOf(e);
+  if (index < 0 || index >= tabs_->count() || e->file().isEmpty()) return;
+  const QString name = QFileInfo(e->file()).fileName();
+  // The dot marks unsaved changes, as the window title of many editors does.
+  tabs_->setTabText(index, e->isModified() ? tr("%1 ●").arg(name) : name);
+  tabs_->setTabToolTip(index, e->isModified() ? tr("%1 (modified)").arg(QDir::toNativeSeparators(e->file()))
+                                              : QDir::toNativeSeparators(e->file()));
+}
+
+void PdlEditor::updateActions() {
+  undoAction_->setEnabled(editor_->isUndoAvailable());
+  redoAction_->setEnabled(editor_->isRedoAvailable());
+  saveAction_->setEnabled(editor_->isModified() && !editor_->file().isEmpty());
+  saveAsAction_->setEnabled(!editor_->file().isEmpty());
+}
+
+bool PdlEditor::closeTab(int index) {
+  if (index < 0 || index >= tabs_->count()) return false;
+  auto* e = static_cast<CodeEditor*>(stack_->widget(index));
+  if (e->isModified()) {
+    const auto answer =
+        QMessageBox::question(this, tr("Unsaved changes"), tr("%1 has changes that are not saved. Save them?").arg(QFileInfo(e->file()).fileName()),
+                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Cancel || (answer == QMessageBox::Save && !saveEditor(e))) return false;
+  }
+  if (tabs_->count() == 1) {  // the last view stays, blank
+    tabs_->removeTab(0);
+    tabs_->hide();
+    loadInto(e, QString());
+    editor_ = e;
+    hintDetails_.clear();
+    updateActions();
+    compileNow();
+    return true;
+  }
+  stack_->removeWidget(e);
+  tabs_->removeTab(index);  // makes another tab current, which shows it
+  e->deleteLater();
+  return true;
+}
+
+bool PdlEditor::save() { return saveEditor(editor_); }
+
+bool PdlEditor::saveEditor(CodeEditor* e) {
+  if (e->file().isEmpty()) return false;
   std::string error;
-  if (!writeFileAtomic(file_.toStdString(), editor_->text().toStdString(), &error)) {
-    QMessageBox::warning(this, tr("Save"), tr("%1 was not saved: %2").arg(file_, QString::fromStdString(error)));
+  if (!writeFileAtomic(e->file().toStdString(), e->text().toStdString(), &error)) {
+    QMessageBox::warning(this, tr("Save"), tr("%1 was not saved: %2").arg(e->file(), QString::fromStdString(error)));
     return false;
   }
-  editor_->setModified(false);
-  emit saved(file_);
+  e->setModified(false);
+  emit saved(e->file());
   return true;
+}
+
+bool PdlEditor::saveAs(const QString& path) {
+  if (editor_->file().isEmpty() || path.isEmpty()) return false;
+  const QString target = QFileInfo(path).absoluteFilePath();
+  for (int i = 0; i < tabs_->count(); ++i) {
+    auto* other = static_cast<CodeEditor*>(stack_->widget(i));
+    if (other != editor_ && QFileInfo(other->file()).absoluteFilePath() == target) {
+      QMessageBox::warning(this, tr("Save As"), tr("%1 is open in another tab; close that tab first.").arg(QDir::toNativeSeparators(path)));
+      return false;
+    }
+  }
+  std::string error;
+  if (!writeFileAtomic(target.toStdString(), editor_->text().toStdString(), &error)) {
+    QMessageBox::warning(this, tr("Save As"), tr("%1 was not saved: %2").arg(path, QString::fromStdString(error)));
+    return false;
+  }
+  editor_->setFile(target);
+  editor_->setModified(false);
+  updateTab(editor_);
+  if (options_) options_->fileName = target.toStdString();
+  updateActions();
+  compileNow();
+  emit saved(target);
+  return true;
+}
+
+void PdlEditor::chooseSaveAsPath() {
+  if (editor_->file().isEmpty()) return;
+  const QString suffix = QFileInfo(editor_->file()).suffix();
+  const QString filter = suffix == QLatin1String("pdl") ? tr("PDL policies (*.pdl)") : suffix == QLatin1String("toml") ? tr("TOML files (*.toml)") : QString();
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save As"), editor_->file(), filter);
+  if (!path.isEmpty()) saveAs(path);
 }
 
 bool PdlEditor::maybeSave() {
-  if (!isModified()) return true;
-  const auto answer = QMessageBox::question(this, tr("Unsaved changes"), tr("%1 has changes that are not saved. Save them?").arg(QFileInfo(file_).fileName()),
-                                            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
-  if (answer == QMessageBox::Save) return save();
-  return answer == QMessageBox::Discard;
-}
-
-void PdlEditor::updateFileLabel() {
-  if (file_.isEmpty()) return;
-  const QString name = QFileInfo(file_).fileName();
-  fileLabel_->setText(isModified() ? tr("<b>%1</b> <span style='color:#a15c00'>● modified</span>").arg(name.toHtmlEscaped())
-                                   : QStringLiteral("<b>%1</b>").arg(name.toHtmlEscaped()));
-  fileLabel_->setToolTip(QDir::toNativeSeparators(file_));
+  for (int i = 0; i < tabs_->count(); ++i) {
+    auto* e = static_cast<CodeEditor*>(stack_->widget(i));
+    if (!e->isModified()) continue;
+    tabs_->setCurrentIndex(i);  // the file asked about is the one in front
+    const auto answer =
+        QMessageBox::question(this, tr("Unsaved changes"), tr("%1 has changes that are not saved. Save them?").arg(QFileInfo(e->file()).fileName()),
+                              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, QMessageBox::Save);
+    if (answer == QMessageBox::Cancel || (answer == QMessageBox::Save && !saveEditor(e))) return false;
+  }
+  return true;
 }
 
 void PdlEditor::compileNow() {
   compileTimer_->stop();
-  if (!isPdl_ || !options_) {
+  if (!editor_->isPdl() || !options_) {
     showDiagnostics({});
-    summary_->setText(isPdl_ ? tr("No project: the policy is compiled for the project's environment.")
-                             : tr("Not a PDL file: it is not compiled."));
+    summary_->setText(editor_->file().isEmpty() ? tr("Open a project to edit its policy.")
+                      : editor_->isPdl()         ? tr("No project: the policy is compiled for the project's environment.")
+                                                 : tr("Not a PDL file: it is not compiled."));
     emit diagnosticsUpdated();
     return;
   }
@@ -456,10 +565,8 @@ void PdlEditor::showLayerHints(const pdl::CompiledPolicy& policy) {
                            .arg(l.parameters)
                            .arg(compactCount(l.flops));
   }
-  editor_->clearMarginText();
-  hints_.clear();
+  std::map<int, QString> hints;
   hintDetails_.clear();
-  int widest = 0;
   for (const auto& [line, sites] : sitesByLine) {
     QStringList shapes;
     std::int64_t parameters = 0;
@@ -470,14 +577,10 @@ void PdlEditor::showLayerHints(const pdl::CompiledPolicy& policy) {
     }
     QString hint = shapes.join(QStringLiteral(" → "));
     if (parameters > 0) hint += QStringLiteral("  ") + tr("%1 p").arg(compactCount(parameters));
-    const QString padded = hint + u' ';  // keeps the text off the code
-    hints_[line] = hint;
+    hints[line] = hint;
     hintDetails_[line] = details[line].join(u'\n');
-    editor_->setMarginText(line - 1, padded, *hintStyle_);
-    widest = std::max(widest, int(editor_->SendScintilla(QsciScintillaBase::SCI_TEXTWIDTH, static_cast<unsigned long>(hintStyle_->style()),
-                                                         padded.toUtf8().constData())));
   }
-  editor_->setMarginWidth(kHintMargin, widest > 0 ? widest + 6 : 0);
+  editor_->setLineHints(std::move(hints));
 }
 
 void PdlEditor::showSummary(const pdl::CompileResult& result) {
@@ -485,7 +588,7 @@ void PdlEditor::showSummary(const pdl::CompileResult& result) {
   for (const Diagnostic& d : result.diagnostics.items()) ++(d.severity == Severity::Error ? errors : warnings);
   if (!result.policy) {
     summary_->setText(QStringLiteral("<span style='color:%1'>✗ %2</span>").arg(editorStyle().error.name(), tr("Errors: %1, warnings: %2").arg(errors).arg(warnings)));
-    summary_->setToolTip(tr("The program does not compile; the layer margin shows the last version that compiled."));
+    summary_->setToolTip(tr("The program does not compile; the layer hints show the last version that compiled."));
     return;
   }
   const pdl::CompiledPolicy& p = *result.policy;
@@ -496,7 +599,7 @@ void PdlEditor::showSummary(const pdl::CompileResult& result) {
                  tr("%1 layers · %2 parameters").arg(p.layers.size()).arg(QLocale().toString(qlonglong(p.parameterCount)));
   if (warnings > 0) text += QStringLiteral(" · <span style='color:%1'>%2</span>").arg(editorStyle().warning.name(), tr("warnings: %1").arg(warnings));
   summary_->setText(text);
-  summary_->setToolTip(tr("Outputs: %1. Compiled in %2 ms for batch 1. The margin shows the output shapes and parameters (p) of the layers made on each line.")
+  summary_->setToolTip(tr("Outputs: %1. Compiled in %2 ms for batch 1. The hint after a line shows the output shapes and parameters (p) of the layers made on it.")
                            .arg(outputs.join(QStringLiteral(", ")))
                            .arg(lastCompileMs_, 0, 'f', 1));
 }
@@ -515,7 +618,7 @@ QString PdlEditor::textBeforeCursor() const {
 }
 
 void PdlEditor::charAdded(int ch) {
-  if (!isPdl_) return;
+  if (!editor_->isPdl()) return;
   if (ch == '\n') {
     // QScintilla has kept the previous line's indentation; a block opens after a ':'.
     int line = 0, index = 0;
@@ -552,19 +655,28 @@ void PdlEditor::showCompletions(bool asked) {
   editor_->SendScintilla(QsciScintillaBase::SCI_AUTOCSHOW, static_cast<uintptr_t>(c.prefixLength), c.items.join(u' ').toUtf8().constData());
 }
 
-void PdlEditor::showDwellTip(int position, int x, int y) {
-  const QPoint global = editor_->viewport()->mapToGlobal(QPoint(x, y));
-  int marginsWidth = 0;
-  for (int m = 0; m < editor_->margins(); ++m) marginsWidth += editor_->marginWidth(m);
-  if (x < marginsWidth) {  // over the margins: the layers made on that line
-    const int line = editor_->lineAt(QPoint(marginsWidth, y)) + 1;
-    if (auto it = hintDetails_.find(line); it != hintDetails_.end()) QToolTip::showText(global, it->second, editor_);
-    return;
-  }
-  QStringList messages;
+void PdlEditor::showDwellTip(CodeEditor* e, int position, int x, int y) {
+  if (e != editor_) return;
+  const QPoint global = e->viewport()->mapToGlobal(QPoint(x, y));
+  // Over a layer hint: the layers made on that line.
+  for (const auto& [line, details] : hintDetails_)
+    if (e->hintRect(line).contains(x, y)) {
+      QToolTip::showText(global, details, e);
+      return;
+    }
+  if (position < 0) return;
+  QStringList tips;
   for (const Mark& m : marks_)
-    if (position >= m.start && position < m.end) messages << m.message;
-  if (!messages.isEmpty()) QToolTip::showText(global, messages.join(u'\n'), editor_);
+    if (position >= m.start && position < m.end) tips << QStringLiteral("<p>%1</p>").arg(m.message.toHtmlEscaped());
+  // Over a built-in's name: its entry in the PDL reference.
+  if (e->isPdl()) {
+    const int start = int(e->SendScintilla(QsciScintillaBase::SCI_WORDSTARTPOSITION, static_cast<unsigned long>(position), 1L));
+    const int end = int(e->SendScintilla(QsciScintillaBase::SCI_WORDENDPOSITION, static_cast<unsigned long>(position), 1L));
+    const QString word = end > start ? QString::fromUtf8(e->bytes(start, end)).remove(QChar(0)) : QString();
+    const QString doc = pdl_builtin_docs::documentation(word);
+    if (!doc.isEmpty()) tips << doc;
+  }
+  if (!tips.isEmpty()) QToolTip::showText(global, tips.join(QStringLiteral("<hr>")), e);
 }
 
 }  // namespace cas::widgets

@@ -137,6 +137,7 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
   connect(debugButton_, &QToolButton::toggled, view_, &SearchTreeView::setDebugOverlayVisible);
   connect(view_, &SearchTreeView::debugOverlayToggled, debugButton_, &QToolButton::setChecked);
   auto* f12 = new QShortcut(QKeySequence(Qt::Key_F12), this, nullptr, nullptr, Qt::WidgetWithChildrenShortcut);
+  f12->setWhatsThis(tr("Search tree: show or hide the debug overlay"));  // Help > Keyboard Shortcuts lists it
   connect(f12, &QShortcut::activated, this, [this] { view_->setDebugOverlayVisible(!view_->debugOverlayVisible()); });
   connect(teaching_, &QCheckBox::toggled, this, &SearchTreePanel::setTeachingMode);
   connect(step_, &QPushButton::clicked, this, &SearchTreePanel::stepSimulation);

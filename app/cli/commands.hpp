@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/export/onnx_export.hpp"
+#include "core/export/policy_loader.hpp"
 
 namespace cas::cli {
 
@@ -36,6 +37,14 @@ struct SearchBenchOptions {
   bool instrument = false, kernels = false, json = false;
   double seconds = 2.0;  // timing budget
   int minCalls = 10;
+};
+
+struct EnvBenchOptions {
+  std::string env = "minatar-breakout";  // cartpole, minatar-breakout or minatar-freeway
+  int envs = 4096, steps = 1000;
+  int threads = 0;  // 0: one per hardware thread
+  std::uint64_t seed = 1;
+  bool json = false;
 };
 
 struct SolverBenchOptions {
@@ -99,10 +108,12 @@ struct ExportOptions {
   std::int64_t checkpoint = 0;            // 0: the newest valid checkpoint
   std::int64_t batch = 0;                 // ONNX: 0 for a dynamic batch
   int opset = exports::kDefaultOnnxOpset;  // ONNX
+  exports::StandaloneShape standalone;     // a .pdl file's observation shape, action count and seed
 };
 
 int runTrain(const TrainOptions& options);
 int runExport(const ExportOptions& options);
+int runBenchEnv(const EnvBenchOptions& options);
 int runEval(const EvalOptions& options);
 int runAnalyze(const AnalyzeOptions& options);
 int runPlay(const PlayOptions& options);

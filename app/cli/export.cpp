@@ -25,6 +25,7 @@ int runExport(const ExportOptions& o) {
   request.batch = o.batch;
   request.opset = o.opset;
   request.out = o.out;
+  request.standalone = o.standalone;
   const exports::ExportResult r = exports::runExport(request);
   for (const std::string& s : r.skipped) std::cerr << "warning: skipping checkpoint " << printable(s) << "\n";
   for (const Diagnostic& d : r.notices) std::cerr << formatDiagnostic(d) << "\n";

@@ -3,12 +3,15 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 #include "app/cli/commands.hpp"
 #include "cas/version.hpp"
 #include "core/env/environments.hpp"
 #include "core/export/onnx_export.hpp"
+#include "core/export/policy_loader.hpp"
 #include "core/support/numbers.hpp"
 #include "core/support/printable.hpp"
 
@@ -40,6 +43,21 @@ CLI::Validator numberIn(double lo, double hi) {
         return "expected a number in " + range(lo, hi) + ", got '" + cas::printable(text) + "'";
       },
       "NUMBER in " + range(lo, hi));
+}
+
+// An observation shape as `check` and `export` take it for a .pdl file ("4,84,84"); nullopt,
+// with the reason printed, when it is not a list of positive integers.
+std::optional<std::vector<std::int64_t>> parseShape(const std::string& text) {
+  std::vector<std::int64_t> shape;
+  for (const std::string& part : CLI::detail::split(text, ',')) {
+    const auto d = cas::parseInteger(part, 1, 1 << 24);
+    if (!d) {
+      std::cerr << "--obs-shape: '" << cas::printable(text) << "' is not a list of positive integers such as 4,84,84\n";
+      return std::nullopt;
+    }
+    shape.push_back(*d);
+  }
+  return shape;
 }
 
 // The catalogue's environments with a property, for an option's choices.
@@ -126,6 +144,18 @@ int main(int argc, char** argv) {
   benchSolver->add_option("--seed", solverBench.seed, "Seed of the random play")->check(integerIn(0, INT64_MAX))->capture_default_str();
   benchSolver->add_flag("--json", solverBench.json, "Print one JSON object");
 
+  cas::cli::EnvBenchOptions envBench;
+  auto* benchEnv = benchCmd->add_subcommand("env",
+      "Time environment steps alone on the CPU twins: N environments side by side, random actions, resets where\n"
+      "episodes end, observations written as the policy's batch");
+  benchEnv->add_option("--env", envBench.env, "cartpole, minatar-breakout or minatar-freeway")
+      ->check(CLI::IsMember({"cartpole", "minatar-breakout", "minatar-freeway"}))->capture_default_str();
+  benchEnv->add_option("--envs", envBench.envs, "Environments side by side")->check(integerIn(1, 1 << 20))->capture_default_str();
+  benchEnv->add_option("--steps", envBench.steps, "Steps of every environment")->check(integerIn(1, 1000000))->capture_default_str();
+  benchEnv->add_option("--threads", envBench.threads, "CPU threads (0: one per hardware thread)")->check(integerIn(0, 1024))->capture_default_str();
+  benchEnv->add_option("--seed", envBench.seed, "Seed of the environments and the random actions")->check(integerIn(0, INT64_MAX))->capture_default_str();
+  benchEnv->add_flag("--json", envBench.json, "Print one JSON object");
+
   cas::cli::KernelsOptions kernels;
   auto* kernelsCmd = app.add_subcommand("kernels", "Show the CUDA kernels generated for a project or benchmark network, timed, with their source");
   kernelsCmd->add_option("target", kernels.target, "Project folder, or cartpole_mlp64, connect4_mlp256, atari_nature_cnn")->required();
@@ -196,7 +226,14 @@ int main(int argc, char** argv) {
   auto* exportCmd = app.add_subcommand("export",
       "Export a run's policy (its newest valid checkpoint) or a project's initial policy as an ONNX model or as\n"
       "standalone C source (docs/export.md)");
-  exportCmd->add_option("dir", exportOptions.dir, "Run folder, or project folder (its initial weights)")->required()->check(CLI::ExistingDirectory);
+  std::string exportObsShape;
+  exportCmd->add_option("dir", exportOptions.dir, "Run folder, project folder (its initial weights) or a .pdl file (seeded initial weights)")
+      ->required()->check(CLI::ExistingPath);
+  auto* exportObsOption = exportCmd->add_option("--obs-shape", exportObsShape, "A .pdl file's observation shape, e.g. 32 or 2,6,7");
+  auto* exportActionOption = exportCmd->add_option("--action-dim", exportOptions.standalone.actionCount, "A .pdl file's number of actions")
+      ->check(integerIn(1, 1 << 20));
+  auto* exportSeedOption = exportCmd->add_option("--seed", exportOptions.standalone.seed, "A .pdl file's initial-weight seed")
+      ->check(integerIn(0, std::numeric_limits<std::int64_t>::max()))->capture_default_str();
   exportCmd->add_option("--format", exportOptions.format, "onnx, or c (a .c and a .h: C99, libm only)")->check(CLI::IsMember({"onnx", "c"}))->capture_default_str();
   exportCmd->add_option("--checkpoint", exportOptions.checkpoint, "The checkpoint of this iteration instead of the newest valid one")
       ->check(integerIn(1, std::int64_t(1) << 40));
@@ -224,14 +261,9 @@ int main(int argc, char** argv) {
   if (*devices) return cas::cli::runDevices();
   if (*check) {
     if (!obsShape.empty()) {
-      for (const std::string& part : CLI::detail::split(obsShape, ',')) {
-        const auto d = cas::parseInteger(part, 1, 1 << 24);
-        if (!d) {
-          std::cerr << "--obs-shape: '" << cas::printable(obsShape) << "' is not a list of positive integers such as 4,84,84\n";
-          return 2;
-        }
-        checkOptions.observationShape.push_back(*d);
-      }
+      const auto shape = parseShape(obsShape);
+      if (!shape) return 2;
+      checkOptions.observationShape = *shape;
     }
     return cas::cli::runCheck(checkPaths, checkOptions);
   }
@@ -239,6 +271,7 @@ int main(int argc, char** argv) {
   if (*benchUpdate) return cas::cli::runBenchUpdate(bench);
   if (*benchSearch) return cas::cli::runBenchSearch(searchBench);
   if (*benchSolver) return cas::cli::runBenchSolver(solverBench);
+  if (*benchEnv) return cas::cli::runBenchEnv(envBench);
   if (*kernelsCmd) return cas::cli::runKernels(kernels);
   if (*trainCmd) {
     if (int(!train.project.empty()) + int(!train.resume.empty()) + int(!train.restart.empty()) != 1) {
@@ -264,6 +297,16 @@ int main(int argc, char** argv) {
     if (exportOptions.format != "onnx" && (batchOption->count() > 0 || opsetOption->count() > 0)) {
       std::cerr << "export: --batch and --opset go with --format onnx (the C export runs any number of samples)\n";
       return 2;
+    }
+    const bool pdlFile = cas::exports::policySourceOf(exportOptions.dir) == cas::exports::PolicySource::PdlFile;
+    if (!pdlFile && (exportObsOption->count() > 0 || exportActionOption->count() > 0 || exportSeedOption->count() > 0)) {
+      std::cerr << "export: --obs-shape, --action-dim and --seed go with a .pdl file (a run or a project knows its environment)\n";
+      return 2;
+    }
+    if (!exportObsShape.empty()) {
+      const auto shape = parseShape(exportObsShape);
+      if (!shape) return 2;
+      exportOptions.standalone.observationShape = *shape;
     }
     if (exportBatch != "dynamic") exportOptions.batch = *cas::parseInteger(exportBatch, 1, cas::exports::kMaxOnnxBatch);
     return cas::cli::runExport(exportOptions);

@@ -7,20 +7,16 @@
 
 #include "cas/version.hpp"
 #include "widgets/main_window.hpp"
+#include "widgets/studio_folders.hpp"
 #include "widgets/translations.hpp"
 
 namespace {
 
-// The example opened when the user names none and has no recent project: next to an installed
-// binary, above a build tree, or in the source tree this binary was built from.
+// The example opened when the user names none and has no recent project.
 QString defaultProject() {
-  const QString exeDir = QCoreApplication::applicationDirPath();
-  for (const QString& candidate : {exeDir + QStringLiteral("/../projects"), exeDir + QStringLiteral("/../../projects"),
-                                   QString::fromUtf8(cas::kSourceDir) + QStringLiteral("/projects")}) {
-    const QString project = QDir(candidate).filePath(QStringLiteral("tictactoe-alphazero"));
-    if (QFileInfo::exists(project + QStringLiteral("/project.toml"))) return QDir::cleanPath(project);
-  }
-  return {};
+  const QString projects = cas::widgets::bundledFolder(QStringLiteral("projects"));
+  const QString project = QDir(projects).filePath(QStringLiteral("tictactoe-alphazero"));
+  return !projects.isEmpty() && QFileInfo::exists(project + QStringLiteral("/project.toml")) ? project : QString();
 }
 
 }  // namespace

@@ -10,13 +10,16 @@ constexpr double kXLimit = 2.4, kThetaLimit = 12 * 2 * M_PI / 360;
 }  // namespace
 
 CartPole::CartPole(int games, std::uint64_t seed)
-    : x_(size_t(games)), xDot_(size_t(games)), theta_(size_t(games)), thetaDot_(size_t(games)), steps_(size_t(games)), rng_(seed) {
+    : x_(size_t(games)), xDot_(size_t(games)), theta_(size_t(games)), thetaDot_(size_t(games)), steps_(size_t(games)) {
+  for (int g = 0; g < games; ++g) random_.push_back(GameRandom::forGame(seed, g));
   for (int g = 0; g < games; ++g) reset(g);
 }
 
 void CartPole::reset(int g) {
-  std::uniform_real_distribution<double> d(-0.05, 0.05);
-  setState(g, d(rng_), d(rng_), d(rng_), d(rng_));
+  GameRandom& r = random_[size_t(g)];
+  auto draw = [&r] { return -0.05 + 0.1 * r.uniform(); };
+  const double x = draw(), xDot = draw(), theta = draw(), thetaDot = draw();
+  setState(g, x, xDot, theta, thetaDot);
 }
 
 void CartPole::setState(int g, double x, double xDot, double theta, double thetaDot) {

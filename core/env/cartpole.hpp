@@ -3,9 +3,11 @@
 // state, float32 observations, termination at |x| > 2.4 or |theta| > 12 degrees, truncation at
 // 500 steps, reward 1 per step). Struct of arrays: one array per state variable.
 // Thread-safety: distinct games may be stepped from distinct threads.
+#include <cstddef>
 #include <cstdint>
-#include <random>
 #include <vector>
+
+#include "core/env/game_random.hpp"
 
 namespace cas::env {
 
@@ -16,7 +18,7 @@ class CartPole {
   explicit CartPole(int games, std::uint64_t seed);
   int size() const { return int(x_.size()); }
 
-  void reset(int game);  // each state variable uniform in [-0.05, 0.05)
+  void reset(int game);  // each state variable uniform in [-0.05, 0.05), from the game's own generator
   void setState(int game, double x, double xDot, double theta, double thetaDot);
   struct StepResult {
     float reward;
@@ -29,7 +31,7 @@ class CartPole {
  private:
   std::vector<double> x_, xDot_, theta_, thetaDot_;
   std::vector<int> steps_;
-  std::mt19937_64 rng_;
+  std::vector<GameRandom> random_;  // per game
 };
 
 }  // namespace cas::env

@@ -36,6 +36,10 @@ const std::vector<EnvironmentInfo>& environments() {
       boardGame("connect4", "Connect Four on a 6x7 board; planes: own stones, opponent stones.", {6, 7, 4, true, Stones::Discs}, connectFourPlayer,
                 "mcts:200"),
       {"cartpole", "Balance a pole on a cart (Gymnasium CartPole-v1 dynamics).", {4}, 2, false, std::nullopt, nullptr, ""},
+      {"minatar-breakout", "MinAtar Breakout on a 10x10 grid with sticky actions (the minatar package's rules); planes: paddle, ball, trail, bricks.",
+       {4, 10, 10}, 3, false, std::nullopt, nullptr, ""},
+      {"minatar-freeway", "MinAtar Freeway on a 10x10 grid with sticky actions (the minatar package's rules); planes: chicken, cars, trails by speed.",
+       {7, 10, 10}, 3, false, std::nullopt, nullptr, ""},
   };
   return all;
 }

@@ -24,7 +24,9 @@ bool write(const fs::path& path, const std::string& bytes, std::string* error) {
 }  // namespace
 
 fs::path defaultExportPath(const fs::path& source, ExportFormat format) {
-  return source / "exports" / (format == ExportFormat::Onnx ? "policy.onnx" : "policy.c");
+  const char* extension = format == ExportFormat::Onnx ? ".onnx" : ".c";
+  if (policySourceOf(source) == PolicySource::PdlFile) return source.parent_path() / "exports" / (source.stem().string() + extension);
+  return source / "exports" / (std::string("policy") + extension);
 }
 
 ExportResult runExport(const ExportRequest& request) {
@@ -34,7 +36,12 @@ ExportResult runExport(const ExportRequest& request) {
     result.error = refusal(out.string() + ": the C export is a .c file (its header is written beside it, as .h)");
     return result;
   }
-  LoadedPolicy loaded = loadPolicy(request.source, request.checkpoint);
+  const bool standalone = policySourceOf(request.source) == PolicySource::PdlFile;
+  if (standalone && request.checkpoint > 0) {
+    result.error = refusal(request.source.string() + " is a standalone PDL file, which has no checkpoints; --checkpoint goes with a run folder");
+    return result;
+  }
+  LoadedPolicy loaded = standalone ? loadPolicyFile(request.source, request.standalone) : loadPolicy(request.source, request.checkpoint);
   result.skipped = std::move(loaded.skipped);
   result.notices = std::move(loaded.notices);
   if (!loaded.policy) {

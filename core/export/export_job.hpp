@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/export/onnx_export.hpp"
+#include "core/export/policy_loader.hpp"
 #include "core/support/diagnostic.hpp"
 
 namespace cas::exports {
@@ -19,7 +20,8 @@ namespace cas::exports {
 enum class ExportFormat { Onnx, C };
 
 struct ExportRequest {
-  std::filesystem::path source;  // a run folder or a project folder
+  std::filesystem::path source;  // a run folder, a project folder or a standalone .pdl file
+  StandaloneShape standalone;    // a .pdl file: its observation shape, action count and seed
   ExportFormat format = ExportFormat::Onnx;
   std::int64_t checkpoint = 0;   // runs: 0 for the newest valid checkpoint, else that iteration's
   std::int64_t batch = 0;        // ONNX: 0 for a dynamic batch, else that batch size
@@ -43,7 +45,8 @@ struct ExportResult {
   std::optional<Diagnostic> error;   // set when the export was refused (then nothing was written)
 };
 
-// DIR/exports/policy.onnx, or DIR/exports/policy.c (with policy.h beside it).
+// DIR/exports/policy.onnx, or DIR/exports/policy.c (with policy.h beside it); for a .pdl file,
+// exports/STEM.onnx or exports/STEM.c beside it.
 std::filesystem::path defaultExportPath(const std::filesystem::path& source, ExportFormat format);
 
 ExportResult runExport(const ExportRequest& request);

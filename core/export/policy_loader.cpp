@@ -103,10 +103,43 @@ LoadedPolicy fromProject(const std::filesystem::path& dir) {
 
 }  // namespace
 
+LoadedPolicy loadPolicyFile(const std::filesystem::path& pdl, const StandaloneShape& shape) {
+  LoadedPolicy out;
+  if (shape.observationShape.empty() || shape.actionCount <= 0) {
+    out.error = failure(pdl.string() + " is a standalone PDL file: give its observation shape and action count (--obs-shape 32 --action-dim 3)");
+    return out;
+  }
+  std::string problem;
+  auto source = readFile(pdl, kPolicyFileLimit, &problem);
+  if (!source) {
+    out.error = failure(problem);
+    return out;
+  }
+  ExportablePolicy p;
+  p.source = std::move(*source);
+  p.options.fileName = pdl.string();
+  p.options.observationShape = shape.observationShape;
+  p.options.actionCount = shape.actionCount;
+  p.options.algorithm = "alphazero";
+  p.options.batch = 1;
+  p.metadata.project = pdl.stem().string();
+  p.metadata.observationShape = shape.observationShape;
+  for (int a = 0; a < shape.actionCount; ++a) p.metadata.actionNames.push_back("action " + std::to_string(a));
+  out.policy = std::move(p);
+  if (!fillWeights(*out.policy, [&](const ir::Node& n) { return exec::initialValues(n, shape.seed); }, &problem)) {
+    out.error = failure(pdl.string() + ": " + problem);
+    out.policy.reset();
+    return out;
+  }
+  out.origin = "the initial weights of " + pdl.string() + " (seed " + std::to_string(shape.seed) + ")";
+  return out;
+}
+
 PolicySource policySourceOf(const std::filesystem::path& folder) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(folder / "config.toml", ec)) return PolicySource::Run;
   if (std::filesystem::is_regular_file(folder / "project.toml", ec)) return PolicySource::Project;
+  if (folder.extension() == ".pdl" && std::filesystem::is_regular_file(folder, ec)) return PolicySource::PdlFile;
   return PolicySource::Neither;
 }
 
@@ -122,7 +155,10 @@ LoadedPolicy loadPolicy(const std::filesystem::path& runOrProject, std::int64_t 
     return fromProject(runOrProject);
   }
   LoadedPolicy out;
-  out.error = failure(runOrProject.string() + " is neither a run folder (with config.toml) nor a project folder (with project.toml)");
+  if (source == PolicySource::PdlFile)
+    out.error = failure(runOrProject.string() + " is a standalone PDL file: give its observation shape and action count (--obs-shape 32 --action-dim 3)");
+  else
+    out.error = failure(runOrProject.string() + " is neither a run folder (with config.toml), a project folder (with project.toml) nor a .pdl file");
   return out;
 }
 

@@ -2,7 +2,9 @@
 // Where an exported policy comes from: a run folder (its own copies of the project file and the
 // policy, and the weights of its newest valid checkpoint or of the one asked for, restored as
 // `eval` restores them, core/engine/trained_run.hpp) or a project folder (its policy with the
-// initial weights its training would start from: the same seeded initialisation).
+// initial weights its training would start from: the same seeded initialisation), or a standalone
+// PDL file with the observation shape and action count given by the caller (seeded initial
+// weights: an architecture to embed or time before any training).
 // Thread-safety: plain functions.
 #include <cstdint>
 #include <filesystem>
@@ -24,11 +26,22 @@ struct LoadedPolicy {
   Diagnostic error;                        // why policy is unset
 };
 
-enum class PolicySource { Run, Project, Neither };
-// A folder with config.toml is a run, one with project.toml a project.
+enum class PolicySource { Run, Project, PdlFile, Neither };
+// A folder with config.toml is a run, one with project.toml a project; a regular file ending in
+// .pdl is a standalone policy.
 PolicySource policySourceOf(const std::filesystem::path& folder);
 
 // `checkpointIteration` 0: the newest valid checkpoint; else that iteration's (runs only).
 LoadedPolicy loadPolicy(const std::filesystem::path& runOrProject, std::int64_t checkpointIteration);
+
+// What a standalone PDL file does not say itself.
+struct StandaloneShape {
+  std::vector<std::int64_t> observationShape;  // per sample
+  int actionCount = 0;
+  std::uint64_t seed = 1;  // the initial weights' seed, as runtime.seed
+};
+// A standalone PDL file's policy (the AlphaZero entry, `policy(obs) -> (logits, value)`) with
+// seeded initial weights; the metadata's project is the file's stem and it has no environment.
+LoadedPolicy loadPolicyFile(const std::filesystem::path& pdl, const StandaloneShape& shape);
 
 }  // namespace cas::exports

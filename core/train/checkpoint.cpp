@@ -9,7 +9,9 @@ namespace cas::train {
 namespace {
 
 constexpr std::uint32_t kCheckpointMagic = 0x4B435A41;  // "AZCK"
-constexpr std::uint32_t kCheckpointVersion = 1;
+constexpr std::uint32_t kCheckpointVersion = 2;       // what writeCheckpoint writes
+constexpr std::uint32_t kOldestReadableVersion = 1;  // version 1: no shapes
+constexpr std::uint32_t kMaxRank = 16;
 constexpr std::uint32_t kMaxTensors = 100000;
 constexpr std::uint32_t kMaxTensorName = 4096;
 constexpr std::uint32_t kMaxRngState = 1 << 16;  // Reader::string's default limit
@@ -50,6 +52,8 @@ std::string writeCheckpoint(const CheckpointCounters& counters, const exec::Exec
     std::vector<float> v(size_t(ir::numel(n->shape)));
     training.readInput(n->attrs.name, v.data(), v.size());
     w.string(n->attrs.name);
+    w.pod(std::uint32_t(n->shape.size()));
+    for (std::int64_t d : n->shape) w.pod(d);
     w.floats(v);
   }
   ring.write(w);
@@ -58,7 +62,8 @@ std::string writeCheckpoint(const CheckpointCounters& counters, const exec::Exec
 
 std::uint64_t checkpointSizeLimit(const exec::Executable& training, const search::ReplaySetup& replay) {
   std::uint64_t bytes = 4 + 4 + 3 * 8 + 4 + kMaxRngState + 4;
-  for (const ir::Node* n : storedTensors(training)) bytes += 4 + kMaxTensorName + 8 + std::uint64_t(ir::numel(n->shape)) * sizeof(float);
+  for (const ir::Node* n : storedTensors(training))
+    bytes += 4 + kMaxTensorName + 4 + 8 * n->shape.size() + 8 + std::uint64_t(ir::numel(n->shape)) * sizeof(float);
   return bytes + search::ReplayRing::serialisedBytes(replay);
 }
 
@@ -70,7 +75,12 @@ std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::E
   };
   Reader r(bytes);
   if (r.pod<std::uint32_t>() != kCheckpointMagic || !r.ok()) return fail("not a checkpoint of this program");
-  if (r.pod<std::uint32_t>() != kCheckpointVersion) return fail("a checkpoint of another format version");
+  const auto version = r.pod<std::uint32_t>();
+  if (!r.ok()) return fail("the checkpoint is truncated");
+  if (version > kCheckpointVersion)
+    return fail("a checkpoint of format version " + std::to_string(version) + ", written by a newer cuda-agent; this one reads versions " +
+                std::to_string(kOldestReadableVersion) + " to " + std::to_string(kCheckpointVersion));
+  if (version < kOldestReadableVersion) return fail("a checkpoint of format version " + std::to_string(version) + ", which no cuda-agent wrote");
   CheckpointCounters counters;
   counters.iteration = r.pod<std::int64_t>();
   counters.gamesPlayed = r.pod<std::int64_t>();
@@ -88,12 +98,23 @@ std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::E
     if (id == ir::kNoNode) return fail("the checkpoint holds '" + name + "', which this project's network does not have");
     if (!held.insert(name).second) return fail("the checkpoint holds '" + name + "' twice");
     const ir::Shape& needed = g.node(id).shape;
+    if (version >= 2) {
+      const auto rank = r.pod<std::uint32_t>();
+      if (!r.ok() || rank > kMaxRank) break;
+      ir::Shape held(rank);
+      for (std::int64_t& d : held) d = r.pod<std::int64_t>();
+      if (!r.ok()) break;
+      if (held != needed)
+        return fail(name + ": the checkpoint holds shape " + ir::shapeText(held, ", ") + ", this project's network needs " +
+                    ir::shapeText(needed, ", ") + "; the checkpoint was written for another network (a layer's size changed)");
+    }
     const auto neededValues = std::uint64_t(ir::numel(needed));
     std::uint64_t heldValues = neededValues;
     tensors.emplace_back(name, r.floats(neededValues, &heldValues));
     if (r.ok()) continue;
     if (heldValues == neededValues) break;  // the right size, but the file ends inside it
-    // Format version 1 records each tensor's size, not its shape: the checkpoint's side is a count.
+    // Only version 1 gets here with a tensor of another size (version 2 compared the shapes):
+    // it records each tensor's size, not its shape, so the checkpoint's side is a count.
     return fail(name + ": the checkpoint holds " + std::to_string(heldValues) + " values, this project's network needs " +
                 ir::shapeText(needed, ", ") + " (" + std::to_string(neededValues) +
                 " values); the checkpoint was written for another network (a layer's size changed)");

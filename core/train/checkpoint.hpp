@@ -1,10 +1,13 @@
 #pragma once
-// The trainer's checkpoint: everything a run needs to resume, as bytes. Format version 1:
+// The trainer's checkpoint: everything a run needs to resume, as bytes (docs/checkpoints.md).
+// Format version 2:
 //   u32 magic "AZCK", u32 version, i64 iteration, i64 games played, i64 optimizer steps,
 //   the sampling generator's state (a string), the training graph's stored tensors (u32 count,
-//   then each name and floats: parameters and optimizer state), and last the replay buffer's
-//   section (search::ReplayRing, core/search/replay_store.hpp). Integers little-endian, strings and floats as binary_io.hpp
-//   writes them.
+//   then each name, its shape as u32 rank and i64 sizes, and its floats: parameters, named by
+//   their PDL call path, and optimizer state), and last the replay buffer's section
+//   (search::ReplayRing, core/search/replay_store.hpp). Integers little-endian, strings and
+//   floats as binary_io.hpp writes them.
+// Version 1 is the same without the shapes; it is still read (tests/fixtures/checkpoint-v1).
 // Thread-safety: plain functions.
 #include <cstdint>
 #include <optional>
@@ -37,8 +40,9 @@ struct Checkpoint {
 // Reads and checks a checkpoint against the program and the replay shape it will be loaded into
 // without changing either: it must hold every stored tensor of the program, each with the
 // program's size, and nothing else, and a ring of the replay's capacity. nullopt with `error`
-// filled when it does not fit: the error names the tensor missing, unknown or of another size
-// (and both sizes; the format records sizes, not shapes).
+// filled when it does not fit: the error names the tensor missing, unknown or of another shape
+// (and both shapes; a version-1 checkpoint records only each tensor's size), or the format
+// version it cannot read.
 std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::Executable& training, const search::ReplaySetup& replay,
                                          std::string* error);
 

@@ -1,5 +1,7 @@
 // The cuda-agent executable driven as a user would: exit codes, messages, and what it links.
 #include <QDir>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -55,6 +57,31 @@ class TestCli : public QObject {
     for (const char* sub : {"devices", "check", "params"}) QVERIFY2(h.out.contains(QLatin1String(sub)), qPrintable(h.out));
     Run none = cli({});
     QCOMPARE(none.status, 2);
+  }
+
+  // `bench env` steps the CPU twins: every environment every step, with resets, and the same
+  // totals with one thread or two (each game draws from its own generator).
+  void benchEnvStepsEveryEnvironment() {
+    for (const char* env : {"minatar-breakout", "minatar-freeway", "cartpole"}) {
+      QJsonObject results[2];
+      for (int threads : {1, 2}) {
+        const Run r = cli({QStringLiteral("bench"), QStringLiteral("env"), QStringLiteral("--env"), QLatin1String(env), QStringLiteral("--envs"),
+                           QStringLiteral("300"), QStringLiteral("--steps"), QStringLiteral("600"), QStringLiteral("--threads"),
+                           QString::number(threads), QStringLiteral("--json")});
+        QVERIFY2(r.status == 0, qPrintable(r.err));
+        results[threads - 1] = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(results[threads - 1].value(QStringLiteral("threads")).toInt(), threads);
+        QVERIFY(results[threads - 1].value(QStringLiteral("steps_per_second")).toDouble() > 0);
+      }
+      // Random play ends episodes and resets follow (a Freeway episode lasts 2500 steps: it scores instead).
+      if (QLatin1String(env) == QLatin1String("minatar-freeway")) QVERIFY(results[0].value(QStringLiteral("reward")).toDouble() > 0);
+      else QVERIFY(results[0].value(QStringLiteral("episodes")).toInteger() > 300);
+      QCOMPARE(results[0].value(QStringLiteral("episodes")), results[1].value(QStringLiteral("episodes")));
+      QCOMPARE(results[0].value(QStringLiteral("reward")), results[1].value(QStringLiteral("reward")));
+    }
+    const Run bad = cli({QStringLiteral("bench"), QStringLiteral("env"), QStringLiteral("--env"), QStringLiteral("pong")});
+    QCOMPARE(bad.status, 2);
+    QVERIFY2(bad.err.contains(QStringLiteral("pong")), qPrintable(bad.err));
   }
 
   void devicesNamesBackendsAndReasons() {

@@ -384,6 +384,45 @@ class TestExport : public QObject {
     QVERIFY(QFile::exists(path(QStringLiteral("cli/c4.h"))));
   }
 
+  // The CLI on a standalone .pdl file: its shape from --obs-shape and --action-dim, the weights
+  // seeded by --seed as a run's are; without a shape, or with a run's options, it is refused.
+  void exportsAStandalonePolicy() {
+    const QString pdl = path(QStringLiteral("standalone/mlp.pdl"));
+    QVERIFY(QDir().mkpath(path(QStringLiteral("standalone"))));
+    const QByteArray source = "@parallel(axis='batch')\ndef policy(obs):\n    h = relu(dense(obs, units=64))\n"
+                              "    h = relu(dense(h, units=64))\n    return dense(h, units=action_dim), tanh(dense(h, units=1))\n";
+    QVERIFY(writeBytes(pdl, source.constData(), source.size()));
+    Result r = cli({QStringLiteral("export"), pdl, QStringLiteral("--format"), QStringLiteral("c"), QStringLiteral("--obs-shape"), QStringLiteral("32"),
+                    QStringLiteral("--action-dim"), QStringLiteral("3"), QStringLiteral("--seed"), QStringLiteral("5")});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QVERIFY(QFile::exists(path(QStringLiteral("standalone/exports/mlp.c"))));
+    QVERIFY(QFile::exists(path(QStringLiteral("standalone/exports/mlp.h"))));
+    QVERIFY2(r.out.contains(QStringLiteral("from the initial weights of %1 (seed 5): project mlp, iteration 0").arg(pdl)), qPrintable(r.out));
+
+    const auto loaded = cas::exports::loadPolicyFile(pdl.toStdString(), {{32}, 3, 5});
+    QVERIFY2(loaded.policy, loaded.error.message.c_str());
+    QCOMPARE(int(loaded.policy->weights.size()), 8);
+    QCOMPARE(loaded.policy->weights.at("policy/dense_0/weight").size(), size_t(32 * 64));
+    const auto other = cas::exports::loadPolicyFile(pdl.toStdString(), {{32}, 3, 6});
+    QVERIFY(other.policy && other.policy->weights != loaded.policy->weights);
+
+    const auto refused = [](const QStringList& args, const QString& expected) {
+      const Result r = cli(QStringList{QStringLiteral("export")} + args);
+      QVERIFY2(r.status == 2, qPrintable(r.err));
+      QVERIFY2(r.err.contains(expected), qPrintable(r.err));
+    };
+    refused({pdl, QStringLiteral("--out"), path(QStringLiteral("standalone/no.onnx"))},
+            QStringLiteral("is a standalone PDL file: give its observation shape and action count (--obs-shape 32 --action-dim 3)"));
+    refused({pdl, QStringLiteral("--obs-shape"), QStringLiteral("32"), QStringLiteral("--action-dim"), QStringLiteral("3"), QStringLiteral("--checkpoint"),
+             QStringLiteral("1"), QStringLiteral("--out"), path(QStringLiteral("standalone/no.onnx"))},
+            QStringLiteral("is a standalone PDL file, which has no checkpoints"));
+    refused({pdl, QStringLiteral("--obs-shape"), QStringLiteral("32x2"), QStringLiteral("--action-dim"), QStringLiteral("3")},
+            QStringLiteral("--obs-shape: '32x2' is not a list of positive integers"));
+    refused({kProjects + QStringLiteral("tictactoe-alphazero"), QStringLiteral("--obs-shape"), QStringLiteral("9")},
+            QStringLiteral("--obs-shape, --action-dim and --seed go with a .pdl file"));
+    QVERIFY(!QFileInfo::exists(path(QStringLiteral("standalone/no.onnx"))));
+  }
+
   // The CLI on a trained run: the newest checkpoint by default (into RUN/exports), or the one
   // asked for; the weights are the checkpoint's, not the initial ones.
   void exportsARunsCheckpoint() {
@@ -420,9 +459,9 @@ class TestExport : public QObject {
       QVERIFY2(r.err.contains(expected), qPrintable(r.err));
       QVERIFY(!QFileInfo::exists(path(QStringLiteral("refused"))));
     };
-    refused({path(QStringLiteral("missing"))}, QStringLiteral("Directory does not exist"));
+    refused({path(QStringLiteral("missing"))}, QStringLiteral("Path does not exist"));
     QVERIFY(QDir().mkpath(path(QStringLiteral("empty"))));
-    refused({path(QStringLiteral("empty"))}, QStringLiteral("is neither a run folder (with config.toml) nor a project folder (with project.toml)"));
+    refused({path(QStringLiteral("empty"))}, QStringLiteral("is neither a run folder (with config.toml), a project folder (with project.toml) nor a .pdl file"));
     refused({run, QStringLiteral("--checkpoint"), QStringLiteral("7")},
             QStringLiteral("has no checkpoint of iteration 7 (it keeps the 2 newest; it holds iter-00000002.ckpt, iter-00000003.ckpt)"));
     refused({kProjects + QStringLiteral("tictactoe-alphazero"), QStringLiteral("--checkpoint"), QStringLiteral("1")},
@@ -461,8 +500,8 @@ class TestExport : public QObject {
     const QByteArray narrower = policy.readAll().replace("const width = 32", "const width = 16");
     policy.close();
     QVERIFY(writeBytes(other + QStringLiteral("/policy.pdl"), narrower.constData(), narrower.size()));
-    refused({other}, QStringLiteral("checkpoint iter-00000003.ckpt cannot be used: policy/conv2d_0/weight: the checkpoint holds 576 values, "
-                           "this project's network needs [16, 2, 3, 3] (288 values)"));
+    refused({other}, QStringLiteral("checkpoint iter-00000003.ckpt cannot be used: policy/conv2d_0/weight: the checkpoint holds shape "
+                           "[32, 2, 3, 3], this project's network needs [16, 2, 3, 3]"));
   }
 };
 

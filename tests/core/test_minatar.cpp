@@ -1,0 +1,175 @@
+// MinAtar Breakout and Freeway against episodes recorded from the `minatar` package
+// (tests/golden/make_minatar_traces.py): with minatar's random draws replayed (Breakout's
+// starting side, Freeway's car periods and directions, the sticky-action draws), the same
+// observations, rewards and episode ends, step for step, across resets, sticky actions, two
+// refills of Breakout's bricks, Freeway's crossings and its time limit.
+#include <QTest>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/env/minatar_breakout.hpp"
+#include "core/env/minatar_freeway.hpp"
+
+using cas::env::MinAtarBreakout;
+using cas::env::MinAtarFreeway;
+
+namespace {
+
+// The observation a recorded row describes: paddle column, ball row and column, trail row and
+// column, then each row's bricks as a bit mask.
+std::vector<float> expectedObservation(const nlohmann::json& row, size_t first) {
+  std::vector<float> obs(MinAtarBreakout::kObservationSize, 0.0f);
+  auto at = [&obs](int channel, int r, int c) -> float& { return obs[size_t((channel * 10 + r) * 10 + c)]; };
+  at(0, 9, row[first].get<int>()) = 1;
+  at(1, row[first + 1].get<int>(), row[first + 2].get<int>()) = 1;
+  at(2, row[first + 3].get<int>(), row[first + 4].get<int>()) = 1;
+  for (int r = 0; r < 10; ++r)
+    for (int c = 0; c < 10; ++c)
+      if (row[first + 5 + size_t(r)].get<int>() & (1 << c)) at(3, r, c) = 1;
+  return obs;
+}
+
+// An observation given as the indices of its set cells.
+std::vector<float> fromSetCells(const nlohmann::json& cells, int size) {
+  std::vector<float> obs(size_t(size), 0.0f);
+  for (const auto& i : cells) obs[i.get<size_t>()] = 1;
+  return obs;
+}
+
+MinAtarFreeway::CarDraw carDraw(const nlohmann::json& periods) {
+  MinAtarFreeway::CarDraw cars{};
+  for (size_t i = 0; i < periods.size() && i < cars.size(); ++i) cars[i] = periods[i].get<int>();
+  return cars;
+}
+
+nlohmann::json golden(const char* file) {
+  std::ifstream in(std::string(CAS_SOURCE_DIR) + "/tests/golden/minatar/" + file);
+  return in.good() ? nlohmann::json::parse(in) : nlohmann::json();
+}
+
+}  // namespace
+
+class TestMinAtar : public QObject {
+  Q_OBJECT
+ private slots:
+  void breakoutMatchesMinatar() {
+    const auto file = golden("breakout.json");
+    const auto& traces = file["minatar_breakout"];
+    QVERIFY(traces.size() >= 4);
+    MinAtarBreakout env(int(traces.size()), 1);
+    int steps = 0, sticky = 0, refills = 0;
+    float rewards = 0;
+    for (size_t g = 0; g < traces.size(); ++g) {
+      for (const auto& episode : traces[g]["episodes"]) {
+        env.reset(int(g), episode["ball_start"].get<int>());
+        std::vector<float> obs(MinAtarBreakout::kObservationSize);
+        env.observe(int(g), obs.data());
+        QVERIFY(obs == expectedObservation(episode["initial"], 0));
+        int bricks = 30;
+        for (const auto& row : episode["steps"]) {
+          const double draw = row[1].get<double>();
+          const auto r = env.step(int(g), row[0].get<int>(), draw);
+          env.observe(int(g), obs.data());
+          const QString where = QStringLiteral("trace %1 step %2").arg(g).arg(steps);
+          QVERIFY2(obs == expectedObservation(row, 4), qPrintable(where + QStringLiteral(": observation differs")));
+          QVERIFY2(r.reward == row[2].get<float>(), qPrintable(where + QStringLiteral(": reward differs")));
+          QVERIFY2(r.terminal == (row[3].get<int>() != 0), qPrintable(where + QStringLiteral(": terminal differs")));
+          int now = 0;
+          for (int k = 0; k < 10; ++k) now += __builtin_popcount(row[9 + size_t(k)].get<unsigned>());
+          refills += now > bricks;
+          bricks = now;
+          sticky += draw < MinAtarBreakout::kStickyActionProbability;
+          rewards += r.reward;
+          ++steps;
+        }
+        QVERIFY(env.terminal(int(g)) || episode["steps"].size() == 3000);
+      }
+    }
+    qInfo("%d steps replayed: %.0f bricks, %d sticky actions, %d refills of the bricks", steps, double(rewards), sticky, refills);
+    QVERIFY(steps >= 1000 && sticky >= 50 && refills >= 2);  // what the traces must cover
+  }
+
+  void freewayMatchesMinatar() {
+    const auto file = golden("freeway.json");
+    const auto& traces = file["minatar_freeway"];
+    QVERIFY(traces.size() >= 2);
+    MinAtarFreeway env(int(traces.size()), 1);
+    int steps = 0, sticky = 0, crossings = 0, timeLimits = 0;
+    std::vector<float> obs(MinAtarFreeway::kObservationSize);
+    for (size_t g = 0; g < traces.size(); ++g) {
+      for (const auto& episode : traces[g]["episodes"]) {
+        env.reset(int(g), carDraw(episode["cars"]));
+        env.observe(int(g), obs.data());
+        QVERIFY(obs == fromSetCells(episode["initial"], MinAtarFreeway::kObservationSize));
+        int episodeSteps = 0;
+        for (const auto& row : episode["steps"]) {
+          const double draw = row[1].get<double>();
+          const auto r = env.step(int(g), row[0].get<int>(), draw, carDraw(row[4]));
+          env.observe(int(g), obs.data());
+          const QString where = QStringLiteral("trace %1 step %2").arg(g).arg(episodeSteps);
+          QVERIFY2(obs == fromSetCells(row[5], MinAtarFreeway::kObservationSize), qPrintable(where + QStringLiteral(": observation differs")));
+          QVERIFY2(r.reward == row[2].get<float>(), qPrintable(where + QStringLiteral(": reward differs")));
+          QVERIFY2(r.terminal == (row[3].get<int>() != 0), qPrintable(where + QStringLiteral(": terminal differs")));
+          crossings += r.reward > 0;
+          QCOMPARE(r.reward > 0, !row[4].empty());  // minatar draws new cars exactly at a crossing
+          sticky += draw < MinAtarFreeway::kStickyActionProbability;
+          ++steps;
+          ++episodeSteps;
+        }
+        timeLimits += env.terminal(int(g)) && episodeSteps == MinAtarFreeway::kTimeLimit + 1;
+      }
+    }
+    qInfo("%d Freeway steps replayed: %d crossings, %d sticky actions, %d episodes to the time limit", steps, crossings, sticky, timeLimits);
+    QVERIFY(steps >= 3000 && crossings >= 10 && sticky >= 100 && timeLimits == 1);
+  }
+
+  // The twins' own draws: seeded, and a crossing in Freeway redraws the cars as minatar does
+  // (every car's period within 1-5).
+  void ownDrawsAreSeeded() {
+    MinAtarFreeway a(4, 11), b(4, 11);
+    std::vector<float> x(MinAtarFreeway::kObservationSize), y(MinAtarFreeway::kObservationSize);
+    float rewards = 0;
+    for (int step = 0; step < 600; ++step)
+      for (int g = 0; g < 4; ++g) {
+        const auto p = a.step(g, 1), q = b.step(g, 1);
+        QVERIFY(p.reward == q.reward && p.terminal == q.terminal);
+        rewards += p.reward;
+      }
+    for (int g = 0; g < 4; ++g) {
+      a.observe(g, x.data());
+      b.observe(g, y.data());
+      QVERIFY(x == y);
+    }
+    QVERIFY(rewards > 0);
+  }
+
+  // After the episode's end a step changes nothing and pays nothing; a reset starts afresh on
+  // the side asked for; the generator's own draws are seeded.
+  void endsAndResets() {
+    MinAtarBreakout env(2, 3);
+    env.reset(0, 1);
+    int guard = 0;
+    while (!env.step(0, 0, 0.5).terminal && ++guard < 1000) {}
+    QVERIFY(env.terminal(0));
+    std::vector<float> before(MinAtarBreakout::kObservationSize), after(MinAtarBreakout::kObservationSize);
+    env.observe(0, before.data());
+    const auto r = env.step(0, 2, 0.5);
+    env.observe(0, after.data());
+    QVERIFY(r.terminal && r.reward == 0 && before == after);
+    env.reset(0, 1);
+    env.observe(0, after.data());
+    QCOMPARE(after[size_t((1 * 10 + 3) * 10 + 9)], 1.0f);  // the ball at row 3, column 9
+    QVERIFY(!env.terminal(0));
+
+    MinAtarBreakout a(8, 42), b(8, 42);
+    for (int step = 0; step < 50; ++step)
+      for (int g = 0; g < 8; ++g) {
+        const auto x = a.step(g, (g + step) % 3), y = b.step(g, (g + step) % 3);
+        QVERIFY(x.reward == y.reward && x.terminal == y.terminal);
+      }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestMinAtar)
+#include "test_minatar.moc"
