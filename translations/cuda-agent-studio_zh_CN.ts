@@ -1103,6 +1103,10 @@
         <source>Follow the Data (double-click)</source>
         <translation>跟随数据（双击）</translation>
     </message>
+    <message>
+        <source>The curves are those of %1.</source>
+        <translation>曲线来自 %1。</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::MoveList</name>

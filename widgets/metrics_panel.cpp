@@ -485,6 +485,16 @@ PlotInteraction::Reading MetricsPanel::readOut(Plot p, double cursorX, double pi
   return {*snapped, lines.join(QLatin1Char('\n'))};
 }
 
+bool MetricsPanel::showRun(const QString& runFolder, QString* error) {
+  RunMetrics metrics;
+  if (!metrics.load(runFolder, error)) return false;
+  live_ = std::move(metrics);
+  removeCurves(QString());
+  note_->setText(tr("The curves are those of %1.").arg(QFileInfo(QDir::cleanPath(runFolder)).fileName()));
+  followData();
+  return true;
+}
+
 bool MetricsPanel::addOverlay(const QString& runFolder, QString* error) {
   const QString folder = QDir::cleanPath(QFileInfo(runFolder).absoluteFilePath());
   RunMetrics metrics;

@@ -74,6 +74,11 @@ class MetricsPanel : public QWidget, public MetricPlots {
   QStringList overlays() const;  // the overlaid run folders (absolute), in the order they were added
   QString overlayName(const QString& runFolder) const;  // its legend name; empty when not overlaid
 
+  // A finished run's metrics (and changes) as the main curves, replacing the live run's: what a
+  // run picked elsewhere (the Runs dock) shows, and what a resumed run's iterations continue.
+  // Overlays stay. False with a sentence in `error` as addOverlay.
+  bool showRun(const QString& runFolder, QString* error);
+
   // The one-overlay calls of earlier versions: loadOverlay replaces every overlay by this run,
   // removeOverlay() removes them all, overlayName() names the newest overlay (empty when none).
   bool loadOverlay(const QString& runFolder, QString* error);

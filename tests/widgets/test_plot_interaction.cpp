@@ -1,6 +1,6 @@
 // The Metrics dock's plots as a TensorBoard user handles them, offscreen: the raw curve faded
 // behind the smoothed one; three overlaid runs in distinct colours with every legend entry inside
-// its plot; the wheel scrolling the dock while Ctrl+wheel zooms, a zoomed plot holding still as
+// its plot; a finished run shown as the main curves and continued; the wheel scrolling the dock while Ctrl+wheel zooms, a zoomed plot holding still as
 // points arrive, and a double-click or a new run resetting it; the crosshair's read-out; the
 // iteration, training-time and wall-clock axes; the log scale; and parameter-change markers from
 // an overlay's changes.jsonl and from the live run.
@@ -226,6 +226,28 @@ class TestPlotInteraction : public QObject {
     QCOMPARE(panel.overlayName(), QStringLiteral("overlay-b"));
     panel.removeAllOverlays();
     QVERIFY(panel.overlays().isEmpty());
+  }
+
+  void aFinishedRunShownAsTheMainCurves() {
+    const QString run = writeRun(QStringLiteral("finished"), 2, 2, 0,
+                                 "{\"iteration\": 2, \"parameter\": \"search.c_puct\", \"from\": \"1.5\", \"to\": \"2\"}\n");
+    MetricsPanel panel;
+    panel.addIteration(report(1, 9.0f));
+    QString error;
+    QVERIFY2(panel.showRun(run, &error), qPrintable(error));
+    QVERIFY(panel.overlays().isEmpty());  // not an overlay: the main, solid curves
+    QCustomPlot* loss = panel.plot(MetricsPanel::Loss);
+    QTRY_VERIFY(graphNamed(loss, QStringLiteral("total")));
+    QTRY_COMPARE(values(graphNamed(loss, QStringLiteral("total"))), (QVector<double>{2, 1}));
+    QCOMPARE(graphNamed(loss, QStringLiteral("total"))->pen().style(), Qt::SolidLine);
+    QTRY_VERIFY(itemTexts(loss).contains(QStringLiteral("search.c_puct = 2")));
+    QCOMPARE(panel.pointCount(), 2);
+    // A resumed run's iterations continue its curves.
+    panel.addIteration(report(3, 0.5f));
+    QTRY_COMPARE(values(graphNamed(loss, QStringLiteral("total"))), (QVector<double>{2, 1, 0.5}));
+    QVERIFY(!panel.showRun(dir_.filePath(QStringLiteral("no-such-run")), &error));
+    QVERIFY2(error.contains(QStringLiteral("metrics.jsonl")), qPrintable(error));
+    QCOMPARE(panel.pointCount(), 3);  // a refused folder leaves the curves as they were
   }
 
   void overlaysAreBoundedAndSameNamesToldApart() {
