@@ -97,6 +97,9 @@ class SearchTreeView : public QOpenGLWidget {
   void playSimulation(PreparedTree before, PreparedTree after, SimulationTrace trace);
   const TreeLayout* layout() const { return shown_.layout.get(); }
   TeachingPhase teachingPhase() const;
+  // The last animated simulation's path (node indices in the tree shown); empty until an
+  // animation ends, and again once another tree is shown.
+  const std::vector<int>& highlightedPath() const { return highlightedPath_; }
 
   TreeViewMode mode() const { return mode_; }
   void setMode(TreeViewMode mode);
