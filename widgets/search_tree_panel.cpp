@@ -178,7 +178,7 @@ void SearchTreePanel::setRunController(RunController* run) {
       --ownStepsPending_;  // its "after" snapshot is already asked for
       return;
     }
-    request(teachingMode() ? Purpose::AfterStep : Purpose::Live);
+    request(Purpose::AfterStep);  // traced from the tree shown: animated in teaching mode, marked otherwise
   });
 }
 
@@ -322,7 +322,8 @@ void SearchTreePanel::buildFinished(PreparedTree tree) {
 
 void SearchTreePanel::teachingBuilt(PreparedTree before, PreparedTree after, std::optional<SimulationTrace> trace) {
   stats_.lastBuildMs = after.buildMs;
-  if (trace) view_->playSimulation(std::move(before), std::move(after), std::move(*trace));
+  if (trace && teachingMode()) view_->playSimulation(std::move(before), std::move(after), std::move(*trace));
+  else if (trace) view_->showSteppedTree(std::move(after), *trace);
   else view_->showTree(std::move(after));
   updateControls();
   publishStats();

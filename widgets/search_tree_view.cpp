@@ -135,6 +135,12 @@ void SearchTreeView::setShown(PreparedTree tree) {
   if (underMouse() && !pressed_) hover(mapFromGlobal(QCursor::pos()), QCursor::pos());
 }
 
+void SearchTreeView::showSteppedTree(PreparedTree after, const SimulationTrace& trace) {
+  showTree(std::move(after));
+  highlightedPath_ = trace.path;  // indices in the tree after the step, as an animation leaves them
+  update();
+}
+
 void SearchTreeView::playSimulation(PreparedTree before, PreparedTree after, SimulationTrace trace) {
   highlightedPath_.clear();
   Teaching t;

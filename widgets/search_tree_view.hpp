@@ -12,9 +12,10 @@
 // drawn with QPainter over the GL frame (a fitted tree keeps clear of the legend and captions),
 // and F12 (or the panel's Debug button) shows a Dear ImGui overlay with frame time, snapshot
 // latency, tree size, the tree allocator's use and the snapshot queue.
-// Teaching mode: playSimulation() animates what one simulation did between two snapshots:
-// selection (the path lights up from the root), expansion (the leaf and its new children
-// appear) and backup (the value climbs back to the root, each node's N and Q updating).
+// A step outside teaching mode (Run > Step) shows the new tree with the simulation's path marked
+// (showSteppedTree). Teaching mode: playSimulation() animates what one simulation did between
+// two snapshots: selection (the path lights up from the root), expansion (the leaf and its new
+// children appear) and backup (the value climbs back to the root, each node's N and Q updating).
 //
 // SearchTreePanel (search_tree_panel.cpp) wraps the view with its toolbar and status line and
 // talks to the run. The user picks the self-play game shown; while training, the view holds the
@@ -95,6 +96,9 @@ class SearchTreeView : public QOpenGLWidget {
   void showTree(PreparedTree tree);
   // Animates one simulation: `before` is shown during selection, `after` from the expansion on.
   void playSimulation(PreparedTree before, PreparedTree after, SimulationTrace trace);
+  // Shows the tree after a step outside teaching mode, marking at once (without the animation)
+  // the path of the simulation that changed it.
+  void showSteppedTree(PreparedTree after, const SimulationTrace& trace);
   const TreeLayout* layout() const { return shown_.layout.get(); }
   TeachingPhase teachingPhase() const;
   // The last animated simulation's path (node indices in the tree shown); empty until an

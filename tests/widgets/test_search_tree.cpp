@@ -451,15 +451,28 @@ class TestSearchTree : public QObject {
 
     // Pause: it takes effect when the iteration ends; then a step is animated.
     QSignalSpy iterations(&run, &RunController::iterationFinished);
-    panel.setTeachingMode(true);
     run.pauseTraining();
     QVERIFY(iterations.wait(60000));
+    // The settled tree of the paused run (a tree from before the pause was played on since).
+    const qint64 pausedAt = iterations.last().first().value<cas::train::IterationReport>().iteration;
+    QTRY_VERIFY_WITH_TIMEOUT(panel.view()->layout()->snapshot().iteration == pausedAt, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(panel.requestsInFlight(), 0, 10000);
+    // Run > Step outside teaching mode: the new tree at once, the simulation's path marked.
+    QVERIFY(panel.view()->highlightedPath().empty());
+    run.stepSimulation();
+    QTRY_VERIFY_WITH_TIMEOUT(!panel.view()->highlightedPath().empty(), 30000);
+    QCOMPARE(panel.view()->teachingPhase(), SearchTreeView::TeachingPhase::None);
+    QCOMPARE(panel.view()->highlightedPath().front(), 0);  // from the root
+    const TreeLayout* stepped = panel.view()->layout();
+
+    panel.setTeachingMode(true);
     QTRY_COMPARE_WITH_TIMEOUT(panel.requestsInFlight(), 0, 10000);
     panel.stepSimulation();
     // The step waits for the pause, which waits for the iteration in progress: slow on a loaded machine.
     // The animation started, or (the GUI thread starved on a loaded machine) has already run to
     // its end, leaving the simulation's path marked.
-    QTRY_VERIFY_WITH_TIMEOUT(panel.view()->teachingPhase() != SearchTreeView::TeachingPhase::None || !panel.view()->highlightedPath().empty(),
+    QTRY_VERIFY_WITH_TIMEOUT(panel.view()->layout() != stepped && (panel.view()->teachingPhase() != SearchTreeView::TeachingPhase::None ||
+                                                                    !panel.view()->highlightedPath().empty()),
                              90000);
     QCOMPARE(panel.view()->layout()->snapshot().game, 1);  // the game chosen, not game 1
     run.stopTraining();
