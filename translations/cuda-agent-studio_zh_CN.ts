@@ -936,10 +936,6 @@
         <translation>迭代</translation>
     </message>
     <message>
-        <source>Right-click to save the plot as PNG or its data as CSV.</source>
-        <translation>右键单击可将图表保存为 PNG，或将其数据保存为 CSV。</translation>
-    </message>
-    <message>
         <source>Overlay Run...</source>
         <translation>叠加运行...</translation>
     </message>
@@ -968,22 +964,6 @@
         <translation>秒</translation>
     </message>
     <message>
-        <source>A win scores 1, a draw 0.5, a loss 0. Right-click to save the plot as PNG or its data as CSV.</source>
-        <translation>胜得 1 分，平得 0.5 分，负得 0 分。右键单击可将图表保存为 PNG，或将其数据保存为 CSV。</translation>
-    </message>
-    <message>
-        <source>Self-play inference (copies of the network&apos;s inputs and outputs included), tree search, recording games into the replay buffer, and training steps. Right-click to save the plot as PNG or its data as CSV.</source>
-        <translation>自对弈推理（含网络输入和输出的拷贝）、树搜索、将对局记录写入回放缓冲区，以及训练步。右键单击可将图表保存为 PNG，或将其数据保存为 CSV。</translation>
-    </message>
-    <message>
-        <source>Weight of the exponential moving average drawn for every curve: 0 draws the raw values, 0.9 a smooth trend. Exported data stays raw.</source>
-        <translation>每条曲线所绘指数移动平均的权重：0 绘制原始值，0.9 绘制平滑趋势。导出的数据保持原始值。</translation>
-    </message>
-    <message>
-        <source>Draw an earlier run&apos;s metrics (its run folder&apos;s metrics.jsonl) dashed beside this run.</source>
-        <translation>以虚线在本次运行旁绘制先前某次运行的指标（其运行文件夹中的 metrics.jsonl）。</translation>
-    </message>
-    <message>
         <source>Press Train to start a run; its curves appear here. Right-click a plot to export it.</source>
         <translation>按“训练”开始一次运行，其曲线将显示在这里。右键单击图表可将其导出。</translation>
     </message>
@@ -1010,6 +990,8 @@
     <message>
         <source>dashed: %1</source>
         <translation>虚线：%1</translation>
+    </message>
+    <message>
     </message>
     <message>
         <source>Overlay Run</source>
@@ -1056,6 +1038,173 @@
         <translation>
             <numerusform>%1：已记录 %n 次迭代。</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>Wheel: scroll. Ctrl+wheel: zoom. Drag: pan. Double-click: follow the data again. Right-click to save the plot as PNG or its data as CSV.</source>
+        <translation>滚轮：滚动。Ctrl+滚轮：缩放。拖动：平移。双击：重新跟随数据。右键可将图表保存为 PNG 或将数据导出为 CSV。</translation>
+    </message>
+    <message>
+        <source>&amp;Log scale</source>
+        <translation>对数刻度(&amp;L)</translation>
+    </message>
+    <message>
+        <source>A win scores 1, a draw 0.5, a loss 0. </source>
+        <translation>胜计 1 分，和计 0.5 分，负计 0 分。</translation>
+    </message>
+    <message>
+        <source>Self-play inference (copies of the network&apos;s inputs and outputs included), tree search, recording games into the replay buffer, and training steps. </source>
+        <translation>自我对弈推理（含网络输入输出的复制）、树搜索、将对局记录到回放缓冲区，以及训练步骤。</translation>
+    </message>
+    <message>
+        <source>Weight of the exponential moving average drawn for every curve: 0 draws the raw values, 0.9 a smooth trend over the raw curve, which stays drawn faded. Exported data stays raw.</source>
+        <translation>每条曲线所绘指数移动平均的权重：0 绘制原始值，0.9 在原始曲线上绘制平滑趋势，原始曲线仍以淡色绘出。导出的数据保持原始值。</translation>
+    </message>
+    <message>
+        <source>Iteration</source>
+        <translation>迭代</translation>
+    </message>
+    <message>
+        <source>Training time</source>
+        <translation>训练时间</translation>
+    </message>
+    <message>
+        <source>Wall clock</source>
+        <translation>挂钟时间</translation>
+    </message>
+    <message>
+        <source>The horizontal axis: iterations; training time (the iterations&apos; durations added up, pauses left out); or the time of day each iteration ended.</source>
+        <translation>横轴：迭代次数；训练时间（各次迭代时长之和，不含暂停）；或每次迭代结束时的时刻。</translation>
+    </message>
+    <message>
+        <source>Logarithmic vertical axes (not the score&apos;s, which has zeros); points at or below zero are left out.</source>
+        <translation>纵轴使用对数刻度（得分图除外，因为得分有零值）；小于或等于零的点不绘制。</translation>
+    </message>
+    <message>
+        <source>Draw an earlier run&apos;s metrics (its run folder&apos;s metrics.jsonl) beside this run, in a colour of its own.</source>
+        <translation>在本次运行旁以独立颜色绘制较早运行的指标（其运行文件夹中的 metrics.jsonl）。</translation>
+    </message>
+    <message>
+        <source>&amp;X axis:</source>
+        <translation>横轴(&amp;X)：</translation>
+    </message>
+    <message>
+        <source>training time (h:mm:ss)</source>
+        <translation>训练时间（时:分:秒）</translation>
+    </message>
+    <message>
+        <source>time of day</source>
+        <translation>时刻</translation>
+    </message>
+    <message>
+        <source>%1 (raw)</source>
+        <translation>%1（原始）</translation>
+    </message>
+    <message>
+        <source>this run</source>
+        <translation>本次运行</translation>
+    </message>
+    <message>
+        <source>Not drawn against this axis, for want of recorded times: %1.</source>
+        <translation>未记录时间，无法按此横轴绘制：%1。</translation>
+    </message>
+    <message>
+        <source>%1 = %2</source>
+        <translation>%1 = %2</translation>
+    </message>
+    <message>
+        <source>iteration %1</source>
+        <translation>第 %1 次迭代</translation>
+    </message>
+    <message>
+        <source>training time %1:%2:%3</source>
+        <translation>训练时间 %1:%2:%3</translation>
+    </message>
+    <message>
+        <source>%1: %2 (raw %3)</source>
+        <translation>%1：%2（原始 %3）</translation>
+    </message>
+    <message>
+        <source>changed: %1 %2 → %3</source>
+        <translation>参数更改：%1 %2 → %3</translation>
+    </message>
+    <message>
+        <source>%1 changed: %2 %3 → %4</source>
+        <translation>%1 参数更改：%2 %3 → %4</translation>
+    </message>
+    <message>
+        <source>At most %1 runs can be overlaid; remove one first.</source>
+        <translation>最多可叠加 %1 个运行；请先移除一个。</translation>
+    </message>
+    <message>
+        <source>Remove All</source>
+        <translation>全部移除</translation>
+    </message>
+    <message>
+        <source>Remove one overlaid run, or all of them.</source>
+        <translation>移除一个叠加的运行，或全部移除。</translation>
+    </message>
+    <message>
+        <source>Follow the Data (double-click)</source>
+        <translation>跟随数据（双击）</translation>
+    </message>
+    <message>
+        <source>The curves are those of %1.</source>
+        <translation>曲线来自 %1。</translation>
+    </message>
+</context>
+<context>
+    <name>cas::widgets::MoveList</name>
+    <message>
+        <source>The starting position</source>
+        <translation>初始局面</translation>
+    </message>
+    <message>
+        <source>One move back (Up arrow in the list)</source>
+        <translation>后退一步（在列表中按上箭头）</translation>
+    </message>
+    <message>
+        <source>One move forward (Down arrow in the list)</source>
+        <translation>前进一步（在列表中按下箭头）</translation>
+    </message>
+    <message>
+        <source>The game&apos;s current position</source>
+        <translation>对局的当前局面</translation>
+    </message>
+    <message>
+        <source>Move</source>
+        <translation>着法</translation>
+    </message>
+    <message>
+        <source>Value</source>
+        <translation>价值</translation>
+    </message>
+    <message>
+        <source>The agent&apos;s value of the position after the move, for the player who made it, from -1 (lost) to +1 (won); – where no search of the agent judged it. A finished game&apos;s last move shows the result.</source>
+        <translation>智能体对该着法之后局面的估值，从走这步棋的一方来看，取值 -1（负）到 +1（胜）；智能体未搜索评估过的着法显示为 –。已结束对局的最后一步显示结果。</translation>
+    </message>
+    <message>
+        <source>Pick a move to see the position after it; the game goes on from its last move.</source>
+        <translation>选择一步着法以查看其后的局面；对局从最后一步继续。</translation>
+    </message>
+    <message>
+        <source>Start</source>
+        <translation>开局</translation>
+    </message>
+    <message>
+        <source>%1. %2 %3</source>
+        <translation>%1. %2 %3</translation>
+    </message>
+    <message>
+        <source>wins</source>
+        <translation>胜</translation>
+    </message>
+    <message>
+        <source>loses</source>
+        <translation>负</translation>
+    </message>
+    <message>
+        <source>draw</source>
+        <translation>和局</translation>
     </message>
 </context>
 <context>
@@ -1598,6 +1747,10 @@ Project %2 (%3), checkpoint %4</source>
         <source>What the move leads to for the player making it, against perfect play.</source>
         <translation>面对完美对手时，这一着法对走棋一方的结果。</translation>
     </message>
+    <message>
+        <source>Move %1 of %2 is shown. Step forward, or pick the last move, to go on from the game&apos;s position.</source>
+        <translation>正在显示第 %1 步（共 %2 步）。前进或选择最后一步，即可从对局当前局面继续。</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::ProjectPanel</name>
@@ -1929,18 +2082,6 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
         <translation>逐次单步执行已暂停运行的模拟，观察选择、扩展和回传</translation>
     </message>
     <message>
-        <source>One more simulation in every self-play game; the view animates game 1&apos;s</source>
-        <translation>在每局自对弈中再执行一次模拟；视图以动画展示第 1 局的模拟</translation>
-    </message>
-    <message>
-        <source>Train the project to watch the search tree of self-play game 1 grow live.</source>
-        <translation>训练项目即可实时观察自对弈第 1 局的搜索树生长。</translation>
-    </message>
-    <message>
-        <source>Waiting for the first snapshot of self-play game 1…</source>
-        <translation>正在等待自对弈第 1 局的首个快照…</translation>
-    </message>
-    <message>
         <source>Start a run, then pause it to step.</source>
         <translation>请先开始运行，再暂停以单步执行。</translation>
     </message>
@@ -1953,16 +2094,8 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
         <translation>每一步都以动画展示选择、扩展和回传。</translation>
     </message>
     <message>
-        <source>Self-play game 1: waiting for a snapshot.</source>
-        <translation>自对弈第 1 局：正在等待快照。</translation>
-    </message>
-    <message>
         <source>No run.</source>
         <translation>没有运行。</translation>
-    </message>
-    <message>
-        <source>Self-play game 1, iteration %1 · %2 nodes shown of %3 in the tree · root N %4</source>
-        <translation>自对弈第 1 局，第 %1 次迭代 · 显示 %2 个节点（树中共 %3 个） · 根节点 N %4</translation>
     </message>
     <message>
         <source> · principal variation %1</source>
@@ -1977,8 +2110,52 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
         <translation>搜索树使用 OpenGL 绘制，但无法在此显示器上创建 OpenGL 上下文。</translation>
     </message>
     <message>
-        <source>Self-play game 1, iteration %1 · the top levels: %2 nodes drawn of %3 in the tree · root N %4</source>
-        <translation>自对弈第 1 局，第 %1 次迭代 · 顶部几层：绘制了 %2 个节点（树中共 %3 个） · 根节点 N %4</translation>
+        <source>Follow</source>
+        <translation>跟随</translation>
+    </message>
+    <message>
+        <source>One more simulation in every self-play game; the view animates the game chosen</source>
+        <translation>在每局自对弈中再执行一次模拟；视图以动画展示所选对局的模拟</translation>
+    </message>
+    <message>
+        <source>Game </source>
+        <translation>对局 </translation>
+    </message>
+    <message>
+        <source>The self-play game whose tree is shown and, in teaching mode, stepped</source>
+        <translation>显示其搜索树的自对弈对局（教学模式下也单步执行该局）</translation>
+    </message>
+    <message>
+        <source>Show each new tree while training; off, the tree holds still until Refresh</source>
+        <translation>训练时显示每棵新树；关闭时树保持不动，直到点击“刷新”</translation>
+    </message>
+    <message>
+        <source>Refresh</source>
+        <translation>刷新</translation>
+    </message>
+    <message>
+        <source>Show the game&apos;s newest tree once</source>
+        <translation>显示该局最新的搜索树一次</translation>
+    </message>
+    <message>
+        <source>Train the project to watch the search tree of a self-play game grow.</source>
+        <translation>训练项目即可观察自对弈对局的搜索树生长。</translation>
+    </message>
+    <message>
+        <source>Waiting for the first snapshot of self-play game %1…</source>
+        <translation>正在等待自对弈第 %1 局的第一个快照…</translation>
+    </message>
+    <message>
+        <source>Self-play game %1: waiting for a snapshot.</source>
+        <translation>自对弈第 %1 局：正在等待快照。</translation>
+    </message>
+    <message>
+        <source>Self-play game %1, iteration %2 · the top levels: %3 nodes drawn of %4 in the tree · root N %5</source>
+        <translation>自对弈第 %1 局，第 %2 次迭代 · 顶部几层：绘制了 %3 个节点（树中共 %4 个） · 根节点 N %5</translation>
+    </message>
+    <message>
+        <source>Self-play game %1, iteration %2 · %3 nodes shown of %4 in the tree · root N %5</source>
+        <translation>自对弈第 %1 局，第 %2 次迭代 · 显示 %3 个节点（树中共 %4 个） · 根节点 N %5</translation>
     </message>
     <message>
         <source>Search tree: show or hide the debug overlay</source>

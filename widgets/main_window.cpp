@@ -281,6 +281,7 @@ void MainWindow::connectRun() {
                              .arg(QString::fromStdString(c.name), QString::fromStdString(c.to), QString::fromStdString(c.from))
                              .arg(c.iteration);
     tuningPanel_->changeList()->addItem(line);
+    metrics_->addParameterChange(c.iteration, QString::fromStdString(c.name), QString::fromStdString(c.from), QString::fromStdString(c.to));
     parameterModel_->applyChange(QString::fromStdString(c.name), QString::fromStdString(c.to), c.iteration);
     logPanel_->appendMessage(LogPanel::Level::Info, line);
   });

@@ -1,13 +1,14 @@
 #include "widgets/metrics_panel.hpp"
 
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDateTime>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGridLayout>
 #include <QHBoxLayout>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QLabel>
 #include <QMap>
 #include <QMenu>
@@ -17,77 +18,31 @@
 #include <QScrollArea>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <limits>
 #include <optional>
-
-#include "core/support/atomic_file.hpp"
 
 namespace cas::widgets {
 namespace {
 
 const QString kSmoothingKey = QStringLiteral("metrics/smoothing");
-
-// One plotted quantity of an iteration: where it is drawn, its key in metrics.jsonl (so an
-// earlier run's file can be overlaid), its legend text and how to read it from a report.
-struct Quantity {
-  MetricsPanel::Plot plot;
-  const char* key;
-  const char* name;  // translated in MetricsPanel's context
-  QRgb colour;
-  double (*fromReport)(const train::IterationReport&);
-};
-
-const Quantity kQuantities[] = {
-    {MetricsPanel::Loss, "loss", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "total"), qRgb(30, 30, 30),
-     [](const train::IterationReport& r) { return double(r.loss); }},
-    {MetricsPanel::Loss, "loss_policy", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "policy"), qRgb(31, 119, 180),
-     [](const train::IterationReport& r) { return double(r.policyLoss); }},
-    {MetricsPanel::Loss, "loss_value", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "value"), qRgb(214, 39, 40),
-     [](const train::IterationReport& r) { return double(r.valueLoss); }},
-    {MetricsPanel::Loss, "loss_l2", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "L2"), qRgb(127, 127, 127),
-     [](const train::IterationReport& r) { return double(r.l2); }},
-    {MetricsPanel::Simulations, "simulations_per_second", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "simulations/s"),
-     qRgb(44, 160, 44), [](const train::IterationReport& r) { return r.simulationsPerSecond; }},
-    {MetricsPanel::Games, "games_per_second", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "games/s"), qRgb(148, 103, 189),
-     [](const train::IterationReport& r) { return r.gamesPerSecond; }},
-    // Host-device copies of the network's inputs and outputs (the CPU search with a GPU network)
-    // are not timed on their own: they are part of the inference time, and the label says so.
-    // Data exchange: the samples' moves (recording, committing, drawing batches) and the weights'
-    // copy to self-play.
-    {MetricsPanel::StageTimes, "seconds_inference", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "inference incl. copies"),
-     qRgb(31, 119, 180), [](const train::IterationReport& r) { return r.inferenceSeconds; }},
-    {MetricsPanel::StageTimes, "seconds_search", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "tree search"),
-     qRgb(255, 127, 14), [](const train::IterationReport& r) { return r.searchSeconds; }},
-    {MetricsPanel::StageTimes, "seconds_data", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "data exchange"),
-     qRgb(44, 160, 44), [](const train::IterationReport& r) { return r.dataSeconds; }},
-    {MetricsPanel::StageTimes, "seconds_train", QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "training"),
-     qRgb(214, 39, 40), [](const train::IterationReport& r) { return r.trainSeconds; }},
-};
+const QString kAxisKey = QStringLiteral("metrics/axis");
+const QString kLogScaleKey = QStringLiteral("metrics/logScale");
 
 const char* const kPlotFileNames[MetricsPanel::PlotCount] = {"loss", "score", "simulations-per-second", "games-per-second",
                                                              "stage-times"};
 
-// metrics.jsonl writes an opponent's name with ':' as '_' ("mcts:200" -> "win_rate_mcts_200");
-// keying both runs the same way gives an opponent the same colour in the live run and the overlay.
-QString scoreKey(QString opponent) { return QStringLiteral("score:") + opponent.replace(QLatin1Char(':'), QLatin1Char('_')); }
-
-// Each overlaid run has a dash pattern of its own, in the order they were added.
-Qt::PenStyle overlayPenStyle(int index) {
-  static const Qt::PenStyle styles[] = {Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
-  return styles[std::max(0, index) % int(std::size(styles))];
-}
-
-QColor colourOf(const QString& key) {
-  for (const Quantity& q : kQuantities)
-    if (key == QLatin1String(q.key)) return QColor(q.colour);
-  static const QRgb opponents[] = {qRgb(255, 127, 14), qRgb(148, 103, 189), qRgb(23, 190, 207), qRgb(140, 86, 75), qRgb(227, 119, 194)};
-  return QColor(opponents[qHash(key) % std::size(opponents)]);
-}
+// One colour per overlaid run, none of them a quantity colour of the live run (tab10's).
+const QRgb kOverlayColours[MetricsPanel::kMaxOverlays] = {qRgb(0, 150, 136), qRgb(170, 150, 0),  qRgb(40, 60, 160), qRgb(160, 30, 90),
+                                                          qRgb(110, 70, 20), qRgb(200, 60, 200), qRgb(90, 120, 60), qRgb(60, 140, 220)};
+// An overlaid run's quantities in one plot, told apart by dashes (all dashed: not the live run).
+const Qt::PenStyle kOverlayDashes[] = {Qt::DashLine, Qt::DotLine, Qt::DashDotLine, Qt::DashDotDotLine};
 
 QVector<double> smoothed(const QVector<double>& values, double weight) {
   if (weight <= 0) return values;
@@ -100,20 +55,16 @@ QVector<double> smoothed(const QVector<double>& values, double weight) {
   return out;
 }
 
-// Keeps every second point of the older half, so memory stays bounded while the newest points
-// keep full resolution and the first point (where the run began) stays.
-void thinOlderHalf(QVector<double>& x, QVector<double>& y) {
-  const qsizetype half = x.size() / 2;
-  qsizetype kept = 0;
-  for (qsizetype i = 0; i < x.size(); ++i) {
-    if (i < half && i % 2 == 1) continue;
-    x[kept] = x[i];
-    y[kept] = y[i];
-    ++kept;
-  }
-  x.resize(kept);
-  y.resize(kept);
+// The index of the point whose x is nearest `x` in an ascending list (NaNs, unknown times, skipped).
+std::optional<qsizetype> nearestIndex(const QVector<double>& xs, double x) {
+  const qsizetype at = std::lower_bound(xs.begin(), xs.end(), x) - xs.begin();
+  std::optional<qsizetype> best;
+  for (qsizetype i : {at - 1, at})
+    if (i >= 0 && i < xs.size() && std::isfinite(xs[i]) && (!best || std::abs(xs[i] - x) < std::abs(xs[*best] - x))) best = i;
+  return best;
 }
+
+QString number(double v) { return QString::number(v, 'g', 4); }
 
 QString csvField(QString text) {
   if (!text.contains(QLatin1Char(',')) && !text.contains(QLatin1Char('"')) && !text.contains(QLatin1Char('\n'))) return text;
@@ -124,20 +75,18 @@ QCustomPlot* makePlot(const QString& title, const QString& yLabel) {
   auto* plot = new QCustomPlot;
   plot->plotLayout()->insertRow(0);
   plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(QString(), 9, QFont::Bold)));
-  plot->xAxis->setLabel(MetricsPanel::tr("iteration"));
   plot->yAxis->setLabel(yLabel);
   plot->legend->setVisible(true);
   plot->legend->setFont(QFont(QString(), 8));
   plot->legend->setBorderPen(Qt::NoPen);
-  // Below the axes rather than over the curves, in rows of three entries.
+  // Below the axes rather than over the curves; PlotInteraction wraps it to the plot's width.
   plot->plotLayout()->addElement(2, 0, plot->legend);
   plot->plotLayout()->setRowStretchFactor(2, 0.001);
   plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
-  plot->legend->setWrap(3);
-  plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
-  plot->setMinimumHeight(190);
+  plot->setMinimumHeight(PlotInteraction::kPlotHeight);
   plot->setContextMenuPolicy(Qt::CustomContextMenu);
-  plot->setToolTip(MetricsPanel::tr("Right-click to save the plot as PNG or its data as CSV."));
+  plot->setToolTip(MetricsPanel::tr("Wheel: scroll. Ctrl+wheel: zoom. Drag: pan. Double-click: follow the data again. "
+                                    "Right-click to save the plot as PNG or its data as CSV."));
   return plot;
 }
 
@@ -146,71 +95,109 @@ QCustomPlot* makePlot(const QString& title, const QString& yLabel) {
 MetricsPanel::MetricsPanel(QWidget* parent)
     : QWidget(parent),
       note_(new QLabel),
+      axisNote_(new QLabel),
       smoothingBox_(new QDoubleSpinBox),
+      axisBox_(new QComboBox),
+      logScaleBox_(new QCheckBox(tr("&Log scale"))),
       overlayButton_(new QPushButton(tr("Overlay Run..."))),
-      removeOverlayButton_(new QPushButton(tr("Remove Overlay"))) {
+      removeOverlayButton_(new QToolButton) {
   // Short titles: a title's width is the plot's minimum width, and the dock is often narrow.
   plots_[Loss] = makePlot(tr("Loss"), tr("loss"));
   plots_[Score] = makePlot(tr("Score against the baselines"), tr("score"));
   plots_[Simulations] = makePlot(tr("Self-play simulations per second"), tr("simulations/s"));
   plots_[Games] = makePlot(tr("Self-play games per second"), tr("games/s"));
   plots_[StageTimes] = makePlot(tr("Time per stage in an iteration"), tr("seconds"));
-  plots_[Score]->yAxis->setRange(0, 1.05);
-  plots_[Score]->setToolTip(tr("A win scores 1, a draw 0.5, a loss 0. Right-click to save the plot as PNG or its data as CSV."));
+  plots_[Score]->setToolTip(tr("A win scores 1, a draw 0.5, a loss 0. ") + plots_[Score]->toolTip());
   plots_[StageTimes]->setToolTip(tr("Self-play inference (copies of the network's inputs and outputs included), tree search, "
-                                    "recording games into the replay buffer, and training steps. Right-click to save the plot as "
-                                    "PNG or its data as CSV."));
+                                    "recording games into the replay buffer, and training steps. ") +
+                                 plots_[StageTimes]->toolTip());
+  for (int p = 0; p < PlotCount; ++p) {
+    interactions_[p] = new PlotInteraction(plots_[p], [this, p](double x, double pixel) { return readOut(Plot(p), x, pixel); });
+    connect(interactions_[p], &PlotInteraction::followDataRequested, this, &MetricsPanel::scheduleRefresh);
+    connect(plots_[p], &QWidget::customContextMenuRequested, this, [this, p](const QPoint& at) { showContextMenu(Plot(p), at); });
+  }
 
   smoothingBox_->setObjectName(QStringLiteral("smoothing"));
   smoothingBox_->setRange(0, kMaxSmoothing);
   smoothingBox_->setSingleStep(0.05);
   smoothingBox_->setDecimals(2);
   smoothingBox_->setToolTip(tr("Weight of the exponential moving average drawn for every curve: 0 draws the raw values, "
-                               "0.9 a smooth trend. Exported data stays raw."));
+                               "0.9 a smooth trend over the raw curve, which stays drawn faded. Exported data stays raw."));
+  axisBox_->setObjectName(QStringLiteral("xAxis"));
+  axisBox_->addItem(tr("Iteration"), int(IterationAxis));
+  axisBox_->addItem(tr("Training time"), int(TrainingTimeAxis));
+  axisBox_->addItem(tr("Wall clock"), int(WallClockAxis));
+  axisBox_->setToolTip(tr("The horizontal axis: iterations; training time (the iterations' durations added up, pauses left "
+                          "out); or the time of day each iteration ended."));
+  logScaleBox_->setObjectName(QStringLiteral("logScale"));
+  logScaleBox_->setToolTip(tr("Logarithmic vertical axes (not the score's, which has zeros); points at or below zero are left out."));
   overlayButton_->setObjectName(QStringLiteral("overlayRun"));
-  overlayButton_->setToolTip(tr("Draw an earlier run's metrics (its run folder's metrics.jsonl) dashed beside this run."));
+  overlayButton_->setToolTip(tr("Draw an earlier run's metrics (its run folder's metrics.jsonl) beside this run, in a colour of its own."));
   removeOverlayButton_->setObjectName(QStringLiteral("removeOverlay"));
-  removeOverlayButton_->setEnabled(false);
+  removeOverlayButton_->setText(tr("Remove Overlay"));
+  removeOverlayButton_->setPopupMode(QToolButton::InstantPopup);
+  removeOverlayButton_->setMenu(new QMenu(removeOverlayButton_));
+  rebuildOverlayMenu();
   note_->setWordWrap(true);
   note_->setText(tr("Press Train to start a run; its curves appear here. Right-click a plot to export it."));
+  axisNote_->setObjectName(QStringLiteral("axisNote"));
+  axisNote_->setWordWrap(true);
+  axisNote_->hide();
 
-  auto* controls = new QHBoxLayout;
+  auto* view = new QHBoxLayout;
   auto* smoothingLabel = new QLabel(tr("&Smoothing:"));
   smoothingLabel->setBuddy(smoothingBox_);
-  controls->addWidget(smoothingLabel);
-  controls->addWidget(smoothingBox_);
-  controls->addStretch(1);
-  controls->addWidget(overlayButton_);
-  controls->addWidget(removeOverlayButton_);
+  view->addWidget(smoothingLabel);
+  view->addWidget(smoothingBox_);
+  auto* axisLabel = new QLabel(tr("&X axis:"));
+  axisLabel->setBuddy(axisBox_);
+  view->addWidget(axisLabel);
+  view->addWidget(axisBox_);
+  view->addWidget(logScaleBox_);
+  view->addStretch(1);
+  auto* runs = new QHBoxLayout;
+  runs->addWidget(overlayButton_);
+  runs->addWidget(removeOverlayButton_);
+  runs->addStretch(1);
 
   auto* plotsWidget = new QWidget;
   plotGrid_ = new QGridLayout(plotsWidget);
   plotGrid_->setContentsMargins(0, 0, 0, 0);
   arrangePlots(1);
-  for (int p = 0; p < PlotCount; ++p) {
-    connect(plots_[p], &QWidget::customContextMenuRequested, this, [this, p](const QPoint& at) { showContextMenu(Plot(p), at); });
-  }
   auto* scroll = new QScrollArea;
+  scroll->setObjectName(QStringLiteral("plotScroll"));
   scroll->setWidgetResizable(true);
   scroll->setFrameShape(QFrame::NoFrame);
   scroll->setWidget(plotsWidget);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
-  layout->addLayout(controls);
+  layout->addLayout(view);
+  layout->addLayout(runs);
   layout->addWidget(note_);
+  layout->addWidget(axisNote_);
   layout->addWidget(scroll, 1);
 
   refreshTimer_.setSingleShot(true);
   refreshTimer_.setInterval(kRefreshIntervalMs);
   connect(&refreshTimer_, &QTimer::timeout, this, &MetricsPanel::refresh);
   connect(overlayButton_, &QPushButton::clicked, this, &MetricsPanel::chooseOverlay);
-  connect(removeOverlayButton_, &QPushButton::clicked, this, [this] { removeOverlay(); });
 
-  setSmoothing(QSettings().value(kSmoothingKey, 0.0).toDouble());
+  QSettings settings;
+  setSmoothing(settings.value(kSmoothingKey, 0.0).toDouble());
+  setAxis(Axis(std::clamp(settings.value(kAxisKey, int(IterationAxis)).toInt(), 0, int(AxisCount) - 1)));
+  setLogScale(settings.value(kLogScaleKey, false).toBool());
   connect(smoothingBox_, &QDoubleSpinBox::valueChanged, this, [this](double w) {
     setSmoothing(w);
-    saveSmoothing();
+    QSettings().setValue(kSmoothingKey, smoothing_);
+  });
+  connect(axisBox_, &QComboBox::currentIndexChanged, this, [this] {
+    setAxis(Axis(axisBox_->currentData().toInt()));
+    QSettings().setValue(kAxisKey, int(axis_));
+  });
+  connect(logScaleBox_, &QCheckBox::toggled, this, [this](bool on) {
+    setLogScale(on);
+    QSettings().setValue(kLogScaleKey, on);
   });
 }
 
@@ -232,76 +219,30 @@ void MetricsPanel::resizeEvent(QResizeEvent* event) {
 }
 
 int MetricsPanel::pointCount() const {
-  for (const Series& s : series_[Loss])
-    if (!s.overlay && s.key == QLatin1String("loss")) return int(s.x.size());
+  for (const MetricSeries& s : live_.series(Loss))
+    if (s.key == QLatin1String("loss")) return int(s.y.size());
   return 0;
 }
 
-MetricsPanel::Series& MetricsPanel::series(Plot plot, const QString& key, const QString& name, bool overlay) {
-  std::vector<Series>& list = series_[plot];
-  for (Series& s : list)
-    if (s.key == key && s.overlay == overlay && (!overlay || s.run == overlayRun_)) return s;
-  Series s;
-  s.key = key;
-  s.overlay = overlay;
-  if (overlay) s.run = overlayRun_;
-  s.name = overlay ? tr("%1: %2").arg(overlayName_, name) : name;
-  s.graph = plots_[plot]->addGraph();
-  s.graph->setName(s.name);
-  QPen pen(colourOf(key), overlay ? 1.3 : 1.6);
-  if (overlay) pen.setStyle(overlayStyle_);
-  s.graph->setPen(pen);
-  if (overlay) s.graph->removeFromLegend();  // one legend entry per plot says what dashes mean
-  if (plot == Score) s.graph->setScatterStyle(QCPScatterStyle(overlay ? QCPScatterStyle::ssCircle : QCPScatterStyle::ssDisc, 5));
-  list.push_back(std::move(s));
-  return list.back();
-}
-
-void MetricsPanel::append(Plot plot, const QString& key, const QString& name, bool overlay, double x, double y) {
-  Series& s = series(plot, key, name, overlay);
-  s.x.push_back(x);
-  s.y.push_back(y);
-  if (s.x.size() > kMaxPoints) thinOlderHalf(s.x, s.y);
-}
-
 void MetricsPanel::addIteration(const train::IterationReport& r) {
-  const double x = double(r.iteration);
-  for (const Quantity& q : kQuantities) {
-    if (q.plot == Loss && r.trainingSteps == 0) continue;  // no training step yet (the replay buffer is filling)
-    append(q.plot, QLatin1String(q.key), tr(q.name), false, x, q.fromReport(r));
-  }
-  for (const auto& e : r.evaluations)
-    if (e.games > 0) {
-      const QString opponent = QString::fromStdString(e.opponent);
-      append(Score, scoreKey(opponent), opponent, false, x, (e.wins + 0.5 * e.draws) / e.games);
-    }
+  live_.addIteration(r, double(QDateTime::currentMSecsSinceEpoch()) / 1000);
   note_->setText(tr("Iteration %1: %2 games played, %3 positions in the replay buffer.").arg(r.iteration).arg(r.gamesPlayed).arg(r.positions));
   scheduleRefresh();
 }
 
-void MetricsPanel::appendMetricsLine(const QJsonObject& line, bool overlay) {
-  const double x = line.value(QLatin1String("iteration")).toDouble();
-  const bool trained = line.value(QLatin1String("loss")).toDouble() > 0;
-  for (const Quantity& q : kQuantities) {
-    const QJsonValue v = line.value(QLatin1String(q.key));
-    if (v.isDouble() && (q.plot != Loss || trained)) append(q.plot, QLatin1String(q.key), tr(q.name), overlay, x, v.toDouble());
-  }
-  const QLatin1String winPrefix("win_rate_");
-  for (auto it = line.begin(); it != line.end(); ++it) {
-    if (!it.key().startsWith(winPrefix) || !it.value().isDouble()) continue;
-    const QString opponent = it.key().mid(winPrefix.size());
-    const double draws = line.value(QStringLiteral("draw_rate_") + opponent).toDouble();
-    append(Score, scoreKey(opponent), opponent, overlay, x, it.value().toDouble() + 0.5 * draws);
-  }
+void MetricsPanel::addParameterChange(qint64 iteration, const QString& parameter, const QString& from, const QString& to) {
+  live_.addChange({iteration, parameter, from, to});
+  scheduleRefresh();
 }
 
 void MetricsPanel::clear() {
-  for (int p = 0; p < PlotCount; ++p) {
-    std::vector<Series>& list = series_[p];
-    for (const Series& s : list)
-      if (!s.overlay) plots_[p]->removeGraph(s.graph);
-    list.erase(std::remove_if(list.begin(), list.end(), [](const Series& s) { return !s.overlay; }), list.end());
-  }
+  live_ = RunMetrics();
+  removeCurves(QString());
+  followData();  // a new run's curves are seen whole, whatever the last one was zoomed to
+}
+
+void MetricsPanel::followData() {
+  for (PlotInteraction* i : interactions_) i->followData();
   scheduleRefresh();
 }
 
@@ -314,98 +255,91 @@ void MetricsPanel::setSmoothing(double weight) {
   scheduleRefresh();
 }
 
-void MetricsPanel::saveSmoothing() const { QSettings().setValue(kSmoothingKey, smoothing_); }
-
-std::optional<std::vector<QJsonObject>> MetricsPanel::readMetrics(const QString& runFolder, QString* error) const {
-  const QString path = QDir(runFolder).filePath(QStringLiteral("metrics.jsonl"));
-  std::string problem;
-  const auto text = readFile(path.toStdString(), kRunLogLimit, &problem);  // a regular file of bounded size
-  if (!text) {
-    if (error)
-      *error = tr("%1 cannot be read (%2); choose a run folder, the one holding config.toml and metrics.jsonl.")
-                   .arg(QDir::toNativeSeparators(path), QString::fromStdString(problem));
-    return std::nullopt;
-  }
-  std::vector<QJsonObject> lines;
-  for (const QByteArray& line : QByteArray::fromRawData(text->data(), qsizetype(text->size())).split('\n')) {
-    const QJsonDocument doc = QJsonDocument::fromJson(line);
-    // A line cut short (a run killed while writing) is skipped rather than failing the whole file.
-    if (doc.isObject() && doc.object().value(QLatin1String("iteration")).isDouble()) lines.push_back(doc.object());
-  }
-  if (lines.empty()) {
-    if (error) *error = tr("%1 holds no metrics yet.").arg(QDir::toNativeSeparators(path));
-    return std::nullopt;
-  }
-  return lines;
+void MetricsPanel::setAxis(Axis axis) {
+  axis_ = axis;
+  const QSignalBlocker quiet(axisBox_);
+  axisBox_->setCurrentIndex(axisBox_->findData(int(axis)));
+  applyAxes();
+  followData();  // the old range means nothing on the new axis
 }
 
-bool MetricsPanel::loadOverlay(const QString& runFolder, QString* error) {
-  if (!readMetrics(runFolder, error)) return false;  // an overlay shown stays when the new one cannot be read
-  removeOverlay();
-  return addOverlay(runFolder, error);
+void MetricsPanel::setLogScale(bool on) {
+  logScale_ = on;
+  const QSignalBlocker quiet(logScaleBox_);
+  logScaleBox_->setChecked(on);
+  applyAxes();
+  followData();
 }
 
-bool MetricsPanel::addOverlay(const QString& runFolder, QString* error) {
-  const auto lines = readMetrics(runFolder, error);
-  if (!lines) return false;
-  removeOverlay(runFolder);
-  overlayName_ = QFileInfo(QDir::cleanPath(runFolder)).fileName();
-  overlayRun_ = runFolder;
-  overlayStyle_ = overlayPenStyle(int(overlayKeys_.size()));
-  QVector<QCPGraph*>& keys = overlayKeys_[runFolder];
-  for (const QJsonObject& line : *lines) appendMetricsLine(line, true);
+void MetricsPanel::applyAxes() {
+  for (QCustomPlot* plot : plots_) {
+    switch (axis_) {
+      case IterationAxis:
+        plot->xAxis->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+        plot->xAxis->setLabel(tr("iteration"));
+        break;
+      case TrainingTimeAxis: {
+        QSharedPointer<QCPAxisTickerTime> ticker(new QCPAxisTickerTime);
+        ticker->setTimeFormat(QStringLiteral("%h:%m:%s"));
+        plot->xAxis->setTicker(ticker);
+        plot->xAxis->setLabel(tr("training time (h:mm:ss)"));
+        break;
+      }
+      default: {
+        QSharedPointer<QCPAxisTickerDateTime> ticker(new QCPAxisTickerDateTime);
+        ticker->setDateTimeFormat(QStringLiteral("hh:mm:ss"));
+        plot->xAxis->setTicker(ticker);
+        plot->xAxis->setLabel(tr("time of day"));
+      }
+    }
+    const bool log = logScale_ && plot != plots_[Score];
+    plot->yAxis->setScaleType(log ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    plot->yAxis->setTicker(log ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog) : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  }
+}
+
+std::vector<MetricsPanel::RunView> MetricsPanel::runViews() const {
+  std::vector<RunView> runs{{&live_, QString(), QString(), QColor()}};
+  for (const Overlay& o : overlays_) runs.push_back({&o.metrics, o.folder, o.name, o.colour});
+  return runs;
+}
+
+MetricsPanel::Curve& MetricsPanel::curveFor(Plot plot, const RunView& run, const MetricSeries& series) {
+  std::vector<Curve>& list = curves_[plot];
+  for (Curve& c : list)
+    if (c.run == run.folder && c.key == series.key) return c;
+  Curve c{run.folder, series.key};
+  const QString name = run.name.isEmpty() ? series.name : tr("%1: %2").arg(run.name, series.name);
+  const bool live = run.folder.isEmpty();
+  const QColor colour = live ? quantityColour(series.key) : run.colour;
+  // The raw curve first, so that it is drawn behind the smoothed one.
+  c.raw = plots_[plot]->addGraph();
+  c.raw->setName(tr("%1 (raw)").arg(name));
+  QColor faded = colour;
+  faded.setAlpha(70);
+  c.raw->setPen(QPen(faded, 1));
+  c.raw->removeFromLegend();
+  c.smoothed = plots_[plot]->addGraph();
+  c.smoothed->setName(name);
+  QPen pen(colour, live ? 1.6 : 1.4);
+  if (!live) pen.setStyle(kOverlayDashes[series.order % int(std::size(kOverlayDashes))]);
+  c.smoothed->setPen(pen);
+  if (plot == Score) c.smoothed->setScatterStyle(QCPScatterStyle(live ? QCPScatterStyle::ssDisc : QCPScatterStyle::ssCircle, 5));
+  list.push_back(c);
+  return list.back();
+}
+
+void MetricsPanel::removeCurves(const QString& run) {
   for (int p = 0; p < PlotCount; ++p) {
-    // A graph without data, only for the legend: the overlay's curves share the live colours.
-    keys << plots_[p]->addGraph();
-    keys.back()->setName(tr("dashed: %1").arg(overlayName_));
-    keys.back()->setPen(QPen(QColor(90, 90, 90), 1.3, overlayStyle_));
+    std::vector<Curve>& list = curves_[p];
+    for (const Curve& c : list)
+      if (c.run == run) {
+        plots_[p]->removeGraph(c.raw);
+        plots_[p]->removeGraph(c.smoothed);
+      }
+    list.erase(std::remove_if(list.begin(), list.end(), [&](const Curve& c) { return c.run == run; }), list.end());
+    interactions_[p]->fitLegend();
   }
-  overlayRun_.clear();
-  emit overlaysChanged();
-  removeOverlayButton_->setEnabled(true);
-  removeOverlayButton_->setToolTip(tr("Remove the dashed curves of every overlaid run."));
-  scheduleRefresh();
-  return true;
-}
-
-void MetricsPanel::removeOverlay(const QString& runFolder) {
-  if (!overlayKeys_.contains(runFolder)) return;
-  for (int p = 0; p < PlotCount; ++p) {
-    std::vector<Series>& list = series_[p];
-    for (const Series& s : list)
-      if (s.overlay && s.run == runFolder) plots_[p]->removeGraph(s.graph);
-    list.erase(std::remove_if(list.begin(), list.end(), [&](const Series& s) { return s.overlay && s.run == runFolder; }), list.end());
-  }
-  for (QCPGraph* key : overlayKeys_.take(runFolder)) key->parentPlot()->removeGraph(key);
-  emit overlaysChanged();
-  if (overlayKeys_.isEmpty()) {
-    overlayName_.clear();
-    removeOverlayButton_->setEnabled(false);
-    removeOverlayButton_->setToolTip(QString());
-  }
-  scheduleRefresh();
-}
-
-void MetricsPanel::removeOverlay() {
-  for (const QString& run : overlayKeys_.keys()) removeOverlay(run);
-}
-
-bool MetricsPanel::showRun(const QString& runFolder, QString* error) {
-  const auto lines = readMetrics(runFolder, error);
-  if (!lines) return false;
-  clear();
-  for (const QJsonObject& line : *lines) appendMetricsLine(line, false);
-  note_->setText(tr("%1: %n iteration(s) recorded.", nullptr, int(lines->size())).arg(QFileInfo(QDir::cleanPath(runFolder)).fileName()));
-  scheduleRefresh();
-  return true;
-}
-
-void MetricsPanel::chooseOverlay() {
-  const QString runs = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/runs");
-  const QString folder = QFileDialog::getExistingDirectory(this, tr("Overlay Run"), runs);
-  if (folder.isEmpty()) return;
-  QString error;
-  if (!loadOverlay(folder, &error)) QMessageBox::warning(this, tr("Overlay Run"), error);
 }
 
 void MetricsPanel::scheduleRefresh() {
@@ -413,43 +347,270 @@ void MetricsPanel::scheduleRefresh() {
 }
 
 void MetricsPanel::refresh() {
+  const std::vector<RunView> runs = runViews();
   double first = std::numeric_limits<double>::max(), last = std::numeric_limits<double>::lowest();
-  for (int p = 0; p < PlotCount; ++p)
-    for (const Series& s : series_[p]) {
-      s.graph->setData(s.x, smoothed(s.y, smoothing_), !s.overlay);
-      if (!s.x.isEmpty()) {
-        first = std::min(first, *std::min_element(s.x.begin(), s.x.end()));
-        last = std::max(last, *std::max_element(s.x.begin(), s.x.end()));
+  QStringList timeless;  // runs that cannot be drawn against this axis
+  for (const RunView& run : runs) {
+    bool drawn = run.metrics->empty();
+    for (int p = 0; p < PlotCount; ++p)
+      for (const MetricSeries& s : run.metrics->series(Plot(p))) {
+        Curve& c = curveFor(Plot(p), run, s);
+        const QVector<double>& xs = s.x(axis_);
+        const QVector<double> trend = smoothed(s.y, smoothing_);  // over every value, as the read-out computes it
+        const bool log = logScale_ && p != Score;
+        QVector<double> x, raw, smooth;
+        for (qsizetype i = 0; i < xs.size(); ++i) {
+          if (!std::isfinite(xs[i]) || (log && (s.y[i] <= 0 || trend[i] <= 0))) continue;
+          x << xs[i];
+          raw << s.y[i];
+          smooth << trend[i];
+          first = std::min(first, xs[i]);
+          last = std::max(last, xs[i]);
+        }
+        drawn = drawn || !x.isEmpty();
+        const bool sorted = axis_ != WallClockAxis;  // a resumed run's clock may have gone back
+        c.raw->setData(x, raw, sorted);
+        c.smoothed->setData(x, smooth, sorted);
+        c.raw->setVisible(smoothing_ > 0);
       }
-    }
+    if (!drawn) timeless << (run.name.isEmpty() ? tr("this run") : run.name);
+  }
+  axisNote_->setVisible(!timeless.isEmpty());
+  axisNote_->setText(tr("Not drawn against this axis, for want of recorded times: %1.").arg(timeless.join(QStringLiteral(", "))));
   for (int p = 0; p < PlotCount; ++p) {
-    QCustomPlot* plot = plots_[p];
-    // Every plot shows the same iterations, so that a point can be compared across plots.
-    if (first <= last) plot->xAxis->setRange(first - 0.5, last + 0.5);
-    if (p != Score && plot->graphCount() > 0) {
-      plot->yAxis->rescale();
-      const QCPRange r = plot->yAxis->range();
-      const double pad = std::max(0.05 * r.size(), 1e-3 * std::max(1.0, std::abs(r.upper)));
-      // Rates and times start at zero, so that their size can be read off; the loss zooms in.
-      plot->yAxis->setRange(p == Loss ? r.lower - pad : 0.0, r.upper + pad);
-    }
-    plot->replot(QCustomPlot::rpQueuedReplot);
+    drawMarkers(Plot(p), runs);
+    // Every plot that follows the data shows the same span, so that a point can be compared across plots.
+    if (interactions_[p]->followsData()) rescale(Plot(p), first, last);
+    interactions_[p]->fitLegend();
+    plots_[p]->replot(QCustomPlot::rpQueuedReplot);
   }
 }
 
+void MetricsPanel::rescale(Plot p, double first, double last) {
+  QCustomPlot* plot = plots_[p];
+  if (first <= last) {
+    const double pad = axis_ == IterationAxis ? 0.5 : std::max(1.0, 0.02 * (last - first));
+    plot->xAxis->setRange(first - pad, last + pad);
+  }
+  if (p == Score) {
+    plot->yAxis->setRange(0, 1.05);
+    return;
+  }
+  if (plot->graphCount() == 0) return;
+  plot->yAxis->rescale();
+  const QCPRange r = plot->yAxis->range();
+  if (logScale_) {
+    plot->yAxis->setRange(r.lower / 1.25, r.upper * 1.25);
+    return;
+  }
+  const double pad = std::max(0.05 * r.size(), 1e-3 * std::max(1.0, std::abs(r.upper)));
+  // Rates and times start at zero, so that their size can be read off; the loss zooms in.
+  plot->yAxis->setRange(p == Loss ? r.lower - pad : 0.0, r.upper + pad);
+}
+
+void MetricsPanel::drawMarkers(Plot p, const std::vector<RunView>& runs) {
+  QCustomPlot* plot = plots_[p];
+  for (QCPAbstractItem* item : markers_[p]) plot->removeItem(item);
+  markers_[p].clear();
+  for (const RunView& run : runs) {
+    const QColor colour = run.colour.isValid() ? run.colour : QColor(100, 100, 100);
+    for (const MetricChange& change : run.metrics->changes()) {
+      double x = run.metrics->position(change.iteration, axis_);
+      // A change applied to an iteration still running: on the iteration axis its place is known.
+      if (!std::isfinite(x) && axis_ == IterationAxis) x = double(change.iteration);
+      if (!std::isfinite(x)) continue;
+      auto* line = new QCPItemStraightLine(plot);
+      line->point1->setCoords(x, 0);
+      line->point2->setCoords(x, 1);
+      line->setPen(QPen(colour, 1, Qt::DotLine));
+      line->setSelectable(false);
+      // Written upwards along the line, ending at the plot's top, on the line's left.
+      auto* label = new QCPItemText(plot);
+      label->position->setTypeX(QCPItemPosition::ptPlotCoords);
+      label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+      label->position->setAxisRect(plot->axisRect());
+      label->position->setCoords(x, 0.01);
+      label->setRotation(-90);
+      label->setPositionAlignment(Qt::AlignRight | Qt::AlignBottom);
+      label->setText(tr("%1 = %2").arg(change.parameter, change.to));
+      label->setFont(QFont(QString(), 7));
+      label->setColor(colour);
+      label->setSelectable(false);
+      markers_[p].push_back(line);
+      markers_[p].push_back(label);
+    }
+  }
+}
+
+QString MetricsPanel::formatX(double x) const {
+  switch (axis_) {
+    case IterationAxis: return tr("iteration %1").arg(qint64(std::llround(x)));
+    case TrainingTimeAxis: {
+      const qint64 s = std::llround(x);
+      return tr("training time %1:%2:%3").arg(s / 3600).arg(s / 60 % 60, 2, 10, QLatin1Char('0')).arg(s % 60, 2, 10, QLatin1Char('0'));
+    }
+    default: return QDateTime::fromMSecsSinceEpoch(std::llround(x * 1000)).toString(QStringLiteral("yyyy-MM-dd hh:mm:ss"));
+  }
+}
+
+PlotInteraction::Reading MetricsPanel::readOut(Plot p, double cursorX, double pixelWidth) const {
+  const std::vector<RunView> runs = runViews();
+  // Snap to the point nearest the cursor, whichever run it belongs to.
+  std::optional<double> snapped;
+  for (const RunView& run : runs)
+    for (const MetricSeries& s : run.metrics->series(p))
+      if (const auto i = nearestIndex(s.x(axis_), cursorX); i && (!snapped || std::abs(s.x(axis_)[*i] - cursorX) < std::abs(*snapped - cursorX)))
+        snapped = s.x(axis_)[*i];
+  if (!snapped) return {};
+  // Runs share iterations exactly; on a time axis each run's nearest point within a few pixels.
+  const double tolerance = axis_ == IterationAxis ? 0.0 : 4 * pixelWidth;
+  QStringList lines{formatX(*snapped)};
+  for (const RunView& run : runs) {
+    std::optional<double> iteration;
+    for (const MetricSeries& s : run.metrics->series(p)) {
+      const auto i = nearestIndex(s.x(axis_), *snapped);
+      if (!i || std::abs(s.x(axis_)[*i] - *snapped) > tolerance) continue;
+      iteration = s.iteration[*i];
+      double trend = s.y[0];
+      for (qsizetype k = 1; k <= *i; ++k) trend = smoothing_ * trend + (1 - smoothing_) * s.y[k];
+      const QString name = run.name.isEmpty() ? s.name : tr("%1: %2").arg(run.name, s.name);
+      lines << (smoothing_ > 0 ? tr("%1: %2 (raw %3)").arg(name, number(trend), number(s.y[*i])) : tr("%1: %2").arg(name, number(s.y[*i])));
+    }
+    if (!iteration) continue;
+    for (const MetricChange& c : run.metrics->changes())
+      if (double(c.iteration) == *iteration)
+        lines << (run.name.isEmpty() ? tr("changed: %1 %2 → %3").arg(c.parameter, c.from, c.to)
+                                     : tr("%1 changed: %2 %3 → %4").arg(run.name, c.parameter, c.from, c.to));
+  }
+  return {*snapped, lines.join(QLatin1Char('\n'))};
+}
+
+bool MetricsPanel::showRun(const QString& runFolder, QString* error) {
+  RunMetrics metrics;
+  if (!metrics.load(runFolder, error)) return false;
+  live_ = std::move(metrics);
+  removeCurves(QString());
+  note_->setText(tr("The curves are those of %1.").arg(QFileInfo(QDir::cleanPath(runFolder)).fileName()));
+  followData();
+  return true;
+}
+
+bool MetricsPanel::addOverlay(const QString& runFolder, QString* error) {
+  const QString folder = QDir::cleanPath(QFileInfo(runFolder).absoluteFilePath());
+  RunMetrics metrics;
+  if (!metrics.load(folder, error)) return false;
+  auto existing = std::find_if(overlays_.begin(), overlays_.end(), [&](const Overlay& o) { return o.folder == folder; });
+  if (existing != overlays_.end()) {
+    existing->metrics = std::move(metrics);
+  } else {
+    if (int(overlays_.size()) >= kMaxOverlays) {
+      if (error) *error = tr("At most %1 runs can be overlaid; remove one first.").arg(kMaxOverlays);
+      return false;
+    }
+    Overlay o{folder, QFileInfo(folder).fileName(), QColor(), std::move(metrics)};
+    // Two runs of the same name (runs/a/ttt, runs/b/ttt) are told apart by their parent folders.
+    const QString parent = QFileInfo(QFileInfo(folder).path()).fileName();
+    if (std::any_of(overlays_.begin(), overlays_.end(), [&](const Overlay& other) { return other.name == o.name; }))
+      o.name = parent + QLatin1Char('/') + o.name;
+    for (QRgb candidate : kOverlayColours)
+      if (std::none_of(overlays_.begin(), overlays_.end(), [&](const Overlay& other) { return other.colour == QColor(candidate); })) {
+        o.colour = QColor(candidate);
+        break;
+      }
+    overlays_.push_back(std::move(o));
+  }
+  rebuildOverlayMenu();
+  scheduleRefresh();
+  emit overlaysChanged();
+  return true;
+}
+
+void MetricsPanel::removeOverlay(const QString& runFolder) {
+  const QString folder = QDir::cleanPath(QFileInfo(runFolder).absoluteFilePath());
+  const auto at = std::find_if(overlays_.begin(), overlays_.end(), [&](const Overlay& o) { return o.folder == folder; });
+  if (at == overlays_.end()) return;
+  overlays_.erase(at);
+  removeCurves(folder);
+  rebuildOverlayMenu();
+  scheduleRefresh();
+  emit overlaysChanged();
+}
+
+void MetricsPanel::removeAllOverlays() {
+  if (overlays_.empty()) return;
+  for (const Overlay& o : overlays_) removeCurves(o.folder);
+  overlays_.clear();
+  rebuildOverlayMenu();
+  scheduleRefresh();
+  emit overlaysChanged();
+}
+
+QStringList MetricsPanel::overlays() const {
+  QStringList folders;
+  for (const Overlay& o : overlays_) folders << o.folder;
+  return folders;
+}
+
+QString MetricsPanel::overlayName(const QString& runFolder) const {
+  const QString folder = QDir::cleanPath(QFileInfo(runFolder).absoluteFilePath());
+  for (const Overlay& o : overlays_)
+    if (o.folder == folder) return o.name;
+  return QString();
+}
+
+QString MetricsPanel::overlayName() const { return overlays_.empty() ? QString() : overlays_.back().name; }
+
+bool MetricsPanel::loadOverlay(const QString& runFolder, QString* error) {
+  RunMetrics check;  // refuse before removing anything, as the one-overlay call always did
+  if (!check.load(runFolder, error)) return false;
+  removeAllOverlays();
+  return addOverlay(runFolder, error);
+}
+
+void MetricsPanel::chooseOverlay() {
+  const QString runs = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) + QStringLiteral("/runs");
+  const QString folder = QFileDialog::getExistingDirectory(this, tr("Overlay Run"), runs);
+  if (folder.isEmpty()) return;
+  QString error;
+  if (!addOverlay(folder, &error)) QMessageBox::warning(this, tr("Overlay Run"), error);
+}
+
+void MetricsPanel::rebuildOverlayMenu() {
+  QMenu* menu = removeOverlayButton_->menu();
+  menu->clear();
+  for (const Overlay& o : overlays_) {
+    QAction* remove = menu->addAction(o.name, this, [this, folder = o.folder] { removeOverlay(folder); });
+    QPixmap swatch(12, 12);
+    swatch.fill(o.colour);
+    remove->setIcon(QIcon(swatch));
+    remove->setToolTip(QDir::toNativeSeparators(o.folder));
+  }
+  menu->addSeparator();
+  menu->addAction(tr("Remove All"), this, &MetricsPanel::removeAllOverlays);
+  removeOverlayButton_->setEnabled(!overlays_.empty());
+  removeOverlayButton_->setToolTip(overlays_.empty() ? QString() : tr("Remove one overlaid run, or all of them."));
+}
+
 QString MetricsPanel::csv(Plot which) const {
-  const std::vector<Series>& list = series_[which];
+  struct Column {
+    QString name;
+    const MetricSeries* series;
+  };
+  std::vector<Column> columns;
+  for (const RunView& run : runViews())
+    for (const MetricSeries& s : run.metrics->series(which))
+      columns.push_back({run.name.isEmpty() ? s.name : tr("%1: %2").arg(run.name, s.name), &s});
   QMap<double, QVector<std::optional<double>>> rows;
-  for (size_t column = 0; column < list.size(); ++column) {
-    const Series& s = list[column];
-    for (qsizetype i = 0; i < s.x.size(); ++i) {
-      QVector<std::optional<double>>& row = rows[s.x[i]];
-      row.resize(qsizetype(list.size()));
+  for (size_t column = 0; column < columns.size(); ++column) {
+    const MetricSeries& s = *columns[column].series;
+    for (qsizetype i = 0; i < s.y.size(); ++i) {
+      QVector<std::optional<double>>& row = rows[s.iteration[i]];
+      row.resize(qsizetype(columns.size()));
       row[qsizetype(column)] = s.y[i];
     }
   }
   QStringList header{tr("iteration")};
-  for (const Series& s : list) header << csvField(s.name);
+  for (const Column& c : columns) header << csvField(c.name);
   QString text = header.join(QLatin1Char(',')) + QLatin1Char('\n');
   for (auto it = rows.cbegin(); it != rows.cend(); ++it) {
     QStringList cells{QString::number(it.key(), 'g', 12)};
@@ -488,9 +649,15 @@ void MetricsPanel::showContextMenu(Plot which, const QPoint& at) {
     QString error;
     if (!path.isEmpty() && !exportCsv(which, path, &error)) QMessageBox::warning(this, tr("Export Data as CSV"), error);
   });
+  menu.addAction(tr("Follow the Data (double-click)"), this, [this, which] {
+    interactions_[which]->followData();
+    scheduleRefresh();
+  })->setEnabled(!interactions_[which]->followsData());
   menu.addSeparator();
   menu.addAction(tr("Overlay Run..."), this, &MetricsPanel::chooseOverlay);
-  menu.addAction(tr("Remove Overlay"), this, [this] { removeOverlay(); })->setEnabled(!overlayName_.isEmpty());
+  QMenu* remove = menu.addMenu(tr("Remove Overlay"));
+  remove->addActions(removeOverlayButton_->menu()->actions());
+  remove->setEnabled(!overlays_.empty());
   menu.exec(plots_[which]->mapToGlobal(at));
 }
 

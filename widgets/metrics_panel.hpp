@@ -1,117 +1,157 @@
 #pragma once
 // The Metrics dock: live plots of a run (QCustomPlot) — loss terms, the score against the
 // baselines, simulations/s, games/s and the time each stage of an iteration took — one point per
-// iteration. Displayed curves can be smoothed (an exponential moving average; the stored values
-// stay raw), earlier runs' metrics.jsonl can be drawn beside the live run (several, each with a
-// dash pattern of its own), a finished run's can be shown as the main curves, and each plot can be
-// saved as PNG or its raw data as CSV (one column per series) from its context menu.
+// iteration, beside up to kMaxOverlays earlier runs read from their run folders.
+// What a TensorBoard user expects: smoothing (an exponential moving average) draws the trend over
+// the raw curve, which stays drawn faded behind it; the horizontal axis shows iterations, training
+// time or the time of day; the vertical axis can be logarithmic (not the score's, which has 0s);
+// a marker stands on the first point that ran with a changed parameter (the live run's changes,
+// and each overlay's changes.jsonl); hovering shows a crosshair with the values there; the wheel
+// scrolls the dock, Ctrl+wheel zooms, dragging pans and a double-click (or a new run) goes back to
+// following the data. The live run is drawn in one colour per quantity; each overlaid run has a
+// colour of its own, its quantities told apart by dash patterns, and every curve has its own legend
+// entry. Each plot can be saved as PNG or its raw data as CSV (one column per series) from its
+// context menu.
 // Bursts of iterations are coalesced: the plots redraw at most once per kRefreshIntervalMs (about
-// 30 times a second). Memory is bounded: a series holding more than kMaxPoints points thins its
-// older half to every second point, so recent iterations keep full resolution. The plots stand in
+// 30 times a second). Memory is bounded (RunMetrics::kMaxPoints per series). The plots stand in
 // one column, or two once the panel is wide enough (kTwoColumnWidth).
 // Thread-safety: GUI thread only.
-#include <QMap>
 #include <QString>
 #include <QStringList>
 #include <QTimer>
-#include <QVector>
 #include <QWidget>
 
-#include <optional>
 #include <vector>
 
-#include "core/train/alphazero.hpp"
+#include "core/train/reports.hpp"
+#include "widgets/plot_interaction.hpp"
+#include "widgets/run_metrics.hpp"
 
 class QCustomPlot;
 class QCPGraph;
+class QCPAbstractItem;
+class QCheckBox;
+class QComboBox;
 class QDoubleSpinBox;
 class QGridLayout;
-class QJsonObject;
 class QLabel;
 class QPushButton;
+class QToolButton;
 
 namespace cas::widgets {
 
-class MetricsPanel : public QWidget {
+class MetricsPanel : public QWidget, public MetricPlots {
   Q_OBJECT
  public:
-  enum Plot { Loss, Score, Simulations, Games, StageTimes, PlotCount };
-  static constexpr int kMaxPoints = 4096;  // per series
+  static constexpr int kMaxPoints = RunMetrics::kMaxPoints;  // per series
   static constexpr int kRefreshIntervalMs = 33;
   static constexpr double kMaxSmoothing = 0.99;
   static constexpr int kTwoColumnWidth = 760;  // from this panel width on, plots stand in two columns
+  static constexpr int kMaxOverlays = 8;       // one distinct colour each
 
   explicit MetricsPanel(QWidget* parent = nullptr);
 
   int pointCount() const;  // iterations of the live run with a loss (the total-loss series)
   QCustomPlot* plot(Plot which) const { return plots_[which]; }
+  PlotInteraction* interaction(Plot which) const { return interactions_[which]; }
   double smoothing() const { return smoothing_; }
-  QString overlayName() const { return overlayName_; }  // the last overlay's name; empty when no overlay is shown
-  QStringList overlays() const { return overlayKeys_.keys(); }  // the run folders drawn as overlays
+  Axis axis() const { return axis_; }
+  bool logScale() const { return logScale_; }
 
-  // The raw values of every series of a plot (overlay included): a header row, then one row per
+  // The raw values of every series of a plot (overlays included): a header row, then one row per
   // iteration, "iteration" first and one column per series; a series without a value there leaves
   // its cell empty.
   QString csv(Plot which) const;
   bool exportCsv(Plot which, const QString& path, QString* error) const;
   bool exportPng(Plot which, const QString& path, QString* error) const;
 
-  // Reads RUN_FOLDER/metrics.jsonl and draws it dashed beside the live run, replacing an earlier
-  // overlay. Returns false with a sentence in `error` when the folder holds no readable metrics.
-  bool loadOverlay(const QString& runFolder, QString* error);
-  // Draws RUN_FOLDER's metrics beside the live run and the other overlays, each overlay with a
-  // dash pattern of its own (the Runs dock's check boxes); false with `error` as loadOverlay.
+  // Overlays: earlier runs drawn beside the live one, each named by its folder. addOverlay reads
+  // RUN_FOLDER/metrics.jsonl and changes.jsonl (again, when the folder is already overlaid: a run
+  // still training has grown). False with a sentence in `error` when the folder holds no readable
+  // metrics, or kMaxOverlays runs are overlaid already.
   bool addOverlay(const QString& runFolder, QString* error);
   void removeOverlay(const QString& runFolder);
-  // A finished run's metrics as the main (solid) curves, replacing the live ones: what the Runs
-  // dock's Metrics shows, and what a resumed run continues. Overlays stay.
+  QStringList overlays() const;  // the overlaid run folders (absolute), in the order they were added
+  QString overlayName(const QString& runFolder) const;  // its legend name; empty when not overlaid
+
+  // A finished run's metrics (and changes) as the main curves, replacing the live run's: what a
+  // run picked elsewhere (the Runs dock) shows, and what a resumed run's iterations continue.
+  // Overlays stay. False with a sentence in `error` as addOverlay.
   bool showRun(const QString& runFolder, QString* error);
 
- public slots:
-  void clear();  // the live run's points; an overlay stays for comparison
-  void addIteration(const cas::train::IterationReport& report);
-  void setSmoothing(double weight);  // 0 shows raw values; clamped to [0, kMaxSmoothing]
-  void removeOverlay();  // every overlay
-  void chooseOverlay();  // asks for a run folder
+  // The one-overlay calls of earlier versions: loadOverlay replaces every overlay by this run,
+  // removeOverlay() removes them all, overlayName() names the newest overlay (empty when none).
+  bool loadOverlay(const QString& runFolder, QString* error);
+  void removeOverlay() { removeAllOverlays(); }
+  QString overlayName() const;
 
  signals:
-  void overlaysChanged();  // a run was overlaid or removed (overlays() lists them)
+  void overlaysChanged();  // an overlay was added, reloaded or removed
+
+ public slots:
+  void clear();  // the live run's points and changes; overlays stay for comparison; plots follow the data again
+  void addIteration(const cas::train::IterationReport& report);
+  // A parameter change of the live run; `iteration` is the first iteration that ran with `to`.
+  void addParameterChange(qint64 iteration, const QString& parameter, const QString& from, const QString& to);
+  void setSmoothing(double weight);  // 0 shows raw values; clamped to [0, kMaxSmoothing]
+  void setAxis(cas::widgets::MetricPlots::Axis axis);
+  void setLogScale(bool on);
+  void removeAllOverlays();
+  void chooseOverlay();  // asks for a run folder
+  void followData();     // every plot rescales to the data and follows it again
 
  protected:
   void resizeEvent(QResizeEvent* event) override;
 
  private:
-  struct Series {
-    QString key;   // identifies the quantity across runs: "loss", "score:perfect", ...
-    QString name;  // legend text
-    bool overlay = false;
-    QString run;  // an overlay's run folder
-    QVector<double> x, y;  // raw, at most kMaxPoints
-    QCPGraph* graph = nullptr;
+  struct Overlay {
+    QString folder, name;
+    QColor colour;
+    RunMetrics metrics;
+  };
+  // A series on screen: its smoothed curve (in the legend) and its raw curve faded behind it.
+  struct Curve {
+    QString run;  // the overlay's folder; empty for the live run
+    QString key;
+    QCPGraph *raw = nullptr, *smoothed = nullptr;
+  };
+  struct RunView {
+    const RunMetrics* metrics;
+    QString folder, name;  // empty for the live run
+    QColor colour;         // invalid for the live run: its colours are the quantities'
   };
 
-  Series& series(Plot plot, const QString& key, const QString& name, bool overlay);
-  void append(Plot plot, const QString& key, const QString& name, bool overlay, double x, double y);
-  void appendMetricsLine(const QJsonObject& line, bool overlay);
-  std::optional<std::vector<QJsonObject>> readMetrics(const QString& runFolder, QString* error) const;
+  std::vector<RunView> runViews() const;
+  Curve& curveFor(Plot plot, const RunView& run, const MetricSeries& series);
+  void removeCurves(const QString& run);
   void scheduleRefresh();
   void refresh();
+  void drawMarkers(Plot plot, const std::vector<RunView>& runs);
+  void rescale(Plot plot, double firstX, double lastX);
+  void applyAxes();
+  PlotInteraction::Reading readOut(Plot plot, double cursorX, double pixelWidth) const;
+  QString formatX(double x) const;
   void showContextMenu(Plot which, const QPoint& at);
-  void saveSmoothing() const;
+  void rebuildOverlayMenu();
   void arrangePlots(int columns);
 
-  QLabel* note_;
+  QLabel *note_, *axisNote_;
   QDoubleSpinBox* smoothingBox_;
-  QPushButton *overlayButton_, *removeOverlayButton_;
+  QComboBox* axisBox_;
+  QCheckBox* logScaleBox_;
+  QPushButton* overlayButton_;
+  QToolButton* removeOverlayButton_;
   QCustomPlot* plots_[PlotCount] = {};
+  PlotInteraction* interactions_[PlotCount] = {};
   QGridLayout* plotGrid_;
   int plotColumns_ = 0;
-  std::vector<Series> series_[PlotCount];
-  QMap<QString, QVector<QCPGraph*>> overlayKeys_;  // per overlaid run folder, one legend entry per plot naming it
-  QString overlayRun_;  // the run folder whose overlay series are being added
-  Qt::PenStyle overlayStyle_ = Qt::DashLine;  // and their dash pattern
+  RunMetrics live_;
+  std::vector<Overlay> overlays_;
+  std::vector<Curve> curves_[PlotCount];
+  std::vector<QCPAbstractItem*> markers_[PlotCount];
   double smoothing_ = 0;
-  QString overlayName_;
+  Axis axis_ = IterationAxis;
+  bool logScale_ = false;
   QTimer refreshTimer_;
 };
 

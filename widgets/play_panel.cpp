@@ -23,6 +23,7 @@
 
 #include "core/env/perfect_play.hpp"
 #include "widgets/board_view.hpp"
+#include "widgets/move_list.hpp"
 #include "widgets/run_controller.hpp"
 
 namespace cas::widgets {
@@ -38,7 +39,7 @@ QString verdictWord(int verdict) {
 }
 
 // "4", "3 or 5", "2, 4 or 6": moves by their numbers on the board.
-QString moveList(const std::vector<int>& actions) {
+QString listOfMoves(const std::vector<int>& actions) {
   QStringList numbers;
   for (int a : actions) numbers << QString::number(a + 1);
   if (numbers.size() <= 1) return numbers.join(QString());
@@ -71,6 +72,7 @@ PlayPanel::PlayPanel(RunController* run, QWidget* parent)
       analyseButton_(new QPushButton(tr("Analyse"))),
       undoButton_(new QPushButton(tr("Undo"))),
       board_(new BoardView),
+      moveList_(new MoveList),
       status_(new QLabel),
       statisticsCaption_(new QLabel),
       perfectPlay_(new QLabel),
@@ -164,9 +166,15 @@ PlayPanel::PlayPanel(RunController* run, QWidget* parent)
   statisticsLayout->addWidget(statisticsCaption_);
   statisticsLayout->addWidget(perfectPlay_);
   statisticsLayout->addWidget(table_, 1);
+  auto* boardRow = new QSplitter(Qt::Horizontal);
+  boardRow->setChildrenCollapsible(false);
+  boardRow->addWidget(board_);
+  boardRow->addWidget(moveList_);
+  boardRow->setStretchFactor(0, 3);
+  boardRow->setStretchFactor(1, 1);
   auto* splitter = new QSplitter(Qt::Vertical);
   splitter->setChildrenCollapsible(false);
-  splitter->addWidget(board_);
+  splitter->addWidget(boardRow);
   splitter->addWidget(statistics);
   splitter->setStretchFactor(0, 3);
   splitter->setStretchFactor(1, 2);
@@ -195,6 +203,7 @@ PlayPanel::PlayPanel(RunController* run, QWidget* parent)
   connect(overlay_, &QCheckBox::toggled, board_, &BoardView::setStatisticsVisible);
   connect(board_, &BoardView::actionClicked, this, &PlayPanel::playAction);
   connect(board_, &BoardView::positionShown, this, &PlayPanel::adoptShownPosition);
+  connect(moveList_, &MoveList::positionRequested, this, &PlayPanel::showMovesUpTo);
 
   connect(run_, &RunController::runStarted, this, [this] {
     updateStatus();
@@ -276,7 +285,7 @@ void PlayPanel::newGame() {
 }
 
 void PlayPanel::playAction(int action) {
-  if (busy_ || !board_->position()) return;
+  if (busy_ || browsing() || !board_->position()) return;
   const env::BoardPosition& position = *board_->position();
   if (action < 0 || action >= position.actionCount() || !position.legal[size_t(action)]) return;
   if (mode_ == Mode::Play && (!agentPlaysThisGame() || !humanToMove())) return;
@@ -299,7 +308,7 @@ int PlayPanel::undoTarget() const {
 
 void PlayPanel::undoMove() {
   const int target = undoTarget();
-  if (busy_ || target < 0) return;
+  if (busy_ || browsing() || target < 0) return;
   moves_.resize(size_t(target));
   clearStatistics();
   showBoard();
@@ -356,7 +365,11 @@ void PlayPanel::takeSearch(const AgentSearch& search) {
     return;
   }
   const env::BoardPosition& position = *board_->position();
+  // The searched position's value for the side to move is the opposite of the last move's value
+  // for the player who made it.
+  if (!moves_.empty()) values_.back() = -search.statistics.value;
   if (mode_ == Mode::SetUp) {
+    displayShown();  // the move list takes the value
     showStatistics(search, false);
     board_->showSearchStatistics(search.statistics);
     showPerfectPlay(search, false);
@@ -370,6 +383,7 @@ void PlayPanel::takeSearch(const AgentSearch& search) {
   }
   showStatistics(search, true);
   moves_.push_back(move);
+  values_.push_back(search.statistics.q[size_t(move)]);
   showBoard();
   showPerfectPlay(search, true);
 }
@@ -390,7 +404,7 @@ void PlayPanel::showPerfectPlay(const AgentSearch& search, bool forAgentMove) {
       best = anySolved ? std::max(best, v->verdict()) : v->verdict();
       anySolved = true;
     }
-  const QString perfectText = perfect.empty() ? QString() : tr("Perfect play: %1 (%2).").arg(moveList(perfect), verdictWord(best));
+  const QString perfectText = perfect.empty() ? QString() : tr("Perfect play: %1 (%2).").arg(listOfMoves(perfect), verdictWord(best));
   const QString unsolved = tr("The perfect player could not solve every move within %1 s.").arg(AgentWorker::kPerfectPlaySeconds);
   QString text;
   if (!forAgentMove) {
@@ -417,14 +431,39 @@ void PlayPanel::reportSearchFailure(const QString& reason) {
 }
 
 void PlayPanel::adoptShownPosition(const QString& environment, const std::vector<int>& moves) {
-  if (environment == environment_ && moves == moves_) return;  // the panel's own position
+  // The panel's own position, or one it steps through.
+  if (environment == environment_ && moves == std::vector<int>(moves_.begin(), moves_.begin() + shown_)) return;
   environment_ = environment;
   moves_ = moves;
+  values_.assign(moves_.size(), std::nullopt);  // no search of this agent judged these moves
+  shown_ = int(moves_.size());
+  moveList_->setGame(environment_, moves_, values_, board_->position() && board_->position()->over, shown_);
   applyMode(Mode::SetUp);  // even while a search runs: its result, for the old position, is then dropped
 }
 
 void PlayPanel::showBoard() {
+  values_.resize(moves_.size());
+  shown_ = int(moves_.size());
   board_->showPosition(environment_, moves_);
+  // A finished game's last move is worth its result, whatever the searches estimated.
+  if (board_->position() && board_->position()->over && !moves_.empty()) {
+    const env::BoardPosition& end = *board_->position();
+    const int mover = (int(moves_.size()) - 1) % 2;
+    values_.back() = end.winner < 0 ? 0.0f : end.winner == mover ? 1.0f : -1.0f;
+  }
+  displayShown();
+}
+
+void PlayPanel::showMovesUpTo(int count) {
+  if (busy_) return;  // a search's result belongs on the game's last position
+  shown_ = std::clamp(count, 0, int(moves_.size()));
+  board_->showPosition(environment_, std::vector<int>(moves_.begin(), moves_.begin() + shown_));
+  displayShown();
+}
+
+void PlayPanel::displayShown() {
+  const bool over = shown_ == int(moves_.size()) && board_->position() && board_->position()->over;
+  moveList_->setGame(environment_, moves_, values_, over, shown_);
   updateStatus();
   updateControls();
 }
@@ -498,6 +537,10 @@ bool PlayPanel::humanToMove() const { return board_->position() && board_->posit
 void PlayPanel::updateStatus() {
   if (busy_) return;  // the busy sentence stays until the work is done
   if (!board_->position()) return setStatus(tr("The board cannot show this position."), true);
+  if (browsing())
+    return setStatus(tr("Move %1 of %2 is shown. Step forward, or pick the last move, to go on from the game's position.")
+                         .arg(shown_)
+                         .arg(moves_.size()));
   const env::BoardPosition& position = *board_->position();
   const QString mover = BoardView::playerName(environment_, position.toMove);
   const QString clickTarget = position.placesOnCells() ? tr("Click a free cell.") : tr("Click a column.");
@@ -522,7 +565,9 @@ void PlayPanel::updateStatus() {
 
 void PlayPanel::updateControls() {
   const bool idle = !busy_;
-  const bool over = !board_->position() || board_->position()->over;
+  moveList_->setEnabled(idle);
+  // An earlier position of the game is for looking at: moves, analysis and undo wait for the last one.
+  const bool over = !board_->position() || board_->position()->over || browsing();
   currentRunButton_->setEnabled(idle && !run_->runFolder().isEmpty());
   openRunButton_->setEnabled(idle);
   playButton_->setEnabled(idle);
@@ -532,7 +577,7 @@ void PlayPanel::updateControls() {
   newGameButton_->setEnabled(idle && agent_.has_value());
   clearButton_->setEnabled(idle && !moves_.empty());
   analyseButton_->setEnabled(idle && agentPlaysThisGame() && !over);
-  undoButton_->setEnabled(idle && undoTarget() >= 0);
+  undoButton_->setEnabled(idle && !browsing() && undoTarget() >= 0);
   board_->setEnabled(idle && !over && (mode_ == Mode::SetUp || (agentPlaysThisGame() && humanToMove())));
 }
 

@@ -9,6 +9,9 @@
 //   Set up   clicks place stones in turn; Analyse searches the position and shows the
 //            statistics in the table and on the board. Switching back to Play continues the
 //            game from there, with the human playing the side to move.
+// The move list beside the board holds the game's moves with the agent's value after each (from
+// its searches: the value of its own moves, and of the human's from its search for the reply) and
+// steps back and forth through them; while it shows an earlier position the board takes no moves.
 // Positions shown on the board by others (the search-tree view calls BoardView::showPosition)
 // are taken over in Set up mode, ready to analyse.
 // For the games with a perfect player, each search comes with its verdicts: the table's last
@@ -38,6 +41,7 @@ class QTableWidget;
 namespace cas::widgets {
 
 class BoardView;
+class MoveList;
 class RunController;
 
 class PlayPanel : public QWidget {
@@ -50,6 +54,10 @@ class PlayPanel : public QWidget {
   ~PlayPanel() override;  // waits for a search in progress, then stops the worker's thread
 
   BoardView* boardView() const { return board_; }
+  MoveList* moveList() const { return moveList_; }
+  // The agent's value after each move of moves(), for the player who made it (see MoveList).
+  const std::vector<std::optional<float>>& moveValues() const { return values_; }
+  int shownMoves() const { return shown_; }  // how many of moves() the board shows
   QTableWidget* statisticsTable() const { return table_; }
   QString perfectPlayText() const;
   Mode mode() const { return mode_; }
@@ -69,6 +77,7 @@ class PlayPanel : public QWidget {
   void undoMove();
   void clearBoard();
   void analysePosition();
+  void showMovesUpTo(int count);  // shows the position after `count` moves of the game
 
  signals:
   void agentLoaded(const QString& runFolder);
@@ -84,7 +93,9 @@ class PlayPanel : public QWidget {
  private:
   void applyMode(Mode mode);
   void startSearch();
-  void showBoard();
+  void showBoard();     // after moves_ changed: shows its last position
+  void displayShown();  // the board and the move list at shown_
+  bool browsing() const { return shown_ < int(moves_.size()); }
   void showStatistics(const AgentSearch& search, bool forAgentMove);
   void showPerfectPlay(const AgentSearch& search, bool forAgentMove);
   void clearStatistics();
@@ -102,6 +113,8 @@ class PlayPanel : public QWidget {
   std::optional<AgentSummary> agent_;
   QString environment_ = QStringLiteral("tictactoe");
   std::vector<int> moves_;
+  std::vector<std::optional<float>> values_;  // parallel to moves_
+  int shown_ = 0;
   Mode mode_ = Mode::Play;
   int humanSide_ = 0;
   bool busy_ = false;
@@ -119,6 +132,7 @@ class PlayPanel : public QWidget {
   QPushButton* analyseButton_;
   QPushButton* undoButton_;
   BoardView* board_;
+  MoveList* moveList_;
   QLabel* status_;
   QLabel* statisticsCaption_;
   QLabel* perfectPlay_;

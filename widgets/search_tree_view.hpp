@@ -1,5 +1,5 @@
 #pragma once
-// The Search tree dock: the live Monte Carlo search tree of self-play game 0, drawn with OpenGL.
+// The Search tree dock: the Monte Carlo search tree of a self-play game, drawn with OpenGL.
 //
 // SearchTreeView (a QOpenGLWidget) draws a TreeLayout either as a sunburst (rings by depth,
 // angle proportional to visits, colour by Q on a diverging map, the principal variation outlined
@@ -12,14 +12,18 @@
 // drawn with QPainter over the GL frame (a fitted tree keeps clear of the legend and captions),
 // and F12 (or the panel's Debug button) shows a Dear ImGui overlay with frame time, snapshot
 // latency, tree size, the tree allocator's use and the snapshot queue.
-// Teaching mode: playSimulation() animates what one simulation did between two snapshots:
-// selection (the path lights up from the root), expansion (the leaf and its new children
-// appear) and backup (the value climbs back to the root, each node's N and Q updating).
+// A step outside teaching mode (Run > Step) shows the new tree with the simulation's path marked
+// (showSteppedTree). Teaching mode: playSimulation() animates what one simulation did between
+// two snapshots: selection (the path lights up from the root), expansion (the leaf and its new
+// children appear) and backup (the value climbs back to the root, each node's N and Q updating).
 //
-// SearchTreePanel wraps the view with its toolbar and status line and talks to the run: while a
-// run trains and the dock is visible it requests snapshots of game 0, one at a time and at most
-// kLiveRequestsPerSecond a second, builds their layout and meshes on a worker thread (keeping
-// only the newest snapshot that arrives while a build is under way), and hands them to the view,
+// SearchTreePanel (search_tree_panel.cpp) wraps the view with its toolbar and status line and
+// talks to the run. The user picks the self-play game shown; while training, the view holds the
+// tree still (a tree redrawn every second cannot be read) unless Follow is on or Refresh asked for
+// the newest. While a run trains and the dock is visible it requests snapshots of that game, one
+// at a time and at most kLiveRequestsPerSecond a second, builds their layout and meshes on a
+// worker thread (keeping only the newest snapshot that arrives while a build is under way), and
+// hands them to the view,
 // so the GUI thread never waits for the engine or for a large tree's geometry. In teaching mode
 // its Step button asks the paused run for a snapshot, one simulation, and another snapshot, and
 // animates the difference; a step made elsewhere (Run > Step) is animated from the tree shown.
@@ -52,6 +56,7 @@ class QCheckBox;
 class QLabel;
 class QPainter;
 class QPushButton;
+class QSpinBox;
 class QToolButton;
 
 namespace cas::widgets {
@@ -91,8 +96,14 @@ class SearchTreeView : public QOpenGLWidget {
   void showTree(PreparedTree tree);
   // Animates one simulation: `before` is shown during selection, `after` from the expansion on.
   void playSimulation(PreparedTree before, PreparedTree after, SimulationTrace trace);
+  // Shows the tree after a step outside teaching mode, marking at once (without the animation)
+  // the path of the simulation that changed it.
+  void showSteppedTree(PreparedTree after, const SimulationTrace& trace);
   const TreeLayout* layout() const { return shown_.layout.get(); }
   TeachingPhase teachingPhase() const;
+  // The last animated simulation's path (node indices in the tree shown); empty until an
+  // animation ends, and again once another tree is shown.
+  const std::vector<int>& highlightedPath() const { return highlightedPath_; }
 
   TreeViewMode mode() const { return mode_; }
   void setMode(TreeViewMode mode);
@@ -194,7 +205,6 @@ class SearchTreePanel : public QWidget {
  public:
   static constexpr int kLiveRequestsPerSecond = 10;
   static constexpr int kMaxNodes = 100000;  // per snapshot
-  static constexpr int kGame = 0;           // the self-play game shown
 
   explicit SearchTreePanel(QWidget* parent = nullptr);
   ~SearchTreePanel() override;  // waits for a build in progress
@@ -204,6 +214,8 @@ class SearchTreePanel : public QWidget {
   int requestsInFlight() const { return int(requests_.size()); }
   bool teachingMode() const;
   QString statusText() const;
+  int game() const { return game_; }  // the self-play game shown (0-based; the toolbar counts from 1)
+  bool followsLive() const;
 
  public slots:
   // Lays out and shows a snapshot (in the background; the newest wins).
@@ -211,6 +223,12 @@ class SearchTreePanel : public QWidget {
   void setTeachingMode(bool on);
   // Teaching mode, run paused: snapshot, one simulation, snapshot; then the animation.
   void stepSimulation();
+  // The self-play game to show and step (0-based); beyond the run's games the engine shows its last.
+  void setGame(int game);
+  // While training, replace the tree by each new snapshot (on), or hold it still (off, the
+  // default) until refreshTree() or the game changes.
+  void setFollowLive(bool on);
+  void refreshTree();
 
  signals:
   void positionSelected(const QString& environment, const std::vector<int>& moves);
@@ -237,6 +255,11 @@ class SearchTreePanel : public QWidget {
   QToolButton *sunburstButton_, *nodeLinkButton_, *fitButton_, *debugButton_;
   QCheckBox* teaching_;
   QPushButton* step_;
+  QSpinBox* gameBox_;
+  QCheckBox* follow_;
+  QToolButton* refreshButton_;
+  int game_ = 0;
+  bool refreshWanted_ = false;  // one live snapshot, asked for while the view holds still
   QLabel *hint_, *status_;
   QPointer<RunController> run_;
   QTimer ticker_;

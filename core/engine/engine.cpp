@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <iomanip>
 #include <sstream>
 #include <utility>
 
@@ -140,8 +141,10 @@ static std::string metricsJson(const train::IterationReport& r) {
   s << ", \"training_steps\": " << r.trainingSteps << ", \"simulations_per_second\": " << r.simulationsPerSecond
     << ", \"games_per_second\": " << r.gamesPerSecond << ", \"seconds_inference\": " << r.inferenceSeconds
     << ", \"seconds_search\": " << r.searchSeconds << ", \"seconds_data\": " << r.dataSeconds << ", \"seconds_train\": " << r.trainSeconds
-    << ", \"seconds_self_play\": " << r.selfPlaySeconds << ", \"seconds_wall\": " << r.wallSeconds
-    << ", \"overlap\": " << (r.overlapped ? "true" : "false") << ", \"self_play_weights_step\": " << r.selfPlayWeightsStep
+    << ", \"seconds_self_play\": " << r.selfPlaySeconds << ", \"seconds_wall\": " << r.wallSeconds;
+  // Fixed, not the 6 significant digits above: seconds since 1970 need 10 digits before the point.
+  if (r.finishedAt > 0) s << ", \"time\": " << std::fixed << std::setprecision(3) << r.finishedAt << std::defaultfloat << std::setprecision(6);
+  s << ", \"overlap\": " << (r.overlapped ? "true" : "false") << ", \"self_play_weights_step\": " << r.selfPlayWeightsStep
     << ", \"host_waits_per_move\": " << r.hostWaitsPerMove << ", \"recycled_nodes\": " << r.recycledNodes;
   for (const auto& e : r.evaluations) {
     std::string key = e.opponent;
@@ -180,6 +183,7 @@ void Engine::loop() {
         std::lock_guard lock(mutex_);
         return stopping_;
       });
+      report.finishedAt = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
       std::string error;
       if (!run_.appendMetrics(metricsJson(report), &error)) throw std::runtime_error(error);
       if (report.iteration % trainer_->trainParams().checkpointEvery == 0 && !checkpoint(&error))

@@ -31,6 +31,7 @@ struct IterationReport {
   // stages run side by side, so they add up to more than the iteration's wall time.
   double inferenceSeconds = 0, searchSeconds = 0, trainSeconds = 0, dataSeconds = 0;
   double selfPlaySeconds = 0, wallSeconds = 0;  // wall clock: self-play's moves; the whole iteration
+  double finishedAt = 0;  // when the iteration ended, seconds since 1970 UTC (set by the engine; 0: not known)
   bool overlapped = false;                      // train.overlap was on for this iteration
   // The optimizer step whose weights self-play played with (new weights reach self-play when an
   // iteration ends, so this is the step count at the iteration's start).

@@ -2,7 +2,8 @@
 // loaded in the Play panel; whole games are played by clicks on the board, with the human moving
 // first and second, and every agent move is checked to be legal and the result to be shown; a
 // set-up position is analysed; a position shown from outside (as the search tree does) is taken
-// over; the board maps clicks to cells and columns and draws both games; and a run trained in
+// over; the board maps clicks to cells and columns and draws both games; the move list carries the
+// agent's value after each move and steps back and forth through a game; and a run trained in
 // the studio is loaded by itself when it stops.
 #include <QComboBox>
 #include <QDir>
@@ -12,6 +13,7 @@
 #include <QRadioButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QToolButton>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -23,6 +25,7 @@
 #include "widgets/board_view.hpp"
 #include "widgets/main_window.hpp"
 #include "widgets/metrics_panel.hpp"
+#include "widgets/move_list.hpp"
 #include "widgets/play_panel.hpp"
 #include "widgets/run_controller.hpp"
 
@@ -238,6 +241,67 @@ class TestBoardPlay : public QObject {
     QVERIFY(panel.boardView()->isEnabled());
   }
 
+  void moveListStepsThroughAGameWithValues() {
+    cas::widgets::RunController controller;
+    PlayPanel panel(&controller);
+    panel.resize(440, 720);
+    panel.show();
+    QVERIFY(loadTrainedRun(panel));
+    playGame(panel, 0);
+    const std::vector<int> game = panel.moves();
+    const int n = int(game.size());
+    QTableWidget* list = panel.moveList()->table();
+    QCOMPARE(list->rowCount(), n + 1);  // the start, then each move
+    QCOMPARE(list->item(0, 0)->text(), QStringLiteral("Start"));
+    QCOMPARE(list->item(1, 0)->text(), QStringLiteral("1. X %1").arg(game[0] + 1));
+    QCOMPARE(list->item(2, 0)->text(), QStringLiteral("2. O %1").arg(game[1] + 1));
+    // Every move has a value: the agent's own from its search, the human's from the agent's
+    // search for its reply, and the last one the game's result.
+    QCOMPARE(int(panel.moveValues().size()), n);
+    for (int m = 0; m + 1 < n; ++m) {
+      QVERIFY2(panel.moveValues()[size_t(m)], qPrintable(QStringLiteral("move %1 has no value").arg(m + 1)));
+      const float v = *panel.moveValues()[size_t(m)];
+      QVERIFY(v >= -1 && v <= 1);
+      QCOMPARE(list->item(m + 1, 1)->text(), cas::widgets::signedValue(v));
+    }
+    const auto& end = *panel.boardView()->position();
+    const int lastMover = (n - 1) % 2;
+    const float result = end.winner < 0 ? 0.0f : end.winner == lastMover ? 1.0f : -1.0f;
+    QVERIFY(panel.moveValues().back());
+    QCOMPARE(*panel.moveValues().back(), result);
+    QCOMPARE(list->item(n, 1)->text(), end.winner < 0 ? QStringLiteral("draw") : QStringLiteral("wins"));
+    QCOMPARE(list->currentRow(), n);
+
+    // Stepping back shows earlier positions without changing the game or taking moves.
+    BoardView* board = panel.boardView();
+    QTest::mouseClick(child<QToolButton>(panel, "moveListBack"), Qt::LeftButton);
+    QCOMPARE(panel.shownMoves(), n - 1);
+    QCOMPARE(board->moves(), std::vector<int>(game.begin(), game.end() - 1));
+    QCOMPARE(panel.moves(), game);
+    QCOMPARE(panel.mode(), PlayPanel::Mode::Play);  // not taken over as a set-up position
+    QVERIFY(!board->isEnabled());
+    QVERIFY(!child<QPushButton>(panel, "undo")->isEnabled());
+    QVERIFY2(panel.statusText().startsWith(QStringLiteral("Move %1 of %2 is shown.").arg(n - 1).arg(n)), qPrintable(panel.statusText()));
+    QCOMPARE(list->currentRow(), n - 1);
+    QTest::mouseClick(child<QToolButton>(panel, "moveListStart"), Qt::LeftButton);
+    QVERIFY(board->moves().empty());
+    QVERIFY(!child<QToolButton>(panel, "moveListBack")->isEnabled());
+    list->setCurrentCell(2, 0);  // picking a row
+    QCOMPARE(board->moves(), std::vector<int>(game.begin(), game.begin() + 2));
+    QTest::mouseClick(child<QToolButton>(panel, "moveListForward"), Qt::LeftButton);
+    QCOMPARE(panel.shownMoves(), 3);
+    QTest::mouseClick(child<QToolButton>(panel, "moveListEnd"), Qt::LeftButton);
+    QCOMPARE(board->moves(), game);
+    QVERIFY(!child<QToolButton>(panel, "moveListForward")->isEnabled());
+    QVERIFY(child<QPushButton>(panel, "undo")->isEnabled());
+    QVERIFY2(!panel.statusText().startsWith(QStringLiteral("Move ")), qPrintable(panel.statusText()));
+
+    // Undo drops the values of the moves it takes back.
+    QTest::mouseClick(child<QPushButton>(panel, "undo"), Qt::LeftButton);
+    QCOMPARE(panel.moveValues().size(), panel.moves().size());
+    QCOMPARE(list->rowCount(), int(panel.moves().size()) + 1);
+  }
+
   void analysesASetUpPosition() {
     cas::widgets::RunController controller;
     PlayPanel panel(&controller);
@@ -259,6 +323,10 @@ class TestBoardPlay : public QObject {
     QVERIFY(!board->isEnabled());
     QTRY_VERIFY_WITH_TIMEOUT(!panel.busy(), 60000);
     QCOMPARE(panel.moves(), (std::vector<int>{0, 3, 1, 4}));  // analysing plays nothing
+    // X wins at once: O's last move is worth little to O, and the move list says so.
+    QVERIFY(panel.moveValues().back());
+    QVERIFY2(*panel.moveValues().back() < 0, qPrintable(QString::number(double(*panel.moveValues().back()))));
+    QCOMPARE(panel.moveList()->table()->item(4, 1)->text(), cas::widgets::signedValue(*panel.moveValues().back()));
     QTableWidget* table = panel.statisticsTable();
     QCOMPARE(table->rowCount(), 5);  // the free cells 3, 6, 7, 8, 9
     int visits = 0;

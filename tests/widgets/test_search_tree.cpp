@@ -8,6 +8,8 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
+#include <QLabel>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -366,6 +368,31 @@ class TestSearchTree : public QObject {
     QVERIFY2(panel.statusText().contains(QStringLiteral("root N 11")), qPrintable(panel.statusText()));
   }
 
+  void teachingControlsAreWholeInANarrowDock() {
+    SearchTreePanel panel;
+    panel.resize(330, 400);  // a narrow dock
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    panel.setTeachingMode(true);
+    auto* hint = panel.findChild<QLabel*>(QStringLiteral("searchTreeHint"));
+    auto* step = panel.findChild<QPushButton*>(QStringLiteral("stepSimulationButton"));
+    QVERIFY(hint && step);
+    QCOMPARE(hint->text(), QStringLiteral("Start a run, then pause it to step."));
+    QTRY_VERIFY(hint->isVisible());
+    // The hint wraps on a row of its own instead of being cut off; the step button keeps its text.
+    auto wholeHintFits = [&] {
+      const QFontMetrics metrics(hint->font());
+      const QRect needed = metrics.boundingRect(QRect(0, 0, hint->contentsRect().width(), 10000), Qt::TextWordWrap, hint->text());
+      int widestWord = 0;
+      for (const QString& word : hint->text().split(QLatin1Char(' '))) widestWord = std::max(widestWord, metrics.horizontalAdvance(word));
+      return hint->contentsRect().width() >= widestWord && hint->contentsRect().height() >= needed.height();
+    };
+    QTRY_VERIFY2(wholeHintFits(), qPrintable(QStringLiteral("the hint is %1 x %2 px").arg(hint->width()).arg(hint->height())));
+    QVERIFY2(step->width() >= step->sizeHint().width(), qPrintable(QStringLiteral("%1 < %2").arg(step->width()).arg(step->sizeHint().width())));
+    panel.setTeachingMode(false);
+    QVERIFY(!hint->isVisible());
+  }
+
   void mainWindowShowsThePanelInTheSearchTreeDock() {
     MainWindow w;
     auto* dock = w.findChild<QDockWidget*>(QStringLiteral("searchTreeDock"));
@@ -381,6 +408,8 @@ class TestSearchTree : public QObject {
     panel.show();
     const auto project = cas::project::loadProject(quickProject(dir_).toStdString());
     QVERIFY(project.project);
+    QVERIFY(!panel.followsLive());  // by default the tree holds still while training
+    panel.setFollowLive(true);
     QVERIFY(run.startTraining(*project.project, dir_.filePath(QStringLiteral("runs"))));
     int mostInFlight = 0;
     QElapsedTimer clock;
@@ -403,16 +432,49 @@ class TestSearchTree : public QObject {
     QCOMPARE(live.environment, std::string("tictactoe"));
     QVERIFY(live.treeCapacity > 0 && live.treeNodes <= live.treeCapacity);
     QVERIFY(live.cPuct > 0);
+    QCOMPARE(live.game, 0);
+
+    // Not following, the tree holds still while the run goes on; Refresh shows the newest once.
+    panel.setFollowLive(false);
+    QTRY_COMPARE_WITH_TIMEOUT(panel.requestsInFlight(), 0, 10000);
+    QTest::qWait(100);  // a snapshot asked for before may still be building
+    const TreeLayout* held = panel.view()->layout();
+    QTest::qWait(1500);  // 15 request periods
+    QCOMPARE(panel.view()->layout(), held);
+    panel.refreshTree();
+    QTRY_VERIFY_WITH_TIMEOUT(panel.view()->layout() != held, 30000);
+
+    // Another game: its tree is shown (and, below, stepped in teaching mode).
+    panel.setGame(1);
+    QTRY_VERIFY_WITH_TIMEOUT(panel.view()->layout() && panel.view()->layout()->snapshot().game == 1, 30000);
+    QVERIFY2(panel.statusText().startsWith(QStringLiteral("Self-play game 2, iteration")), qPrintable(panel.statusText()));
 
     // Pause: it takes effect when the iteration ends; then a step is animated.
     QSignalSpy iterations(&run, &RunController::iterationFinished);
-    panel.setTeachingMode(true);
     run.pauseTraining();
     QVERIFY(iterations.wait(60000));
+    // The settled tree of the paused run (a tree from before the pause was played on since).
+    const qint64 pausedAt = iterations.last().first().value<cas::train::IterationReport>().iteration;
+    QTRY_VERIFY_WITH_TIMEOUT(panel.view()->layout()->snapshot().iteration == pausedAt, 30000);
+    QTRY_COMPARE_WITH_TIMEOUT(panel.requestsInFlight(), 0, 10000);
+    // Run > Step outside teaching mode: the new tree at once, the simulation's path marked.
+    QVERIFY(panel.view()->highlightedPath().empty());
+    run.stepSimulation();
+    QTRY_VERIFY_WITH_TIMEOUT(!panel.view()->highlightedPath().empty(), 30000);
+    QCOMPARE(panel.view()->teachingPhase(), SearchTreeView::TeachingPhase::None);
+    QCOMPARE(panel.view()->highlightedPath().front(), 0);  // from the root
+    const TreeLayout* stepped = panel.view()->layout();
+
+    panel.setTeachingMode(true);
     QTRY_COMPARE_WITH_TIMEOUT(panel.requestsInFlight(), 0, 10000);
     panel.stepSimulation();
     // The step waits for the pause, which waits for the iteration in progress: slow on a loaded machine.
-    QTRY_VERIFY_WITH_TIMEOUT(panel.view()->teachingPhase() == SearchTreeView::TeachingPhase::Selection, 90000);
+    // The animation started, or (the GUI thread starved on a loaded machine) has already run to
+    // its end, leaving the simulation's path marked.
+    QTRY_VERIFY_WITH_TIMEOUT(panel.view()->layout() != stepped && (panel.view()->teachingPhase() != SearchTreeView::TeachingPhase::None ||
+                                                                    !panel.view()->highlightedPath().empty()),
+                             90000);
+    QCOMPARE(panel.view()->layout()->snapshot().game, 1);  // the game chosen, not game 1
     run.stopTraining();
     QTRY_VERIFY_WITH_TIMEOUT(!run.running(), 60000);
   }

@@ -123,6 +123,14 @@ class TestTraining : public QObject {
     const QString appliedAt = change.section(QLatin1Char(' '), -1);
     QCOMPARE(applies(model, QStringLiteral("search.c_puct")), QStringLiteral("live: applied at iteration ") + appliedAt);
     QVERIFY(w.logPanel()->toPlainText().contains(change));
+    // The Metrics dock marks the change on its plots.
+    QCustomPlot* loss = w.metricsPanel()->plot(cas::widgets::MetricsPanel::Loss);
+    auto marked = [&] {
+      for (int i = 0; i < loss->itemCount(); ++i)
+        if (auto* text = qobject_cast<QCPItemText*>(loss->item(i)); text && text->text() == QStringLiteral("search.c_puct = 3.5")) return true;
+      return false;
+    };
+    QTRY_VERIFY(marked());
     QVERIFY(w.logPanel()->toPlainText().contains(QStringLiteral("against perfect:")));
 
     const QString runFolder = w.runController()->runFolder();
