@@ -988,10 +988,8 @@
         <translation>%1 中尚无指标。</translation>
     </message>
     <message>
-        <source>dashed: %1</source>
-        <translation>虚线：%1</translation>
-    </message>
-    <message>
+        <source></source>
+        <translation></translation>
     </message>
     <message>
         <source>Overlay Run</source>
@@ -1028,16 +1026,6 @@
     <message>
         <source>CSV files (*.csv)</source>
         <translation>CSV 文件 (*.csv)</translation>
-    </message>
-    <message>
-        <source>Remove the dashed curves of every overlaid run.</source>
-        <translation>移除所有叠加运行的虚线曲线。</translation>
-    </message>
-    <message numerus="yes">
-        <source>%1: %n iteration(s) recorded.</source>
-        <translation>
-            <numerusform>%1：已记录 %n 次迭代。</numerusform>
-        </translation>
     </message>
     <message>
         <source>Wheel: scroll. Ctrl+wheel: zoom. Drag: pan. Double-click: follow the data again. Right-click to save the plot as PNG or its data as CSV.</source>

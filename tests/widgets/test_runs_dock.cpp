@@ -14,6 +14,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFont>
+#include <QMenu>
 #include <QMessageBox>
 #include <QProcess>
 #include <QPushButton>
@@ -25,6 +26,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
+#include <QToolButton>
 #include <QUrl>
 #include <Qsci/qsciscintilla.h>
 
@@ -253,8 +255,11 @@ class TestRunsDock : public QObject {
     QVERIFY(!QFileInfo::exists(older));
     QCOMPARE(w.runsDock()->selectedRun(), renamed);
     QCOMPARE(w.metricsPanel()->overlays(), QStringList{renamed});
-    // The Metrics dock's Remove Overlay clears the ticks too.
-    w.metricsPanel()->findChild<QPushButton*>(QStringLiteral("removeOverlay"))->click();
+    // The Metrics dock's Remove Overlay menu clears the ticks too (its first entry: this run).
+    auto* removeOverlay = w.metricsPanel()->findChild<QToolButton*>(QStringLiteral("removeOverlay"));
+    QVERIFY(removeOverlay && removeOverlay->menu() && !removeOverlay->menu()->actions().isEmpty());
+    removeOverlay->menu()->actions().first()->trigger();
+    QVERIFY(w.metricsPanel()->overlays().isEmpty());
     QCOMPARE(runs->index(runs->rowOf(renamed), RunsModel::Name).data(Qt::CheckStateRole).toInt(), int(Qt::Unchecked));
 
     // Open Folder hands the folder to the desktop (here, to this test).
