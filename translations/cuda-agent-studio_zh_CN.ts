@@ -988,10 +988,6 @@
         <translation>%1 中尚无指标。</translation>
     </message>
     <message>
-        <source></source>
-        <translation></translation>
-    </message>
-    <message>
         <source>Overlay Run</source>
         <translation>叠加运行</translation>
     </message>
