@@ -80,8 +80,8 @@ QCustomPlot* makePlot(const QString& title, const QString& yLabel) {
   plot->legend->setFont(QFont(QString(), 8));
   plot->legend->setBorderPen(Qt::NoPen);
   // Below the axes rather than over the curves; PlotInteraction wraps it to the plot's width.
-  plot->plotLayout()->addElement(2, 0, plot->legend);
-  plot->plotLayout()->setRowStretchFactor(2, 0.001);
+  plot->plotLayout()->addElement(PlotInteraction::kLegendRow, 0, plot->legend);
+  plot->plotLayout()->setRowStretchFactor(PlotInteraction::kLegendRow, 0.001);
   plot->legend->setFillOrder(QCPLegend::foColumnsFirst);
   plot->setMinimumHeight(PlotInteraction::kPlotHeight);
   plot->setContextMenuPolicy(Qt::CustomContextMenu);

@@ -120,6 +120,18 @@ void PlotInteraction::fitLegend() {
       tallest = std::max(tallest, size.height());
       ++entries;
     }
+  // An empty legend is a grid whose largest width is its margins, and a layout column is no wider
+  // than the narrowest largest width in it: in the plot's layout it would squeeze the axes to a
+  // sliver. It is there only while it has entries.
+  QCPLayoutGrid* layout = plot_->plotLayout();
+  const bool placed = layout->hasElement(kLegendRow, 0) && layout->element(kLegendRow, 0) == legend;
+  if (entries == 0 && placed) {
+    layout->take(legend);
+    legend->setVisible(false);
+  } else if (entries > 0 && !placed) {
+    layout->addElement(kLegendRow, 0, legend);
+    legend->setVisible(true);
+  }
   const QMargins margins = legend->margins();
   const int available = plot_->width() - margins.left() - margins.right() - 8;
   // No more columns than entries: an empty column still takes its spacing, and widens the plot.

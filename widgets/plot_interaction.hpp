@@ -30,6 +30,7 @@ class PlotInteraction : public QObject {
   using ReadOut = std::function<Reading(double cursorX, double pixelWidth)>;
 
   static constexpr int kPlotHeight = 220;  // the plot's minimum height, legend excluded
+  static constexpr int kLegendRow = 2;     // the legend's row in the plot's layout: title, axes, legend
 
   PlotInteraction(QCustomPlot* plot, ReadOut readOut);
 

@@ -120,6 +120,20 @@ class TestMetrics : public QObject {
     QSettings().clear();
   }
 
+  // Before any data, each plot's axes fill its width (not drawn at the size it was made with).
+  void emptyPlotsFillTheDock() {
+    MetricsPanel panel;
+    panel.resize(400, 900);
+    panel.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&panel));
+    QTest::qWait(300);
+    const auto plots = panel.findChildren<QCustomPlot*>();
+    QVERIFY(!plots.isEmpty());
+    for (QCustomPlot* plot : plots) {
+      QVERIFY2(plot->axisRect()->width() > plot->width() / 2, qPrintable(QString::number(plot->axisRect()->width())));
+    }
+  }
+
   void plotsReceivePoints() {
     MetricsPanel panel;
     panel.addIteration(report(1, 0));  // no training step yet: no loss point
