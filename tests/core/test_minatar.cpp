@@ -3,8 +3,8 @@
 // (Breakout's starting side, Freeway's car periods and directions, Asterix's spawns, the
 // sticky-action draws), the same observations, rewards and episode ends, step for step, across
 // resets, sticky actions, two refills of Breakout's bricks, Freeway's crossings and its time
-// limit, and six of Asterix's difficulty ramps. Space Invaders' recorded players shoot 23 of a
-// block's 24 aliens at best: its refill and speed-up are not covered by the traces.
+// limit, six of Asterix's difficulty ramps and five of Space Invaders' (a cleared block refilled,
+// marching faster).
 #include <QTest>
 
 #include <fstream>
@@ -180,7 +180,7 @@ class TestMinAtar : public QObject {
     const auto& traces = file["minatar_space_invaders"];
     QVERIFY(traces.size() >= 2);
     MinAtarSpaceInvaders env(int(traces.size()), 1);
-    int steps = 0, sticky = 0, hits = 0, episodes = 0;
+    int steps = 0, sticky = 0, hits = 0, episodes = 0, hardest = 0;
     std::vector<float> obs(MinAtarSpaceInvaders::kObservationSize);
     for (size_t g = 0; g < traces.size(); ++g) {
       for (const auto& episode : traces[g]["episodes"]) {
@@ -199,6 +199,7 @@ class TestMinAtar : public QObject {
           QVERIFY2(r.terminal == (row[3].get<int>() != 0), qPrintable(where + QStringLiteral(": terminal differs")));
           QVERIFY2(env.difficulty(int(g)) == row[5].get<int>(), qPrintable(where + QStringLiteral(": difficulty differs")));
           hits += int(r.reward);
+          hardest = std::max(hardest, env.difficulty(int(g)));
           sticky += draw < MinAtarSpaceInvaders::kStickyActionProbability;
           ++steps;
           ++episodeSteps;
@@ -206,8 +207,9 @@ class TestMinAtar : public QObject {
         episodes += env.terminal(int(g));
       }
     }
-    qInfo("%d Space Invaders steps replayed: %d aliens hit, %d sticky actions, %d episodes to their end", steps, hits, sticky, episodes);
-    QVERIFY(steps >= 500 && hits >= 40 && sticky >= 50 && episodes >= 4);
+    qInfo("%d Space Invaders steps replayed: %d aliens hit, %d sticky actions, %d episodes to their end, difficulty up to %d", steps, hits,
+          sticky, episodes, hardest);
+    QVERIFY(steps >= 1000 && hits >= 150 && sticky >= 100 && episodes >= 4 && hardest >= 5);
   }
 
   // The twins' own draws: seeded, and a crossing in Freeway redraws the cars as minatar does

@@ -14,6 +14,7 @@ the sticky draw, the reward, the terminal flag and the observation after the ste
 paddle's column, the ball's and the trail's cells, each row's bricks as a bit mask; the initial
 observation first), as one array per step whose columns the file's "step" names. The previous action survives a reset, as in minatar.
 """
+import copy
 import json
 import os
 
@@ -213,6 +214,19 @@ def invaders_action(inner, policy, noise):
     if policy.random() < noise:
         return int(policy.integers(0, 4))
     pos = inner.pos
+    if 0 < inner.alien_map.sum() <= 4:
+        # The last aliens march fast: try moving 0-4 columns either way and then firing at every
+        # chance, on a copy of the game (which draws nothing), and start the first plan that hits
+        # one within 20 steps without dying.
+        for moves in range(5):
+            for direction in (1, 2):
+                game = copy.deepcopy(inner)
+                for k in range(20):
+                    reward, terminal = game.act(INVADERS_MINIMAL[direction if k < moves else 3])
+                    if terminal:
+                        break
+                    if reward > 0:
+                        return direction if moves > 0 else 3
     danger = lambda x: inner.e_bullet_map[8, x] or inner.e_bullet_map[7, x] or inner.alien_map[8:, x].any()
     columns = [c for c in range(10) if inner.alien_map[:, c].any()]
     # The lowest aliens first (the last few march fast and must not reach the bottom), then the nearest.
