@@ -206,6 +206,13 @@ void MainWindow::resizeEvent(QResizeEvent* event) {
 
 void MainWindow::resetLayout() { dockLayout_->reset(); }
 
+void MainWindow::showStatus(const QString& text, int timeoutMs) {
+  int room = statusBar()->width() - 24;
+  for (const QWidget* permanent : {static_cast<QWidget*>(progressLabel_), static_cast<QWidget*>(progressBar_), static_cast<QWidget*>(backendLabel_)})
+    if (permanent->isVisible()) room -= permanent->width() + 8;
+  statusBar()->showMessage(statusBar()->fontMetrics().elidedText(text, Qt::ElideRight, std::max(room, 40)), timeoutMs);
+}
+
 MainWindow::~MainWindow() = default;
 
 QDockWidget* MainWindow::addPanel(const QString& objectName, const QString& title, QWidget* content, Qt::DockWidgetArea area) {
@@ -250,19 +257,19 @@ void MainWindow::connectRun() {
     kernelView_->addIteration(r);
     updateRunProgress();
     if (r.trainingSteps > 0)
-      statusBar()->showMessage(tr("Iteration %1: %2 games, loss %3, %4 simulations/s")
+      showStatus(tr("Iteration %1: %2 games, loss %3, %4 simulations/s")
                                    .arg(r.iteration)
                                    .arg(r.gamesPlayed)
                                    .arg(double(r.loss), 0, 'f', 3)
                                    .arg(r.simulationsPerSecond, 0, 'f', 0));
     else if (r.positions >= r.batchSize)  // train.overlap: the steps could draw only from earlier iterations' positions
-      statusBar()->showMessage(tr("Iteration %1: %2 games, no training step yet (%3 positions, for the next iteration), %4 simulations/s")
+      showStatus(tr("Iteration %1: %2 games, no training step yet (%3 positions, for the next iteration), %4 simulations/s")
                                    .arg(r.iteration)
                                    .arg(r.gamesPlayed)
                                    .arg(r.positions)
                                    .arg(r.simulationsPerSecond, 0, 'f', 0));
     else
-      statusBar()->showMessage(tr("Iteration %1: %2 games, no training step yet (%3 of %4 positions), %5 simulations/s")
+      showStatus(tr("Iteration %1: %2 games, no training step yet (%3 of %4 positions), %5 simulations/s")
                                    .arg(r.iteration)
                                    .arg(r.gamesPlayed)
                                    .arg(r.positions)
@@ -288,12 +295,12 @@ void MainWindow::connectRun() {
   connect(run_, &RunController::messagePosted, this, [this](const QString& m) { logPanel_->appendMessage(LogPanel::Level::Info, m); });
   connect(run_, &RunController::runFailed, this, [this](const QString& m) {
     logPanel_->appendMessage(LogPanel::Level::Error, tr("The run stopped: %1").arg(m));
-    statusBar()->showMessage(tr("The run stopped on an error; see the Log."), 10000);
+    showStatus(tr("The run stopped on an error; see the Log."), 10000);
   });
   connect(run_, &RunController::kernelsProfiled, kernelView_, &KernelView::showProfile);
   connect(kernelView_, &KernelView::profileRequested, run_, &RunController::requestKernelProfile);
   connect(run_, &RunController::simulationStepped, this, [this](qint64 n) {
-    statusBar()->showMessage(tr("Simulations stepped in every self-play game during this run: %1").arg(n), 5000);
+    showStatus(tr("Simulations stepped in every self-play game during this run: %1").arg(n), 5000);
   });
   connect(run_, &RunController::runFinished, this, [this] {
     parameterModel_->setLiveEditing(false);
@@ -389,7 +396,7 @@ void MainWindow::requestParameter(const QString& name, const QString& value) {
     logPanel_->appendMessage(LogPanel::Level::Info, tr("%1 = %2 requested; it applies at the next iteration.").arg(name, value));
   } else {
     logPanel_->appendMessage(LogPanel::Level::Error, tr("Refused: %1").arg(problem));
-    statusBar()->showMessage(tr("Refused: %1").arg(problem), 10000);
+    showStatus(tr("Refused: %1").arg(problem), 10000);
   }
 }
 
@@ -408,7 +415,7 @@ bool MainWindow::openProject(const QString& folder) {
   }
   if (!result.project) {
     projectPanel_->showRejectedProject(folder, result.diagnostics.errorCount());
-    statusBar()->showMessage(tr("%1 could not be opened; see the Log.").arg(folder), 10000);
+    showStatus(tr("%1 could not be opened; see the Log.").arg(folder), 10000);
     return false;
   }
   const project::Project& p = *result.project;
@@ -435,7 +442,7 @@ bool MainWindow::openAtStartup(const QString& named, const QString& example) {
   if (!named.isEmpty() && !QFileInfo::exists(named)) {
     const QString message = tr("%1 does not exist; no project was opened. Open one with File > Open Project.").arg(QDir::toNativeSeparators(named));
     logPanel_->appendMessage(LogPanel::Level::Error, message);
-    statusBar()->showMessage(message);
+    showStatus(message);
     return false;
   }
   QString project = named;

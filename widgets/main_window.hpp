@@ -94,6 +94,9 @@ class MainWindow : public QMainWindow {
  private:
   QDockWidget* addPanel(const QString& objectName, const QString& title, QWidget* content, Qt::DockWidgetArea area);
   void rememberProject(const QString& folder);
+  // A temporary message in the status bar, cut to the room left of its permanent widgets (Qt
+  // draws a longer one under them).
+  void showStatus(const QString& text, int timeoutMs = 0);
   void rebuildRecentMenu();
   void updateBackendStatus(const QString& device);
   void updateRunActions();

@@ -8,6 +8,7 @@
 #include <QSettings>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QLabel>
 #include <QTest>
 #include <QTranslator>
 #include <QTreeView>
@@ -83,6 +84,13 @@ class TestMainWindow : public QObject {
     const QString said = QStringLiteral("%1 does not exist; no project was opened. Open one with File > Open Project.").arg(missing);
     QVERIFY2(w.logPanel()->toPlainText().contains(said), qPrintable(w.logPanel()->toPlainText()));
     QCOMPARE(w.statusBar()->currentMessage(), said);
+    // In a narrow window the message is cut to the room left of the backend's label, not drawn
+    // under it.
+    w.resize(700, 500);
+    QVERIFY(!w.openAtStartup(missing, kExample));
+    const QString cut = w.statusBar()->currentMessage();
+    QVERIFY2(cut.endsWith(QChar(0x2026)) && said.startsWith(cut.chopped(1)), qPrintable(cut));
+    QVERIFY(w.statusBar()->fontMetrics().horizontalAdvance(cut) < w.statusBar()->width() - w.findChild<QLabel*>(QStringLiteral("backendStatus"))->width());
     QVERIFY(w.policyEditor()->editor()->text().isEmpty());
     QVERIFY(!w.windowTitle().contains(QStringLiteral("tictactoe")));
     QVERIFY(w.openAtStartup(QString(), kExample));  // nothing named, no recent project: the example
