@@ -98,7 +98,13 @@ NewProjectDialog::NewProjectDialog(const QString& projectsFolder, QWidget* paren
       item->setToolTip(QString::fromStdString(p.description));
     }
   }
+  // Tic-tac-toe first: the example the studio opens at its first start, the one that trains in
+  // minutes on a CPU. Sorted by name it is the last, below the Connect Four ones, which a new user
+  // would otherwise take by pressing Create.
   templates_->setCurrentRow(0);
+  for (int row = 0; row < templates_->count(); ++row)
+    if (QFileInfo(templates_->item(row)->data(Qt::UserRole).toString()).fileName() == QLatin1String("tictactoe-alphazero"))
+      templates_->setCurrentRow(row);
   folder_->setObjectName(QStringLiteral("projectFolder"));
   folder_->setPlaceholderText(tr("a new or empty folder"));
   const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);

@@ -5,6 +5,7 @@
 // The example project is copied to a temporary folder, so nothing touches the source tree.
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -149,6 +150,8 @@ class TestStudioFiles : public QObject {
     NewProjectDialog dialog(kProjects, &w);
     QVERIFY(dialog.templateList()->count() >= 3);
     QVERIFY(dialog.templateList()->currentItem());
+    // The quick example is chosen, not the first by name (connect4-alphazero).
+    QCOMPARE(QFileInfo(dialog.templateList()->currentItem()->data(Qt::UserRole).toString()).fileName(), QStringLiteral("tictactoe-alphazero"));
     // A non-empty folder: the dialog stays open and says why.
     dialog.folderEdit()->setText(project_);
     dialog.accept();
