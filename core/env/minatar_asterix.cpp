@@ -4,17 +4,12 @@
 
 namespace cas::env {
 
-MinAtarAsterix::MinAtarAsterix(int games, std::uint64_t seed) : games_(size_t(games)) {
+MinAtarAsterix::MinAtarAsterix(int games, std::uint64_t seed) : games_(size_t(games)), sticky_(size_t(games)) {
   for (int g = 0; g < games; ++g) random_.push_back(GameRandom::forGame(seed, g));
   for (int g = 0; g < games; ++g) reset(g);
 }
 
-void MinAtarAsterix::reset(int game) {
-  Game& s = games_[size_t(game)];
-  const int lastAction = s.lastAction;
-  s = Game{};
-  s.lastAction = lastAction;
-}
+void MinAtarAsterix::reset(int game) { games_[size_t(game)] = Game{}; }
 
 bool MinAtarAsterix::spawnsNext(int game) const {
   const Game& s = games_[size_t(game)];
@@ -42,9 +37,8 @@ MinAtarAsterix::StepResult MinAtarAsterix::step(int game, int action) {
 // minatar's Asterix `act`, branch for branch.
 MinAtarAsterix::StepResult MinAtarAsterix::step(int game, int action, double stickyDraw, const SpawnDraw& spawn) {
   Game& s = games_[size_t(game)];
-  int a = std::clamp(action, 0, kActions - 1);  // the minimal set is minatar's actions 0-4
-  if (stickyDraw < kStickyActionProbability) a = s.lastAction;
-  s.lastAction = a;
+  // The minimal set is minatar's actions 0-4.
+  const int a = sticky_[size_t(game)].take(std::clamp(action, 0, kActions - 1), stickyDraw);
   if (s.terminal) return {0.0f, true};
   float reward = 0;
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/env/game_random.hpp"
+#include "core/env/minatar_sticky.hpp"
 
 namespace cas::env {
 
@@ -30,7 +31,7 @@ class MinAtarAsterix {
   static constexpr int kRows = 10, kColumns = 10, kChannels = 4, kActions = 5, kLanes = 8;
   static constexpr int kObservationSize = kChannels * kRows * kColumns;
   static constexpr int kRampInterval = 100, kInitialSpawnInterval = 10, kInitialMoveInterval = 5;
-  static constexpr double kStickyActionProbability = 0.1;
+  static constexpr double kStickyActionProbability = kMinatarStickyProbability;
 
   // minatar's draws at a spawn: two uniforms (from the left when the first is below 1/2; gold
   // when the second is below 1/3), then the index among the free lanes (only when one is free).
@@ -67,11 +68,11 @@ class MinAtarAsterix {
     int spawnInterval = kInitialSpawnInterval, spawnTimer = kInitialSpawnInterval;
     int moveInterval = kInitialMoveInterval, moveTimer = kInitialMoveInterval;
     int rampTimer = kRampInterval, rampIndex = 0;
-    int lastAction = 0;  // minatar's action: 0 none, 1 left, 2 up, 3 right, 4 down
     bool terminal = false;
   };
   std::vector<Game> games_;
   std::vector<GameRandom> random_;  // per game
+  std::vector<StickyAction> sticky_;  // per game; a reset leaves it
 };
 
 }  // namespace cas::env

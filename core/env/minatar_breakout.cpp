@@ -18,7 +18,7 @@ void fillBricks(std::uint16_t* bricks) {
 
 }  // namespace
 
-MinAtarBreakout::MinAtarBreakout(int games, std::uint64_t seed) : games_(size_t(games)) {
+MinAtarBreakout::MinAtarBreakout(int games, std::uint64_t seed) : games_(size_t(games)), sticky_(size_t(games)) {
   for (int g = 0; g < games; ++g) random_.push_back(GameRandom::forGame(seed, g));
   for (int g = 0; g < games; ++g) reset(g);
 }
@@ -27,9 +27,7 @@ void MinAtarBreakout::reset(int game) { reset(game, random_[size_t(game)].below(
 
 void MinAtarBreakout::reset(int game, int ballStart) {
   Game& s = games_[size_t(game)];
-  const int lastAction = s.lastAction;
   s = Game{};
-  s.lastAction = lastAction;
   s.ballY = 3;
   s.ballX = ballStart == 0 ? 0 : 9;
   s.direction = ballStart == 0 ? 2 : 3;
@@ -45,9 +43,7 @@ MinAtarBreakout::StepResult MinAtarBreakout::step(int game, int action) {
 // minatar's Breakout `act`, branch for branch.
 MinAtarBreakout::StepResult MinAtarBreakout::step(int game, int action, double stickyDraw) {
   Game& s = games_[size_t(game)];
-  int a = kMinatarAction[std::clamp(action, 0, kActions - 1)];
-  if (stickyDraw < kStickyActionProbability) a = s.lastAction;
-  s.lastAction = a;
+  const int a = sticky_[size_t(game)].take(kMinatarAction[std::clamp(action, 0, kActions - 1)], stickyDraw);
   if (s.terminal) return {0.0f, true};
   float reward = 0;
   if (a == 1) s.paddle = std::max(0, s.paddle - 1);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/env/game_random.hpp"
+#include "core/env/minatar_sticky.hpp"
 
 namespace cas::env {
 
@@ -27,7 +28,7 @@ class MinAtarBreakout {
  public:
   static constexpr int kRows = 10, kColumns = 10, kChannels = 4, kActions = 3;
   static constexpr int kObservationSize = kChannels * kRows * kColumns;
-  static constexpr double kStickyActionProbability = 0.1;
+  static constexpr double kStickyActionProbability = kMinatarStickyProbability;
 
   MinAtarBreakout(int games, std::uint64_t seed);
   int size() const { return int(games_.size()); }
@@ -47,12 +48,12 @@ class MinAtarBreakout {
  private:
   struct Game {
     int ballX = 0, ballY = 0, lastX = 0, lastY = 0, direction = 0, paddle = 4;
-    int lastAction = 0;  // minatar's action, 0 none, 1 left, 3 right (repeated by sticky actions)
     bool strike = false, terminal = false;
     std::uint16_t bricks[kRows] = {};  // bit c of row r: a brick at (r, c)
   };
   std::vector<Game> games_;
   std::vector<GameRandom> random_;  // per game
+  std::vector<StickyAction> sticky_;  // per game; a reset leaves it
 };
 
 }  // namespace cas::env

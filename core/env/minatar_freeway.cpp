@@ -10,7 +10,7 @@ constexpr int kMinatarAction[MinAtarFreeway::kActions] = {0, 2, 4};  // none, up
 
 }  // namespace
 
-MinAtarFreeway::MinAtarFreeway(int games, std::uint64_t seed) : games_(size_t(games)) {
+MinAtarFreeway::MinAtarFreeway(int games, std::uint64_t seed) : games_(size_t(games)), sticky_(size_t(games)) {
   for (int g = 0; g < games; ++g) random_.push_back(GameRandom::forGame(seed, g));
   for (int g = 0; g < games; ++g) reset(g);
 }
@@ -28,9 +28,7 @@ void MinAtarFreeway::reset(int game) { reset(game, drawCars(game)); }
 
 void MinAtarFreeway::reset(int game, const CarDraw& draw) {
   Game& s = games_[size_t(game)];
-  const int lastAction = s.lastAction;
   s = Game{};
-  s.lastAction = lastAction;
   for (int i = 0; i < kCars; ++i) s.cars[size_t(i)] = {0, std::abs(draw[size_t(i)]), draw[size_t(i)]};
 }
 
@@ -38,7 +36,7 @@ MinAtarFreeway::StepResult MinAtarFreeway::step(int game, int action) {
   const double sticky = random_[size_t(game)].uniform();
   // The draw is made only when it is used, as minatar makes it only after a crossing.
   Game& s = games_[size_t(game)];
-  const int a = sticky < kStickyActionProbability ? s.lastAction : kMinatarAction[std::clamp(action, 0, kActions - 1)];
+  const int a = sticky_[size_t(game)].peek(kMinatarAction[std::clamp(action, 0, kActions - 1)], sticky);
   const bool crosses = !s.terminal && a == 2 && s.moveTimer == 0 && s.chicken == 1;
   return step(game, action, sticky, crosses ? drawCars(game) : CarDraw{});
 }
@@ -46,9 +44,7 @@ MinAtarFreeway::StepResult MinAtarFreeway::step(int game, int action) {
 // minatar's Freeway `act`, branch for branch.
 MinAtarFreeway::StepResult MinAtarFreeway::step(int game, int action, double stickyDraw, const CarDraw& carsAfterCrossing) {
   Game& s = games_[size_t(game)];
-  int a = kMinatarAction[std::clamp(action, 0, kActions - 1)];
-  if (stickyDraw < kStickyActionProbability) a = s.lastAction;
-  s.lastAction = a;
+  const int a = sticky_[size_t(game)].take(kMinatarAction[std::clamp(action, 0, kActions - 1)], stickyDraw);
   if (s.terminal) return {0.0f, true};
   float reward = 0;
   if (a == 2 && s.moveTimer == 0) {

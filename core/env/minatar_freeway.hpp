@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/env/game_random.hpp"
+#include "core/env/minatar_sticky.hpp"
 
 namespace cas::env {
 
@@ -30,7 +31,7 @@ class MinAtarFreeway {
   static constexpr int kRows = 10, kColumns = 10, kChannels = 7, kActions = 3, kCars = 8;
   static constexpr int kObservationSize = kChannels * kRows * kColumns;
   static constexpr int kMoveEvery = 3, kTimeLimit = 2500;
-  static constexpr double kStickyActionProbability = 0.1;
+  static constexpr double kStickyActionProbability = kMinatarStickyProbability;
   using CarDraw = std::array<int, kCars>;  // each car's signed period: 1-5 moving right, -1 to -5 left
 
   MinAtarFreeway(int games, std::uint64_t seed);
@@ -55,12 +56,12 @@ class MinAtarFreeway {
   struct Game {
     std::array<Car, kCars> cars;
     int chicken = 9, moveTimer = kMoveEvery, stepsLeft = kTimeLimit;
-    int lastAction = 0;  // minatar's action: 0 none, 2 up, 4 down
     bool terminal = false;
   };
   CarDraw drawCars(int game);
   std::vector<Game> games_;
   std::vector<GameRandom> random_;  // per game
+  std::vector<StickyAction> sticky_;  // per game; a reset leaves it
 };
 
 }  // namespace cas::env

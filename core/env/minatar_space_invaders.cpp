@@ -38,16 +38,14 @@ void fillAliens(Rows& aliens) {
 
 }  // namespace
 
-MinAtarSpaceInvaders::MinAtarSpaceInvaders(int games, std::uint64_t seed) : games_(size_t(games)) {
+MinAtarSpaceInvaders::MinAtarSpaceInvaders(int games, std::uint64_t seed) : games_(size_t(games)), sticky_(size_t(games)) {
   for (int g = 0; g < games; ++g) random_.push_back(GameRandom::forGame(seed, g));
   for (int g = 0; g < games; ++g) reset(g);
 }
 
 void MinAtarSpaceInvaders::reset(int game) {
   Game& s = games_[size_t(game)];
-  const int lastAction = s.lastAction;
   s = Game{};
-  s.lastAction = lastAction;
   fillAliens(s.aliens);
 }
 
@@ -58,9 +56,7 @@ MinAtarSpaceInvaders::StepResult MinAtarSpaceInvaders::step(int game, int action
 // minatar's Space Invaders `act`, branch for branch.
 MinAtarSpaceInvaders::StepResult MinAtarSpaceInvaders::step(int game, int action, double stickyDraw) {
   Game& s = games_[size_t(game)];
-  int a = kMinatarAction[std::clamp(action, 0, kActions - 1)];
-  if (stickyDraw < kStickyActionProbability) a = s.lastAction;
-  s.lastAction = a;
+  const int a = sticky_[size_t(game)].take(kMinatarAction[std::clamp(action, 0, kActions - 1)], stickyDraw);
   if (s.terminal) return {0.0f, true};
 
   if (a == 5 && s.shotTimer == 0) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/env/game_random.hpp"
+#include "core/env/minatar_sticky.hpp"
 
 namespace cas::env {
 
@@ -29,7 +30,7 @@ class MinAtarSpaceInvaders {
   static constexpr int kRows = 10, kColumns = 10, kChannels = 6, kActions = 4;
   static constexpr int kObservationSize = kChannels * kRows * kColumns;
   static constexpr int kShotCoolDown = 5, kInitialMoveInterval = 12, kFastestMoveInterval = 6, kAlienShotInterval = 10;
-  static constexpr double kStickyActionProbability = 0.1;
+  static constexpr double kStickyActionProbability = kMinatarStickyProbability;
 
   MinAtarSpaceInvaders(int games, std::uint64_t seed);
   int size() const { return int(games_.size()); }
@@ -52,11 +53,11 @@ class MinAtarSpaceInvaders {
     int cannon = 5, direction = -1;
     int moveInterval = kInitialMoveInterval, moveTimer = kInitialMoveInterval;
     int alienShotTimer = kAlienShotInterval, shotTimer = 0, rampIndex = 0;
-    int lastAction = 0;  // minatar's action: 0 none, 1 left, 3 right, 5 fire
     bool terminal = false;
   };
   std::vector<Game> games_;
   std::vector<GameRandom> random_;  // per game: the sticky-action draws
+  std::vector<StickyAction> sticky_;  // per game; a reset leaves it
 };
 
 }  // namespace cas::env

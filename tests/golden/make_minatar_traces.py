@@ -49,6 +49,16 @@ class RecordingRandomState(np.random.RandomState):
         return v
 
 
+def recorded(game, seed):
+    """minatar's game with sticky actions, its one RandomState (the wrapper's and the game's)
+    replaced by a recording one."""
+    env = Environment(game, sticky_action_prob=0.1)
+    recorder = RecordingRandomState(seed)
+    env.random = recorder
+    env.env.random = recorder
+    return env, recorder
+
+
 def observation(env):
     """The observation, compactly: the paddle's column, the ball's and the trail's [row, column],
     and each row's bricks as a bit mask (bit c: column c)."""
@@ -81,10 +91,7 @@ def landing_column(inner):
 
 
 def trace(seed, episodes, max_steps, noise):
-    env = Environment("breakout", sticky_action_prob=0.1)
-    recorder = RecordingRandomState(seed)
-    env.random = recorder
-    env.env.random = recorder
+    env, recorder = recorded("breakout", seed)
     policy = np.random.default_rng(500 + seed)
     out = {"seed": seed, "episodes": []}
     for _ in range(episodes):
@@ -125,10 +132,7 @@ def car_draw(draws):
 
 
 def freeway_trace(seed, episodes, max_steps, noise):
-    env = Environment("freeway", sticky_action_prob=0.1)
-    recorder = RecordingRandomState(seed)
-    env.random = recorder
-    env.env.random = recorder
+    env, recorder = recorded("freeway", seed)
     policy = np.random.default_rng(700 + seed)
     out = {"seed": seed, "episodes": []}
     for _ in range(episodes):
@@ -182,10 +186,7 @@ def asterix_action(inner, policy, noise):
 
 
 def asterix_trace(seed, episodes, max_steps, noise):
-    env = Environment("asterix", sticky_action_prob=0.1)
-    recorder = RecordingRandomState(seed)
-    env.random = recorder
-    env.env.random = recorder
+    env, recorder = recorded("asterix", seed)
     policy = np.random.default_rng(900 + seed)
     out = {"seed": seed, "episodes": []}
     for _ in range(episodes):
@@ -241,10 +242,7 @@ def invaders_action(inner, policy, noise):
 
 
 def invaders_trace(seed, episodes, max_steps, noise):
-    env = Environment("space_invaders", sticky_action_prob=0.1)
-    recorder = RecordingRandomState(seed)
-    env.random = recorder
-    env.env.random = recorder
+    env, recorder = recorded("space_invaders", seed)
     policy = np.random.default_rng(1100 + seed)
     out = {"seed": seed, "episodes": []}
     for _ in range(episodes):
