@@ -256,10 +256,6 @@
         <translation>动态</translation>
     </message>
     <message>
-        <source>ONNX: a fixed batch size, or dynamic (the batch axis is named &apos;batch&apos;).</source>
-        <translation>ONNX：固定的批大小，或动态（批维度名为 &apos;batch&apos;）。</translation>
-    </message>
-    <message>
         <source>Source:</source>
         <translation>来源：</translation>
     </message>
@@ -330,6 +326,24 @@
     <message>
         <source>Nothing was written: %1</source>
         <translation>未写入任何文件：%1</translation>
+    </message>
+    <message>
+        <source>Standalone CUDA source (.cu and .h)</source>
+        <translation>独立 CUDA 源代码（.cu 和 .h）</translation>
+    </message>
+    <message>
+        <source>ONNX: a fixed batch size, or dynamic (the batch axis is named &apos;batch&apos;).
+CUDA: the most observations per call (the pass is captured at this size).</source>
+        <translation>ONNX：固定的批大小，或动态（批轴名为 &apos;batch&apos;）。
+CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</translation>
+    </message>
+    <message>
+        <source>CUDA source files (*.cu)</source>
+        <translation>CUDA 源文件 (*.cu)</translation>
+    </message>
+    <message>
+        <source>Format: CUDA (the CUDA runtime only), at most %1 observations per call; build with nvcc -arch=sm_90 -O3 -c %2</source>
+        <translation>格式：CUDA（仅依赖 CUDA 运行时），每次调用最多 %1 个观测；构建命令：nvcc -arch=sm_90 -O3 -c %2</translation>
     </message>
 </context>
 <context>
