@@ -342,8 +342,8 @@ CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</tr
         <translation>CUDA 源文件 (*.cu)</translation>
     </message>
     <message>
-        <source>Format: CUDA (the CUDA runtime only), at most %1 observations per call; build with nvcc -arch=sm_90 -O3 -c %2</source>
-        <translation>格式：CUDA（仅依赖 CUDA 运行时），每次调用最多 %1 个观测；构建命令：nvcc -arch=sm_90 -O3 -c %2</translation>
+        <source>Format: CUDA (the CUDA runtime only), observations per call: at most %1; build with nvcc -arch=sm_90 -O3 -c %2</source>
+        <translation>格式：CUDA（仅依赖 CUDA 运行时），每次调用的观测数：最多 %1；构建命令：nvcc -arch=sm_90 -O3 -c %2</translation>
     </message>
 </context>
 <context>

@@ -158,7 +158,9 @@ void ExportDialog::switchFormat() {
   const exports::ExportFormat f = format();
   const bool onnx = f == exports::ExportFormat::Onnx, cuda = f == exports::ExportFormat::Cuda;
   batch_->setEnabled((onnx || cuda) && !busy_);
-  batch_->setMinimum(cuda ? 1 : 0);  // CUDA has no dynamic batch
+  // CUDA has no dynamic batch (a spin box shows its special text at its minimum).
+  batch_->setMinimum(cuda ? 1 : 0);
+  batch_->setSpecialValueText(cuda ? QString() : tr("dynamic"));
   opset_->setEnabled(onnx && !busy_);
   // The output keeps its folder and name; the ending follows the format (the CUDA files end in
   // "_cuda.cu", so that their header does not replace the C export's).
@@ -214,7 +216,7 @@ void ExportDialog::showWritten(const exports::ExportResult& result) {
   else if (r.format == exports::ExportFormat::C)
     lines << tr("Format: C99 (libm only); build with cc -std=c99 -O2 -c %1, link with -lm").arg(nativePath(result.files.front().path));
   else
-    lines << tr("Format: CUDA (the CUDA runtime only), at most %1 observations per call; build with nvcc -arch=sm_90 -O3 -c %2")
+    lines << tr("Format: CUDA (the CUDA runtime only), observations per call: at most %1; build with nvcc -arch=sm_90 -O3 -c %2")
                  .arg(std::max<qint64>(1, r.batch))
                  .arg(nativePath(result.files.front().path));
   const QString project = QString::fromStdString(result.project);

@@ -123,6 +123,7 @@ class TestExportDialog : public QObject {
     QVERIFY(batch->isEnabled());
     QVERIFY(!child<QSpinBox>(dialog, "exportOpset")->isEnabled());
     QCOMPARE(batch->minimum(), 1);
+    QCOMPARE(batch->text(), QStringLiteral("1"));  // not "dynamic"
     batch->setValue(16);
     QVERIFY(exportTo(dialog, cu));
     QFile cudaSource(cu);
@@ -132,10 +133,13 @@ class TestExportDialog : public QObject {
     QVERIFY(cudaHeader.open(QIODevice::ReadOnly));
     QVERIFY(cudaHeader.readAll().contains("#define POLICY_CUDA_BATCH 16 "));
     summary = dialog.summaryText();
-    QVERIFY2(summary.contains(QStringLiteral("Format: CUDA (the CUDA runtime only), at most 16 observations per call")), qPrintable(summary));
-    // Back to C: the name loses its "_cuda".
+    QVERIFY2(summary.contains(QStringLiteral("Format: CUDA (the CUDA runtime only), observations per call: at most 16")), qPrintable(summary));
+    // Back to C: the name loses its "_cuda"; and ONNX can be dynamic again.
     child<QComboBox>(dialog, "exportFormat")->setCurrentIndex(1);
     QCOMPARE(child<QLineEdit>(dialog, "exportOutput")->text(), QDir::toNativeSeparators(c));
+    child<QComboBox>(dialog, "exportFormat")->setCurrentIndex(0);
+    batch->setValue(0);
+    QCOMPARE(batch->text(), QStringLiteral("dynamic"));
   }
 
   void exportsAProjectsInitialWeights() {
