@@ -693,10 +693,6 @@
         <translation>第 %1 次迭代对阵 %2：%3 胜，%4 平，%5 负。</translation>
     </message>
     <message>
-        <source>%1 = %2 (was %3), applied at iteration %4</source>
-        <translation>%1 = %2（原为 %3），自第 %4 次迭代生效</translation>
-    </message>
-    <message>
         <source>The run stopped: %1</source>
         <translation>运行已停止：%1</translation>
     </message>
@@ -2552,6 +2548,10 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
     <message>
         <source>Wrote %1 to %2.</source>
         <translation>已将 %1 写入 %2。</translation>
+    </message>
+    <message>
+        <source>%1 = %2 (was %3), applied at iteration %4</source>
+        <translation>%1 = %2（原为 %3），自第 %4 次迭代生效</translation>
     </message>
 </context>
 </TS>
