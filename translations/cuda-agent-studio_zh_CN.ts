@@ -1131,6 +1131,16 @@
         <source>The curves are those of %1.</source>
         <translation>曲线来自 %1。</translation>
     </message>
+    <message>
+        <source>random</source>
+        <comment>the random baseline</comment>
+        <translation>随机玩家</translation>
+    </message>
+    <message>
+        <source>perfect</source>
+        <comment>the perfect player</comment>
+        <translation>完美玩家</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::MoveList</name>
