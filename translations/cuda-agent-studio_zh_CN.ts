@@ -2159,10 +2159,6 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
         <translation>&lt;b&gt;根节点&lt;/b&gt; — 搜索开始的局面</translation>
     </message>
     <message>
-        <source>N = %1 visits</source>
-        <translation>N = %1 次访问</translation>
-    </message>
-    <message>
         <source> (parent: %1)</source>
         <translation> （父节点：%1）</translation>
     </message>
@@ -2409,6 +2405,12 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
     <message>
         <source>%1 nodes so far</source>
         <translation>迄今共 %1 个节点</translation>
+    </message>
+    <message numerus="yes">
+        <source>N = %Ln visit(s)</source>
+        <translation>
+            <numerusform>N = %Ln 次访问</numerusform>
+        </translation>
     </message>
 </context>
 <context>

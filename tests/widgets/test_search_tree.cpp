@@ -22,6 +22,7 @@
 #include "widgets/main_window.hpp"
 #include "widgets/run_controller.hpp"
 #include "widgets/search_tree_view.hpp"
+#include "widgets/translations.hpp"
 #include "widgets/tree_geometry.hpp"
 
 using cas::train::TreeSnapshot;
@@ -85,6 +86,8 @@ class TestSearchTree : public QObject {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("CUDA-Agent-Test"));
     QCoreApplication::setApplicationName(QStringLiteral("test_search_tree"));
+    // As the studio starts: English with its plural forms ("1 visit", "4 visits").
+    QCOMPARE(cas::widgets::installTranslations(*QCoreApplication::instance(), QStringLiteral("en")), QStringLiteral("en"));
   }
 
   void sunburstAnglesAreProportionalToVisits() {
