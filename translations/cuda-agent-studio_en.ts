@@ -22,6 +22,16 @@
     </message>
 </context>
 <context>
+    <name>cas::widgets::SearchTreePanel</name>
+    <message numerus="yes">
+        <source>Board position after %n move(s), checkpoint of iteration %1</source>
+        <translation>
+            <numerusform>Board position after %n move, checkpoint of iteration %1</numerusform>
+            <numerusform>Board position after %n moves, checkpoint of iteration %1</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>cas::widgets::SearchTreeView</name>
     <message numerus="yes">
         <source>N = %Ln visit(s)</source>

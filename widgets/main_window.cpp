@@ -132,6 +132,7 @@ MainWindow::MainWindow(QWidget* parent)
   QDockWidget* editor = addPanel(QStringLiteral("policyDock"), tr("Policy editor"), policyEditor_, Qt::RightDockWidgetArea);
   searchTree_ = new SearchTreePanel;
   searchTree_->setRunController(run_);
+  searchTree_->setBoard(playPanel_);
   QDockWidget* tree = addPanel(QStringLiteral("searchTreeDock"), tr("Search tree"), searchTree_, Qt::RightDockWidgetArea);
   // Training is what the tree is for: the live tree comes to the front when a run starts.
   connect(run_, &RunController::runStarted, tree, &QDockWidget::raise);
