@@ -15,17 +15,18 @@ class TestTranslations : public QObject {
     QVERIFY(f.open(QIODevice::ReadOnly));
     QXmlStreamReader xml(&f);
     QString context, source;
+    bool plural = false;  // the message has numerus forms (<message numerus="yes">)
     QSet<QString> parameterHelp;
     int messages = 0;
     while (!xml.atEnd()) {
       xml.readNext();
       if (!xml.isStartElement()) continue;
       if (xml.name() == QLatin1String("name")) context = xml.readElementText();
+      else if (xml.name() == QLatin1String("message")) plural = xml.attributes().value(QLatin1String("numerus")) == QLatin1String("yes");
       else if (xml.name() == QLatin1String("source")) source = xml.readElementText();
       else if (xml.name() == QLatin1String("translation")) {
         ++messages;
         const QString type = xml.attributes().value(QLatin1String("type")).toString();
-        const bool plural = xml.attributes().value(QLatin1String("numerus")).toString() == QLatin1String("yes");
         QString text = plural ? QString() : xml.readElementText(QXmlStreamReader::IncludeChildElements);
         if (plural) {
           while (xml.readNextStartElement()) text += xml.readElementText();
