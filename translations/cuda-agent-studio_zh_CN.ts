@@ -707,10 +707,6 @@ CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</tr
         <translation>第 %1 次迭代对阵 %2：%3 胜，%4 平，%5 负。</translation>
     </message>
     <message>
-        <source>%1 = %2 (was %3), applied at iteration %4</source>
-        <translation>%1 = %2（原为 %3），自第 %4 次迭代生效</translation>
-    </message>
-    <message>
         <source>The run stopped: %1</source>
         <translation>运行已停止：%1</translation>
     </message>
@@ -1148,6 +1144,16 @@ CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</tr
     <message>
         <source>The curves are those of %1.</source>
         <translation>曲线来自 %1。</translation>
+    </message>
+    <message>
+        <source>random</source>
+        <comment>the random baseline</comment>
+        <translation>随机玩家</translation>
+    </message>
+    <message>
+        <source>perfect</source>
+        <comment>the perfect player</comment>
+        <translation>完美玩家</translation>
     </message>
 </context>
 <context>
@@ -1749,6 +1755,14 @@ Project %2 (%3), checkpoint %4</source>
         <source>Move %1 of %2 is shown. Step forward, or pick the last move, to go on from the game&apos;s position.</source>
         <translation>正在显示第 %1 步（共 %2 步）。前进或选择最后一步，即可从对局当前局面继续。</translation>
     </message>
+    <message>
+        <source>Load a run on the Board to search its position.</source>
+        <translation>在“棋盘”中加载一个运行，才能搜索其局面。</translation>
+    </message>
+    <message>
+        <source>The run loaded on the Board plays %1, not %2.</source>
+        <translation>“棋盘”中加载的运行下的是 %1，而不是 %2。</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::ProjectPanel</name>
@@ -2120,10 +2134,6 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
         <translation>对局 </translation>
     </message>
     <message>
-        <source>The self-play game whose tree is shown and, in teaching mode, stepped</source>
-        <translation>显示其搜索树的自对弈对局（教学模式下也单步执行该局）</translation>
-    </message>
-    <message>
         <source>Show each new tree while training; off, the tree holds still until Refresh</source>
         <translation>训练时显示每棵新树；关闭时树保持不动，直到点击“刷新”</translation>
     </message>
@@ -2148,16 +2158,42 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
         <translation>自对弈第 %1 局：正在等待快照。</translation>
     </message>
     <message>
-        <source>Self-play game %1, iteration %2 · the top levels: %3 nodes drawn of %4 in the tree · root N %5</source>
-        <translation>自对弈第 %1 局，第 %2 次迭代 · 顶部几层：绘制了 %3 个节点（树中共 %4 个） · 根节点 N %5</translation>
-    </message>
-    <message>
-        <source>Self-play game %1, iteration %2 · %3 nodes shown of %4 in the tree · root N %5</source>
-        <translation>自对弈第 %1 局，第 %2 次迭代 · 显示 %3 个节点（树中共 %4 个） · 根节点 N %5</translation>
-    </message>
-    <message>
         <source>Search tree: show or hide the debug overlay</source>
         <translation>搜索树：显示或隐藏调试叠加层</translation>
+    </message>
+    <message>
+        <source>Board position</source>
+        <translation>棋盘局面</translation>
+    </message>
+    <message>
+        <source>The self-play game whose tree is shown and, in teaching mode, stepped; or, below game 1, the position the Board shows, searched by the Board&apos;s agent</source>
+        <translation>显示其搜索树的自对弈对局（教学模式下也单步执行该局）；或在第 1 局之下选择“棋盘局面”：“棋盘”所示的局面，由“棋盘”的智能体搜索</translation>
+    </message>
+    <message>
+        <source>Searching the Board&apos;s position…</source>
+        <translation>正在搜索“棋盘”的局面…</translation>
+    </message>
+    <message>
+        <source>Board position: waiting for its search tree.</source>
+        <translation>棋盘局面：正在等待其搜索树。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Board position after %n move(s), checkpoint of iteration %1</source>
+        <translation>
+            <numerusform>走了 %n 步后的棋盘局面，第 %1 次迭代的检查点</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Self-play game %1, iteration %2</source>
+        <translation>自对弈第 %1 局，第 %2 次迭代</translation>
+    </message>
+    <message>
+        <source>%1 · the top levels: %2 nodes drawn of %3 in the tree · root N %4</source>
+        <translation>%1 · 顶部几层：绘制了 %2 个节点（树中共 %3 个） · 根节点 N %4</translation>
+    </message>
+    <message>
+        <source>%1 · %2 nodes shown of %3 in the tree · root N %4</source>
+        <translation>%1 · 显示 %2 个节点（树中共 %3 个） · 根节点 N %4</translation>
     </message>
 </context>
 <context>
@@ -2165,10 +2201,6 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
     <message>
         <source>&lt;b&gt;Root&lt;/b&gt; — the position the search starts from</source>
         <translation>&lt;b&gt;根节点&lt;/b&gt; — 搜索开始的局面</translation>
-    </message>
-    <message>
-        <source>N = %1 visits</source>
-        <translation>N = %1 次访问</translation>
     </message>
     <message>
         <source> (parent: %1)</source>
@@ -2418,6 +2450,12 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
         <source>%1 nodes so far</source>
         <translation>迄今共 %1 个节点</translation>
     </message>
+    <message numerus="yes">
+        <source>N = %Ln visit(s)</source>
+        <translation>
+            <numerusform>N = %Ln 次访问</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::ShortcutsDialog</name>
@@ -2566,6 +2604,10 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
     <message>
         <source>Wrote %1 to %2.</source>
         <translation>已将 %1 写入 %2。</translation>
+    </message>
+    <message>
+        <source>%1 = %2 (was %3), applied at iteration %4</source>
+        <translation>%1 = %2（原为 %3），自第 %4 次迭代生效</translation>
     </message>
 </context>
 </TS>
