@@ -44,10 +44,14 @@ inline constexpr float kSegmentAngle = kTwoPi / 256;
 inline constexpr float kFar = 1e6f;  // "no side here" in TreeVertex::edge
 inline constexpr float kRootRadius = 0.5f;
 
-// The view's colours that the meshes use.
-inline constexpr Rgba kBackground{24, 26, 31, 255};
-inline constexpr Rgba kPrincipalVariation{255, 196, 56, 255};  // gold
-inline constexpr Rgba kUnvisited{92, 96, 106, 255};
+// The view's colours that the meshes use (functions, which device code may call; the constants
+// are the host's names for them).
+CAS_HD constexpr Rgba backgroundColour() { return {24, 26, 31, 255}; }
+CAS_HD constexpr Rgba principalColour() { return {255, 196, 56, 255}; }  // gold
+CAS_HD constexpr Rgba unvisitedColour() { return {92, 96, 106, 255}; }
+inline constexpr Rgba kBackground = backgroundColour();
+inline constexpr Rgba kPrincipalVariation = principalColour();
+inline constexpr Rgba kUnvisited = unvisitedColour();
 inline constexpr float kOutlineWidth = 0.7f, kPrincipalOutlineWidth = 2.2f;
 inline constexpr float kPrincipalTint = 0.22f;
 
@@ -74,8 +78,8 @@ CAS_HD inline Rgba qColour(float q) {
 
 // A node's fill: Q's colour (grey when unvisited), tinted gold on the principal variation.
 CAS_HD inline Rgba nodeFill(int visits, float q, bool principal) {
-  const Rgba base = visits > 0 ? qColour(q) : kUnvisited;
-  return principal ? mix(base, kPrincipalVariation, kPrincipalTint) : base;
+  const Rgba base = visits > 0 ? qColour(q) : unvisitedColour();
+  return principal ? mix(base, principalColour(), kPrincipalTint) : base;
 }
 
 // A sector's angle before its siblings are fitted into the parent: its share of the root's visits.

@@ -124,8 +124,8 @@ CAS_HD inline void writeNodeSector(const SunburstNodes& n, std::int32_t i, cas::
   const bool pv = n.principal[i] != 0;
   const float depth = float(n.depth[i]);
   const float inner = i == 0 ? 0.0f : depth - 0.5f, outer = i == 0 ? mesh::kRootRadius : depth + 0.5f;
-  mesh::writeSector(n.start[i], n.span[i], inner, outer, mesh::nodeFill(n.visits[i], n.q[i], pv), pv ? mesh::kPrincipalVariation : mesh::kBackground,
-                    pv ? mesh::kPrincipalOutlineWidth : mesh::kOutlineWidth, vertices + firstVertex, indices + firstIndex, firstVertex);
+  mesh::writeSector(n.start[i], n.span[i], inner, outer, mesh::nodeFill(n.visits[i], n.q[i], pv), pv ? mesh::principalColour() : mesh::backgroundColour(),
+                    pv ? float(mesh::kPrincipalOutlineWidth) : float(mesh::kOutlineWidth), vertices + firstVertex, indices + firstIndex, firstVertex);
 }
 
 }  // namespace cas::gpu::search
