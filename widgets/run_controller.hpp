@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/engine/engine.hpp"
+#include "core/train/alphazero.hpp"
 
 namespace cas::widgets {
 
