@@ -53,8 +53,8 @@ class AlphaZeroTrainer final : public Trainer {
   TreeSnapshot snapshot(int game, int maxNodes) const override;
   // The self-play inference program on this trainer's backend and its batch, for kernel metrics
   // (exec::Executable::profileKernels). Between iterations only, on the thread driving the trainer.
-  exec::Executable& inferenceProgram() { return *inference_; }
-  std::int64_t inferenceBatch() const { return inferenceBatch_; }
+  exec::Executable& inferenceProgram() override { return *inference_; }
+  std::int64_t inferenceBatch() const override { return inferenceBatch_; }
 
   EvaluationResult evaluate(const std::string& opponent, int games, std::uint64_t seed);
   EvaluationResult evaluate(Opponent& opponent, int games, std::uint64_t seed);

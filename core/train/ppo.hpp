@@ -57,6 +57,9 @@ class PpoTrainer final : public Trainer {
   // the most probable action (greedy) or one sampled from the policy (stochastic).
   EpisodeEvaluation evaluate(int episodes, bool stochastic, std::uint64_t seed);
 
+  exec::Executable& inferenceProgram() override { return *inference_; }
+  std::int64_t inferenceBatch() const override { return ppo_.envs; }
+
   std::string checkpoint() const override;
   std::uint64_t checkpointSizeLimit() const override;
   bool restore(const std::string& bytes, std::string* error) override;

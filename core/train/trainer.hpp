@@ -39,6 +39,12 @@ class Trainer {
   virtual void stepSimulation() {}
   virtual TreeSnapshot snapshot(int game, int maxNodes) const;
 
+  // The program the network is evaluated with most (AlphaZero: self-play's, PPO: the rollout's)
+  // and its batch, for kernel metrics (exec::Executable::profileKernels). Between iterations
+  // only, on the thread driving the trainer.
+  virtual exec::Executable& inferenceProgram() = 0;
+  virtual std::int64_t inferenceBatch() const = 0;
+
   // The whole state as bytes (checkpoint.hpp), and back.
   virtual std::string checkpoint() const = 0;
   // The most bytes checkpoint() can return: a larger file is not one of its checkpoints.
