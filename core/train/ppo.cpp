@@ -149,13 +149,14 @@ void PpoTrainer::collectRollout(EpisodeReport& episodes) {
   const int n = int(ppo_.envs);
   const auto obs = size_t(obsSize_);
   std::vector<float> logits, values, finalObservations(observations_.size()), finalValues;
+  std::vector<bool> truncated(static_cast<size_t>(n));
   double returns = 0, lengths = 0;
   for (std::int64_t t = 0; t < ppo_.rolloutSteps; ++t) {
     forward(observations_, &logits, &values);
     const size_t row = size_t(t) * size_t(n);
     std::copy(observations_.begin(), observations_.end(), rolloutObs_.begin() + std::ptrdiff_t(row * obs));
     bool anyTruncated = false;
-    std::vector<bool> truncated(size_t(n), false);
+    std::fill(truncated.begin(), truncated.end(), false);
     for (int e = 0; e < n; ++e) {
       const float* l = &logits[size_t(e) * size_t(actions_)];
       const double normaliser = logSumExp(l, actions_);
@@ -214,11 +215,15 @@ void PpoTrainer::update(const std::vector<float>& advantages, const std::vector<
   std::iota(order.begin(), order.end(), 0);
   std::vector<float> batchObs(m * obs), batchActions(m), batchLogProbs(m), batchValues(m), batchAdvantages(m), batchReturns(m);
   std::int64_t steps = 0;
-  for (std::int64_t epoch = 0; epoch < ppo_.epochs; ++epoch) {
+  bool stopped = false;  // a stop asked for mid-update: the steps taken so far stand
+  for (std::int64_t epoch = 0; epoch < ppo_.epochs && !stopped; ++epoch) {
     for (std::int64_t k = total - 1; k > 0; --k)  // Fisher-Yates: the same order on every standard library
       std::swap(order[size_t(k)], order[size_t(rng_() % std::uint64_t(k + 1))]);
     for (std::int64_t start = 0; start < total; start += minibatch) {
-      if (cancelled && cancelled()) break;
+      if (cancelled && cancelled()) {
+        stopped = true;
+        break;
+      }
       for (std::int64_t j = 0; j < minibatch; ++j) {
         const auto i = size_t(order[size_t(start + j)]);
         std::copy_n(&rolloutObs_[i * obs], obs, &batchObs[size_t(j) * obs]);
