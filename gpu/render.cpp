@@ -340,11 +340,44 @@ class Renderer {
       }
       case Op::Gather:
         return "cas_gather_rows<" + str(count) + ", " + str(xs[0]) + ", " + str(xs[1]) + ">(b, " + in(0) + ", " + in(1) + ", " + out + ")";
+      case Op::MatMul: {  // planned without cuBLAS (ScheduleTarget::vendorLibraries)
+        const Shape& bs = node(n.inputs[1]).shape;
+        const std::int64_t rows = n.shape[n.shape.size() - 2], cols = n.shape.back(), k = a.transposeA ? xs[xs.size() - 2] : xs.back();
+        const std::string first = matrixOffset(xs, n.shape, rows * k), second = matrixOffset(bs, n.shape, k * cols);
+        const bool single = first == "0" && second == "0";
+        return "cas_matmul_direct<" + str(count) + ", " + str(rows) + ", " + str(cols) + ", " + str(k) + ", " + boolean(a.transposeA) + ", " +
+               boolean(a.transposeB) + ", " + str(ir::directLanes(count, k)) + ">(b, " + in(0) + ", " + in(1) + ", " + out + ", [](int" + (single ? "" : " m") + ") { return make_int2(" +
+               first + ", " + second + "); })";
+      }
+      case Op::Conv2d: {  // an fp32 convolution planned without cuDNN (ScheduleTarget::vendorLibraries)
+        const Shape& ws = node(n.inputs[1]).shape;
+        return "cas_conv2d_direct<" + str(count) + ", " + str(xs[1]) + ", " + str(xs[2]) + ", " + str(xs[3]) + ", " + str(ws[0]) + ", " +
+               str(n.shape[2]) + ", " + str(n.shape[3]) + ", " + str(a.kernelH) + ", " + str(a.kernelW) + ", " + str(a.strideH) + ", " +
+               str(a.strideW) + ", " + str(a.padTop) + ", " + str(a.padLeft) + ", " + str(ir::directLanes(count, ws[1] * ws[2] * ws[3])) + ">(b, " +
+               in(0) + ", " + in(1) + ", " + out + ")";
+      }
       case Op::ScatterAddRows:
         return "cas_scatter_add_rows<" + str(numel(node(n.inputs[1]).shape)) + ", " + str(n.shape[0]) + ", " + str(n.shape[1]) + ">(b, " + in(0) +
                ", " + in(1) + ", " + out + ")";
       default: throw std::runtime_error("the CUDA backend cannot run " + ir::describeNode(g_, id) + " yet");
     }
+  }
+
+  // The first element of matrix m (an index over the product's leading axes `out` minus the
+  // last two) in an operand of shape `s` whose leading axes broadcast to them (numpy's rules).
+  static std::string matrixOffset(const Shape& s, const Shape& out, std::int64_t matrixSize) {
+    const Shape lead(out.begin(), out.end() - 2), own(s.begin(), s.end() - 2);
+    const std::vector<std::int64_t> leadStride = stridesOf(lead);
+    std::string offset;
+    std::int64_t matrices = 1;  // matrices per step along the operand's axis
+    for (size_t k = 0; k < own.size(); ++k) {
+      const size_t axis = own.size() - 1 - k, outAxis = lead.size() - 1 - k;
+      if (own[axis] != 1)
+        offset += (offset.empty() ? "" : " + ") + std::string("((m / ") + str(leadStride[outAxis]) + ") % " + str(lead[outAxis]) + ") * " +
+                  str(matrices * matrixSize);
+      matrices *= own[axis];
+    }
+    return offset.empty() ? "0" : offset;
   }
 
   static std::string poolArguments(std::int64_t h, std::int64_t w, std::int64_t oh, std::int64_t ow, const ir::Attrs& a) {

@@ -308,10 +308,6 @@
         <translation>动态</translation>
     </message>
     <message>
-        <source>ONNX: a fixed batch size, or dynamic (the batch axis is named &apos;batch&apos;).</source>
-        <translation>ONNX：固定的批大小，或动态（批维度名为 &apos;batch&apos;）。</translation>
-    </message>
-    <message>
         <source>Source:</source>
         <translation>来源：</translation>
     </message>
@@ -382,6 +378,24 @@
     <message>
         <source>Nothing was written: %1</source>
         <translation>未写入任何文件：%1</translation>
+    </message>
+    <message>
+        <source>Standalone CUDA source (.cu and .h)</source>
+        <translation>独立 CUDA 源代码（.cu 和 .h）</translation>
+    </message>
+    <message>
+        <source>ONNX: a fixed batch size, or dynamic (the batch axis is named &apos;batch&apos;).
+CUDA: the most observations per call (the pass is captured at this size).</source>
+        <translation>ONNX：固定的批大小，或动态（批轴名为 &apos;batch&apos;）。
+CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</translation>
+    </message>
+    <message>
+        <source>CUDA source files (*.cu)</source>
+        <translation>CUDA 源文件 (*.cu)</translation>
+    </message>
+    <message>
+        <source>Format: CUDA (the CUDA runtime only), observations per call: at most %1; build with nvcc -arch=sm_90 -O3 -c %2</source>
+        <translation>格式：CUDA（仅依赖 CUDA 运行时），每次调用的观测数：最多 %1；构建命令：nvcc -arch=sm_90 -O3 -c %2</translation>
     </message>
 </context>
 <context>
@@ -743,10 +757,6 @@
     <message>
         <source>Iteration %1 against %2: %3 wins, %4 draws, %5 losses.</source>
         <translation>第 %1 次迭代对阵 %2：%3 胜，%4 平，%5 负。</translation>
-    </message>
-    <message>
-        <source>%1 = %2 (was %3), applied at iteration %4</source>
-        <translation>%1 = %2（原为 %3），自第 %4 次迭代生效</translation>
     </message>
     <message>
         <source>The run stopped: %1</source>
@@ -1186,6 +1196,16 @@
     <message>
         <source>The curves are those of %1.</source>
         <translation>曲线来自 %1。</translation>
+    </message>
+    <message>
+        <source>random</source>
+        <comment>the random baseline</comment>
+        <translation>随机玩家</translation>
+    </message>
+    <message>
+        <source>perfect</source>
+        <comment>the perfect player</comment>
+        <translation>完美玩家</translation>
     </message>
 </context>
 <context>
@@ -1787,6 +1807,14 @@ Project %2 (%3), checkpoint %4</source>
         <source>Move %1 of %2 is shown. Step forward, or pick the last move, to go on from the game&apos;s position.</source>
         <translation>正在显示第 %1 步（共 %2 步）。前进或选择最后一步，即可从对局当前局面继续。</translation>
     </message>
+    <message>
+        <source>Load a run on the Board to search its position.</source>
+        <translation>在“棋盘”中加载一个运行，才能搜索其局面。</translation>
+    </message>
+    <message>
+        <source>The run loaded on the Board plays %1, not %2.</source>
+        <translation>“棋盘”中加载的运行下的是 %1，而不是 %2。</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::ProjectPanel</name>
@@ -2158,10 +2186,6 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
         <translation>对局 </translation>
     </message>
     <message>
-        <source>The self-play game whose tree is shown and, in teaching mode, stepped</source>
-        <translation>显示其搜索树的自对弈对局（教学模式下也单步执行该局）</translation>
-    </message>
-    <message>
         <source>Show each new tree while training; off, the tree holds still until Refresh</source>
         <translation>训练时显示每棵新树；关闭时树保持不动，直到点击“刷新”</translation>
     </message>
@@ -2186,16 +2210,42 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
         <translation>自对弈第 %1 局：正在等待快照。</translation>
     </message>
     <message>
-        <source>Self-play game %1, iteration %2 · the top levels: %3 nodes drawn of %4 in the tree · root N %5</source>
-        <translation>自对弈第 %1 局，第 %2 次迭代 · 顶部几层：绘制了 %3 个节点（树中共 %4 个） · 根节点 N %5</translation>
-    </message>
-    <message>
-        <source>Self-play game %1, iteration %2 · %3 nodes shown of %4 in the tree · root N %5</source>
-        <translation>自对弈第 %1 局，第 %2 次迭代 · 显示 %3 个节点（树中共 %4 个） · 根节点 N %5</translation>
-    </message>
-    <message>
         <source>Search tree: show or hide the debug overlay</source>
         <translation>搜索树：显示或隐藏调试叠加层</translation>
+    </message>
+    <message>
+        <source>Board position</source>
+        <translation>棋盘局面</translation>
+    </message>
+    <message>
+        <source>The self-play game whose tree is shown and, in teaching mode, stepped; or, below game 1, the position the Board shows, searched by the Board&apos;s agent</source>
+        <translation>显示其搜索树的自对弈对局（教学模式下也单步执行该局）；或在第 1 局之下选择“棋盘局面”：“棋盘”所示的局面，由“棋盘”的智能体搜索</translation>
+    </message>
+    <message>
+        <source>Searching the Board&apos;s position…</source>
+        <translation>正在搜索“棋盘”的局面…</translation>
+    </message>
+    <message>
+        <source>Board position: waiting for its search tree.</source>
+        <translation>棋盘局面：正在等待其搜索树。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Board position after %n move(s), checkpoint of iteration %1</source>
+        <translation>
+            <numerusform>走了 %n 步后的棋盘局面，第 %1 次迭代的检查点</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Self-play game %1, iteration %2</source>
+        <translation>自对弈第 %1 局，第 %2 次迭代</translation>
+    </message>
+    <message>
+        <source>%1 · the top levels: %2 nodes drawn of %3 in the tree · root N %4</source>
+        <translation>%1 · 顶部几层：绘制了 %2 个节点（树中共 %3 个） · 根节点 N %4</translation>
+    </message>
+    <message>
+        <source>%1 · %2 nodes shown of %3 in the tree · root N %4</source>
+        <translation>%1 · 显示 %2 个节点（树中共 %3 个） · 根节点 N %4</translation>
     </message>
 </context>
 <context>
@@ -2203,10 +2253,6 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
     <message>
         <source>&lt;b&gt;Root&lt;/b&gt; — the position the search starts from</source>
         <translation>&lt;b&gt;根节点&lt;/b&gt; — 搜索开始的局面</translation>
-    </message>
-    <message>
-        <source>N = %1 visits</source>
-        <translation>N = %1 次访问</translation>
     </message>
     <message>
         <source> (parent: %1)</source>
@@ -2456,6 +2502,12 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
         <source>%1 nodes so far</source>
         <translation>迄今共 %1 个节点</translation>
     </message>
+    <message numerus="yes">
+        <source>N = %Ln visit(s)</source>
+        <translation>
+            <numerusform>N = %Ln 次访问</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::ShortcutsDialog</name>
@@ -2604,6 +2656,10 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
     <message>
         <source>Wrote %1 to %2.</source>
         <translation>已将 %1 写入 %2。</translation>
+    </message>
+    <message>
+        <source>%1 = %2 (was %3), applied at iteration %4</source>
+        <translation>%1 = %2（原为 %3），自第 %4 次迭代生效</translation>
     </message>
 </context>
 </TS>

@@ -24,6 +24,7 @@ void AgentWorker::loadRun(const QString& folder) {
       return;
     }
     trainer_ = std::move(run.trainer);
+    grownPosition_.reset();
     const env::EnvironmentInfo& game = *env::findEnvironment(trainer_->project().environment);  // a loaded run's game exists
     perfect_ = game.perfectPlayer ? game.perfectPlayer(kPerfectPlayTableBytes) : nullptr;
     scratch_ = game.board ? env::makeBoardGames(game.name, 1) : nullptr;
@@ -50,6 +51,7 @@ void AgentWorker::searchPosition(const std::vector<int>& moves, int simulations)
   try {
     std::string error;
     AgentSearch result;
+    grownPosition_.reset();  // analyse() searches in the tree growPositionTree grows
     result.statistics = trainer_->analyse(env::moveNotation(moves), simulations, &error);
     if (!error.empty()) {
       emit searchFailed(QString::fromStdString(error));
@@ -64,6 +66,35 @@ void AgentWorker::searchPosition(const std::vector<int>& moves, int simulations)
     emit searchFinished(result);
   } catch (const std::exception& e) {
     emit searchFailed(QString::fromUtf8(e.what()));
+  }
+}
+
+void AgentWorker::growPositionTree(const std::vector<int>& moves, bool step, int maxNodes) {
+  if (!trainer_) {
+    emit positionTreeFailed(tr("No run is loaded."));
+    return;
+  }
+  try {
+    PositionTree tree;
+    tree.moves = moves;
+    if (grownPosition_ != moves) {
+      grownPosition_.reset();
+      std::string error;
+      if (!trainer_->startAnalysis(moves, &error)) {
+        emit positionTreeFailed(QString::fromStdString(error));
+        return;
+      }
+      grownPosition_ = moves;
+    }
+    if (step) {
+      tree.before = trainer_->analysisSnapshot(maxNodes);
+      trainer_->stepAnalysis();
+    }
+    tree.after = trainer_->analysisSnapshot(maxNodes);
+    emit positionTreeReady(tree);
+  } catch (const std::exception& e) {
+    grownPosition_.reset();
+    emit positionTreeFailed(QString::fromUtf8(e.what()));
   }
 }
 

@@ -1,5 +1,7 @@
 #include "widgets/export_dialog.hpp"
 
+#include <algorithm>
+
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -56,6 +58,7 @@ ExportDialog::ExportDialog(const QString& source, QWidget* parent)
   format_->setObjectName(QStringLiteral("exportFormat"));
   format_->addItem(tr("ONNX model (.onnx)"), int(exports::ExportFormat::Onnx));
   format_->addItem(tr("Standalone C99 source (.c and .h)"), int(exports::ExportFormat::C));
+  format_->addItem(tr("Standalone CUDA source (.cu and .h)"), int(exports::ExportFormat::Cuda));
 
   checkpoint_->setObjectName(QStringLiteral("exportCheckpoint"));
   if (isRun) {
@@ -71,7 +74,8 @@ ExportDialog::ExportDialog(const QString& source, QWidget* parent)
   batch_->setObjectName(QStringLiteral("exportBatch"));
   batch_->setRange(0, int(exports::kMaxOnnxBatch));  // 0: dynamic
   batch_->setSpecialValueText(tr("dynamic"));
-  batch_->setToolTip(tr("ONNX: a fixed batch size, or dynamic (the batch axis is named 'batch')."));
+  batch_->setToolTip(tr("ONNX: a fixed batch size, or dynamic (the batch axis is named 'batch').\n"
+                        "CUDA: the most observations per call (the pass is captured at this size)."));
   opset_->setObjectName(QStringLiteral("exportOpset"));
   opset_->setRange(exports::kMinOnnxOpset, exports::kMaxOnnxOpset);
   opset_->setValue(exports::kDefaultOnnxOpset);
@@ -151,20 +155,30 @@ exports::ExportRequest ExportDialog::request() const {
 }
 
 void ExportDialog::switchFormat() {
-  const bool onnx = format() == exports::ExportFormat::Onnx;
-  batch_->setEnabled(onnx && !busy_);
+  const exports::ExportFormat f = format();
+  const bool onnx = f == exports::ExportFormat::Onnx, cuda = f == exports::ExportFormat::Cuda;
+  batch_->setEnabled((onnx || cuda) && !busy_);
+  // CUDA has no dynamic batch (a spin box shows its special text at its minimum).
+  batch_->setMinimum(cuda ? 1 : 0);
+  batch_->setSpecialValueText(cuda ? QString() : tr("dynamic"));
   opset_->setEnabled(onnx && !busy_);
-  // The output keeps its folder and name; only the extension follows the format.
+  // The output keeps its folder and name; the ending follows the format (the CUDA files end in
+  // "_cuda.cu", so that their header does not replace the C export's).
   const QString path = output_->text();
-  const QFileInfo file(path);
-  const QString from = onnx ? QStringLiteral("c") : QStringLiteral("onnx");
-  if (file.suffix() == from) output_->setText(path.left(path.size() - from.size()) + (onnx ? QStringLiteral("onnx") : QStringLiteral("c")));
+  for (const QString& ending : {QStringLiteral("_cuda.cu"), QStringLiteral(".onnx"), QStringLiteral(".c")}) {
+    if (!path.endsWith(ending)) continue;
+    const QString wanted = onnx ? QStringLiteral(".onnx") : cuda ? QStringLiteral("_cuda.cu") : QStringLiteral(".c");
+    output_->setText(path.left(path.size() - ending.size()) + wanted);
+    break;
+  }
 }
 
 void ExportDialog::chooseOutput() {
-  const bool onnx = format() == exports::ExportFormat::Onnx;
-  const QString chosen = QFileDialog::getSaveFileName(this, tr("Export To"), output_->text(),
-                                                      onnx ? tr("ONNX models (*.onnx)") : tr("C source files (*.c)"));
+  const exports::ExportFormat f = format();
+  const QString filter = f == exports::ExportFormat::Onnx ? tr("ONNX models (*.onnx)")
+                         : f == exports::ExportFormat::C  ? tr("C source files (*.c)")
+                                                          : tr("CUDA source files (*.cu)");
+  const QString chosen = QFileDialog::getSaveFileName(this, tr("Export To"), output_->text(), filter);
   if (!chosen.isEmpty()) output_->setText(QDir::toNativeSeparators(chosen));
 }
 
@@ -199,8 +213,12 @@ void ExportDialog::showWritten(const exports::ExportResult& result) {
     lines << QStringLiteral("    %1 (%2)").arg(nativePath(f.path), locale().formattedDataSize(qint64(f.bytes)));
   if (r.format == exports::ExportFormat::Onnx)
     lines << tr("Format: ONNX, opset %1, %2").arg(r.opset).arg(r.batch > 0 ? tr("batch %1").arg(r.batch) : tr("dynamic batch"));
-  else
+  else if (r.format == exports::ExportFormat::C)
     lines << tr("Format: C99 (libm only); build with cc -std=c99 -O2 -c %1, link with -lm").arg(nativePath(result.files.front().path));
+  else
+    lines << tr("Format: CUDA (the CUDA runtime only), observations per call: at most %1; build with nvcc -arch=sm_90 -O3 -c %2")
+                 .arg(std::max<qint64>(1, r.batch))
+                 .arg(nativePath(result.files.front().path));
   const QString project = QString::fromStdString(result.project);
   lines << (result.checkpoint.empty() ? tr("Weights: the initial weights of project %1 (iteration 0)").arg(project)
                                       : tr("Weights: checkpoint %1 of project %2, iteration %3").arg(nativePath(result.checkpoint), project).arg(result.iteration));

@@ -132,6 +132,7 @@ MainWindow::MainWindow(QWidget* parent)
   QDockWidget* editor = addPanel(QStringLiteral("policyDock"), tr("Policy editor"), policyEditor_, Qt::RightDockWidgetArea);
   searchTree_ = new SearchTreePanel;
   searchTree_->setRunController(run_);
+  searchTree_->setBoard(playPanel_);
   QDockWidget* tree = addPanel(QStringLiteral("searchTreeDock"), tr("Search tree"), searchTree_, Qt::RightDockWidgetArea);
   // Training is what the tree is for: the live tree comes to the front when a run starts.
   connect(run_, &RunController::runStarted, tree, &QDockWidget::raise);
@@ -236,7 +237,7 @@ void MainWindow::connectRun() {
     QString history;
     // A resumed run goes on from its checkpoint: its recorded iterations are its curves' start.
     if (run_->resumedFrom() > 0 && !metrics_->showRun(folder, &history)) logPanel_->appendMessage(LogPanel::Level::Warning, history);
-    tuningPanel_->changeList()->clear();
+    tuningPanel_->showChanges(metrics_->liveChanges());  // a resumed run's changes.jsonl; none for a new run
     parameterModel_->setLiveEditing(true);
     parameterModel_->showRunValues(run_->startParameters(), QFileInfo(folder).fileName());
     runsDock_->setTraining(true);
@@ -285,13 +286,11 @@ void MainWindow::connectRun() {
                                                           .arg(e.losses));
   });
   connect(run_, &RunController::parameterApplied, this, [this](const engine::ParameterChange& c) {
-    const QString line = tr("%1 = %2 (was %3), applied at iteration %4")
-                             .arg(QString::fromStdString(c.name), QString::fromStdString(c.to), QString::fromStdString(c.from))
-                             .arg(c.iteration);
-    tuningPanel_->changeList()->addItem(line);
-    metrics_->addParameterChange(c.iteration, QString::fromStdString(c.name), QString::fromStdString(c.from), QString::fromStdString(c.to));
-    parameterModel_->applyChange(QString::fromStdString(c.name), QString::fromStdString(c.to), c.iteration);
-    logPanel_->appendMessage(LogPanel::Level::Info, line);
+    const MetricChange change{c.iteration, QString::fromStdString(c.name), QString::fromStdString(c.from), QString::fromStdString(c.to)};
+    tuningPanel_->addChange(change);
+    metrics_->addParameterChange(change.iteration, change.parameter, change.from, change.to);
+    parameterModel_->applyChange(change.parameter, change.to, change.iteration);
+    logPanel_->appendMessage(LogPanel::Level::Info, TuningPanel::describeChange(change));
   });
   connect(run_, &RunController::messagePosted, this, [this](const QString& m) { logPanel_->appendMessage(LogPanel::Level::Info, m); });
   connect(run_, &RunController::runFailed, this, [this](const QString& m) {

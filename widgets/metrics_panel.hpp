@@ -78,6 +78,8 @@ class MetricsPanel : public QWidget, public MetricPlots {
   // run picked elsewhere (the Runs dock) shows, and what a resumed run's iterations continue.
   // Overlays stay. False with a sentence in `error` as addOverlay.
   bool showRun(const QString& runFolder, QString* error);
+  // The parameter changes of the main curves' run: the live run's, after showRun that run's.
+  const std::vector<MetricChange>& liveChanges() const { return live_.changes(); }
 
   // The one-overlay calls of earlier versions: loadOverlay replaces every overlay by this run,
   // removeOverlay() removes them all, overlayName() names the newest overlay (empty when none).

@@ -222,6 +222,8 @@ PlayPanel::PlayPanel(RunController* run, QWidget* parent)
   connect(worker_, &AgentWorker::runLoadFailed, this, &PlayPanel::reportLoadFailure);
   connect(worker_, &AgentWorker::searchFinished, this, &PlayPanel::takeSearch);
   connect(worker_, &AgentWorker::searchFailed, this, &PlayPanel::reportSearchFailure);
+  connect(worker_, &AgentWorker::positionTreeReady, this, &PlayPanel::positionTreeReady);
+  connect(worker_, &AgentWorker::positionTreeFailed, this, &PlayPanel::positionTreeFailed);
   thread_.setObjectName(QStringLiteral("play agent"));
   thread_.start();
 
@@ -331,6 +333,19 @@ void PlayPanel::startSearch() {
   setBusy(true, (mode_ == Mode::Play ? tr("The agent is thinking (simulations: %1)…") : tr("Analysing (simulations: %1)…")).arg(simulations));
   QMetaObject::invokeMethod(
       worker_, [worker = worker_, moves = moves_, simulations] { worker->searchPosition(moves, simulations); }, Qt::QueuedConnection);
+}
+
+void PlayPanel::requestPositionTree(const QString& environment, const std::vector<int>& moves, bool step, int maxNodes) {
+  if (!agent_) {
+    emit positionTreeFailed(tr("Load a run on the Board to search its position."));
+    return;
+  }
+  if (agent_->environment != environment) {
+    emit positionTreeFailed(tr("The run loaded on the Board plays %1, not %2.").arg(agent_->environment, environment));
+    return;
+  }
+  QMetaObject::invokeMethod(
+      worker_, [worker = worker_, moves, step, maxNodes] { worker->growPositionTree(moves, step, maxNodes); }, Qt::QueuedConnection);
 }
 
 void PlayPanel::takeLoadedRun(const AgentSummary& summary) {

@@ -18,6 +18,8 @@
 // column says what each move leads to (win, draw, loss), the board rings the perfect moves, and
 // an agent's move that made the verdict worse is marked as a mistake, in words below the table
 // and on its stone.
+// The Search tree dock's teaching mode can follow the Board: the agent grows the search tree of
+// a position the Board shows, a simulation at a time (requestPositionTree).
 // Loading and searching run on an AgentWorker on its own QThread; input is off meanwhile.
 // Thread-safety: GUI thread only (the worker's thread is private to the panel).
 #include <QString>
@@ -78,10 +80,16 @@ class PlayPanel : public QWidget {
   void clearBoard();
   void analysePosition();
   void showMovesUpTo(int count);  // shows the position after `count` moves of the game
+  // The loaded agent's search tree of the position after `moves` of `environment`, grown by one
+  // simulation with `step` (AgentWorker::growPositionTree); answered by positionTreeReady, or by
+  // positionTreeFailed when no agent of that game is loaded or the position has no search.
+  void requestPositionTree(const QString& environment, const std::vector<int>& moves, bool step, int maxNodes);
 
  signals:
   void agentLoaded(const QString& runFolder);
   void runLoadFailed(const QString& runFolder, const QString& reason);
+  void positionTreeReady(const cas::widgets::PositionTree& tree);
+  void positionTreeFailed(const QString& reason);
 
  private slots:
   void takeLoadedRun(const cas::widgets::AgentSummary& summary);

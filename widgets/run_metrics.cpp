@@ -58,6 +58,15 @@ const Quantity kQuantities[] = {
 // keying both runs the same way gives an opponent the same series key in the live run and an overlay.
 QString scoreKey(QString opponent) { return QStringLiteral("score:") + opponent.replace(QLatin1Char(':'), QLatin1Char('_')); }
 
+// An opponent's legend text: the baselines every run is scored against, "random" and "perfect"
+// (core's opponent names, train/baselines.cpp), in the user's language; any other opponent
+// ("mcts:200", a timed perfect player) by its name as given, which says its settings.
+QString opponentName(const QString& opponent) {
+  if (opponent == QLatin1String("random")) return QCoreApplication::translate("cas::widgets::MetricsPanel", "random", "the random baseline");
+  if (opponent == QLatin1String("perfect")) return QCoreApplication::translate("cas::widgets::MetricsPanel", "perfect", "the perfect player");
+  return opponent;
+}
+
 // Keeps every second point of the older half, so memory stays bounded while the newest points
 // keep full resolution and the first point (where the run began) stays.
 void thinOlderHalf(MetricSeries& s) {
@@ -154,7 +163,7 @@ void RunMetrics::addIteration(const train::IterationReport& r, double wallClock)
   for (const auto& e : r.evaluations)
     if (e.games > 0) {
       const QString opponent = QString::fromStdString(e.opponent);
-      append(MetricPlots::Score, scoreKey(opponent), opponent, (e.wins + 0.5 * e.draws) / e.games);
+      append(MetricPlots::Score, scoreKey(opponent), opponentName(opponent), (e.wins + 0.5 * e.draws) / e.games);
     }
 }
 
@@ -173,7 +182,7 @@ void RunMetrics::appendMetricsLine(const QJsonObject& line) {
     if (!it.key().startsWith(winPrefix) || !it.value().isDouble()) continue;
     const QString opponent = it.key().mid(winPrefix.size());
     const double draws = line.value(QStringLiteral("draw_rate_") + opponent).toDouble();
-    append(MetricPlots::Score, scoreKey(opponent), opponent, it.value().toDouble() + 0.5 * draws);
+    append(MetricPlots::Score, scoreKey(opponent), opponentName(opponent), it.value().toDouble() + 0.5 * draws);
   }
 }
 

@@ -1,6 +1,7 @@
 // SearchTreePanel (declared in search_tree_view.hpp): the Search tree dock's toolbar, status
 // line and its traffic with the run: throttled snapshot requests, layouts built on a worker
-// thread, and teaching mode's steps. The view it wraps is in search_tree_view.cpp.
+// thread, and teaching mode's steps; or, following the Board, with the Board's agent. The view it
+// wraps is in search_tree_view.cpp.
 // Thread-safety: GUI thread only; the worker thread only reads the snapshot copies it is given.
 #include "widgets/search_tree_view.hpp"
 
@@ -17,6 +18,8 @@
 
 #include <algorithm>
 
+#include "widgets/board_view.hpp"
+#include "widgets/play_panel.hpp"
 #include "widgets/run_controller.hpp"
 
 namespace cas::widgets {
@@ -65,9 +68,14 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
   step_->setObjectName(QStringLiteral("stepSimulationButton"));
   step_->setToolTip(tr("One more simulation in every self-play game; the view animates the game chosen"));
   gameBox_->setObjectName(QStringLiteral("searchTreeGame"));
-  gameBox_->setRange(1, 65536);  // narrowed to the run's games once a snapshot says how many there are
+  // 0 is the Board's position; the games' maximum is narrowed to the run's once a snapshot says
+  // how many there are.
+  gameBox_->setRange(0, 65536);
+  gameBox_->setValue(1);
+  gameBox_->setSpecialValueText(tr("Board position"));
   gameBox_->setPrefix(tr("Game "));
-  gameBox_->setToolTip(tr("The self-play game whose tree is shown and, in teaching mode, stepped"));
+  gameBox_->setToolTip(tr("The self-play game whose tree is shown and, in teaching mode, stepped; or, below game 1, the position "
+                          "the Board shows, searched by the Board's agent"));
   follow_->setObjectName(QStringLiteral("searchTreeFollow"));
   follow_->setToolTip(tr("Show each new tree while training; off, the tree holds still until Refresh"));
   refreshButton_->setObjectName(QStringLiteral("searchTreeRefresh"));
@@ -144,7 +152,10 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
   connect(gameBox_, &QSpinBox::valueChanged, this, [this](int shown) { setGame(shown - 1); });
   connect(follow_, &QCheckBox::toggled, this, &SearchTreePanel::setFollowLive);
   connect(refreshButton_, &QToolButton::clicked, this, &SearchTreePanel::refreshTree);
-  connect(view_, &SearchTreeView::positionSelected, this, &SearchTreePanel::positionSelected);
+  connect(view_, &SearchTreeView::positionSelected, this, [this](const QString& environment, const std::vector<int>& moves) {
+    pickedInTree_ = moves;  // before the Board shows it, so that the tree it came from stays
+    emit positionSelected(environment, moves);
+  });
   connect(view_, &SearchTreeView::modeChanged, this, &SearchTreePanel::updateControls);
   connect(&ticker_, &QTimer::timeout, this, &SearchTreePanel::tick);
   ticker_.start(1000 / kLiveRequestsPerSecond);
@@ -164,7 +175,7 @@ void SearchTreePanel::setRunController(RunController* run) {
   connect(run, &RunController::treeSnapshotReady, this, &SearchTreePanel::takeSnapshot);
   connect(run, &RunController::runStarted, this, [this] {
     resetRequests();
-    view_->setEmptyMessage(tr("Waiting for the first snapshot of self-play game %1…").arg(game_ + 1));
+    if (!followsBoard()) view_->setEmptyMessage(tr("Waiting for the first snapshot of self-play game %1…").arg(game_ + 1));
     updateControls();
   });
   connect(run, &RunController::runFinished, this, [this] {
@@ -190,8 +201,67 @@ void SearchTreePanel::resetRequests() {
   publishStats();
 }
 
+void SearchTreePanel::setBoard(PlayPanel* board) {
+  if (board_) {
+    disconnect(board_, nullptr, this, nullptr);
+    disconnect(board_->boardView(), nullptr, this, nullptr);
+  }
+  board_ = board;
+  if (!board) return;
+  boardEnvironment_ = board->boardView()->environment();
+  boardMoves_ = board->boardView()->moves();
+  connect(board->boardView(), &BoardView::positionShown, this, &SearchTreePanel::boardPositionShown);
+  connect(board, &PlayPanel::positionTreeReady, this, &SearchTreePanel::takePositionTree);
+  connect(board, &PlayPanel::positionTreeFailed, this, &SearchTreePanel::reportBoardTreeFailure);
+  // Another agent: the tree of the position is grown afresh by it.
+  connect(board, &PlayPanel::agentLoaded, this, [this] { requestBoardTree(false); });
+}
+
+void SearchTreePanel::boardPositionShown(const QString& environment, const std::vector<int>& moves) {
+  if (environment == boardEnvironment_ && moves == boardMoves_) return;  // shown again
+  boardEnvironment_ = environment;
+  boardMoves_ = moves;
+  if (pickedInTree_ == moves) return;  // a node clicked in the tree: the tree it belongs to stays
+  pickedInTree_.reset();
+  if (!followsBoard()) return;
+  treeEnvironment_ = environment;
+  treeMoves_ = moves;
+  requestBoardTree(false);
+}
+
+void SearchTreePanel::requestBoardTree(bool step) {
+  if (!followsBoard() || !board_ || boardTreePending_) return;  // a pending request is followed by one for the newest position
+  boardTreePending_ = true;
+  board_->requestPositionTree(treeEnvironment_, treeMoves_, step, kMaxNodes);  // may fail at once
+  updateControls();
+}
+
+void SearchTreePanel::takePositionTree(const PositionTree& tree) {
+  boardTreePending_ = false;
+  if (followsBoard() && (tree.moves != treeMoves_ || QString::fromStdString(tree.after.environment) != treeEnvironment_)) {
+    requestBoardTree(false);  // the Board moved on meanwhile
+    return;
+  }
+  if (followsBoard()) {
+    boardTreeProblem_.clear();
+    if (tree.before) traceStep(*tree.before, tree.after);
+    else showSnapshot(tree.after);
+  }
+  updateControls();
+}
+
+void SearchTreePanel::reportBoardTreeFailure(const QString& reason) {
+  boardTreePending_ = false;
+  if (followsBoard()) {
+    boardTreeProblem_ = reason;
+    view_->showTree({});  // the tree of another position would pass for this one's
+    view_->setEmptyMessage(reason);
+  }
+  updateControls();
+}
+
 void SearchTreePanel::request(Purpose purpose) {
-  if (!run_ || !run_->running()) return;
+  if (!run_ || !run_->running() || followsBoard()) return;
   requests_.push_back({purpose, {}});
   requests_.back().sent.start();
   sinceLastRequest_.restart();
@@ -202,7 +272,7 @@ void SearchTreePanel::request(Purpose purpose) {
 
 void SearchTreePanel::tick() {
   updateControls();
-  if (!run_ || !run_->running() || !isVisible()) return;
+  if (!run_ || !run_->running() || !isVisible() || followsBoard()) return;
   if (!requests_.empty()) return;  // one at a time keeps the engine's queue short
   if (sinceLastRequest_.elapsed() < 1000 / kLiveRequestsPerSecond) return;
   if (run_->paused()) {
@@ -216,6 +286,10 @@ void SearchTreePanel::tick() {
 }
 
 void SearchTreePanel::stepSimulation() {
+  if (followsBoard()) {
+    requestBoardTree(true);
+    return;
+  }
   if (!run_ || !run_->running() || !run_->paused()) return;
   request(Purpose::BeforeStep);
   ++ownStepsPending_;
@@ -224,15 +298,28 @@ void SearchTreePanel::stepSimulation() {
 }
 
 void SearchTreePanel::setGame(int game) {
-  game = std::clamp(game, 0, gameBox_->maximum() - 1);
+  if (game != kBoardPosition) game = std::clamp(game, 0, gameBox_->maximum() - 1);
   if (gameBox_->value() != game + 1) {
     const QSignalBlocker quiet(gameBox_);
-    gameBox_->setValue(game + 1);
+    gameBox_->setValue(game + 1);  // kBoardPosition: 0, the box's "Board position"
   }
   if (game == game_) return;
+  const bool sourceChanged = (game == kBoardPosition) != followsBoard();
   game_ = game;
   beforeStep_.reset();  // a step's "before" belongs to the game it was taken of
-  refreshTree();
+  if (sourceChanged) view_->showTree({});  // a self-play tree is not the Board's, nor the other way round
+  if (followsBoard()) {
+    boardTreeProblem_.clear();
+    treeEnvironment_ = boardEnvironment_;
+    treeMoves_ = boardMoves_;
+    view_->setEmptyMessage(tr("Searching the Board's position…"));
+    requestBoardTree(false);
+  } else {
+    view_->setEmptyMessage(run_ && run_->running() ? tr("Waiting for the first snapshot of self-play game %1…").arg(game_ + 1)
+                                                   : tr("Train the project to watch the search tree of a self-play game grow."));
+    refreshTree();
+  }
+  updateControls();
 }
 
 bool SearchTreePanel::followsLive() const { return follow_->isChecked(); }
@@ -279,19 +366,20 @@ void SearchTreePanel::takeSnapshot(const train::TreeSnapshot& snapshot) {
       // Our own step brought its "before"; a step made elsewhere is traced from the tree shown.
       std::optional<train::TreeSnapshot> before = std::exchange(beforeStep_, std::nullopt);
       if (!before && view_->layout() && view_->layout()->snapshot().game == snapshot.game) before = view_->layout()->snapshot();
-      if (!before) {
-        showSnapshot(snapshot);
-        break;
-      }
-      worker_.start([this, before = std::move(*before), after = snapshot]() mutable {
-        PreparedTree b = prepareTree(std::move(before)), a = prepareTree(std::move(after));
-        std::optional<SimulationTrace> trace = traceSimulation(*b.layout, *a.layout);
-        QMetaObject::invokeMethod(this, [this, b, a, trace] { teachingBuilt(b, a, trace); }, Qt::QueuedConnection);
-      });
+      if (before) traceStep(std::move(*before), snapshot);
+      else showSnapshot(snapshot);
       break;
     }
   }
   publishStats();
+}
+
+void SearchTreePanel::traceStep(train::TreeSnapshot before, train::TreeSnapshot after) {
+  worker_.start([this, before = std::move(before), after = std::move(after)]() mutable {
+    PreparedTree b = prepareTree(std::move(before)), a = prepareTree(std::move(after));
+    std::optional<SimulationTrace> trace = traceSimulation(*b.layout, *a.layout);
+    QMetaObject::invokeMethod(this, [this, b, a, trace] { teachingBuilt(b, a, trace); }, Qt::QueuedConnection);
+  });
 }
 
 void SearchTreePanel::showSnapshot(const train::TreeSnapshot& snapshot) {
@@ -340,10 +428,13 @@ QString SearchTreePanel::statusText() const { return status_->text(); }
 void SearchTreePanel::updateControls() {
   const bool running = run_ && run_->running();
   const bool paused = running && run_->paused();
-  refreshButton_->setEnabled(running && !follow_->isChecked());
+  const bool board = followsBoard();
+  follow_->setEnabled(!board);
+  refreshButton_->setEnabled(running && !follow_->isChecked() && !board);
   step_->setVisible(teachingMode());
-  step_->setEnabled(paused && requests_.empty());
+  step_->setEnabled(board ? board_ && !boardTreePending_ && boardTreeProblem_.isEmpty() && view_->layout() : paused && requests_.empty());
   if (!teachingMode()) hint_->clear();
+  else if (board) hint_->setText(boardTreeProblem_.isEmpty() ? tr("Each step animates selection, expansion and backup.") : boardTreeProblem_);
   else if (!running) hint_->setText(tr("Start a run, then pause it to step."));
   else if (!paused) hint_->setText(tr("Pause the run (Run ▸ Pause) to step through single simulations."));
   else hint_->setText(tr("Each step animates selection, expansion and backup."));
@@ -351,7 +442,8 @@ void SearchTreePanel::updateControls() {
 
   const TreeLayout* l = view_->layout();
   if (!l) {
-    status_->setText(running ? tr("Self-play game %1: waiting for a snapshot.").arg(game_ + 1) : tr("No run."));
+    if (board) status_->setText(boardTreeProblem_.isEmpty() ? tr("Board position: waiting for its search tree.") : boardTreeProblem_);
+    else status_->setText(running ? tr("Self-play game %1: waiting for a snapshot.").arg(game_ + 1) : tr("No run."));
     return;
   }
   const train::TreeSnapshot& s = l->snapshot();
@@ -359,16 +451,13 @@ void SearchTreePanel::updateControls() {
   for (int node : l->principalVariation())
     if (node != 0) pv << view_->actionName(l->node(node).action);
   const QString rootVisits = grouped(s.nodes.empty() ? 0 : s.nodes[0].visits);
+  const QString tree = board ? tr("Board position after %n move(s), checkpoint of iteration %1", nullptr, int(s.rootMoves.size())).arg(s.iteration)
+                             : tr("Self-play game %1, iteration %2").arg(s.game + 1).arg(s.iteration);
   // The node-link diagram draws only the top levels, so it counts what it draws.
   QString text = view_->mode() == TreeViewMode::NodeLink
-                     ? tr("Self-play game %1, iteration %2 · the top levels: %3 nodes drawn of %4 in the tree · root N %5")
-                           .arg(s.game + 1)
-                           .arg(s.iteration)
-                           .arg(grouped(qint64(l->linkNodes().size())), grouped(s.treeNodes), rootVisits)
-                     : tr("Self-play game %1, iteration %2 · %3 nodes shown of %4 in the tree · root N %5")
-                           .arg(s.game + 1)
-                           .arg(s.iteration)
-                           .arg(grouped(qint64(s.nodes.size())), grouped(s.treeNodes), rootVisits);
+                     ? tr("%1 · the top levels: %2 nodes drawn of %3 in the tree · root N %4")
+                           .arg(tree, grouped(qint64(l->linkNodes().size())), grouped(s.treeNodes), rootVisits)
+                     : tr("%1 · %2 nodes shown of %3 in the tree · root N %4").arg(tree, grouped(qint64(s.nodes.size())), grouped(s.treeNodes), rootVisits);
   if (!pv.isEmpty()) text += tr(" · principal variation %1").arg(pv.join(QStringLiteral(" › ")));
   status_->setText(text);
 }

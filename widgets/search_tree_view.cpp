@@ -286,7 +286,7 @@ QString SearchTreeView::nodeDescription(int i) const {
     lines << (n.depth > 1 ? tr("<b>Move %1</b> at depth %2 (moves from the root: %3)").arg(actionName(n.action)).arg(n.depth).arg(moves.join(QLatin1Char(' ')))
                           : tr("<b>Move %1</b> from the root").arg(actionName(n.action)));
   }
-  lines << tr("N = %1 visits").arg(grouped(n.visits)) + (n.parent >= 0 ? tr(" (parent: %1)").arg(grouped(l.parentVisits(i))) : QString());
+  lines << tr("N = %Ln visit(s)", nullptr, n.visits) + (n.parent >= 0 ? tr(" (parent: %1)").arg(grouped(l.parentVisits(i))) : QString());
   lines << (n.visits > 0 ? tr("Q = %1 for the player who made the move").arg(signedNumber(n.q)) : tr("Q: not visited yet"));
   if (n.parent >= 0) {
     const float u = l.explorationTerm(i);

@@ -18,7 +18,11 @@
 // children appear) and backup (the value climbs back to the root, each node's N and Q updating).
 //
 // SearchTreePanel (search_tree_panel.cpp) wraps the view with its toolbar and status line and
-// talks to the run. The user picks the self-play game shown; while training, the view holds the
+// talks to the run. The user picks the self-play game shown, or the Board's position (the game
+// selector's first choice): then the tree is the Board's agent's search from the position the
+// Board shows, following it as the user steps through the move list or sets up a position (a
+// node clicked in the tree shows its position on the Board without replacing the tree), and
+// Step adds one simulation to it, whether a run trains or not. While training, the view holds the
 // tree still (a tree redrawn every second cannot be read) unless Follow is on or Refresh asked for
 // the newest. While a run trains and the dock is visible it requests snapshots of that game, one
 // at a time and at most kLiveRequestsPerSecond a second, builds their layout and meshes on a
@@ -48,6 +52,7 @@
 
 #include "core/env/games.hpp"
 #include "core/train/alphazero.hpp"
+#include "widgets/agent_worker.hpp"
 #include "widgets/imgui_overlay.hpp"
 #include "widgets/tree_geometry.hpp"
 #include "widgets/tree_renderer.hpp"
@@ -61,6 +66,7 @@ class QToolButton;
 
 namespace cas::widgets {
 
+class PlayPanel;
 class RunController;
 
 // A snapshot made ready to draw: its layout and its geometry, both immutable.
@@ -205,16 +211,21 @@ class SearchTreePanel : public QWidget {
  public:
   static constexpr int kLiveRequestsPerSecond = 10;
   static constexpr int kMaxNodes = 100000;  // per snapshot
+  static constexpr int kBoardPosition = -1;  // setGame's choice of the Board's position
 
   explicit SearchTreePanel(QWidget* parent = nullptr);
   ~SearchTreePanel() override;  // waits for a build in progress
 
   void setRunController(RunController* run);
+  // The Board whose position the tree can follow (setGame(kBoardPosition)) and whose agent grows it.
+  void setBoard(PlayPanel* board);
   SearchTreeView* view() const { return view_; }
   int requestsInFlight() const { return int(requests_.size()); }
   bool teachingMode() const;
   QString statusText() const;
-  int game() const { return game_; }  // the self-play game shown (0-based; the toolbar counts from 1)
+  // The self-play game shown (0-based; the toolbar counts from 1), or kBoardPosition.
+  int game() const { return game_; }
+  bool followsBoard() const { return game_ == kBoardPosition; }
   bool followsLive() const;
 
  public slots:
@@ -223,7 +234,8 @@ class SearchTreePanel : public QWidget {
   void setTeachingMode(bool on);
   // Teaching mode, run paused: snapshot, one simulation, snapshot; then the animation.
   void stepSimulation();
-  // The self-play game to show and step (0-based); beyond the run's games the engine shows its last.
+  // The self-play game to show and step (0-based; beyond the run's games the engine shows its
+  // last), or kBoardPosition.
   void setGame(int game);
   // While training, replace the tree by each new snapshot (on), or hold it still (off, the
   // default) until refreshTree() or the game changes.
@@ -243,11 +255,17 @@ class SearchTreePanel : public QWidget {
   void request(Purpose purpose);
   void takeSnapshot(const train::TreeSnapshot& snapshot);
   void startBuild();
+  // Lays out both trees, traces the simulation between them and shows it (teachingBuilt).
+  void traceStep(train::TreeSnapshot before, train::TreeSnapshot after);
   void buildFinished(PreparedTree tree);
   void teachingBuilt(PreparedTree before, PreparedTree after, std::optional<SimulationTrace> trace);
   void updateControls();
   void resetRequests();
   void publishStats();
+  void boardPositionShown(const QString& environment, const std::vector<int>& moves);
+  void requestBoardTree(bool step);
+  void takePositionTree(const PositionTree& tree);
+  void reportBoardTreeFailure(const QString& reason);
 
   SearchTreeView* view_;
   QLabel* noOpenGl_ = nullptr;  // instead of the view where OpenGL widgets cannot work
@@ -275,6 +293,14 @@ class SearchTreePanel : public QWidget {
   std::optional<train::TreeSnapshot> waiting_;
   SearchTreeView::PipelineStats stats_;
   double latencySumMs_ = 0;
+  // Following the Board: the position it shows, the one whose tree is asked for or shown, and
+  // the one a click on the tree sent to the Board (which leaves the tree as it is).
+  QPointer<PlayPanel> board_;
+  QString boardEnvironment_, treeEnvironment_;
+  std::vector<int> boardMoves_, treeMoves_;
+  std::optional<std::vector<int>> pickedInTree_;
+  bool boardTreePending_ = false;  // one request to the Board's agent at a time
+  QString boardTreeProblem_;       // why the Board's position has no tree
 };
 
 }  // namespace cas::widgets

@@ -9,12 +9,16 @@ namespace cas::widgets {
 
 QString installTranslations(QCoreApplication& app, const QString& language) {
   const QLocale locale = language.isEmpty() ? QLocale::system() : QLocale(language);
-  if (locale.language() == QLocale::English || locale.language() == QLocale::C) return QStringLiteral("en");
-
+  const bool english = locale.language() == QLocale::English || locale.language() == QLocale::C;
   auto* studio = new QTranslator(&app);
-  if (!studio->load(locale, QStringLiteral("cuda-agent-studio"), QStringLiteral("_"), QStringLiteral(":/i18n"))) {
-    delete studio;
-    return QStringLiteral("en");  // no catalogue for this language: the English source strings stay
+  if (english || !studio->load(locale, QStringLiteral("cuda-agent-studio"), QStringLiteral("_"), QStringLiteral(":/i18n"))) {
+    // English, or a language without a catalogue: the English source strings stay, and English's
+    // catalogue gives the counted messages their forms ("1 run", "2 runs").
+    if (studio->load(QStringLiteral("cuda-agent-studio_en"), QStringLiteral(":/i18n")))
+      app.installTranslator(studio);
+    else
+      delete studio;
+    return QStringLiteral("en");
   }
   app.installTranslator(studio);
   auto* qt = new QTranslator(&app);

@@ -1,5 +1,6 @@
 #pragma once
-// Loads the studio's translation (embedded under :/i18n) and Qt's own for a language.
+// Loads the studio's translation (embedded under :/i18n) and Qt's own for a language. English
+// has a catalogue too, of its plural forms only.
 #include <QString>
 
 class QCoreApplication;

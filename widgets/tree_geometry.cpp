@@ -12,32 +12,15 @@ namespace cas::widgets {
 
 namespace {
 
-constexpr float kTwoPi = 2 * std::numbers::pi_v<float>;
-// Arcs are cut into chords of at most this angle: smooth at the zoom levels the view allows,
-// and a narrow sector (most of a large tree) is a single quad.
-constexpr float kSegmentAngle = kTwoPi / 256;
-constexpr float kFar = 1e6f;  // "no side here" in TreeVertex::edge
-
-Rgba mix(Rgba a, Rgba b, float t) {
-  auto lerp = [t](std::uint8_t x, std::uint8_t y) { return std::uint8_t(std::lround(float(x) + (float(y) - float(x)) * t)); };
-  return {lerp(a.r, b.r), lerp(a.g, b.g), lerp(a.b, b.b), lerp(a.a, b.a)};
-}
+using search::mesh::kFar;
+using search::mesh::kTwoPi;
+using search::mesh::mix;
 
 TreeVertex vertex(float x, float y, const float (&edge)[4], Rgba fill, Rgba outline, float outlineWidth) {
   return {x, y, {edge[0], edge[1], edge[2], edge[3]}, {fill.r, fill.g, fill.b, fill.a}, {outline.r, outline.g, outline.b, outline.a}, outlineWidth};
 }
 
 }  // namespace
-
-Rgba qColour(float q) {
-  // ColorBrewer's RdBu, with a softer neutral that does not glare on the dark background.
-  static constexpr Rgba kStops[] = {{178, 24, 43, 255},   {214, 96, 77, 255},   {244, 165, 130, 255}, {214, 214, 214, 255},
-                                    {146, 197, 222, 255}, {67, 147, 195, 255},  {33, 102, 172, 255}};
-  constexpr int kLast = int(std::size(kStops)) - 1;
-  const float t = (std::clamp(std::isfinite(q) ? q : 0.0f, -1.0f, 1.0f) + 1) / 2 * float(kLast);
-  const int i = std::min(int(t), kLast - 1);
-  return mix(kStops[i], kStops[i + 1], t - float(i));
-}
 
 // --- TreeLayout -----------------------------------------------------------------------------
 
@@ -84,13 +67,12 @@ void TreeLayout::layOutSunburst() {
     if (count == 0) continue;
     const Sector& parent = sectors_[size_t(p)];
     float total = 0;
-    for (int c = first; c < first + count; ++c)
-      total += rootVisits > 0 ? kTwoPi * float(node(c).visits) / float(rootVisits) : 0;
+    for (int c = first; c < first + count; ++c) total += search::mesh::visitSpan(node(c).visits, rootVisits);
     // Children never spill out of their parent, even in a snapshot whose counts disagree.
     const float scale = total > parent.span ? parent.span / total : 1.0f;
     float start = parent.start;
     for (int c = first; c < first + count; ++c) {
-      const float span = rootVisits > 0 ? scale * kTwoPi * float(node(c).visits) / float(rootVisits) : 0;
+      const float span = scale * search::mesh::visitSpan(node(c).visits, rootVisits);
       const float depth = float(node(c).depth);
       sectors_[size_t(c)] = {start, span, depth - 0.5f, depth + 0.5f};
       start += span;
@@ -268,23 +250,11 @@ std::optional<SimulationTrace> traceSimulation(const TreeLayout& before, const T
 // --- Meshes ---------------------------------------------------------------------------------
 
 void TreeMesh::appendSector(const Sector& s, Rgba fill, Rgba outline, float outlineWidth) {
-  const bool fullCircle = s.span >= kTwoPi - 1e-4f;
-  const int segments = std::clamp(int(std::ceil(s.span / kSegmentAngle)), 1, 256);
   const auto base = std::uint32_t(vertices.size());
-  for (int j = 0; j <= segments; ++j) {
-    const float along = s.span * float(j) / float(segments);
-    const float angle = s.start + along;
-    const float sn = std::sin(angle), cs = std::cos(angle);
-    for (const float r : {s.inner, s.outer}) {
-      const float edge[4] = {fullCircle ? kFar : along * r, fullCircle ? kFar : (s.span - along) * r, s.inner > 0 ? r - s.inner : kFar,
-                             s.outer - r};
-      vertices.push_back(vertex(r * sn, -r * cs, edge, fill, outline, outlineWidth));
-    }
-  }
-  for (int j = 0; j < segments; ++j) {
-    const std::uint32_t v = base + std::uint32_t(2 * j);
-    indices.insert(indices.end(), {v, v + 1, v + 2, v + 1, v + 3, v + 2});
-  }
+  const std::size_t firstIndex = indices.size();
+  vertices.resize(vertices.size() + std::size_t(search::mesh::sectorVertices(s.span)));
+  indices.resize(indices.size() + std::size_t(search::mesh::sectorIndices(s.span)));
+  search::mesh::writeSector(s.start, s.span, s.inner, s.outer, fill, outline, outlineWidth, vertices.data() + base, indices.data() + firstIndex, base);
 }
 
 void TreeMesh::appendDisc(float x, float y, float radius, Rgba fill, Rgba outline, float outlineWidth) {
@@ -314,9 +284,7 @@ void TreeMesh::appendBand(float x0, float y0, float x1, float y1, float halfWidt
 }
 
 Rgba nodeFill(const TreeLayout& layout, int i) {
-  const auto& n = layout.node(i);
-  const Rgba base = n.visits > 0 ? qColour(n.q) : tree_colours::kUnvisited;
-  return layout.onPrincipalVariation(i) ? mix(base, tree_colours::kPrincipalVariation, 0.22f) : base;
+  return search::mesh::nodeFill(layout.node(i).visits, layout.node(i).q, layout.onPrincipalVariation(i));
 }
 
 namespace {
@@ -341,7 +309,7 @@ std::size_t appendSunburstLevel(const TreeLayout& layout, float minArc, TreeMesh
   auto flush = [&] {
     if (run.weight <= 0) return;
     const Rgba mean{std::uint8_t(run.r / run.weight), std::uint8_t(run.g / run.weight), std::uint8_t(run.b / run.weight), 255};
-    emitRun({run.start, run.end - run.start, ring->inner, ring->outer}, mean, tree_colours::kBackground, 0.7f);
+    emitRun({run.start, run.end - run.start, ring->inner, ring->outer}, mean, tree_colours::kBackground, search::mesh::kOutlineWidth);
     run = {};
   };
   auto closeRing = [&] {
@@ -363,7 +331,8 @@ std::size_t appendSunburstLevel(const TreeLayout& layout, float minArc, TreeMesh
     const bool pv = layout.onPrincipalVariation(i);
     if (pv || s.span >= minSpan) {
       flush();
-      emitRun(s, nodeFill(layout, i), pv ? tree_colours::kPrincipalVariation : tree_colours::kBackground, pv ? 2.2f : 0.7f);
+      emitRun(s, nodeFill(layout, i), pv ? tree_colours::kPrincipalVariation : tree_colours::kBackground,
+              pv ? search::mesh::kPrincipalOutlineWidth : search::mesh::kOutlineWidth);
       continue;
     }
     if (run.weight > 0 && s.start - run.end > minSpan) flush();  // a gap a run must not paper over

@@ -28,29 +28,26 @@
 #include <optional>
 #include <vector>
 
+#include "core/search/tree_mesh.hpp"
 #include "core/train/alphazero.hpp"
 
 namespace cas::widgets {
 
 enum class TreeViewMode { Sunburst, NodeLink };
 
-struct Rgba {
-  std::uint8_t r = 0, g = 0, b = 0, a = 255;
-};
+using search::mesh::Rgba;
+using search::mesh::TreeVertex;
+using search::mesh::qColour;  // Q in [-1, 1]: red loses for the player who moved, blue wins
 
 // The colours of the view, shared by the meshes, the renderer and the labels drawn over it.
 namespace tree_colours {
-inline constexpr Rgba kBackground{24, 26, 31, 255};
-inline constexpr Rgba kPrincipalVariation{255, 196, 56, 255};  // gold
+inline constexpr Rgba kBackground = search::mesh::kBackground;
+inline constexpr Rgba kPrincipalVariation = search::mesh::kPrincipalVariation;  // gold
 inline constexpr Rgba kHover{255, 255, 255, 255};
 inline constexpr Rgba kTeaching{72, 220, 255, 255};  // cyan
-inline constexpr Rgba kUnvisited{92, 96, 106, 255};
+inline constexpr Rgba kUnvisited = search::mesh::kUnvisited;
 inline constexpr Rgba kEdge{118, 124, 138, 255};
 }  // namespace tree_colours
-
-// A diverging colour map for Q in [-1, 1] (clamped): red for a move that loses for the player who
-// made it, a light neutral grey at 0, blue for a move that wins.
-Rgba qColour(float q);
 
 struct Sector {
   float start = 0, span = 0;    // radians, clockwise from 12 o'clock
@@ -143,18 +140,6 @@ struct SimulationTrace {
 
 // Empty when the snapshots are of different positions or no path gained a visit.
 std::optional<SimulationTrace> traceSimulation(const TreeLayout& before, const TreeLayout& after);
-
-// One vertex of the meshes, 36 bytes. `edge` holds distances (tree units) from the vertex to the
-// four sides of its shape, interpolated across triangles, so the fragment shader can draw an
-// outline of `outlineWidth` pixels at any zoom without extra geometry.
-struct TreeVertex {
-  float x, y;
-  float edge[4];
-  std::uint8_t fill[4];
-  std::uint8_t outline[4];
-  float outlineWidth;
-};
-static_assert(sizeof(TreeVertex) == 36, "the renderer's attribute layout assumes 36-byte vertices");
 
 struct TreeMesh {
   std::vector<TreeVertex> vertices;

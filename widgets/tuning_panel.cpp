@@ -76,6 +76,17 @@ TuningPanel::TuningPanel(ParameterTableModel* model, PdlEditor* editor, QWidget*
 
 QString TuningPanel::sourceText() const { return source_->text(); }
 
+QString TuningPanel::describeChange(const MetricChange& change) {
+  return tr("%1 = %2 (was %3), applied at iteration %4").arg(change.parameter, change.to, change.from).arg(change.iteration);
+}
+
+void TuningPanel::showChanges(const std::vector<MetricChange>& changes) {
+  changes_->clear();
+  for (const MetricChange& change : changes) addChange(change);
+}
+
+void TuningPanel::addChange(const MetricChange& change) { changes_->addItem(describeChange(change)); }
+
 void TuningPanel::updateSource() {
   const QStringList overrides = model_->overrides();
   if (model_->runName().isEmpty())

@@ -1,7 +1,8 @@
 #pragma once
 // The Tuning dock's contents: where the values come from (project.toml, or a run's values with
 // its overrides in bold), the parameter table (parameter_table_model.hpp), Reset and Write to
-// project.toml for the selected overrides, and the list of live changes made in the current run.
+// project.toml for the selected overrides, and the list of live changes made in the current run
+// (a resumed run's list starts with the changes it logged before, from its changes.jsonl).
 // Write to project.toml edits the file in place (core/project/project_file_edit.hpp), atomically,
 // and refuses while the editor holds unsaved changes to it; projectFileWritten then lets the
 // window read the project again.
@@ -10,6 +11,7 @@
 #include <QWidget>
 
 #include "widgets/log_panel.hpp"
+#include "widgets/run_metrics.hpp"
 
 class QLabel;
 class QListWidget;
@@ -31,8 +33,14 @@ class TuningPanel : public QWidget {
   QString sourceText() const;  // the note saying where the values come from
   QStringList selectedOverrides() const;
   void setProjectFile(const QString& path) { projectFile_ = path; }
+  // How a change reads in the list and in the Log.
+  static QString describeChange(const MetricChange& change);
 
  public slots:
+  // The list of "Changes in this run" for a run that starts: its earlier changes when resumed.
+  void showChanges(const std::vector<cas::widgets::MetricChange>& changes);
+  void addChange(const cas::widgets::MetricChange& change);
+
   void updateSource();
   // Back to project.toml's values (during a run, live parameters are requested; see
   // ParameterTableModel::resetToProject).

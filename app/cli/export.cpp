@@ -1,6 +1,7 @@
 // `cuda-agent export`: a run's (or a project's initial) policy as an ONNX model or as standalone
-// C source, through core/export's runExport (the studio's File > Export... runs the same), which
+// C or CUDA source, through core/export's runExport (the studio's File > Export... runs the same), which
 // writes nothing unless the whole export succeeds. This file only prints what it did.
+#include <algorithm>
 #include <iostream>
 
 #include "app/cli/commands.hpp"
@@ -20,7 +21,7 @@ constexpr int kRefused = 2;
 int runExport(const ExportOptions& o) {
   exports::ExportRequest request;
   request.source = o.dir;
-  request.format = o.format == "onnx" ? exports::ExportFormat::Onnx : exports::ExportFormat::C;
+  request.format = o.format == "onnx" ? exports::ExportFormat::Onnx : o.format == "c" ? exports::ExportFormat::C : exports::ExportFormat::Cuda;
   request.checkpoint = o.checkpoint;
   request.batch = o.batch;
   request.opset = o.opset;
@@ -37,6 +38,9 @@ int runExport(const ExportOptions& o) {
   if (request.format == exports::ExportFormat::Onnx)
     std::cout << "wrote " << written << " (ONNX, opset " << o.opset << ", "
               << (o.batch > 0 ? "batch " + std::to_string(o.batch) : std::string("dynamic batch")) << ", " << formatBytes(r.files[0].bytes) << ")\n";
+  else if (request.format == exports::ExportFormat::Cuda)
+    std::cout << "wrote " << written << " and " << printable(r.files[1].path.string()) << " (CUDA, at most " << std::max<std::int64_t>(1, o.batch)
+              << " observation(s) per call, " << formatBytes(r.files[0].bytes) << "; build with: nvcc -arch=sm_90 -O3 -c " << written << ")\n";
   else
     std::cout << "wrote " << written << " and " << printable(r.files[1].path.string()) << " (C99, " << formatBytes(r.files[0].bytes)
               << "; build with: cc -std=c99 -O2 -c " << written << ", link with -lm)\n";

@@ -229,8 +229,8 @@ int main(int argc, char** argv) {
   cas::cli::ExportOptions exportOptions;
   std::string exportBatch = "dynamic";
   auto* exportCmd = app.add_subcommand("export",
-      "Export a run's policy (its newest valid checkpoint) or a project's initial policy as an ONNX model or as\n"
-      "standalone C source (docs/export.md)");
+      "Export a run's policy (its newest valid checkpoint) or a project's initial policy as an ONNX model, as\n"
+      "standalone C source or as standalone CUDA source (docs/export.md)");
   std::string exportObsShape;
   exportCmd->add_option("dir", exportOptions.dir, "Run folder, project folder (its initial weights) or a .pdl file (seeded initial weights)")
       ->required()->check(CLI::ExistingPath);
@@ -239,10 +239,11 @@ int main(int argc, char** argv) {
       ->check(integerIn(1, 1 << 20));
   auto* exportSeedOption = exportCmd->add_option("--seed", exportOptions.standalone.seed, "A .pdl file's initial-weight seed")
       ->check(integerIn(0, std::numeric_limits<std::int64_t>::max()))->capture_default_str();
-  exportCmd->add_option("--format", exportOptions.format, "onnx, or c (a .c and a .h: C99, libm only)")->check(CLI::IsMember({"onnx", "c"}))->capture_default_str();
+  exportCmd->add_option("--format", exportOptions.format, "onnx, c (a .c and a .h: C99, libm only) or cuda (a .cu and a .h: the CUDA runtime only)")
+      ->check(CLI::IsMember({"onnx", "c", "cuda"}))->capture_default_str();
   exportCmd->add_option("--checkpoint", exportOptions.checkpoint, "The checkpoint of this iteration instead of the newest valid one")
       ->check(integerIn(1, std::int64_t(1) << 40));
-  auto* batchOption = exportCmd->add_option("--batch", exportBatch, "ONNX: the batch size, or dynamic")
+  auto* batchOption = exportCmd->add_option("--batch", exportBatch, "ONNX: the batch size, or dynamic; CUDA: the most observations per call (default 1)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             if (text == "dynamic" || cas::parseInteger(text, 1, cas::exports::kMaxOnnxBatch)) return {};
@@ -252,7 +253,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   auto* opsetOption = exportCmd->add_option("--opset", exportOptions.opset, "ONNX: the opset version")
       ->check(integerIn(cas::exports::kMinOnnxOpset, cas::exports::kMaxOnnxOpset))->capture_default_str();
-  exportCmd->add_option("--out", exportOptions.out, "The file to write (default: DIR/exports/policy.onnx, or policy.c and policy.h)");
+  exportCmd->add_option("--out", exportOptions.out, "The file to write (default: DIR/exports/policy.onnx, policy.c and policy.h, or policy_cuda.cu and policy_cuda.h)");
 
   try {
     app.parse(argc, argv);
@@ -299,8 +300,16 @@ int main(int argc, char** argv) {
   }
   if (*playCmd) return cas::cli::runPlay(play);
   if (*exportCmd) {
-    if (exportOptions.format != "onnx" && (batchOption->count() > 0 || opsetOption->count() > 0)) {
-      std::cerr << "export: --batch and --opset go with --format onnx (the C export runs any number of samples)\n";
+    if (exportOptions.format == "c" && batchOption->count() > 0) {
+      std::cerr << "export: --batch goes with --format onnx or cuda (the C export runs any number of samples)\n";
+      return 2;
+    }
+    if (exportOptions.format != "onnx" && opsetOption->count() > 0) {
+      std::cerr << "export: --opset goes with --format onnx\n";
+      return 2;
+    }
+    if (exportOptions.format == "cuda" && exportBatch == "dynamic" && batchOption->count() > 0) {
+      std::cerr << "export: the CUDA export is compiled for a batch size: give --batch N (the most observations per call)\n";
       return 2;
     }
     const bool pdlFile = cas::exports::policySourceOf(exportOptions.dir) == cas::exports::PolicySource::PdlFile;

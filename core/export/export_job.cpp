@@ -1,8 +1,11 @@
 #include "core/export/export_job.hpp"
 
+#include <algorithm>
+
 #include "core/export/c_export.hpp"
 #include "core/export/policy_loader.hpp"
 #include "core/support/atomic_file.hpp"
+#include "gpu/standalone_export.hpp"
 
 namespace cas::exports {
 namespace {
@@ -24,9 +27,10 @@ bool write(const fs::path& path, const std::string& bytes, std::string* error) {
 }  // namespace
 
 fs::path defaultExportPath(const fs::path& source, ExportFormat format) {
-  const char* extension = format == ExportFormat::Onnx ? ".onnx" : ".c";
-  if (policySourceOf(source) == PolicySource::PdlFile) return source.parent_path() / "exports" / (source.stem().string() + extension);
-  return source / "exports" / (std::string("policy") + extension);
+  // The CUDA files take their own name: their header would replace the C export's policy.h.
+  const std::string ending = format == ExportFormat::Onnx ? ".onnx" : format == ExportFormat::C ? ".c" : "_cuda.cu";
+  if (policySourceOf(source) == PolicySource::PdlFile) return source.parent_path() / "exports" / (source.stem().string() + ending);
+  return source / "exports" / ("policy" + ending);
 }
 
 ExportResult runExport(const ExportRequest& request) {
@@ -34,6 +38,10 @@ ExportResult runExport(const ExportRequest& request) {
   const fs::path out = request.out.empty() ? defaultExportPath(request.source, request.format) : request.out;
   if (request.format == ExportFormat::C && out.extension() != ".c") {
     result.error = refusal(out.string() + ": the C export is a .c file (its header is written beside it, as .h)");
+    return result;
+  }
+  if (request.format == ExportFormat::Cuda && out.extension() != ".cu") {
+    result.error = refusal(out.string() + ": the CUDA export is a .cu file (its header is written beside it, as .h)");
     return result;
   }
   const bool standalone = policySourceOf(request.source) == PolicySource::PdlFile;
@@ -68,7 +76,9 @@ ExportResult runExport(const ExportRequest& request) {
     } else {
       fs::path header = out;
       header.replace_extension(".h");
-      const CSource source = exportC(policy, header.filename().string());
+      const CSource source = request.format == ExportFormat::C
+                                 ? exportC(policy, header.filename().string())
+                                 : gpu::exportCuda(policy, std::max<std::int64_t>(1, request.batch), header.filename().string());
       if (!write(header, source.header, &error)) {
         result.error = refusal(error);
         return result;

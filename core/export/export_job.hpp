@@ -1,5 +1,5 @@
 #pragma once
-// One export from start to end, as both front ends run it (`cuda-agent export` and the studio's
+// One export from start to end, in each format (ONNX, C, standalone CUDA), as both front ends run it (`cuda-agent export` and the studio's
 // File > Export...): the policy loaded from a run or a project (policy_loader.hpp), the model or
 // source generated whole in memory, and only then each file written atomically, so that a refused
 // export leaves nothing behind.
@@ -17,14 +17,14 @@
 
 namespace cas::exports {
 
-enum class ExportFormat { Onnx, C };
+enum class ExportFormat { Onnx, C, Cuda };
 
 struct ExportRequest {
   std::filesystem::path source;  // a run folder, a project folder or a standalone .pdl file
   StandaloneShape standalone;    // a .pdl file: its observation shape, action count and seed
   ExportFormat format = ExportFormat::Onnx;
   std::int64_t checkpoint = 0;   // runs: 0 for the newest valid checkpoint, else that iteration's
-  std::int64_t batch = 0;        // ONNX: 0 for a dynamic batch, else that batch size
+  std::int64_t batch = 0;        // ONNX: 0 for a dynamic batch, else that batch size; CUDA: 0 for 1, else the most per call
   int opset = kDefaultOnnxOpset;  // ONNX
   std::filesystem::path out;     // empty: defaultExportPath(source, format)
 };
@@ -35,7 +35,7 @@ struct WrittenFile {
 };
 
 struct ExportResult {
-  std::vector<WrittenFile> files;    // the ONNX model, or the .c then its .h; empty when refused
+  std::vector<WrittenFile> files;    // the ONNX model, or the .c (.cu) then its .h; empty when refused
   std::string origin;                // where the weights come from (LoadedPolicy::origin)
   std::filesystem::path checkpoint;  // the checkpoint read; empty for a project's initial weights
   std::string project;               // the project's name
@@ -45,8 +45,9 @@ struct ExportResult {
   std::optional<Diagnostic> error;   // set when the export was refused (then nothing was written)
 };
 
-// DIR/exports/policy.onnx, or DIR/exports/policy.c (with policy.h beside it); for a .pdl file,
-// exports/STEM.onnx or exports/STEM.c beside it.
+// DIR/exports/policy.onnx, DIR/exports/policy.c (with policy.h beside it) or
+// DIR/exports/policy_cuda.cu (with policy_cuda.h); for a .pdl file, exports/STEM.onnx,
+// exports/STEM.c or exports/STEM_cuda.cu beside it.
 std::filesystem::path defaultExportPath(const std::filesystem::path& source, ExportFormat format);
 
 ExportResult runExport(const ExportRequest& request);

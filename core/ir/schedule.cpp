@@ -8,6 +8,8 @@
 
 namespace cas::ir {
 
+int directLanes(std::int64_t outputs, std::int64_t terms) { return outputs <= 16384 && terms >= 64 ? 32 : 1; }
+
 const char* stepKindName(StepKind k) {
   switch (k) {
     case StepKind::Kernel: return "kernel";
@@ -133,7 +135,10 @@ class Planner {
     if (b.size() != 2 || (n.attrs.transposeA && a.size() != 2)) return 0;
     const std::int64_t k = n.attrs.transposeA ? a[0] : a.back();
     const std::int64_t m = numel(n.shape) / n.shape.back(), nn = n.shape.back();
-    if (m * nn * k > target_.gemmMaxWork) return 0;
+    // Without vendor libraries a long K goes to direct.cuh, whose warps split it and add in a
+    // fixed order, rather than to a split-K GEMM, whose atomic sums vary from run to run.
+    if (!target_.vendorLibraries && (n.attrs.transposeA || k > target_.gemmMaxK)) return 0;
+    if (target_.vendorLibraries && m * nn * k > target_.gemmMaxWork) return 0;
     if (!n.attrs.transposeA && k <= target_.gemmMaxK) return 1;
     return std::max<std::int64_t>(2, (k + target_.splitChunk - 1) / target_.splitChunk);
   }
@@ -265,14 +270,15 @@ class Planner {
         }
       } else if (n.op == Op::MatMul) {
         const std::int64_t split = gemmSplit(n);
-        u = newUnit(split > 0 ? UnitKind::Gemm : UnitKind::Blas, id);
+        u = newUnit(split > 0 ? UnitKind::Gemm : target_.vendorLibraries ? UnitKind::Blas : UnitKind::Special, id);
         work_[size_t(u)].split = split;
         if (split != 1) work_[size_t(u)].closed = true;
       } else if (isConv(n.op)) {
         // bf16/fp16 forward and weight gradient: generated implicit GEMMs; the forward one is
         // open, so the bias and activation after it become its epilogue.
         const bool implicit = n.precision != Precision::F32 && n.op != Op::Conv2dGradInput;
-        u = newUnit(implicit ? UnitKind::ImplicitConv : UnitKind::Conv, id);
+        const UnitKind library = target_.vendorLibraries ? UnitKind::Conv : UnitKind::Special;
+        u = newUnit(implicit ? UnitKind::ImplicitConv : library, id);
         work_[size_t(u)].closed = !implicit || n.op == Op::Conv2dGradWeight;
       } else {
         u = newUnit(UnitKind::Special, id);  // one node, its own index space
@@ -490,6 +496,14 @@ class Planner {
     if (p.atomic) fills_.push_back({u.reduction, r.op == Op::ReduceMax ? -1.0f / 0.0f : 0.0f});
   }
 
+  // The products each output of a direct product or convolution sums.
+  std::int64_t directTerms(const Node& n) const {
+    const Shape& a = node(n.inputs[0]).shape;
+    if (n.op == Op::MatMul) return n.attrs.transposeA ? a[a.size() - 2] : a.back();
+    const Shape& w = node(n.inputs[1]).shape;
+    return w[1] * w[2] * w[3];
+  }
+
   void planSpecial(Unit& u) {
     const Node& n = node(u.head);
     u.threads = numel(n.shape);
@@ -504,7 +518,11 @@ class Planner {
       case Op::MaxPool2d:
       case Op::AvgPool2d:
       case Op::Gather: break;
-      default: throw std::runtime_error("the CUDA backend cannot run " + describeNode(g_, u.head) + " yet");
+      case Op::MatMul:  // without vendor libraries: direct.cuh
+      case Op::Conv2d: u.threads *= directLanes(numel(n.shape), directTerms(n)); break;
+      default:
+        throw std::runtime_error("the CUDA backend cannot run " + describeNode(g_, u.head) +
+                                 (target_.vendorLibraries ? " yet" : " without cuBLAS and cuDNN (only forward passes are planned without them)"));
     }
   }
 

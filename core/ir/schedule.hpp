@@ -111,6 +111,10 @@ struct ScheduleTarget {
   std::int64_t narrowColumns = 16;          // up to this many columns: the Narrow variant
   std::int64_t maxElements = (1ll << 31) - 1;  // indices are 32-bit
   bool symmetricConvPadding = true;         // the vendor convolutions need it
+  // false: no cuBLAS or cuDNN calls (the standalone CUDA export depends on the CUDA runtime
+  // only); products the generated GEMMs do not cover and fp32 convolutions become Special
+  // units (gpu/kernels/direct.cuh), and products of any size use the generated GEMMs.
+  bool vendorLibraries = true;
   int maxUnitsPerStep = 32;
 };
 
@@ -128,6 +132,11 @@ struct Schedule {
 
   int launches() const;          // steps that launch work on the device
 };
+
+// Threads per output of a product or convolution planned without vendor libraries
+// (gpu/kernels/direct.cuh), which sums `terms` products per output: a warp shares each sum when
+// the outputs alone are too few to fill the GPU (a batch-1 policy), one thread otherwise.
+int directLanes(std::int64_t outputs, std::int64_t terms);
 
 // Throws std::runtime_error naming the node (describeNode) when the graph has something the
 // target cannot run.

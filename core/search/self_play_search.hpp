@@ -18,6 +18,7 @@
 
 #include "core/env/games.hpp"
 #include "core/exec/kernel_report.hpp"
+#include "core/search/device_sunburst.hpp"
 #include "core/search/tree.hpp"
 
 namespace cas::exec {
@@ -139,6 +140,10 @@ class SelfPlaySearch {
     (void)steps;
     return {};
   }
+  // A game's tree laid out as the tree view's sunburst on the device that holds it, for the
+  // studio's CUDA-GL interop path (device_sunburst.hpp); null for the CPU search, whose trees the
+  // view lays out from treeSnapshot. It must not outlive this search.
+  virtual std::unique_ptr<DeviceSunburst> deviceSunburst() { return nullptr; }
   // Name/value lines about where the search runs: memory, captured graphs.
   virtual std::vector<std::pair<std::string, std::string>> runtimeStats() const { return {}; }
 

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "core/env/board_position.hpp"
 #include "core/ir/passes.hpp"
 #include "core/train/baselines.hpp"
 #include "core/train/checkpoint.hpp"
@@ -210,6 +211,27 @@ search::RootStats AlphaZeroTrainer::analyse(const std::string& moves, int simula
   analysis_->search({0});
   analysis_->setConfig(searchConfig(search_, SearchUse::Evaluation));
   return analysis_->rootStats(0);
+}
+
+bool AlphaZeroTrainer::startAnalysis(const std::vector<int>& moves, std::string* error) {
+  if (!analysis_->setPosition(0, env::moveNotation(moves), error)) return false;
+  if (analysis_->positions().terminal(0)) {
+    if (error) *error = "the game is over in this position";
+    return false;
+  }
+  analysisMoves_ = moves;
+  analysis_->search({0}, 0);  // expands and evaluates the root
+  return true;
+}
+
+void AlphaZeroTrainer::stepAnalysis() { analysis_->search({0}, 1); }
+
+TreeSnapshot AlphaZeroTrainer::analysisSnapshot(int maxNodes) const {
+  TreeSnapshot snap = snapshotTree(*analysis_, 0, maxNodes);
+  snap.rootMoves = analysisMoves_;
+  snap.iteration = iteration_;
+  snap.environment = project_.environment;
+  return snap;
 }
 
 std::string AlphaZeroTrainer::checkpoint() const {

@@ -65,6 +65,14 @@ class AlphaZeroTrainer final : public Trainer {
   search::RootStats analyse(const std::string& moves, int simulations, std::string* error);
   // The position analyse() searched last.
   const env::BoardGames& analysisBoard() const { return analysis_->positions(); }
+  // Stepping through the search of one position (the studio's teaching mode on a position it
+  // picks): startAnalysis gives the analysis search a fresh tree at the position after `moves`,
+  // its root evaluated and no simulation run yet (false with `error` for moves that are not
+  // legal or a finished game); stepAnalysis runs one more simulation in it; analysisSnapshot is
+  // its top `maxNodes` nodes. analyse() replaces that tree by its own search.
+  bool startAnalysis(const std::vector<int>& moves, std::string* error);
+  void stepAnalysis();
+  TreeSnapshot analysisSnapshot(int maxNodes) const;
   // Where the self-play search runs ("cpu" or "cuda"), and a sentence saying why.
   std::string searchDevice() const { return selfPlay_->search().device(); }
   const std::string& searchNote() const { return searchNote_; }
@@ -103,6 +111,7 @@ class AlphaZeroTrainer final : public Trainer {
   int actions_ = 0, obsSize_ = 0;
   std::unique_ptr<SelfPlay> selfPlay_;
   std::unique_ptr<search::SelfPlaySearch> analysis_;
+  std::vector<int> analysisMoves_;  // the moves to the analysis tree's root, since startAnalysis
   std::string searchNote_;
   std::unique_ptr<search::ReplayStore> store_;  // built after the networks (see allocating_)
   std::string storeNote_;

@@ -113,15 +113,20 @@ void SelfPlay::stepSimulation() {
 }
 
 TreeSnapshot SelfPlay::snapshot(int game, int maxNodes) const {
-  TreeSnapshot snap;
-  snap.game = std::clamp(game, 0, search_->positions().size() - 1);
-  snap.board = search_->positions().render(snap.game);
+  TreeSnapshot snap = snapshotTree(*search_, game, maxNodes);
   snap.rootMoves = moves_[size_t(snap.game)];
-  const search::Tree t = search_->treeSnapshot(snap.game);
+  return snap;
+}
+
+TreeSnapshot snapshotTree(const search::SelfPlaySearch& search, int game, int maxNodes) {
+  TreeSnapshot snap;
+  snap.game = std::clamp(game, 0, search.positions().size() - 1);
+  snap.board = search.positions().render(snap.game);
+  const search::Tree t = search.treeSnapshot(snap.game);
   snap.treeNodes = t.nodesInUse();
   snap.treeCapacity = t.budget();
   snap.recycledNodes = t.recycledNodes();
-  snap.cPuct = search_->config().cPuct;
+  snap.cPuct = search.config().cPuct;
   std::vector<std::pair<std::int32_t, std::int32_t>> queue = {{0, -1}};  // (tree slot, parent index)
   std::vector<int> depth = {0};
   for (size_t q = 0; q < queue.size() && int(snap.nodes.size()) < maxNodes; ++q) {

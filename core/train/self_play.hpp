@@ -25,6 +25,11 @@ class TrainingPhase;
 enum class SearchUse { SelfPlay, Evaluation };
 search::SearchConfig searchConfig(const params::SearchParams& p, SearchUse use);
 
+// The top `maxNodes` nodes of one game's tree in `search` (clamped to a game that exists),
+// breadth first, with its root position; the caller fills in the moves that led to the root,
+// the iteration and the environment.
+TreeSnapshot snapshotTree(const search::SelfPlaySearch& search, int game, int maxNodes);
+
 class SelfPlay {
  public:
   // maxMoves: the longest game (the store's fresh positions must hold every game in progress).

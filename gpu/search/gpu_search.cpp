@@ -10,6 +10,7 @@
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_program.hpp"
 #include "gpu/search/device_replay.hpp"
+#include "gpu/search/device_sunburst.hpp"
 #include "gpu/search/search_launch.hpp"
 
 namespace cas::gpu {
@@ -222,6 +223,14 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     }
     replay->addedOnDevice(rows);
     return true;
+  }
+
+  std::unique_ptr<cas::search::DeviceSunburst> deviceSunburst() override {
+    return search::makeDeviceSunburst(rt_, budget_, [this](int game) {
+      checkGame(game);
+      kernels_.gatherTree(buffers(), game, devicePointer<void>(snapshot_), rt_->compute);
+      return snapshot_;
+    });
   }
 
   cas::search::Tree treeSnapshot(int game) const override {

@@ -28,161 +28,20 @@
 #include "core/ir/builder.hpp"
 #include "core/ir/passes.hpp"
 #include "core/train/benchmark_nets.hpp"
+#include "gpu/standalone_export.hpp"
 
 #include "support/cli_runs.hpp"
+#include "support/export_policies.hpp"
 #include "support/golden.hpp"
 
 namespace {
 
 using cas::exports::ExportablePolicy;
-using cas::test::cli;
-using cas::test::kQuick;
-using cas::test::Result;
+using namespace cas::test;
 
-constexpr double kTolerance = 1e-5;  // atol and rtol
-constexpr int kSamples = 64;
 const QString kRunOnnx = QStringLiteral(CAS_SOURCE_DIR "/tests/export/run_onnx.py");
 const QString kDriver = QStringLiteral(CAS_SOURCE_DIR "/tests/export/c_driver.c");
-const QString kProjects = QStringLiteral(CAS_SOURCE_DIR "/projects/");
-
-// Small policies for the layers the example projects and benchmark networks do not use.
-struct SmallPolicy {
-  const char* name;
-  std::vector<std::int64_t> observationShape;
-  const char* source;
-};
-
-const SmallPolicy kSmallPolicies[] = {
-    {"layer_norm_residual", {12},
-     "@parallel(axis='batch')\n"
-     "def policy(obs):\n"
-     "    h = dense(obs, units=16)\n"
-     "    for i in range(2):\n"
-     "        h = block(h)\n"
-     "    h = layer_norm(h)\n"
-     "    return dense(h, units=action_dim), tanh(dense(h, units=1))\n"
-     "\n"
-     "def block(x):\n"
-     "    y = gelu(dense(layer_norm(x), units=24))\n"
-     "    return x + dense(y, units=16)\n"},
-    {"attention", {5, 8},
-     "@parallel(axis='batch')\n"
-     "def policy(obs):\n"
-     "    q = reshape(dense(obs, units=40), (5, 8))\n"
-     "    x = layer_norm(obs + attention(q, obs, obs, heads=2, causal=True))\n"
-     "    x = x + attention(x, x, x, heads=4)\n"
-     "    h = flatten(x)\n"
-     "    return dense(h, units=action_dim), tanh(dense(h, units=1))\n"},
-    {"pools_and_elementwise", {3, 6, 6},
-     "@parallel(axis='batch')\n"
-     "def policy(obs):\n"
-     "    x = relu(conv2d(obs, filters=4, kernel=3, stride=2, padding='same'))\n"
-     "    y = concat(max_pool2d(x, kernel=2, stride=1, padding='same'), avg_pool2d(x, kernel=2, stride=1, padding='same'))\n"
-     "    z = dense(y, units=10)\n"
-     "    g = where(z > 0, sigmoid(z), exp(clip(z, -3, 3)))\n"
-     "    s = softmax(g) - log_softmax(z) + log(g + 1)\n"
-     "    m = max(reshape(z, (2, 5)), axis=1) + mean(reshape(z, (2, 5)), axis=1)\n"
-     "    ids = where(z >= 0.5, 1, 0) + where(z != z, 1, 0)\n"
-     "    e = flatten(embedding(ids, vocab=3, dim=2))\n"
-     "    h = concat(g, s, m, e)\n"
-     "    return dense(h, units=action_dim), tanh(dense(h, units=1) + sum(s))\n"},
-};
-
-// A standalone policy with the weights of seed 1, as `cuda-agent check` initialises them.
-ExportablePolicy standalone(const QString& name, const std::string& source, std::vector<std::int64_t> observationShape, std::int64_t actions) {
-  ExportablePolicy p;
-  p.source = source;
-  p.options.fileName = name.toStdString() + ".pdl";
-  p.options.observationShape = observationShape;
-  p.options.actionCount = actions;
-  p.options.algorithm = "alphazero";
-  cas::pdl::CompileResult compiled = cas::pdl::compile(p.source, p.options);
-  if (!compiled.policy) qFatal("%s does not compile: %s", qPrintable(name), compiled.diagnostics.items()[0].message.c_str());
-  for (const cas::ir::Node& n : compiled.policy->graph.nodes)
-    if (n.op == cas::ir::Op::Input && n.attrs.role == cas::ir::InputRole::Parameter) p.weights[n.attrs.name] = cas::exec::initialValues(n, 1);
-  p.metadata.project = name.toStdString();
-  p.metadata.environment = "none";
-  p.metadata.observationShape = observationShape;
-  for (std::int64_t a = 0; a < actions; ++a) p.metadata.actionNames.push_back("action " + std::to_string(a));
-  return p;
-}
-
-// The policy a test row names: a project (initial weights), a benchmark network or a small policy.
-ExportablePolicy policyNamed(const QString& name) {
-  if (QDir(kProjects + name).exists()) {
-    cas::exports::LoadedPolicy loaded = cas::exports::loadPolicy((kProjects + name).toStdString(), 0);
-    if (!loaded.policy) qFatal("%s: %s", qPrintable(name), loaded.error.message.c_str());
-    return *loaded.policy;
-  }
-  if (const cas::train::BenchmarkNet* net = cas::train::findBenchmarkNet(name.toStdString()))
-    return standalone(name, net->alphaZeroSource, net->observationShape, net->actionCount);
-  for (const SmallPolicy& s : kSmallPolicies)
-    if (name == QLatin1String(s.name)) return standalone(name, s.source, s.observationShape, 4);
-  qFatal("no policy named %s", qPrintable(name));
-}
-
-void addPolicyRows() {
-  QTest::addColumn<QString>("name");
-  for (const char* project : {"tictactoe-alphazero", "connect4-alphazero"}) QTest::newRow(project) << QString::fromLatin1(project);
-  for (const cas::train::BenchmarkNet& net : cas::train::benchmarkNets()) QTest::newRow(net.name.c_str()) << QString::fromStdString(net.name);
-  for (const SmallPolicy& s : kSmallPolicies) QTest::newRow(s.name) << QString::fromLatin1(s.name);
-}
-
-std::vector<float> observations(const ExportablePolicy& p, int count) {
-  std::mt19937 rng(7);
-  std::normal_distribution<float> normal;
-  std::vector<float> obs(size_t(count * cas::ir::numel(p.options.observationShape)));
-  for (float& x : obs) x = normal(rng);
-  return obs;
-}
-
-// The CPU backend's outputs for `obs`, by output name.
-std::map<std::string, std::vector<float>> reference(const ExportablePolicy& p, const std::vector<float>& obs, int count) {
-  cas::ir::Graph g = cas::exports::forwardGraph(p, count);
-  cas::ir::runPasses(g, {"plan-memory"});
-  auto exe = cas::exec::makeCpuBackend()->compile(g);
-  for (const auto& [name, values] : p.weights) exe->setInput(name, values.data(), values.size());
-  exe->setInput("obs", obs.data(), obs.size());
-  exe->run();
-  std::map<std::string, std::vector<float>> out;
-  for (const cas::ir::Output& o : exe->graph().outputs) {
-    std::vector<float>& v = out[o.name];
-    v.resize(size_t(cas::ir::numel(exe->graph().node(o.node).shape)));
-    exe->readOutput(o.name, v.data(), v.size());
-  }
-  return out;
-}
-
-bool writeBytes(const QString& path, const char* data, qint64 size) {
-  QFile f(path);
-  return f.open(QIODevice::WriteOnly) && f.write(data, size) == size;
-}
-
-bool writeFloats(const QString& path, const std::vector<float>& v) {
-  return writeBytes(path, reinterpret_cast<const char*>(v.data()), qint64(v.size() * sizeof(float)));
-}
-
-std::vector<float> readFloats(const QString& path) {
-  QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) return {};
-  const QByteArray bytes = f.readAll();
-  std::vector<float> v(size_t(bytes.size()) / sizeof(float));
-  std::memcpy(v.data(), bytes.constData(), v.size() * sizeof(float));
-  return v;
-}
-
-// Each output in `dir` (NAME.f32) against the reference, within atol + rtol*|ref|.
-void compareOutputs(const QString& dir, const std::map<std::string, std::vector<float>>& ref) {
-  for (const auto& [name, expected] : ref) {
-    const std::vector<float> got = readFloats(dir + QLatin1Char('/') + QString::fromStdString(name) + QStringLiteral(".f32"));
-    QCOMPARE(got.size(), expected.size());
-    double worst = 0;
-    const std::int64_t bad = golden::firstMismatch(got, expected, kTolerance, kTolerance, &worst);
-    QVERIFY2(bad < 0, qPrintable(QStringLiteral("%1[%2] = %3, the CPU backend's is %4").arg(QString::fromStdString(name)).arg(bad)
-                                     .arg(double(got[size_t(bad)]), 0, 'g', 9).arg(double(expected[size_t(bad)]), 0, 'g', 9)));
-    qInfo("%s: worst error %.3g of the allowed atol + rtol*|ref|", name.c_str(), worst);
-  }
-}
+const QString kProjects = cas::test::projectsDir();
 
 // run_onnx.py on `model` and `obs`; its JSON summary, or a skip when onnxruntime is missing.
 struct OnnxRun {
@@ -312,6 +171,36 @@ class TestExport : public QObject {
     QVERIFY(driver.waitForFinished(120000));
     QVERIFY2(driver.exitStatus() == QProcess::NormalExit && driver.exitCode() == 0, driver.readAllStandardError().constData());
     compareOutputs(folder, reference(policy, obs, kSamples));
+  }
+
+  // The standalone CUDA export, written here and compiled by nvcc when the toolkit is here (its
+  // numbers are checked on the GPU machine, tests/gpu/test_cuda_export.cpp): the policies whose
+  // products and convolutions need direct.cuh (no cuBLAS, no cuDNN), one of GEMMs only and a project.
+  void cudaSourceCompiles_data() {
+    QTest::addColumn<QString>("name");
+    for (const char* name : {"tictactoe-alphazero", "cartpole_mlp64", "attention", "pools_and_elementwise"}) QTest::newRow(name) << QString::fromLatin1(name);
+  }
+  void cudaSourceCompiles() {
+    QFETCH(QString, name);
+    const cas::exports::CSource source = cas::gpu::exportCuda(policyNamed(name), 8, "policy_cuda.h");
+    for (const char* library : {"cublas", "cudnn", "nvrtc"}) QVERIFY2(source.source.find(library) == std::string::npos, library);
+    QVERIFY(source.header.find("#define POLICY_CUDA_BATCH 8 ") != std::string::npos);
+    QString nvcc = QStandardPaths::findExecutable(QStringLiteral("nvcc"));
+    if (nvcc.isEmpty()) nvcc = QStandardPaths::findExecutable(QStringLiteral("nvcc"), {QStringLiteral("/usr/local/cuda/bin")});
+    if (nvcc.isEmpty()) QSKIP("no nvcc on the PATH or in /usr/local/cuda/bin");
+    const QString folder = path(QStringLiteral("cuda-") + name);
+    QVERIFY(QDir().mkpath(folder));
+    QVERIFY(writeBytes(folder + QStringLiteral("/policy_cuda.h"), source.header.data(), qint64(source.header.size())));
+    QVERIFY(writeBytes(folder + QStringLiteral("/policy_cuda.cu"), source.source.data(), qint64(source.source.size())));
+    QProcess build;
+    build.setWorkingDirectory(folder);
+    build.setProcessChannelMode(QProcess::MergedChannels);
+    build.start(nvcc, {QStringLiteral("-arch=sm_90"), QStringLiteral("-O3"), QStringLiteral("-Xcompiler=-Wall,-Wextra"), QStringLiteral("-c"),
+                       QStringLiteral("policy_cuda.cu")});
+    QVERIFY(build.waitForFinished(300000));
+    const QByteArray output = build.readAll();
+    QVERIFY2(build.exitCode() == 0, output.left(4000).constData());
+    QVERIFY2(!output.contains("warning"), output.left(4000).constData());
   }
 
   // Other opsets (ReduceMax takes its axes as an attribute before 18), a static batch, and a
@@ -468,7 +357,14 @@ class TestExport : public QObject {
             QStringLiteral("is a project folder, which has no checkpoints"));
     refused({run, QStringLiteral("--opset"), QStringLiteral("12")}, QStringLiteral("--opset"));
     refused({run, QStringLiteral("--format"), QStringLiteral("c"), QStringLiteral("--opset"), QStringLiteral("13")},
-            QStringLiteral("--batch and --opset go with --format onnx"));
+            QStringLiteral("--opset goes with --format onnx"));
+    refused({run, QStringLiteral("--format"), QStringLiteral("c"), QStringLiteral("--batch"), QStringLiteral("4")},
+            QStringLiteral("--batch goes with --format onnx or cuda"));
+    refused({run, QStringLiteral("--format"), QStringLiteral("cuda"), QStringLiteral("--batch"), QStringLiteral("dynamic")},
+            QStringLiteral("the CUDA export is compiled for a batch size: give --batch N"));
+    const Result notCu = cli({QStringLiteral("export"), run, QStringLiteral("--format"), QStringLiteral("cuda"), QStringLiteral("--out"), out});
+    QCOMPARE(notCu.status, 2);
+    QVERIFY2(notCu.err.contains(QStringLiteral("the CUDA export is a .cu file")), qPrintable(notCu.err));
     const Result notC = cli({QStringLiteral("export"), run, QStringLiteral("--format"), QStringLiteral("c"), QStringLiteral("--out"), out});
     QCOMPARE(notC.status, 2);
     QVERIFY2(notC.err.contains(QStringLiteral("the C export is a .c file")), qPrintable(notC.err));

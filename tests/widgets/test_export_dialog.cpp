@@ -76,7 +76,7 @@ class TestExportDialog : public QObject {
     }
   }
 
-  void exportsARunToOnnxAndC() {
+  void exportsARunToOnnxCAndCuda() {
     ExportDialog dialog(run_);
     dialog.show();
     auto* checkpoint = child<QComboBox>(dialog, "exportCheckpoint");
@@ -114,6 +114,32 @@ class TestExportDialog : public QObject {
              qPrintable(summary));
     QVERIFY2(summary.contains(QStringLiteral("Format: C99 (libm only)")), qPrintable(summary));
     QVERIFY2(summary.contains(QStringLiteral("iter-00000001.ckpt of project tictactoe-alphazero, iteration 1")), qPrintable(summary));
+
+    // CUDA at batch 16: its own file name, a batch but no opset, and no dynamic batch.
+    child<QComboBox>(dialog, "exportFormat")->setCurrentIndex(2);
+    const QString cu = path(QStringLiteral("onnx/ttt_cuda.cu"));
+    QCOMPARE(child<QLineEdit>(dialog, "exportOutput")->text(), QDir::toNativeSeparators(cu));
+    auto* batch = child<QSpinBox>(dialog, "exportBatch");
+    QVERIFY(batch->isEnabled());
+    QVERIFY(!child<QSpinBox>(dialog, "exportOpset")->isEnabled());
+    QCOMPARE(batch->minimum(), 1);
+    QCOMPARE(batch->text(), QStringLiteral("1"));  // not "dynamic"
+    batch->setValue(16);
+    QVERIFY(exportTo(dialog, cu));
+    QFile cudaSource(cu);
+    QVERIFY(cudaSource.open(QIODevice::ReadOnly));
+    QVERIFY(cudaSource.readAll().contains("cudaError_t policy_cuda_forward(policy_cuda* p, const float* obs, float* logits, float* value"));
+    QFile cudaHeader(path(QStringLiteral("onnx/ttt_cuda.h")));
+    QVERIFY(cudaHeader.open(QIODevice::ReadOnly));
+    QVERIFY(cudaHeader.readAll().contains("#define POLICY_CUDA_BATCH 16 "));
+    summary = dialog.summaryText();
+    QVERIFY2(summary.contains(QStringLiteral("Format: CUDA (the CUDA runtime only), observations per call: at most 16")), qPrintable(summary));
+    // Back to C: the name loses its "_cuda"; and ONNX can be dynamic again.
+    child<QComboBox>(dialog, "exportFormat")->setCurrentIndex(1);
+    QCOMPARE(child<QLineEdit>(dialog, "exportOutput")->text(), QDir::toNativeSeparators(c));
+    child<QComboBox>(dialog, "exportFormat")->setCurrentIndex(0);
+    batch->setValue(0);
+    QCOMPARE(batch->text(), QStringLiteral("dynamic"));
   }
 
   void exportsAProjectsInitialWeights() {

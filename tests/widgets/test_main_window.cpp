@@ -1,5 +1,5 @@
 // The studio shell, offscreen: docks, the example project, the status bar, persisted state,
-// the parameter model, and the zh_CN translation.
+// the parameter model, the zh_CN translation, and English's plural forms.
 #include <QAbstractItemModelTester>
 #include <QDockWidget>
 #include <QFile>
@@ -20,6 +20,7 @@
 #include "widgets/pdl_editor.hpp"
 #include "widgets/project_panel.hpp"
 #include "widgets/translations.hpp"
+#include "widgets/tuning_panel.hpp"
 
 using cas::widgets::MainWindow;
 
@@ -132,6 +133,24 @@ class TestMainWindow : public QObject {
     QFile maps(QStringLiteral("/proc/self/maps"));
     QVERIFY(maps.open(QIODevice::ReadOnly));
     QVERIFY(!maps.readAll().contains("libvulkan"));
+  }
+
+  // Counted messages read as English does: "1 value", "2 values", not "value(s)".
+  void englishCountsInTheSingularAndPlural() {
+    QCOMPARE(cas::widgets::installTranslations(*QCoreApplication::instance(), QStringLiteral("en")), QStringLiteral("en"));
+    cas::widgets::ParameterTableModel model;
+    model.setProjectValues(cas::params::ParameterSet());
+    cas::widgets::TuningPanel tuning(&model, nullptr);
+    cas::params::ParameterSet run;
+    QVERIFY(!run.set("search.c_puct", 2.5));
+    model.showRunValues(run, QStringLiteral("run-a"));
+    QVERIFY2(tuning.sourceText().contains(QStringLiteral("differs from project.toml (1 value);")), qPrintable(tuning.sourceText()));
+    QVERIFY(!run.set("search.simulations", std::int64_t(7)));
+    model.showRunValues(run, QStringLiteral("run-a"));
+    QVERIFY2(tuning.sourceText().contains(QStringLiteral("differs from project.toml (2 values);")), qPrintable(tuning.sourceText()));
+    for (QTranslator* t : QCoreApplication::instance()->findChildren<QTranslator*>()) QCoreApplication::removeTranslator(t);
+    model.showRunValues(run, QStringLiteral("run-a"));  // without the catalogue, the source text's "(s)" shows
+    QVERIFY2(tuning.sourceText().contains(QStringLiteral("(2 value(s));")), qPrintable(tuning.sourceText()));
   }
 
   void followsChineseTranslation() {

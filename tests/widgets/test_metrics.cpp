@@ -2,7 +2,8 @@
 // changes the displayed values but not the stored ones, redraws are coalesced, stored points are
 // bounded, CSV and PNG export, an earlier run folder's metrics.jsonl as a dashed overlay (more in
 // test_plot_interaction.cpp), the kernel and stage-time models under QAbstractItemModelTester,
-// "n/a" for unmeasured kernel values, the kernel source pane, and the CPU backend's explanation.
+// "n/a" for unmeasured kernel values, the kernel source pane, the CPU backend's explanation, and
+// the baselines' legend names in Chinese.
 #include <QAbstractItemModelTester>
 #include <QDir>
 #include <QElapsedTimer>
@@ -14,6 +15,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTranslator>
 #include <qcustomplot.h>
 
 #include "widgets/kernel_view.hpp"
@@ -267,6 +269,33 @@ class TestMetrics : public QObject {
     panel.removeOverlay();
     QVERIFY(panel.overlayName().isEmpty());
     for (int p = 0; p < MetricsPanel::PlotCount; ++p) QCOMPARE(panel.plot(MetricsPanel::Plot(p))->graphCount(), 0);
+  }
+
+  // The score plot's baselines are named in the user's language, live and in an overlaid run;
+  // another opponent keeps the name that gives its settings.
+  void baselineNamesAreTranslated() {
+    QTranslator chinese;
+    QVERIFY(chinese.load(QStringLiteral(":/i18n/cuda-agent-studio_zh_CN.qm")));
+    QVERIFY(QCoreApplication::installTranslator(&chinese));  // until the test ends: QTranslator's destructor removes it
+    const QString run = dir_.filePath(QStringLiteral("scored-run"));
+    QVERIFY(QDir().mkpath(run));
+    QFile metrics(run + QStringLiteral("/metrics.jsonl"));
+    QVERIFY(metrics.open(QIODevice::WriteOnly));
+    metrics.write(metricsLine(1, 1.5, 0.5, 0.5));
+    metrics.close();
+
+    MetricsPanel panel;
+    auto r = report(1, 1.5f);
+    r.evaluations = {evaluation("random", 3, 1, 0), evaluation("perfect", 0, 2, 2), evaluation("mcts:200", 1, 0, 1)};
+    panel.addIteration(r);
+    QString error;
+    QVERIFY2(panel.addOverlay(run, &error), qPrintable(error));
+    QTRY_VERIFY(graphNamed(panel.plot(MetricsPanel::Score), QStringLiteral("随机玩家")));
+    QCOMPARE(displayed(graphNamed(panel.plot(MetricsPanel::Score), QStringLiteral("随机玩家"))), (QVector<double>{0.875}));
+    QCOMPARE(displayed(graphNamed(panel.plot(MetricsPanel::Score), QStringLiteral("完美玩家"))), (QVector<double>{0.25}));
+    QVERIFY(graphNamed(panel.plot(MetricsPanel::Score), QStringLiteral("mcts:200")));
+    QVERIFY(graphNamed(panel.plot(MetricsPanel::Score), QStringLiteral("scored-run：随机玩家")));
+    QVERIFY(!graphNamed(panel.plot(MetricsPanel::Score), QStringLiteral("random")));
   }
 
   void overlayRefusesAFolderWithoutMetrics() {

@@ -356,12 +356,23 @@ class TestRunsDock : public QObject {
     w.stopTraining();
     QTRY_VERIFY_WITH_TIMEOUT(!w.runController()->running(), 60000);
     QCOMPARE(model->index(row, 1).data().toString(), QStringLiteral("3.5"));  // still shown as that run's override
+    const QStringList firstRunChanges = w.changeLog();
+    QCOMPARE(firstRunChanges.size(), 3);  // 3.5, back to 1.5, 3.5 again
 
-    // The next run starts from project.toml, not from the last run's values.
+    // The next run starts from project.toml, not from the last run's values, with no changes yet.
     const QString secondRun = train(w, 1);
     QVERIFY(!secondRun.isEmpty() && secondRun != firstRun);
     QVERIFY(readText(secondRun + QStringLiteral("/config.toml")).contains(QStringLiteral("c_puct = 1.5\n")));
     QVERIFY(model->overrides().isEmpty());
+    QVERIFY(w.changeLog().isEmpty());
+
+    // A resumed run lists the changes it made before, read from its changes.jsonl.
+    w.findChild<QSpinBox*>(QStringLiteral("iterationBudget"))->setValue(1);
+    w.resumeRun(firstRun);
+    QVERIFY(w.runController()->running());
+    QVERIFY(w.runController()->resumedFrom() > 0);
+    QCOMPARE(w.changeLog(), firstRunChanges);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.runController()->running(), 120000);
 
     // Reset after a run: back to project.toml's value.
     model->showRunValues([&] {

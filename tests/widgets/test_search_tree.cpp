@@ -3,14 +3,16 @@
 // tree (angles proportional to visits, the principal variation), its meshes and levels of
 // detail, hit testing, the moves and PUCT terms of a node, a click emitting the node's position,
 // pan and zoom, a fit that keeps the tree clear of the legend and the teaching caption, one
-// simulation's trace and its animation, the panel's background builds, and a
-// live tic-tac-toe run: throttled snapshots, then teaching mode stepping the paused run.
+// simulation's trace and its animation, the panel's background builds, a
+// live tic-tac-toe run: throttled snapshots, then teaching mode stepping the paused run, and
+// teaching mode on the position the Board shows, grown by the Board's agent.
 #include <QDir>
 #include <QDockWidget>
 #include <QFile>
 #include <QLabel>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
@@ -19,9 +21,15 @@
 #include <cmath>
 #include <numbers>
 
+#include "core/engine/run_folder.hpp"
+#include "core/env/board_position.hpp"
+#include "core/train/alphazero.hpp"
+#include "widgets/board_view.hpp"
 #include "widgets/main_window.hpp"
+#include "widgets/play_panel.hpp"
 #include "widgets/run_controller.hpp"
 #include "widgets/search_tree_view.hpp"
+#include "widgets/translations.hpp"
 #include "widgets/tree_geometry.hpp"
 
 using cas::train::TreeSnapshot;
@@ -74,6 +82,25 @@ QString quickProject(const QTemporaryDir& dir) {
   return folder;
 }
 
+// The actions of the root's children in a snapshot, in ascending order.
+std::vector<int> rootChildren(const TreeSnapshot& s) {
+  std::vector<int> actions;
+  for (const TreeSnapshot::Node& n : s.nodes)
+    if (n.parent == 0) actions.push_back(n.action);
+  std::sort(actions.begin(), actions.end());
+  return actions;
+}
+
+// The legal moves after `moves` in tic-tac-toe, in ascending order.
+std::vector<int> legalMoves(const std::vector<int>& moves) {
+  std::string error;
+  const auto position = cas::env::describePosition("tictactoe", moves, &error);
+  std::vector<int> legal;
+  for (int a = 0; position && a < int(position->legal.size()); ++a)
+    if (position->legal[size_t(a)]) legal.push_back(a);
+  return legal;
+}
+
 }  // namespace
 
 class TestSearchTree : public QObject {
@@ -85,6 +112,8 @@ class TestSearchTree : public QObject {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("CUDA-Agent-Test"));
     QCoreApplication::setApplicationName(QStringLiteral("test_search_tree"));
+    // As the studio starts: English with its plural forms ("1 visit", "4 visits").
+    QCOMPARE(cas::widgets::installTranslations(*QCoreApplication::instance(), QStringLiteral("en")), QStringLiteral("en"));
   }
 
   void sunburstAnglesAreProportionalToVisits() {
@@ -477,6 +506,96 @@ class TestSearchTree : public QObject {
     QCOMPARE(panel.view()->layout()->snapshot().game, 1);  // the game chosen, not game 1
     run.stopTraining();
     QTRY_VERIFY_WITH_TIMEOUT(!run.running(), 60000);
+  }
+
+  // The game selector's "Board position": the tree is the Board's agent's search from the
+  // position the Board shows, following the move list back; Step grows it by one simulation.
+  void teachingOnTheBoardsPosition() {
+    // A run to load on the Board: one iteration of the quick project, checkpointed.
+    const auto loaded = cas::project::loadProject(quickProject(dir_).toStdString());
+    QVERIFY(loaded.project);
+    cas::project::Project project = *loaded.project;
+    const QString folder = dir_.filePath(QStringLiteral("board-run"));
+    cas::Diagnostic refused;
+    auto runFolder = cas::engine::RunFolder::create(folder.toStdString(), project, &refused, nullptr);
+    QVERIFY2(runFolder, refused.message.c_str());
+    cas::train::AlphaZeroTrainer trainer(project, cas::exec::makeCpuBackend());
+    trainer.runIteration();
+    std::string error;
+    QVERIFY2(runFolder->writeCheckpoint(trainer.iteration(), trainer.checkpoint(), &error), error.c_str());
+
+    RunController run;  // never started: the Board's agent needs no training run
+    PlayPanel board(&run);
+    SearchTreePanel panel;
+    panel.setRunController(&run);
+    panel.setBoard(&board);
+    connect(&panel, &SearchTreePanel::positionSelected, board.boardView(), &BoardView::showPosition);  // as the studio connects them
+    panel.resize(700, 500);
+    panel.show();
+    panel.setTeachingMode(true);
+    auto* gameBox = panel.findChild<QSpinBox*>(QStringLiteral("searchTreeGame"));
+    auto* step = panel.findChild<QPushButton*>(QStringLiteral("stepSimulationButton"));
+    QVERIFY(gameBox && step);
+
+    // Without a run on the Board there is nothing to search with, and the hint says so.
+    gameBox->setValue(0);
+    QCOMPARE(gameBox->text(), QStringLiteral("Board position"));
+    QVERIFY(panel.followsBoard());
+    QTRY_COMPARE(panel.findChild<QLabel*>(QStringLiteral("searchTreeHint"))->text(),
+                 QStringLiteral("Load a run on the Board to search its position."));
+    QVERIFY(!step->isEnabled());
+
+    // A game on the Board (set up, then stepped back in its move list): the tree's root is the
+    // position shown, its children the legal moves there.
+    board.loadRun(folder);
+    QTRY_VERIFY_WITH_TIMEOUT(!board.busy() && board.agent(), 60000);
+    const std::vector<int> game = {4, 0, 8};
+    board.boardView()->showPosition(QStringLiteral("tictactoe"), game);  // taken over as a set-up position
+    QCOMPARE(board.moves(), game);
+    board.showMovesUpTo(2);
+    const std::vector<int> stepped = {4, 0};
+    auto rootIs = [&](const std::vector<int>& moves) {
+      const TreeLayout* l = panel.view()->layout();
+      return l && l->snapshot().rootMoves == moves;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(rootIs(stepped), 30000);
+    TreeSnapshot shown = panel.view()->layout()->snapshot();
+    QCOMPARE(shown.environment, std::string("tictactoe"));
+    QCOMPARE(rootChildren(shown), legalMoves(stepped));
+    QCOMPARE(int(rootChildren(shown).size()), 7);
+    QCOMPARE(shown.nodes[0].visits, 1);  // the root evaluated, no simulation yet
+    QVERIFY2(panel.statusText().startsWith(QStringLiteral("Board position after 2 moves, checkpoint of iteration 1")), qPrintable(panel.statusText()));
+
+    // Step: one simulation more in that tree, animated (or, on a starved GUI thread, already
+    // over with its path marked).
+    QTRY_VERIFY_WITH_TIMEOUT(step->isEnabled(), 30000);
+    step->click();
+    QTRY_VERIFY_WITH_TIMEOUT(panel.view()->layout()->snapshot().nodes[0].visits == 2 &&
+                                 (panel.view()->teachingPhase() != SearchTreeView::TeachingPhase::None || !panel.view()->highlightedPath().empty()),
+                             30000);
+    QVERIFY(rootIs(stepped));
+    QTRY_VERIFY_WITH_TIMEOUT(step->isEnabled(), 30000);
+    step->click();
+    QTRY_COMPARE_WITH_TIMEOUT(panel.view()->layout()->snapshot().nodes[0].visits, 3, 30000);
+
+    // A node clicked in the tree shows its position on the Board; the tree stays.
+    const TreeLayout* grown = panel.view()->layout();
+    const std::vector<int> picked = {4, 0, shown.nodes[1].action};
+    emit panel.view()->positionSelected(QStringLiteral("tictactoe"), picked);
+    QCOMPARE(board.boardView()->moves(), picked);
+    QTest::qWait(200);
+    QCOMPARE(panel.view()->layout(), grown);
+
+    // Back to the start of the move list: the tree follows, rooted at the empty board.
+    board.showMovesUpTo(0);
+    QTRY_VERIFY_WITH_TIMEOUT(rootIs({}), 30000);
+    QCOMPARE(rootChildren(panel.view()->layout()->snapshot()), legalMoves({}));
+
+    // Back to a self-play game: the Board's tree goes, and the game selector counts games again.
+    gameBox->setValue(1);
+    QVERIFY(!panel.followsBoard());
+    QCOMPARE(panel.game(), 0);
+    QVERIFY(!panel.view()->layout());
   }
 };
 

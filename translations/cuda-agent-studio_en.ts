@@ -1,0 +1,54 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="en">
+<context>
+    <name>cas::widgets::ProjectPanel</name>
+    <message numerus="yes">
+        <source>%1 could not be opened: %n error(s), listed in the Log.</source>
+        <translation>
+            <numerusform>%1 could not be opened: %n error, listed in the Log.</numerusform>
+            <numerusform>%1 could not be opened: %n errors, listed in the Log.</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>cas::widgets::RunsModel</name>
+    <message numerus="yes">
+        <source>%n more</source>
+        <translation>
+            <numerusform>%n more</numerusform>
+            <numerusform>%n more</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>cas::widgets::SearchTreePanel</name>
+    <message numerus="yes">
+        <source>Board position after %n move(s), checkpoint of iteration %1</source>
+        <translation>
+            <numerusform>Board position after %n move, checkpoint of iteration %1</numerusform>
+            <numerusform>Board position after %n moves, checkpoint of iteration %1</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>cas::widgets::SearchTreeView</name>
+    <message numerus="yes">
+        <source>N = %Ln visit(s)</source>
+        <translation>
+            <numerusform>N = %Ln visit</numerusform>
+            <numerusform>N = %Ln visits</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>cas::widgets::TuningPanel</name>
+    <message numerus="yes">
+        <source>Values of the run %1. &lt;b&gt;Bold&lt;/b&gt;: differs from project.toml (%n value(s)); select them to Reset them or to Write them to project.toml. The next run starts from project.toml.</source>
+        <translation>
+            <numerusform>Values of the run %1. &lt;b&gt;Bold&lt;/b&gt;: differs from project.toml (%n value); select it to Reset it or to Write it to project.toml. The next run starts from project.toml.</numerusform>
+            <numerusform>Values of the run %1. &lt;b&gt;Bold&lt;/b&gt;: differs from project.toml (%n values); select them to Reset them or to Write them to project.toml. The next run starts from project.toml.</numerusform>
+        </translation>
+    </message>
+</context>
+</TS>
