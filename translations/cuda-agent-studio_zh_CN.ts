@@ -108,6 +108,58 @@
         <translation>两次检查点之间的迭代数。</translation>
     </message>
     <message>
+        <source>PPO: environments stepped side by side, their policy evaluated in one batch.</source>
+        <translation>PPO：并行推进的环境数，其策略在一个批次中求值。</translation>
+    </message>
+    <message>
+        <source>PPO: steps of every environment per rollout; a rollout of ppo.envs x ppo.rollout_steps samples feeds each update.</source>
+        <translation>PPO：每次采样中每个环境的步数；每次更新使用 ppo.envs x ppo.rollout_steps 个样本。</translation>
+    </message>
+    <message>
+        <source>PPO: minibatches each rollout is shuffled into per epoch; it must divide ppo.envs x ppo.rollout_steps.</source>
+        <translation>PPO：每轮将采样数据打乱后分成的小批次数；必须整除 ppo.envs x ppo.rollout_steps。</translation>
+    </message>
+    <message>
+        <source>PPO: passes over each rollout's samples per update.</source>
+        <translation>PPO：每次更新遍历采样数据的轮数。</translation>
+    </message>
+    <message>
+        <source>PPO: environment steps of the whole run; the learning rate anneals to zero over them and the run ends there.</source>
+        <translation>PPO：整个运行的环境步数；学习率在此期间线性衰减到零，运行在此结束。</translation>
+    </message>
+    <message>
+        <source>PPO: Adam's step size at the start of the run.</source>
+        <translation>PPO：运行开始时 Adam 的步长。</translation>
+    </message>
+    <message>
+        <source>PPO: lower the learning rate linearly to zero over ppo.total_steps.</source>
+        <translation>PPO：在 ppo.total_steps 内将学习率线性降到零。</translation>
+    </message>
+    <message>
+        <source>PPO: discount factor of future rewards.</source>
+        <translation>PPO：未来奖励的折扣因子。</translation>
+    </message>
+    <message>
+        <source>PPO: lambda of generalised advantage estimation (0: one-step TD, 1: Monte Carlo).</source>
+        <translation>PPO：广义优势估计的 lambda（0：单步时序差分，1：蒙特卡洛）。</translation>
+    </message>
+    <message>
+        <source>PPO: the probability ratio is clipped to [1 - clip, 1 + clip], and the value's change per update to +-clip.</source>
+        <translation>PPO：概率比被裁剪到 [1 - clip, 1 + clip]，每次更新中价值的变化被裁剪到 ±clip。</translation>
+    </message>
+    <message>
+        <source>PPO: weight of the value loss in the total loss.</source>
+        <translation>PPO：价值损失在总损失中的权重。</translation>
+    </message>
+    <message>
+        <source>PPO: weight of the entropy bonus (subtracted from the loss).</source>
+        <translation>PPO：熵奖励的权重（从损失中减去）。</translation>
+    </message>
+    <message>
+        <source>PPO: global-norm gradient clipping threshold (0 disables clipping).</source>
+        <translation>PPO：全局范数梯度裁剪阈值（0 表示不裁剪）。</translation>
+    </message>
+    <message>
         <source>Backend: auto uses CUDA when it is available, else the CPU.</source>
         <translation>后端：auto 在 CUDA 可用时使用 CUDA，否则使用 CPU。</translation>
     </message>

@@ -247,9 +247,10 @@ void MainWindow::connectRun() {
     progressTimer_->start();
     updateRunProgress();
     logPanel_->appendMessage(LogPanel::Level::Info, tr("Training started; the run folder is %1.").arg(folder));
-    logPanel_->appendMessage(LogPanel::Level::Info, run_->searchDevice() == QLatin1String("cuda")
-                                                        ? tr("The search runs on the GPU: its trees and games stay in device memory.")
-                                                        : tr("The search runs on the CPU."));
+    if (!run_->searchDevice().isEmpty())
+      logPanel_->appendMessage(LogPanel::Level::Info, run_->searchDevice() == QLatin1String("cuda")
+                                                          ? tr("The search runs on the GPU: its trees and games stay in device memory.")
+                                                          : tr("The search runs on the CPU."));
     updateRunActions();
   });
   connect(run_, &RunController::iterationFinished, this, [this](const train::IterationReport& r) {

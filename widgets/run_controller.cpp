@@ -9,6 +9,7 @@
 
 #include "core/engine/trained_run.hpp"
 #include "core/params/run_params.hpp"
+#include "core/train/alphazero.hpp"
 
 namespace cas::widgets {
 
@@ -45,9 +46,9 @@ bool RunController::startTraining(const project::Project& project, const QString
     emit runFailed(QString::fromStdString(error));
     return false;
   }
-  std::unique_ptr<train::AlphaZeroTrainer> trainer;
+  std::unique_ptr<train::Trainer> trainer;
   try {
-    trainer = std::make_unique<train::AlphaZeroTrainer>(runProject, backend);
+    trainer = train::makeTrainer(runProject, backend);
   } catch (const std::exception& e) {  // the policy does not compile, or the configuration cannot fit
     run->removeUnstarted();
     emit runFailed(QString::fromUtf8(e.what()));
@@ -76,7 +77,7 @@ bool RunController::resumeRun(const QString& folder) {
   }
   engine::OpenRunOptions options;
   options.use = engine::RunUse::Resume;
-  engine::TrainedRun run = engine::openTrainedRun(folder.toStdString(), backend, options);
+  engine::OpenedRun<train::Trainer> run = engine::openAnyRun(folder.toStdString(), backend, options);
   for (const std::string& skipped : run.skipped) emit messagePosted(tr("Skipped checkpoint %1").arg(QString::fromStdString(skipped)));
   for (const Diagnostic& d : run.notices) emit messagePosted(QString::fromStdString(formatHeadline(d)));
   if (!run.trainer) {
@@ -88,7 +89,7 @@ bool RunController::resumeRun(const QString& folder) {
   return true;
 }
 
-void RunController::startEngine(std::unique_ptr<train::AlphaZeroTrainer> trainer, engine::RunFolder run, const QString& folder,
+void RunController::startEngine(std::unique_ptr<train::Trainer> trainer, engine::RunFolder run, const QString& folder,
                                 const std::string& backendId) {
   startParameters_ = trainer->parameters();
   // Callbacks run on the engine thread: hop to the GUI thread with queued invocations.
@@ -118,7 +119,8 @@ void RunController::startEngine(std::unique_ptr<train::AlphaZeroTrainer> trainer
     forward(r);
     if (const int runs = kernelProfileRuns_.exchange(0); runs > 0) profileKernels(*engineTrainer, r.iteration, runs);
   };
-  searchDevice_ = QString::fromStdString(trainer->searchDevice());
+  const auto* alphaZero = dynamic_cast<const train::AlphaZeroTrainer*>(trainer.get());
+  searchDevice_ = alphaZero ? QString::fromStdString(alphaZero->searchDevice()) : QString();
   engine_ = std::make_unique<engine::Engine>(std::move(trainer), std::move(run), events, limits_);
   runFolder_ = folder;
   paused_ = false;
@@ -162,7 +164,7 @@ void RunController::requestKernelProfile(int runs) {
   if (engine_) kernelProfileRuns_ = std::max(1, runs);
 }
 
-void RunController::profileKernels(train::AlphaZeroTrainer& trainer, qint64 iteration, int runs) {
+void RunController::profileKernels(train::Trainer& trainer, qint64 iteration, int runs) {
   KernelProfile profile;
   profile.iteration = iteration;
   profile.runs = runs;

@@ -47,7 +47,8 @@ class RunController : public QObject {
   bool paused() const { return paused_; }
   QString runFolder() const { return runFolder_; }
   QString backendId() const { return backendId_; }  // the running (or last) run's backend: "cpu", "cuda"
-  QString searchDevice() const { return searchDevice_; }  // where its search runs: "cpu", "cuda"
+  // Where its search runs: "cpu", "cuda"; empty for an algorithm without one (PPO).
+  QString searchDevice() const { return searchDevice_; }
   // Budget of the next run started (0 iterations / minutes: none).
   void setLimits(const cas::engine::EngineLimits& limits) { limits_ = limits; }
   RunProgress progress() const;
@@ -94,9 +95,9 @@ class RunController : public QObject {
 
  private:
   // Runs on the engine thread, between iterations.
-  void profileKernels(train::AlphaZeroTrainer& trainer, qint64 iteration, int runs);
+  void profileKernels(train::Trainer& trainer, qint64 iteration, int runs);
   double activeSeconds() const;
-  void startEngine(std::unique_ptr<train::AlphaZeroTrainer> trainer, engine::RunFolder run, const QString& folder, const std::string& backendId);
+  void startEngine(std::unique_ptr<train::Trainer> trainer, engine::RunFolder run, const QString& folder, const std::string& backendId);
 
   // Declared before engine_ so that it outlives the engine thread, which reads it.
   std::atomic<int> kernelProfileRuns_{0};

@@ -80,6 +80,8 @@ struct EvalOptions {
   std::string run, device = "auto", opponent = "random";
   int games = 20;
   int mistakes = 0;            // > 0: judge the agent's moves in this many positions instead of playing games
+  int episodes = 0;            // > 0: a single-agent run's policy for this many episodes instead of games
+  bool stochastic = false;     // with episodes: actions sampled from the policy, not its most probable
   double solverSeconds = 2.0;  // with mistakes: the solver's time per position
   int solverThreads = 0;       // with mistakes: solvers side by side (0: one per core)
   std::uint64_t seed = 1;

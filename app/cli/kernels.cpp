@@ -92,6 +92,13 @@ int runKernels(const KernelsOptions& o) {
       return 2;
     }
     environment = loaded.project->environment;
+    if (loaded.project->algorithm == "ppo") {
+      if (searching) {
+        std::cerr << "kernels: --graph search needs a board game's project; '" << o.target << "' trains " << environment << " with ppo, which has no search\n";
+        return 2;
+      }
+      loss = train::LossKind::Ppo;
+    }
     // The project's settings that shape the kernels; the rest (root noise, temperature) keep the
     // defaults the benchmark networks run with, so both are measured alike.
     const search::SearchConfig fromProject = train::searchConfig(params::readSearchParams(loaded.project->parameters), train::SearchUse::SelfPlay);

@@ -184,7 +184,7 @@ int main(int argc, char** argv) {
 
   cas::cli::EvalOptions eval;
   auto* evalCmd = app.add_subcommand("eval",
-      "Play a trained run against a baseline, or with --mistakes judge its moves by the perfect player");
+      "Play a trained run against a baseline, or with --mistakes judge its moves by the perfect player; a single-agent run: --episodes N");
   evalCmd->add_option("run", eval.run, "Run folder")->required()->check(CLI::ExistingDirectory);
   auto* opponentOption = evalCmd->add_option("--opponent", eval.opponent, "random, mcts:ROLLOUTS, perfect (tictactoe, connect4) or run:DIR (another trained run of the same game)")->capture_default_str();
   auto* gamesOption = evalCmd->add_option("--games", eval.games, "Games (half with the agent moving first)")->check(integerIn(1, 100000))->capture_default_str();
@@ -192,13 +192,18 @@ int main(int argc, char** argv) {
                       "Instead of games: the share of the agent's moves that make the perfect player's verdict worse, over N\n"
                       "positions from its own games and from random play (tictactoe, connect4)")
       ->check(integerIn(1, 1000000))->excludes(opponentOption)->excludes(gamesOption);
+  auto* episodesOption = evalCmd->add_option("--episodes", eval.episodes,
+                      "Single-agent runs (ppo): play N episodes with the policy and report the mean, median and standard deviation of the return")
+      ->check(integerIn(1, 1000000))->excludes(opponentOption)->excludes(gamesOption)->excludes(mistakesOption);
+  evalCmd->add_flag("--stochastic", eval.stochastic, "With --episodes: sample each action from the policy instead of taking the most probable")
+      ->needs(episodesOption);
   evalCmd->add_option("--solver-seconds", eval.solverSeconds,
                       "With --mistakes: the solver's time per position; the positions it cannot finish are skipped and counted")
       ->check(numberIn(0.001, 3600))->capture_default_str()->needs(mistakesOption);
   evalCmd->add_option("--solver-threads", eval.solverThreads,
                       "With --mistakes: solvers judging side by side, each with its own table (0: one per core)")
       ->check(integerIn(0, 1024))->capture_default_str()->needs(mistakesOption);
-  evalCmd->add_option("--seed", eval.seed, "Seed of the opponent's choices, or of the positions --mistakes draws")->check(integerIn(0, INT64_MAX))->capture_default_str();
+  evalCmd->add_option("--seed", eval.seed, "Seed of the opponent's choices, of the positions --mistakes draws, or of the environments and action draws of --episodes")->check(integerIn(0, INT64_MAX))->capture_default_str();
   evalCmd->add_option("--device", eval.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
   evalCmd->add_flag("--json", eval.json, "Print one JSON object");
   evalCmd->add_flag("--use-project", eval.useProject, "Use the project's current project.toml and policy instead of the run's copies");

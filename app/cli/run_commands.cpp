@@ -1,5 +1,6 @@
-// `cuda-agent train`, `eval`, `analyze` and `play`: AlphaZero runs on the engine, and what a
-// trained run can do.
+// `cuda-agent train`, `eval`, `analyze` and `play`: runs of any algorithm on the engine, and what
+// a trained run can do (AlphaZero's: games, analysis, play; PPO's: episodes).
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -16,6 +17,7 @@
 #include "core/support/atomic_file.hpp"
 #include "core/support/printable.hpp"
 #include "core/train/mistakes.hpp"
+#include "core/train/ppo.hpp"
 
 namespace cas::cli {
 namespace {
@@ -40,16 +42,19 @@ std::string duration(double seconds) {
 void report(const Diagnostic& d) { std::cerr << formatDiagnostic(d) << "\n"; }
 
 // A trainer for an existing run, restored from its newest valid checkpoint (core/engine/trained_run),
-// with what happened on the way reported on stderr.
-std::unique_ptr<train::AlphaZeroTrainer> openRun(const std::string& dir, const std::string& device, const engine::OpenRunOptions& options,
-                                                 std::optional<engine::RunFolder>* folder) {
+// with what happened on the way reported on stderr. `open` is engine::openTrainedRun (AlphaZero
+// runs) or engine::openAnyRun (any algorithm's).
+template <class T>
+std::unique_ptr<T> openRun(engine::OpenedRun<T> (*open)(const std::filesystem::path&, std::shared_ptr<exec::Backend>, const engine::OpenRunOptions&),
+                           const std::string& dir, const std::string& device, const engine::OpenRunOptions& options,
+                           std::optional<engine::RunFolder>* folder) {
   std::string error;
   auto backend = exec::BackendRegistry::instance().select(device, &error);
   if (!backend) {
     std::cerr << "error: " << printable(error) << "\n";
     return nullptr;
   }
-  engine::TrainedRun run = engine::openTrainedRun(dir, backend, options);
+  engine::OpenedRun<T> run = open(dir, backend, options);
   for (const std::string& s : run.skipped) std::cerr << "warning: skipping checkpoint " << printable(s) << "\n";
   for (const Diagnostic& d : run.notices) report(d);
   if (!run.trainer) {
@@ -59,10 +64,31 @@ std::unique_ptr<train::AlphaZeroTrainer> openRun(const std::string& dir, const s
   if (!run.checkpoint.empty())
     std::cerr << (options.use == engine::RunUse::Read ? "using " : "resumed from ") << printable(run.checkpoint.string()) << " (iteration "
               << run.trainer->iteration() << ")\n";
-  // On the CUDA backend, where the search can run on either side, say which it does.
-  if (backend->id() == "cuda") std::cerr << "search: " << run.trainer->searchNote() << "\n";
+  // On the CUDA backend, where AlphaZero's search can run on either side, say which it does.
+  if (auto* alphaZero = dynamic_cast<train::AlphaZeroTrainer*>(run.trainer.get()); alphaZero && backend->id() == "cuda")
+    std::cerr << "search: " << alphaZero->searchNote() << "\n";
   if (folder) *folder = std::move(run.folder);
   return std::move(run.trainer);
+}
+
+std::unique_ptr<train::AlphaZeroTrainer> openAlphaZeroRun(const std::string& dir, const std::string& device, const engine::OpenRunOptions& options) {
+  return openRun(&engine::openTrainedRun, dir, device, options, nullptr);
+}
+
+// A PPO iteration's line: "iter 12 | steps 6144 | return 87.3 (len 87.3, 5 episodes) | loss 0.412
+// (policy -0.012 value 21.3 entropy 0.61) | kl 0.004 clip 3% | 5210 steps/s".
+std::string episodeLine(const train::IterationReport& r, const train::EpisodeReport& e) {
+  char b[320];
+  std::string returns = "return -- (no episode ended)";
+  if (e.episodes > 0) {
+    std::snprintf(b, sizeof b, "return %.1f (len %.1f, %lld episode%s)", e.returnMean, e.lengthMean, static_cast<long long>(e.episodes),
+                  e.episodes == 1 ? "" : "s");
+    returns = b;
+  }
+  std::snprintf(b, sizeof b, "iter %lld | steps %lld | %s | loss %.3f (policy %.3f value %.3f entropy %.3f) | kl %.4f clip %s | %.0f steps/s",
+                static_cast<long long>(r.iteration), static_cast<long long>(e.environmentSteps), returns.c_str(), r.loss, r.policyLoss, r.valueLoss,
+                r.entropy, e.approxKl, percent(e.clipFraction).c_str(), e.stepsPerSecond);
+  return b;
 }
 
 // "loss 0.412 (policy 0.321 value 0.091)", or why there is none yet.
@@ -110,7 +136,7 @@ engine::OpenRunOptions readRun(bool useProject) {
 }  // namespace
 
 int runTrain(const TrainOptions& o) {
-  std::unique_ptr<train::AlphaZeroTrainer> trainer;
+  std::unique_ptr<train::Trainer> trainer;
   std::optional<engine::RunFolder> run;
   if (!o.resume.empty() || !o.restart.empty()) {
     if (!o.sets.empty()) {
@@ -120,7 +146,7 @@ int runTrain(const TrainOptions& o) {
     engine::OpenRunOptions options;
     options.use = o.resume.empty() ? engine::RunUse::Restart : engine::RunUse::Resume;
     options.useProjectFiles = o.useProject;
-    trainer = openRun(o.resume.empty() ? o.restart : o.resume, o.device, options, &run);
+    trainer = openRun(&engine::openAnyRun, o.resume.empty() ? o.restart : o.resume, o.device, options, &run);
     if (!trainer) return 1;
   } else {
     project::LoadOptions loadOptions;
@@ -156,13 +182,14 @@ int runTrain(const TrainOptions& o) {
       return 1;
     }
     try {
-      trainer = std::make_unique<train::AlphaZeroTrainer>(*loaded.project, backend);
+      trainer = train::makeTrainer(*loaded.project, backend);
     } catch (const std::exception& e) {  // the policy does not compile, or the configuration cannot fit
       std::cerr << "error: " << printable(e.what()) << "\n";
       run->removeUnstarted();
       return 1;
     }
-    if (backend->id() == "cuda") std::cerr << "search: " << trainer->searchNote() << "\n";
+    if (auto* alphaZero = dynamic_cast<train::AlphaZeroTrainer*>(trainer.get()); alphaZero && backend->id() == "cuda")
+      std::cerr << "search: " << alphaZero->searchNote() << "\n";
   }
   std::cerr << "run folder: " << printable(run->path().string()) << "\n";
 
@@ -171,11 +198,25 @@ int runTrain(const TrainOptions& o) {
   std::atomic<bool> finished{false}, failed{false};
   const auto start = std::chrono::steady_clock::now();
   const std::int64_t firstIteration = trainer->iteration();
+  // What a PPO run's ETA is counted in: environment steps, a rollout per iteration.
+  std::int64_t totalSteps = 0, stepsPerIteration = 0;
+  if (auto* ppo = dynamic_cast<train::PpoTrainer*>(trainer.get())) {
+    totalSteps = ppo->ppoParams().totalSteps;
+    stepsPerIteration = ppo->ppoParams().envs * ppo->ppoParams().rolloutSteps;
+  }
   engine::EngineEvents events;
   events.iterationFinished = [&](const train::IterationReport& r) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double perIteration = elapsed / double(std::max<std::int64_t>(1, r.iteration - firstIteration));
     double eta = -1;
+    if (r.episodes) {  // a single-agent run ends at its ppo.total_steps unless stopped sooner
+      eta = perIteration * double(std::max<std::int64_t>(0, totalSteps - r.episodes->environmentSteps)) / double(std::max<std::int64_t>(1, stepsPerIteration));
+      if (o.iterations > 0) eta = std::min(eta, perIteration * double(o.iterations - (r.iteration - firstIteration)));
+      if (o.minutes > 0) eta = std::min(eta, std::max(0.0, o.minutes * 60 - elapsed));
+      std::printf("%s | ETA %s\n", episodeLine(r, *r.episodes).c_str(), duration(eta).c_str());
+      std::fflush(stdout);
+      return;
+    }
     if (o.iterations > 0) eta = perIteration * double(o.iterations - (r.iteration - firstIteration));
     if (o.minutes > 0) eta = std::max(0.0, o.minutes * 60 - elapsed);
     std::string wins;
@@ -265,15 +306,45 @@ int runMistakes(train::AlphaZeroTrainer& trainer, const EvalOptions& o) {
 
 }  // namespace
 
+namespace {
+
+// `eval RUN --episodes N`: a single-agent run's policy for N episodes, greedy or sampled.
+int runEpisodes(const EvalOptions& o) {
+  auto trainer = openRun(&engine::openAnyRun, o.run, o.device, readRun(o.useProject), nullptr);
+  if (!trainer) return 1;
+  auto* ppo = dynamic_cast<train::PpoTrainer*>(trainer.get());
+  if (!ppo) {
+    std::cerr << "error: " << printable(o.run) << " is a " << trainer->project().algorithm
+              << " run of a two-player game; --episodes evaluates single-agent runs: play it against an opponent with --opponent and --games\n";
+    return 2;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const train::EpisodeEvaluation r = ppo->evaluate(o.episodes, o.stochastic, o.seed);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (o.json) {
+    std::printf("{\"episodes\": %d, \"mean_return\": %.6g, \"median_return\": %.6g, \"std_return\": %.6g, \"actions\": \"%s\", \"seed\": %llu, \"seconds\": %.3f}\n",
+                o.episodes, r.mean(), r.median(), r.standardDeviation(), o.stochastic ? "sampled" : "greedy", static_cast<unsigned long long>(o.seed),
+                seconds);
+  } else {
+    std::printf("%d episodes of %s with %s actions: mean return %.2f, median %.2f, std %.2f (min %.0f, max %.0f) in %s\n", o.episodes,
+                trainer->project().environment.c_str(), o.stochastic ? "sampled" : "greedy (most probable)", r.mean(), r.median(), r.standardDeviation(),
+                *std::min_element(r.returns.begin(), r.returns.end()), *std::max_element(r.returns.begin(), r.returns.end()), duration(seconds).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
 int runEval(const EvalOptions& o) {
-  auto trainer = openRun(o.run, o.device, readRun(o.useProject), nullptr);
+  if (o.episodes > 0) return runEpisodes(o);
+  auto trainer = openAlphaZeroRun(o.run, o.device, readRun(o.useProject));
   if (!trainer) return 1;
   if (o.mistakes > 0) return runMistakes(*trainer, o);
   train::EvaluationResult r;
   try {
     if (o.opponent.starts_with("run:")) {  // another trained agent of the same game
       const std::string folder = o.opponent.substr(4);
-      auto other = openRun(folder, o.device, readRun(false), nullptr);
+      auto other = openAlphaZeroRun(folder, o.device, readRun(false));
       if (!other) return 1;
       if (other->project().environment != trainer->project().environment) {
         std::cerr << "error: " << printable(folder) << " plays " << other->project().environment << ", not " << trainer->project().environment << "\n";
@@ -303,7 +374,7 @@ int runEval(const EvalOptions& o) {
 }
 
 int runAnalyze(const AnalyzeOptions& o) {
-  auto trainer = openRun(o.run, o.device, readRun(o.useProject), nullptr);
+  auto trainer = openAlphaZeroRun(o.run, o.device, readRun(o.useProject));
   if (!trainer) return 1;
   std::vector<std::string> positions = o.positions;
   if (!o.positionsFile.empty()) {
@@ -344,7 +415,7 @@ int runAnalyze(const AnalyzeOptions& o) {
 }
 
 int runPlay(const PlayOptions& o) {
-  auto trainer = openRun(o.run, o.device, readRun(o.useProject), nullptr);
+  auto trainer = openAlphaZeroRun(o.run, o.device, readRun(o.useProject));
   if (!trainer) return 1;
   auto boardGames = env::makeBoardGames(trainer->project().environment, 1);
   env::BoardGames& board = *boardGames;

@@ -8,7 +8,7 @@
 
 namespace cas::engine {
 
-Engine::Engine(std::unique_ptr<train::AlphaZeroTrainer> trainer, RunFolder run, EngineEvents events, EngineLimits limits)
+Engine::Engine(std::unique_ptr<train::Trainer> trainer, RunFolder run, EngineEvents events, EngineLimits limits)
     : trainer_(std::move(trainer)), run_(std::move(run)), events_(std::move(events)), limits_(limits) {}
 
 Engine::~Engine() {
@@ -130,7 +130,33 @@ void Engine::applyPending() {
 
 bool Engine::checkpoint(std::string* error) { return run_.writeCheckpoint(trainer_->iteration(), trainer_->checkpoint(), error); }
 
+// "time": seconds since 1970 need 10 digits before the point, not the 6 significant digits of
+// the other figures.
+static void writeTime(std::ostringstream& s, double finishedAt) {
+  if (finishedAt > 0) s << ", \"time\": " << std::fixed << std::setprecision(3) << finishedAt << std::defaultfloat << std::setprecision(6);
+}
+
+// A single-agent iteration (PPO): the rollout's episodes, the update's losses, the throughput.
+static std::string episodeMetricsJson(const train::IterationReport& r, const train::EpisodeReport& e) {
+  std::ostringstream s;
+  s.precision(6);
+  s << "{\"iteration\": " << r.iteration << ", \"env_steps\": " << e.environmentSteps << ", \"episodes\": " << r.gamesPlayed
+    << ", \"episodes_in_iteration\": " << e.episodes;
+  // An iteration in which no episode ended has no return to record (not a return of 0).
+  if (e.episodes > 0) s << ", \"episode_return_mean\": " << e.returnMean << ", \"episode_length_mean\": " << e.lengthMean;
+  if (r.trainingSteps > 0)
+    s << ", \"loss\": " << r.loss << ", \"loss_policy\": " << r.policyLoss << ", \"loss_value\": " << r.valueLoss
+      << ", \"policy_entropy\": " << r.entropy << ", \"approx_kl\": " << e.approxKl << ", \"clip_fraction\": " << e.clipFraction
+      << ", \"learning_rate\": " << e.learningRate;
+  s << ", \"training_steps\": " << r.trainingSteps << ", \"env_steps_per_second\": " << e.stepsPerSecond << ", \"seconds_rollout\": " << e.rolloutSeconds
+    << ", \"seconds_train\": " << r.trainSeconds << ", \"seconds_wall\": " << r.wallSeconds;
+  writeTime(s, r.finishedAt);
+  s << "}";
+  return s.str();
+}
+
 static std::string metricsJson(const train::IterationReport& r) {
+  if (r.episodes) return episodeMetricsJson(r, *r.episodes);
   std::ostringstream s;
   s.precision(6);
   s << "{\"iteration\": " << r.iteration << ", \"games\": " << r.gamesPlayed << ", \"positions\": " << r.positions;
@@ -142,8 +168,7 @@ static std::string metricsJson(const train::IterationReport& r) {
     << ", \"games_per_second\": " << r.gamesPerSecond << ", \"seconds_inference\": " << r.inferenceSeconds
     << ", \"seconds_search\": " << r.searchSeconds << ", \"seconds_data\": " << r.dataSeconds << ", \"seconds_train\": " << r.trainSeconds
     << ", \"seconds_self_play\": " << r.selfPlaySeconds << ", \"seconds_wall\": " << r.wallSeconds;
-  // Fixed, not the 6 significant digits above: seconds since 1970 need 10 digits before the point.
-  if (r.finishedAt > 0) s << ", \"time\": " << std::fixed << std::setprecision(3) << r.finishedAt << std::defaultfloat << std::setprecision(6);
+  writeTime(s, r.finishedAt);
   s << ", \"overlap\": " << (r.overlapped ? "true" : "false") << ", \"self_play_weights_step\": " << r.selfPlayWeightsStep
     << ", \"host_waits_per_move\": " << r.hostWaitsPerMove << ", \"recycled_nodes\": " << r.recycledNodes;
   for (const auto& e : r.evaluations) {
@@ -177,7 +202,9 @@ void Engine::loop() {
       serveRequests();
       applyPending();
       const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60;
-      if ((limits_.iterations > 0 && trainer_->iteration() - first >= limits_.iterations) || (limits_.minutes > 0 && minutes >= limits_.minutes)) break;
+      if ((limits_.iterations > 0 && trainer_->iteration() - first >= limits_.iterations) || (limits_.minutes > 0 && minutes >= limits_.minutes) ||
+          trainer_->reachedEnd())
+        break;
       train::IterationReport report = trainer_->runIteration([this] {
         serveSnapshotRequests();
         std::lock_guard lock(mutex_);
@@ -186,7 +213,7 @@ void Engine::loop() {
       report.finishedAt = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
       std::string error;
       if (!run_.appendMetrics(metricsJson(report), &error)) throw std::runtime_error(error);
-      if (report.iteration % trainer_->trainParams().checkpointEvery == 0 && !checkpoint(&error))
+      if (report.iteration % trainer_->checkpointEvery() == 0 && !checkpoint(&error))
         throw std::runtime_error("the checkpoint could not be written: " + error);
       if (events_.iterationFinished) events_.iterationFinished(report);
     }

@@ -1,5 +1,6 @@
 #pragma once
-// The engine: owns a trainer on its own thread and runs iterations until stopped. Other threads
+// The engine: owns a trainer (any algorithm, train/trainer.hpp) on its own thread and runs
+// iterations until stopped, or until the trainer reaches the end its algorithm sets. Other threads
 // talk to it through a command queue (start, pause, resume, stop, set parameter) and hear from
 // it through callbacks, which run on the engine thread (a UI forwards them as queued signals).
 // A parameter change is validated when it is requested (an invalid value is refused at once),
@@ -17,7 +18,7 @@
 #include <thread>
 
 #include "core/engine/run_folder.hpp"
-#include "core/train/alphazero.hpp"
+#include "core/train/trainer.hpp"
 
 namespace cas::engine {
 
@@ -43,7 +44,7 @@ struct EngineLimits {
 
 class Engine {
  public:
-  Engine(std::unique_ptr<train::AlphaZeroTrainer> trainer, RunFolder run, EngineEvents events, EngineLimits limits);
+  Engine(std::unique_ptr<train::Trainer> trainer, RunFolder run, EngineEvents events, EngineLimits limits);
   ~Engine();  // stops and joins
 
   void start();
@@ -64,7 +65,7 @@ class Engine {
   bool checkpoint(std::string* error);
   void applyPending();
 
-  std::unique_ptr<train::AlphaZeroTrainer> trainer_;
+  std::unique_ptr<train::Trainer> trainer_;
   RunFolder run_;
   EngineEvents events_;
   EngineLimits limits_;

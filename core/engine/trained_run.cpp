@@ -2,13 +2,15 @@
 
 #include <stdexcept>
 
+#include "core/train/alphazero.hpp"
+
 namespace cas::engine {
 namespace {
 
 Diagnostic failure(std::string message) { return {Severity::Error, {}, std::move(message), {}}; }
 
 // Applies a change from changes.jsonl; the reason when it cannot be.
-std::optional<std::string> applyLoggedChange(train::AlphaZeroTrainer& trainer, const RunFolder::LoggedChange& change) {
+std::optional<std::string> applyLoggedChange(train::Trainer& trainer, const RunFolder::LoggedChange& change) {
   const params::ParameterSpec* spec = params::ParameterRegistry::standard().find(change.parameter);
   if (!spec) return "unknown parameter '" + change.parameter + "'";
   std::string problem;
@@ -17,17 +19,23 @@ std::optional<std::string> applyLoggedChange(train::AlphaZeroTrainer& trainer, c
   return trainer.setParameter(change.parameter, *value);
 }
 
-}  // namespace
-
-TrainedRun openTrainedRun(const std::filesystem::path& dir, std::shared_ptr<exec::Backend> backend, const OpenRunOptions& options) {
-  TrainedRun out;
+// Opens the run; with `onlyAlgorithm`, a run of another algorithm is refused before its trainer is built.
+OpenedRun<train::Trainer> openRunOf(const std::filesystem::path& dir, std::shared_ptr<exec::Backend> backend, const OpenRunOptions& options,
+                               const char* onlyAlgorithm) {
+  OpenedRun<train::Trainer> out;
   project::Project project;
   const RunAccess access = options.use == RunUse::Read ? RunAccess::Read : RunAccess::Write;
   out.folder = RunFolder::open(dir, access, options.useProjectFiles, &project, &out.error, &out.notices);
   if (!out.folder) return out;
-  std::unique_ptr<train::AlphaZeroTrainer> trainer;
+  if (onlyAlgorithm && project.algorithm != onlyAlgorithm) {
+    out.error = failure(dir.string() + " is a " + project.algorithm + " run; this needs an " + onlyAlgorithm +
+                        " run (`cuda-agent eval " + dir.string() + " --episodes N` evaluates a single-agent run)");
+    out.folder.reset();
+    return out;
+  }
+  std::unique_ptr<train::Trainer> trainer;
   try {
-    trainer = std::make_unique<train::AlphaZeroTrainer>(project, std::move(backend));
+    trainer = train::makeTrainer(project, std::move(backend));
   } catch (const std::exception& e) {  // the policy does not compile, or the configuration cannot fit
     out.error = failure(e.what());
     return out;
@@ -85,6 +93,20 @@ TrainedRun openTrainedRun(const std::filesystem::path& dir, std::shared_ptr<exec
     out.folder->removeInterruptedWrites(&out.notices);
   }
   out.trainer = std::move(trainer);
+  return out;
+}
+
+}  // namespace
+
+OpenedRun<train::Trainer> openAnyRun(const std::filesystem::path& dir, std::shared_ptr<exec::Backend> backend, const OpenRunOptions& options) {
+  return openRunOf(dir, std::move(backend), options, nullptr);
+}
+
+TrainedRun openTrainedRun(const std::filesystem::path& dir, std::shared_ptr<exec::Backend> backend, const OpenRunOptions& options) {
+  OpenedRun<train::Trainer> any = openRunOf(dir, std::move(backend), options, "alphazero");
+  TrainedRun out{nullptr, std::move(any.folder), std::move(any.checkpoint), std::move(any.skipped), std::move(any.notices), std::move(any.error)};
+  // Only an AlphaZero project reaches makeTrainer here, which builds an AlphaZeroTrainer for it.
+  if (any.trainer) out.trainer.reset(static_cast<train::AlphaZeroTrainer*>(any.trainer.release()));
   return out;
 }
 

@@ -30,8 +30,9 @@ struct OpenRunOptions {
   std::int64_t checkpointIteration = 0;  // Read: this iteration's checkpoint instead of the newest valid one (0)
 };
 
-struct TrainedRun {
-  std::unique_ptr<train::AlphaZeroTrainer> trainer;  // null when the run could not be opened
+template <class T>
+struct OpenedRun {
+  std::unique_ptr<T> trainer;  // null when the run could not be opened
   std::optional<RunFolder> folder;
   std::filesystem::path checkpoint;  // the checkpoint restored; empty when there was none
   std::vector<std::string> skipped;  // checkpoints passed over, each with the reason
@@ -39,6 +40,13 @@ struct TrainedRun {
   Diagnostic error;                  // why trainer is null
 };
 
+// A run of any algorithm, with the trainer its project names (train::makeTrainer): what training
+// on (--resume, --restart) and `eval` open.
+OpenedRun<train::Trainer> openAnyRun(const std::filesystem::path& dir, std::shared_ptr<exec::Backend> backend, const OpenRunOptions& options);
+
+// An AlphaZero run (analysis, play, the studio's Board and views): a run of another algorithm is
+// refused with an error saying what it is.
+using TrainedRun = OpenedRun<train::AlphaZeroTrainer>;
 TrainedRun openTrainedRun(const std::filesystem::path& dir, std::shared_ptr<exec::Backend> backend, const OpenRunOptions& options);
 
 }  // namespace cas::engine

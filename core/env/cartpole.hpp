@@ -8,24 +8,22 @@
 #include <vector>
 
 #include "core/env/game_random.hpp"
+#include "core/env/single_agent.hpp"
 
 namespace cas::env {
 
-class CartPole {
+class CartPole final : public SingleAgentEnvironments {
  public:
   static constexpr int kObservationSize = 4, kActions = 2, kMaxSteps = 500;
 
   explicit CartPole(int games, std::uint64_t seed);
-  int size() const { return int(x_.size()); }
+  int size() const override { return int(x_.size()); }
 
-  void reset(int game);  // each state variable uniform in [-0.05, 0.05), from the game's own generator
+  void reset(int game) override;  // each state variable uniform in [-0.05, 0.05), from the game's own generator
   void setState(int game, double x, double xDot, double theta, double thetaDot);
-  struct StepResult {
-    float reward;
-    bool terminated, truncated;
-  };
-  StepResult step(int game, int action);  // action 0 pushes left, 1 right
-  void observe(int game, float* out) const;
+  using StepResult = env::StepResult;
+  StepResult step(int game, int action) override;  // action 0 pushes left, 1 right
+  void observe(int game, float* out) const override;
   int steps(int game) const { return steps_[size_t(game)]; }
 
  private:

@@ -1,5 +1,6 @@
 #include "core/env/environments.hpp"
 
+#include "core/env/cartpole.hpp"
 #include "core/env/connect4_solver.hpp"
 #include "core/env/perfect_play.hpp"
 
@@ -9,6 +10,8 @@ namespace {
 // Tic-tac-toe's whole game fits a small memo, so the table size does not apply.
 std::unique_ptr<PerfectPlayer> ticTacToePlayer(std::size_t) { return std::make_unique<TicTacToeSolver>(); }
 std::unique_ptr<PerfectPlayer> connectFourPlayer(std::size_t tableBytes) { return std::make_unique<Connect4Solver>(tableBytes); }
+
+std::unique_ptr<SingleAgentEnvironments> cartPoles(int count, std::uint64_t seed) { return std::make_unique<CartPole>(count, seed); }
 
 EnvironmentInfo boardGame(std::string name, std::string summary, BoardGeometry board, std::unique_ptr<PerfectPlayer> (*perfect)(std::size_t),
                           std::string evaluationOpponent) {
@@ -35,7 +38,7 @@ const std::vector<EnvironmentInfo>& environments() {
       // the rollout search, and `eval --mistakes` judges with a time limit.
       boardGame("connect4", "Connect Four on a 6x7 board; planes: own stones, opponent stones.", {6, 7, 4, true, Stones::Discs}, connectFourPlayer,
                 "mcts:200"),
-      {"cartpole", "Balance a pole on a cart (Gymnasium CartPole-v1 dynamics).", {4}, 2, false, std::nullopt, nullptr, ""},
+      {"cartpole", "Balance a pole on a cart (Gymnasium CartPole-v1 dynamics).", {4}, 2, false, std::nullopt, nullptr, "", cartPoles},
       {"minatar-asterix", "MinAtar Asterix on a 10x10 grid with sticky actions and difficulty ramps (the minatar package's rules); planes: player, enemies, trails, gold.",
        {4, 10, 10}, 5, false, std::nullopt, nullptr, ""},
       {"minatar-breakout", "MinAtar Breakout on a 10x10 grid with sticky actions (the minatar package's rules); planes: paddle, ball, trail, bricks.",

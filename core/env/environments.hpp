@@ -5,6 +5,7 @@
 // PDL shape inference, project validation, evaluation, the CLI and the studio read it.
 // Thread-safety: immutable, readable from any thread.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 namespace cas::env {
 
 class PerfectPlayer;
+class SingleAgentEnvironments;
 
 // A board game's board: how it is laid out, how a move is written and how stones are drawn.
 struct BoardGeometry {
@@ -38,6 +40,9 @@ struct EnvironmentInfo {
   // The opponent training evaluates against besides random: the perfect player where it answers
   // every position at once, else the rollout search.
   std::string evaluationOpponent;
+  // A single-agent environment's CPU twin as `count` copies seeded with `seed`: what PPO steps.
+  // Null for the board games, and for a twin not yet wired to PPO.
+  std::unique_ptr<SingleAgentEnvironments> (*singleAgent)(int count, std::uint64_t seed) = nullptr;
 };
 
 const std::vector<EnvironmentInfo>& environments();

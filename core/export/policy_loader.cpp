@@ -45,7 +45,7 @@ LoadedPolicy fromRun(const std::filesystem::path& dir, std::int64_t checkpointIt
   LoadedPolicy out;
   engine::OpenRunOptions options;
   options.checkpointIteration = checkpointIteration;
-  engine::TrainedRun run = engine::openTrainedRun(dir, exec::makeCpuBackend(), options);
+  engine::OpenedRun<train::Trainer> run = engine::openAnyRun(dir, exec::makeCpuBackend(), options);
   out.skipped = std::move(run.skipped);
   out.notices = std::move(run.notices);
   if (!run.trainer) {
@@ -58,7 +58,7 @@ LoadedPolicy fromRun(const std::filesystem::path& dir, std::int64_t checkpointIt
     out.error = failure(problem);
     return out;
   }
-  // The restored weights, from the program self-play evaluates the network with.
+  // The restored weights, from the program the trainer evaluates the network with (self-play's, the rollout's).
   exec::Executable& network = run.trainer->inferenceProgram();
   const bool filled = fillWeights(*out.policy, [&](const ir::Node& n) {
     std::vector<float> v(size_t(ir::numel(n.shape)));

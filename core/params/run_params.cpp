@@ -41,6 +41,24 @@ TrainParams readTrainParams(const ParameterSet& set) {
   return p;
 }
 
+PpoParams readPpoParams(const ParameterSet& set) {
+  PpoParams p;
+  p.envs = set.getInt("ppo.envs");
+  p.rolloutSteps = set.getInt("ppo.rollout_steps");
+  p.minibatches = set.getInt("ppo.minibatches");
+  p.epochs = set.getInt("ppo.epochs");
+  p.totalSteps = set.getInt("ppo.total_steps");
+  p.learningRate = set.getFloat("ppo.learning_rate");
+  p.annealLearningRate = set.getBool("ppo.anneal_lr");
+  p.gamma = set.getFloat("ppo.gamma");
+  p.gaeLambda = set.getFloat("ppo.gae_lambda");
+  p.clip = set.getFloat("ppo.clip");
+  p.valueCoef = set.getFloat("ppo.value_coef");
+  p.entropyCoef = set.getFloat("ppo.entropy_coef");
+  p.maxGradNorm = set.getFloat("ppo.max_grad_norm");
+  return p;
+}
+
 RuntimeParams readRuntimeParams(const ParameterSet& set) {
   RuntimeParams p;
   p.device = set.getChoice("runtime.device");

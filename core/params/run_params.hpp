@@ -31,13 +31,22 @@ struct SearchParams {
   bool instrument = false;
 };
 
-// [train]: self-play volume, the optimizer, the replay buffer, evaluation and checkpoints.
+// [train]: AlphaZero's self-play volume, the optimizer, the replay buffer, evaluation; and the
+// checkpoints of every algorithm (checkpoint_every).
 struct TrainParams {
   std::int64_t parallelGames = 0, gamesPerIteration = 0, batchSize = 0, stepsPerIteration = 0;
   bool overlap = true;  // self-play and training side by side (alphazero.hpp: runIteration)
   std::string optimizer;  // "adam" or "sgd" (train::OptimizerConfig's words)
   double learningRate = 0, momentum = 0, weightDecay = 0, gradClip = 0;
   std::int64_t replayCapacity = 0, evalEvery = 0, evalGames = 0, checkpointEvery = 0;
+};
+
+// [ppo]: PPO's rollouts, its clipped objective and its optimizer (core/train/ppo.hpp).
+struct PpoParams {
+  std::int64_t envs = 0, rolloutSteps = 0, minibatches = 0, epochs = 0, totalSteps = 0;
+  double learningRate = 0;
+  bool annealLearningRate = true;
+  double gamma = 0, gaeLambda = 0, clip = 0, valueCoef = 0, entropyCoef = 0, maxGradNorm = 0;
 };
 
 // [runtime]: the backend and the seed. runtime.threads and runtime.threads_per_block are
@@ -49,6 +58,7 @@ struct RuntimeParams {
 
 SearchParams readSearchParams(const ParameterSet& set);
 TrainParams readTrainParams(const ParameterSet& set);
+PpoParams readPpoParams(const ParameterSet& set);
 RuntimeParams readRuntimeParams(const ParameterSet& set);
 
 }  // namespace cas::params

@@ -1011,6 +1011,14 @@ class Compiler {
   Value lower(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerWindow(const std::string& fn, const Args& a, Frame& frame, Pos pos);
 
+  // The algorithms whose entry returns (logits[action_dim], value[1]), as the article and name
+  // their errors use ("an AlphaZero policy must ..."); null for any other algorithm.
+  static const char* actorCriticTitle(const std::string& algorithm) {
+    if (algorithm == "alphazero") return "an AlphaZero";
+    if (algorithm == "ppo") return "a PPO";
+    return nullptr;
+  }
+
   bool checkOutputs(const Function& entry, const Value& result) {
     std::vector<Value> outs = result.kind == Value::Kind::Tuple ? result.items : std::vector<Value>{result};
     Pos where = result.origin.line > 0 ? result.origin : entry.pos;
@@ -1023,9 +1031,9 @@ class Compiler {
         error(v.origin.line > 0 ? v.origin : where, "the entry '" + entry.name + "' must return tensors, but one of its results is " + describe(v));
         return false;
       }
-    if (opt_.algorithm == "alphazero") {
+    if (const char* title = actorCriticTitle(opt_.algorithm)) {
       if (outs.size() != 2) {
-        error(where, "an AlphaZero policy must return (logits, value), but '" + entry.name + "' returns " +
+        error(where, std::string(title) + " policy must return (logits, value), but '" + entry.name + "' returns " +
                          (outs.size() == 1 ? "one tensor of shape " + shapeText(outs[0].shape) : std::to_string(outs.size()) + " tensors"));
         return false;
       }

@@ -19,7 +19,7 @@ struct CompileOptions {
   std::vector<std::int64_t> observationShape;  // per sample
   std::int64_t actionCount = 0;                // `action_dim` in PDL
   std::string entry = "policy";
-  std::string algorithm;  // "" (any outputs) or "alphazero" (checks (logits[action_dim], value[1]))
+  std::string algorithm;  // "" (any outputs), "alphazero" or "ppo" (both check (logits[action_dim], value[1]))
   std::int64_t batch = 1;
   bool training = false;      // dropout is active only when training
   std::uint64_t seed = 0;     // seeds dropout masks
@@ -49,7 +49,7 @@ struct ParameterSummary {
 
 struct CompiledPolicy {
   ir::Graph graph;  // input "obs" [batch, obs...]; parameters by name; outputs (see outputNames)
-  std::vector<std::string> outputNames;  // alphazero: logits, value; otherwise output0, output1, ...
+  std::vector<std::string> outputNames;  // alphazero, ppo: logits, value; otherwise output0, output1, ...
   std::vector<std::vector<std::int64_t>> outputShapes;  // per sample
   std::vector<LayerSummary> layers;
   std::vector<ParameterSummary> parameters;

@@ -32,6 +32,13 @@ std::string knownKeys(const std::string& section) {
   return out;
 }
 
+std::string ppoEnvironments() {
+  std::string out;
+  for (const env::EnvironmentInfo& e : env::environments())
+    if (e.singleAgent) out += (out.empty() ? "" : ", ") + e.name;
+  return out;
+}
+
 std::string knownEnvironments() {
   std::string out;
   for (const env::EnvironmentInfo& e : env::environments()) out += (out.empty() ? "" : ", ") + e.name;
@@ -66,7 +73,7 @@ class Validator {
         section(k, *node.as_table(), p);
         continue;
       }
-      unknownKey(key.source(), "unknown key '" + k + "' is ignored; known keys: name, description, environment, algorithm, policy, [search], [train], [runtime]");
+      unknownKey(key.source(), "unknown key '" + k + "' is ignored; known keys: name, description, environment, algorithm, policy, [search], [train], [ppo], [runtime]");
     }
     if (unknownKeys_ > kMaxUnknownKeyWarnings)
       result_.diagnostics.warning(firstUnwarned_, std::to_string(unknownKeys_ - kMaxUnknownKeyWarnings) + " more unknown keys are ignored");
@@ -90,10 +97,13 @@ class Validator {
     }
     if (!p.algorithm.empty()) {
       const toml::source_region& where = root.get("algorithm")->source();
-      if (p.algorithm == "ppo") error(where, "algorithm 'ppo' is not available yet; use 'alphazero'");
-      else if (!isKnownAlgorithm(p.algorithm)) error(where, "unknown algorithm '" + p.algorithm + "'; known algorithms: alphazero");
+      if (!isKnownAlgorithm(p.algorithm)) error(where, "unknown algorithm '" + p.algorithm + "'; known algorithms: alphazero, ppo");
       else if (environment && p.algorithm == "alphazero" && !environment->twoPlayer)
         error(where, "algorithm 'alphazero' needs a two-player board game, but '" + environment->name + "' is a single-agent environment");
+      else if (environment && p.algorithm == "ppo" && environment->twoPlayer)
+        error(where, "algorithm 'ppo' needs a single-agent environment, but '" + environment->name + "' is a two-player board game; use 'alphazero'");
+      else if (environment && p.algorithm == "ppo" && !environment->singleAgent)
+        error(where, "algorithm 'ppo' cannot step '" + environment->name + "' yet; it trains on: " + ppoEnvironments());
     }
     if (const toml::node* where = root.get("policy"); where && where->is_string()) policyFile(where->source(), policy, p);
   }
@@ -174,7 +184,7 @@ class Validator {
 
 }  // namespace
 
-bool isKnownAlgorithm(const std::string& name) { return name == "alphazero"; }
+bool isKnownAlgorithm(const std::string& name) { return name == "alphazero" || name == "ppo"; }
 
 pdl::CompileOptions policyCompileOptions(const Project& project, std::int64_t batch, bool training) {
   const env::EnvironmentInfo* e = env::findEnvironment(project.environment);

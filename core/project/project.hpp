@@ -3,9 +3,9 @@
 //
 //   name = "tictactoe-alphazero"      # required
 //   environment = "tictactoe"         # required, see core/env/environments.hpp
-//   algorithm = "alphazero"           # required
+//   algorithm = "alphazero"           # required: alphazero (board games) or ppo (single-agent)
 //   policy = "policy.pdl"             # required, relative to the project folder and inside it
-//   [search] / [train] / [runtime]    # optional, keys from the tuning registry
+//   [search] / [train] / [ppo] / [runtime]   # optional, keys from the tuning registry
 //
 // Every problem becomes a diagnostic `path/project.toml:line:col: error|warning: sentence`.
 // Thread-safety: plain values.
@@ -58,7 +58,7 @@ pdl::CompileOptions policyCompileOptions(const Project& project, std::int64_t ba
 // the file's text (for diagnostics' excerpts); a file that cannot be read is a diagnostic.
 pdl::CompileResult compilePolicy(const Project& project, std::int64_t batch, std::string* source, bool training = false);
 
-// Algorithms a project may name, and those that are declared but not implemented yet.
+// Whether a project may name this algorithm.
 bool isKnownAlgorithm(const std::string& name);
 
 }  // namespace cas::project

@@ -21,22 +21,23 @@
 #include "core/train/baselines.hpp"
 #include "core/train/reports.hpp"
 #include "core/train/self_play.hpp"
+#include "core/train/trainer.hpp"
 #include "core/train/update.hpp"
 
 namespace cas::train {
 
-class AlphaZeroTrainer {
+class AlphaZeroTrainer final : public Trainer {
  public:
   AlphaZeroTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend);
 
-  const project::Project& project() const { return project_; }
-  const params::ParameterSet& parameters() const { return params_; }
+  const project::Project& project() const override { return project_; }
+  const params::ParameterSet& parameters() const override { return params_; }
   // The parameters in force, typed (read again after every change).
   const params::SearchParams& searchParams() const { return search_; }
   const params::TrainParams& trainParams() const { return train_; }
   // Applies live parameters at the next safe point (the trainer calls it between iterations);
   // restart-only ones are refused with a sentence saying so.
-  std::optional<std::string> setParameter(const std::string& name, const params::ParamValue& value);
+  std::optional<std::string> setParameter(const std::string& name, const params::ParamValue& value) override;
 
   // One iteration: self-play until games_per_iteration more games have finished, and
   // steps_per_iteration training steps; evaluates every eval_every iterations. With
@@ -44,15 +45,16 @@ class AlphaZeroTrainer {
   // self-play fills the fresh positions (on a GPU side by side, on two streams); without, they
   // follow self-play and read its games too. Either way the fresh positions join the ring and
   // the new weights reach self-play when the iteration ends.
-  IterationReport runIteration(const std::function<bool()>& cancelled = {});
-  std::int64_t iteration() const { return iteration_; }
+  IterationReport runIteration(const std::function<bool()>& cancelled = {}) override;
+  std::int64_t iteration() const override { return iteration_; }
+  std::int64_t checkpointEvery() const override { return train_.checkpointEvery; }
   // One more simulation in every self-play game's tree (for stepping through a search).
-  void stepSimulation() { selfPlay_->stepSimulation(); }
-  TreeSnapshot snapshot(int game, int maxNodes) const;
+  void stepSimulation() override { selfPlay_->stepSimulation(); }
+  TreeSnapshot snapshot(int game, int maxNodes) const override;
   // The self-play inference program on this trainer's backend and its batch, for kernel metrics
   // (exec::Executable::profileKernels). Between iterations only, on the thread driving the trainer.
-  exec::Executable& inferenceProgram() { return *inference_; }
-  std::int64_t inferenceBatch() const { return inferenceBatch_; }
+  exec::Executable& inferenceProgram() override { return *inference_; }
+  std::int64_t inferenceBatch() const override { return inferenceBatch_; }
 
   EvaluationResult evaluate(const std::string& opponent, int games, std::uint64_t seed);
   EvaluationResult evaluate(Opponent& opponent, int games, std::uint64_t seed);
@@ -82,11 +84,11 @@ class AlphaZeroTrainer {
 
   // The whole state (parameters, optimizer, replay buffer, counters) as bytes (checkpoint.hpp),
   // and back.
-  std::string checkpoint() const;
+  std::string checkpoint() const override;
   // The most bytes checkpoint() can return for this trainer: a larger file is not one of its
   // checkpoints and is refused before it is read.
-  std::uint64_t checkpointSizeLimit() const;
-  bool restore(const std::string& bytes, std::string* error);
+  std::uint64_t checkpointSizeLimit() const override;
+  bool restore(const std::string& bytes, std::string* error) override;
 
  private:
   void buildNetworks();

@@ -1,7 +1,8 @@
 #pragma once
-// What the trainer reports: an iteration's figures, an evaluation's results and a view of one
+// What the trainers report: an iteration's figures, an evaluation's results and a view of one
 // self-play tree. Plain values, copied across threads by the engine's callbacks.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,19 @@ struct EvaluationResult {
   int winsFirst = 0, drawsFirst = 0, lossesFirst = 0;  // the agent moving first
   int winsSecond = 0, drawsSecond = 0, lossesSecond = 0;
   double winRate() const { return games ? double(wins) / games : 0; }
+};
+
+// A single-agent algorithm's iteration (PPO): its rollout's episodes and its update's figures.
+struct EpisodeReport {
+  std::int64_t environmentSteps = 0;  // in the whole run
+  // Episodes that ended during this iteration's rollout (0: none did, and the means mean
+  // nothing), and their mean return (the sum of rewards) and length (steps).
+  std::int64_t episodes = 0;
+  double returnMean = 0, lengthMean = 0;
+  double stepsPerSecond = 0;  // environment steps per second of wall time, rollout and update together
+  double rolloutSeconds = 0;  // the rollout's wall time (policy, sampling, environments)
+  double learningRate = 0;    // the step size this iteration's update used (after annealing)
+  float approxKl = 0, clipFraction = 0;  // means over the update's minibatches
 };
 
 struct IterationReport {
@@ -42,6 +56,7 @@ struct IterationReport {
   double hostWaitsPerMove = 0;
   std::int64_t recycledNodes = 0;
   std::vector<EvaluationResult> evaluations;  // when this iteration evaluated
+  std::optional<EpisodeReport> episodes;      // set by single-agent algorithms (PPO)
 };
 
 // The top of one game's search tree, breadth first (node 0 is the root), for views.

@@ -1,5 +1,6 @@
 #include "core/train/update.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -57,6 +58,53 @@ LossTerms policyGradientLoss(ir::Builder& b, const Heads& h, std::int64_t batch,
   return {total, {{"policy", pg}, {"value", valueLoss}, {"entropy", entropy}}};
 }
 
+// PPO's clipped objective as CleanRL's ppo.py computes it, on one minibatch: advantages
+// normalised over the minibatch (unbiased std, as torch.std), the probability ratio clipped, the
+// value's move from its rollout estimate clipped, and the entropy bonus.
+LossTerms ppoLoss(ir::Builder& b, const Heads& h, std::int64_t batch, std::int64_t actions) {
+  NodeId actionIds = b.input("actions", {batch});
+  NodeId advantages = b.input("advantages", {batch});
+  NodeId returns = b.input("returns", {batch});
+  NodeId oldLogProbs = b.input("old_log_probs", {batch});
+  NodeId oldValues = b.input("old_values", {batch});
+  NodeId clip = b.input(kPpoClip, {});
+  NodeId valueCoef = b.input(kPpoValueCoef, {});
+  NodeId entropyCoef = b.input(kPpoEntropyCoef, {});
+
+  NodeId logp = b.logSoftmax(h.logits, 1);
+  std::vector<float> columns(static_cast<size_t>(actions));
+  for (std::int64_t a = 0; a < actions; ++a) columns[size_t(a)] = float(a);
+  NodeId oneHot = b.binary(ir::Op::Equal, b.reshape(actionIds, {batch, 1}), b.constant({actions}, std::move(columns)));
+  NodeId logRatio = b.sub(b.reduceSum(b.mul(oneHot, logp), {1}, false), oldLogProbs);
+  NodeId ratio = b.unary(ir::Op::Exp, logRatio);
+
+  NodeId centred = b.sub(advantages, b.reduceMean(advantages, {0}, false));
+  NodeId variance = b.scale(b.reduceSum(b.mul(centred, centred), {0}, false), 1.0f / float(std::max<std::int64_t>(1, batch - 1)));
+  NodeId normalised = b.div(centred, b.add(b.unary(ir::Op::Sqrt, variance), b.scalar(1e-8f)));
+
+  NodeId one = b.scalar(1.0f);
+  auto clamp = [&](NodeId x, NodeId lo, NodeId hi) { return b.binary(ir::Op::Minimum, b.binary(ir::Op::Maximum, x, lo), hi); };
+  NodeId unclipped = b.mul(b.unary(ir::Op::Neg, normalised), ratio);
+  NodeId clipped = b.mul(b.unary(ir::Op::Neg, normalised), clamp(ratio, b.sub(one, clip), b.add(one, clip)));
+  NodeId policyLoss = b.reduceMean(b.binary(ir::Op::Maximum, unclipped, clipped), {0}, false);
+
+  NodeId error = b.sub(h.value, returns);
+  NodeId clippedValue = b.add(oldValues, clamp(b.sub(h.value, oldValues), b.unary(ir::Op::Neg, clip), clip));
+  NodeId clippedError = b.sub(clippedValue, returns);
+  NodeId worse = b.binary(ir::Op::Maximum, b.mul(error, error), b.mul(clippedError, clippedError));
+  NodeId valueLoss = b.scale(b.reduceMean(worse, {0}, false), 0.5f);
+
+  NodeId entropy = b.reduceMean(b.unary(ir::Op::Neg, b.reduceSum(b.mul(b.unary(ir::Op::Exp, logp), logp), {1}, false)), {0}, false);
+  NodeId total = b.sub(b.add(policyLoss, b.mul(valueCoef, valueLoss)), b.mul(entropyCoef, entropy));
+
+  // Diagnostics, not differentiated: how far the policy moved from the rollout's (k3 estimator of
+  // the KL divergence) and the share of samples whose ratio the clip held.
+  NodeId approxKl = b.reduceMean(b.sub(b.sub(ratio, one), logRatio), {0}, false);
+  NodeId outside = b.add(b.binary(ir::Op::Greater, ratio, b.add(one, clip)), b.binary(ir::Op::Less, ratio, b.sub(one, clip)));
+  NodeId clipFraction = b.reduceMean(outside, {0}, false);
+  return {total, {{"policy", policyLoss}, {"value", valueLoss}, {"entropy", entropy}, {"approx_kl", approxKl}, {"clip_fraction", clipFraction}}};
+}
+
 LossTerms alphaZeroLoss(ir::Builder& b, const Heads& h, std::int64_t batch, std::int64_t actions, float weightDecay,
                         const std::vector<NodeId>& weights) {
   NodeId pi = b.input("policy_targets", {batch, actions});
@@ -92,8 +140,12 @@ ir::Graph buildUpdateGraph(pdl::CompiledPolicy policy, LossKind lossKind, const 
     if (g.node(p).attrs.name.ends_with("/weight")) weights.push_back(p);
 
   Heads heads = splitHeads(b, policy, batch, actions);
-  LossTerms loss = lossKind == LossKind::PolicyGradient ? policyGradientLoss(b, heads, batch, actions)
-                                                        : alphaZeroLoss(b, heads, batch, actions, config.weightDecay, weights);
+  LossTerms loss;
+  switch (lossKind) {
+    case LossKind::PolicyGradient: loss = policyGradientLoss(b, heads, batch, actions); break;
+    case LossKind::AlphaZero: loss = alphaZeroLoss(b, heads, batch, actions, config.weightDecay, weights); break;
+    case LossKind::Ppo: loss = ppoLoss(b, heads, batch, actions); break;
+  }
   std::vector<NodeId> grads = ir::appendGradients(b, loss.total, params);
 
   b.setOrigin("optimizer", 0, 0);

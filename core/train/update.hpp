@@ -27,7 +27,18 @@ enum class LossKind {
   // AlphaZero: targets "policy_targets" [B, A] (visit distributions), "value_targets" [B];
   // loss = mean(-sum(pi * logp)) + mean((v - z)^2) + weight_decay * sum(w^2) over weights.
   AlphaZero,
+  // PPO's clipped objective (CleanRL's ppo.py): targets "actions" [B], "advantages" [B] (raw; the
+  // graph normalises them over the minibatch), "returns" [B], "old_log_probs" [B] and
+  // "old_values" [B] from the rollout, and the scalars kPpoClip, kPpoValueCoef, kPpoEntropyCoef;
+  // loss = mean(max(-A r, -A clamp(r, 1-c, 1+c))) + vf * 0.5 mean(max((v-R)^2, (v_clipped-R)^2))
+  //        - ent * mean(entropy), r = exp(logp[a] - old_log_probs), v_clipped = old_values +
+  //        clamp(v - old_values, -c, c). Terms: policy, value, entropy, approx_kl, clip_fraction.
+  Ppo,
 };
+
+inline constexpr const char* kPpoClip = "ppo/clip";
+inline constexpr const char* kPpoValueCoef = "ppo/value_coef";
+inline constexpr const char* kPpoEntropyCoef = "ppo/entropy_coef";
 
 struct OptimizerConfig {
   std::string kind = "adam";  // "adam" or "sgd"

@@ -220,7 +220,10 @@ class TestPdlDiagnostics : public QObject {
         "3:12 the logits must have shape [9] (action_dim), got [4]", "2,3,3", "alphazero");
     row("alphazero: value shape", P + "    h = flatten(obs)\n    logits = dense(h, units=9)\n    value = dense(h, units=3)\n    return logits, value\n",
         "4:13 the value must have shape [1], got [3]; end the value head with dense(..., units=1)", "2,3,3", "alphazero");
-    row("unknown algorithm", P + "    return obs\n", "1:1 unknown algorithm 'ppo'", "2,3,3", "ppo");
+    row("ppo: one tensor", P + "    return dense(obs, units=9)\n",
+        "2:12 a PPO policy must return (logits, value), but 'policy' returns one tensor of shape [9]", "4", "ppo");
+    row("ppo: value shape", P + "    return dense(obs, units=9), dense(obs, units=2)\n", "2:33 the value must have shape [1], got [2]; end the value head with dense(..., units=1)", "4", "ppo");
+    row("unknown algorithm", P + "    return obs\n", "1:1 unknown algorithm 'dqn'", "2,3,3", "dqn");
 
     // --- limits
     row("expression nested too deeply", P + "    return " + std::string(150, '(') + "obs" + std::string(150, ')') + "\n",

@@ -15,6 +15,7 @@
 #include <csignal>
 
 #include "core/engine/engine.hpp"
+#include "core/train/alphazero.hpp"
 
 #include "support/cli_runs.hpp"
 

@@ -1,0 +1,339 @@
+#include "core/train/ppo.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "core/env/environments.hpp"
+#include "core/ir/passes.hpp"
+#include "core/train/checkpoint.hpp"
+#include "core/train/gae.hpp"
+
+namespace cas::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// log(sum(exp(logits))) of one row, in double.
+double logSumExp(const float* logits, int actions) {
+  const double top = *std::max_element(logits, logits + actions);
+  double sum = 0;
+  for (int a = 0; a < actions; ++a) sum += std::exp(double(logits[a]) - top);
+  return top + std::log(sum);
+}
+
+// An action drawn from softmax(logits) with one uniform draw (inverse CDF).
+int sampleAction(const float* logits, int actions, double logNormaliser, env::GameRandom& random) {
+  const double u = random.uniform();
+  double cumulative = 0;
+  for (int a = 0; a < actions - 1; ++a) {
+    cumulative += std::exp(double(logits[a]) - logNormaliser);
+    if (u < cumulative) return a;
+  }
+  return actions - 1;
+}
+
+int greedyAction(const float* logits, int actions) { return int(std::max_element(logits, logits + actions) - logits); }
+
+}  // namespace
+
+double EpisodeEvaluation::mean() const { return returns.empty() ? 0 : std::accumulate(returns.begin(), returns.end(), 0.0) / double(returns.size()); }
+
+double EpisodeEvaluation::median() const {
+  if (returns.empty()) return 0;
+  std::vector<double> sorted = returns;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
+double EpisodeEvaluation::standardDeviation() const {
+  if (returns.empty()) return 0;
+  const double m = mean();
+  double squares = 0;
+  for (double r : returns) squares += (r - m) * (r - m);
+  return std::sqrt(squares / double(returns.size()));
+}
+
+PpoTrainer::PpoTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend)
+    : project_(project), params_(project.parameters), ppo_(params::readPpoParams(params_)), train_(params::readTrainParams(params_)),
+      backend_(std::move(backend)), rng_(std::uint64_t(params::readRuntimeParams(params_).seed) * 0x2545F4914F6CDD1Dull + 11) {
+  const env::EnvironmentInfo* e = env::findEnvironment(project_.environment);
+  if (!e || !e->singleAgent) throw std::runtime_error("algorithm 'ppo' cannot step environment '" + project_.environment + "'");
+  if (rolloutSize() % ppo_.minibatches != 0)
+    throw std::runtime_error("ppo.minibatches = " + std::to_string(ppo_.minibatches) + " does not divide a rollout of ppo.envs x ppo.rollout_steps = " +
+                             std::to_string(ppo_.envs) + " x " + std::to_string(ppo_.rolloutSteps) + " = " + std::to_string(rolloutSize()) +
+                             " samples; choose a divisor of it");
+  actions_ = e->actionCount;
+  obsSize_ = std::accumulate(e->observationShape.begin(), e->observationShape.end(), 1, std::multiplies<>());
+
+  auto compileAt = [&](std::int64_t batch, bool training) {
+    pdl::CompileResult r = project::compilePolicy(project_, batch, nullptr, training);
+    if (!r.policy) {
+      std::string message = "the policy does not compile";
+      if (!r.diagnostics.empty()) message += ": " + formatHeadline(r.diagnostics.items()[0]);
+      throw std::runtime_error(message);
+    }
+    return std::move(*r.policy);
+  };
+  pdl::CompiledPolicy inference = compileAt(ppo_.envs, false);
+  ir::runPasses(inference.graph, ir::defaultPipeline());
+  inference_ = backend_->compile(inference.graph);
+  const std::int64_t minibatch = rolloutSize() / ppo_.minibatches;
+  updater_ = std::make_unique<Updater>(*backend_, compileAt(minibatch, true), LossKind::Ppo, optimizerConfig(),
+                                       actions_, std::uint64_t(params::readRuntimeParams(params_).seed));
+
+  syncInference();
+  const auto n = size_t(rolloutSize());
+  rolloutObs_.resize(n * size_t(obsSize_));
+  for (auto* v : {&rolloutActions_, &rolloutLogProbs_, &rolloutValues_, &rolloutRewards_, &rolloutDones_}) v->resize(n);
+  startEpisodes();
+}
+
+void PpoTrainer::syncInference() {
+  for (const pdl::ParameterSummary& p : updater_->parameters()) inference_->copyInputFrom(p.name, updater_->executable(), p.name);
+}
+
+void PpoTrainer::startEpisodes() {
+  const int n = int(ppo_.envs);
+  const std::uint64_t environmentSeed = rng_(), actionSeed = rng_();
+  envs_ = env::findEnvironment(project_.environment)->singleAgent(n, environmentSeed);
+  actionRandom_.clear();
+  for (int e = 0; e < n; ++e) actionRandom_.push_back(env::GameRandom::forGame(actionSeed, e));
+  observations_.assign(size_t(n) * size_t(obsSize_), 0);
+  for (int e = 0; e < n; ++e) envs_->observe(e, &observations_[size_t(e) * size_t(obsSize_)]);
+  episodeReturn_.assign(size_t(n), 0);
+  episodeLength_.assign(size_t(n), 0);
+}
+
+OptimizerConfig PpoTrainer::optimizerConfig() const {
+  OptimizerConfig c;
+  c.kind = "adam";
+  c.epsilon = 1e-5f;  // CleanRL's ppo.py
+  c.gradClip = float(ppo_.maxGradNorm);
+  // Annealed as CleanRL does: iteration i (from 0) of I steps with (1 - i / I) of the rate.
+  const double iterations = std::ceil(double(ppo_.totalSteps) / double(rolloutSize()));
+  const double fraction = ppo_.annealLearningRate ? std::max(0.0, 1.0 - double(iteration_) / iterations) : 1.0;
+  c.learningRate = float(ppo_.learningRate * fraction);
+  return c;
+}
+
+std::optional<std::string> PpoTrainer::setParameter(const std::string& name, const params::ParamValue& value) {
+  const params::ParameterSpec* spec = params::ParameterRegistry::standard().find(name);
+  if (!spec) return "unknown parameter '" + name + "'";
+  if (auto problem = params::checkValue(*spec, value)) return problem;
+  if (!spec->live) return name + " applies only when a run starts; restart the run to change it";
+  if (auto problem = params_.set(name, value)) return problem;
+  ppo_ = params::readPpoParams(params_);
+  train_ = params::readTrainParams(params_);
+  return std::nullopt;
+}
+
+void PpoTrainer::forward(const std::vector<float>& observations, std::vector<float>* logits, std::vector<float>* values) {
+  inference_->setInput("obs", observations.data(), observations.size());
+  inference_->run();
+  if (logits) {
+    logits->resize(size_t(ppo_.envs) * size_t(actions_));
+    inference_->readOutput("logits", logits->data(), logits->size());
+  }
+  if (values) {
+    values->resize(size_t(ppo_.envs));
+    inference_->readOutput("value", values->data(), values->size());
+  }
+}
+
+void PpoTrainer::collectRollout(EpisodeReport& episodes) {
+  const int n = int(ppo_.envs);
+  const auto obs = size_t(obsSize_);
+  std::vector<float> logits, values, finalObservations(observations_.size()), finalValues;
+  std::vector<bool> truncated(static_cast<size_t>(n));
+  double returns = 0, lengths = 0;
+  for (std::int64_t t = 0; t < ppo_.rolloutSteps; ++t) {
+    forward(observations_, &logits, &values);
+    const size_t row = size_t(t) * size_t(n);
+    std::copy(observations_.begin(), observations_.end(), rolloutObs_.begin() + std::ptrdiff_t(row * obs));
+    bool anyTruncated = false;
+    std::fill(truncated.begin(), truncated.end(), false);
+    for (int e = 0; e < n; ++e) {
+      const float* l = &logits[size_t(e) * size_t(actions_)];
+      const double normaliser = logSumExp(l, actions_);
+      const int action = sampleAction(l, actions_, normaliser, actionRandom_[size_t(e)]);
+      const size_t i = row + size_t(e);
+      rolloutActions_[i] = float(action);
+      rolloutLogProbs_[i] = float(double(l[action]) - normaliser);
+      rolloutValues_[i] = values[size_t(e)];
+      const env::StepResult step = envs_->step(e, action);
+      rolloutRewards_[i] = step.reward;
+      rolloutDones_[i] = step.terminated || step.truncated ? 1.0f : 0.0f;
+      episodeReturn_[size_t(e)] += step.reward;
+      ++episodeLength_[size_t(e)];
+      if (step.truncated) {
+        envs_->observe(e, &finalObservations[size_t(e) * obs]);
+        truncated[size_t(e)] = anyTruncated = true;
+      }
+      if (step.terminated || step.truncated) {
+        returns += episodeReturn_[size_t(e)];
+        lengths += double(episodeLength_[size_t(e)]);
+        ++episodes.episodes;
+        episodeReturn_[size_t(e)] = 0;
+        episodeLength_[size_t(e)] = 0;
+        envs_->reset(e);
+      }
+      envs_->observe(e, &observations_[size_t(e) * obs]);
+    }
+    if (anyTruncated) {  // one more batch through the policy for the cut episodes' last states
+      forward(finalObservations, nullptr, &finalValues);
+      for (int e = 0; e < n; ++e)
+        if (truncated[size_t(e)]) rolloutRewards_[row + size_t(e)] += float(ppo_.gamma * double(finalValues[size_t(e)]));
+    }
+  }
+  forward(observations_, nullptr, &lastValues_);
+  episodesFinished_ += episodes.episodes;
+  if (episodes.episodes > 0) {
+    episodes.returnMean = returns / double(episodes.episodes);
+    episodes.lengthMean = lengths / double(episodes.episodes);
+  }
+}
+
+void PpoTrainer::update(const std::vector<float>& advantages, const std::vector<float>& returns, const std::function<bool()>& cancelled,
+                        IterationReport& report) {
+  const std::int64_t total = rolloutSize(), minibatch = total / ppo_.minibatches;
+  const auto obs = size_t(obsSize_);
+  updater_->setConfig(optimizerConfig());
+  exec::Executable& exe = updater_->executable();
+  const float clip = float(ppo_.clip), valueCoef = float(ppo_.valueCoef), entropyCoef = float(ppo_.entropyCoef);
+  exe.setInput(kPpoClip, &clip, 1);
+  exe.setInput(kPpoValueCoef, &valueCoef, 1);
+  exe.setInput(kPpoEntropyCoef, &entropyCoef, 1);
+  updater_->resetLossSums();
+
+  const auto m = static_cast<size_t>(minibatch);
+  std::vector<std::int64_t> order(static_cast<size_t>(total));
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<float> batchObs(m * obs), batchActions(m), batchLogProbs(m), batchValues(m), batchAdvantages(m), batchReturns(m);
+  std::int64_t steps = 0;
+  bool stopped = false;  // a stop asked for mid-update: the steps taken so far stand
+  for (std::int64_t epoch = 0; epoch < ppo_.epochs && !stopped; ++epoch) {
+    for (std::int64_t k = total - 1; k > 0; --k)  // Fisher-Yates: the same order on every standard library
+      std::swap(order[size_t(k)], order[size_t(rng_() % std::uint64_t(k + 1))]);
+    for (std::int64_t start = 0; start < total; start += minibatch) {
+      if (cancelled && cancelled()) {
+        stopped = true;
+        break;
+      }
+      for (std::int64_t j = 0; j < minibatch; ++j) {
+        const auto i = size_t(order[size_t(start + j)]);
+        std::copy_n(&rolloutObs_[i * obs], obs, &batchObs[size_t(j) * obs]);
+        batchActions[size_t(j)] = rolloutActions_[i];
+        batchLogProbs[size_t(j)] = rolloutLogProbs_[i];
+        batchValues[size_t(j)] = rolloutValues_[i];
+        batchAdvantages[size_t(j)] = advantages[i];
+        batchReturns[size_t(j)] = returns[i];
+      }
+      exe.setInput("obs", batchObs.data(), batchObs.size());
+      exe.setInput("actions", batchActions.data(), batchActions.size());
+      exe.setInput("old_log_probs", batchLogProbs.data(), batchLogProbs.size());
+      exe.setInput("old_values", batchValues.data(), batchValues.size());
+      exe.setInput("advantages", batchAdvantages.data(), batchAdvantages.size());
+      exe.setInput("returns", batchReturns.data(), batchReturns.size());
+      updater_->enqueueStep();
+      ++steps;
+    }
+  }
+  const LossSums sums = updater_->lossSums();
+  if (!std::isfinite(sums.total))
+    throw std::runtime_error("the loss became " + std::string(std::isnan(sums.total) ? "NaN" : "infinite") + " in iteration " +
+                             std::to_string(iteration_ + 1) + "; lower ppo.learning_rate or clip harder with a smaller ppo.max_grad_norm (the last checkpoint is kept)");
+  syncInference();
+  report.trainingSteps = steps;
+  report.batchSize = minibatch;
+  if (steps == 0) return;
+  const auto n = double(steps);
+  report.loss = float(sums.total / n);
+  report.policyLoss = float(sums.term("policy") / n);
+  report.valueLoss = float(sums.term("value") / n);
+  report.entropy = float(sums.term("entropy") / n);
+  report.episodes->approxKl = float(sums.term("approx_kl") / n);
+  report.episodes->clipFraction = float(sums.term("clip_fraction") / n);
+  report.episodes->learningRate = optimizerConfig().learningRate;
+}
+
+IterationReport PpoTrainer::runIteration(const std::function<bool()>& cancelled) {
+  const auto start = Clock::now();
+  IterationReport report;
+  report.episodes.emplace();
+  collectRollout(*report.episodes);
+  report.episodes->rolloutSeconds = since(start);
+  const Advantages gae = computeGae(rolloutRewards_, rolloutValues_, rolloutDones_, lastValues_, ppo_.rolloutSteps, ppo_.envs, ppo_.gamma, ppo_.gaeLambda);
+  const auto trainStart = Clock::now();
+  update(gae.advantages, gae.returns, cancelled, report);
+  report.trainSeconds = since(trainStart);
+  ++iteration_;
+  report.iteration = iteration_;
+  report.gamesPlayed = episodesFinished_;
+  report.episodes->environmentSteps = environmentSteps();
+  report.wallSeconds = since(start);
+  report.episodes->stepsPerSecond = double(rolloutSize()) / std::max(report.wallSeconds, 1e-9);
+  return report;
+}
+
+EpisodeEvaluation PpoTrainer::evaluate(int episodes, bool stochastic, std::uint64_t seed) {
+  if (episodes < 1) throw std::invalid_argument("evaluate needs at least one episode");
+  const int n = int(ppo_.envs);
+  const auto obs = size_t(obsSize_);
+  auto envs = env::findEnvironment(project_.environment)->singleAgent(n, seed);
+  std::vector<env::GameRandom> random;
+  for (int e = 0; e < n; ++e) random.push_back(env::GameRandom::forGame(seed ^ 0xA5A5A5A5A5A5A5A5ull, e));
+  // Environment e plays episodes slot[e] = e, e + n, e + 2n, ... until `episodes` have started,
+  // so every episode is played to its end and short ones are not favoured.
+  EpisodeEvaluation out;
+  out.returns.assign(size_t(episodes), 0);
+  std::vector<int> slot(static_cast<size_t>(n));
+  for (int e = 0; e < n; ++e) slot[size_t(e)] = e < episodes ? e : -1;
+  int started = std::min(n, episodes);
+  std::vector<float> observations(size_t(n) * obs), logits;
+  for (int e = 0; e < n; ++e) envs->observe(e, &observations[size_t(e) * obs]);
+  while (std::any_of(slot.begin(), slot.end(), [](int s) { return s >= 0; })) {
+    forward(observations, &logits, nullptr);
+    for (int e = 0; e < n; ++e) {
+      if (slot[size_t(e)] < 0) continue;
+      const float* l = &logits[size_t(e) * size_t(actions_)];
+      const int action = stochastic ? sampleAction(l, actions_, logSumExp(l, actions_), random[size_t(e)]) : greedyAction(l, actions_);
+      const env::StepResult step = envs->step(e, action);
+      out.returns[size_t(slot[size_t(e)])] += step.reward;
+      if (step.terminated || step.truncated) {
+        envs->reset(e);
+        slot[size_t(e)] = started < episodes ? started++ : -1;
+      }
+      envs->observe(e, &observations[size_t(e) * obs]);
+    }
+  }
+  return out;
+}
+
+search::ReplaySetup PpoTrainer::emptyReplay() const { return {project_.environment, 0, 0, obsSize_, actions_}; }
+
+std::string PpoTrainer::checkpoint() const {
+  return writeCheckpoint({iteration_, episodesFinished_, updater_->steps(), rng_}, updater_->executable(), search::ReplayRing(0, obsSize_, actions_));
+}
+
+std::uint64_t PpoTrainer::checkpointSizeLimit() const { return train::checkpointSizeLimit(updater_->executable(), emptyReplay()); }
+
+bool PpoTrainer::restore(const std::string& bytes, std::string* error) {
+  exec::Executable& exe = updater_->executable();
+  std::optional<Checkpoint> c = readCheckpoint(bytes, exe, emptyReplay(), error);
+  if (!c) return false;
+  for (const auto& [name, v] : c->tensors) exe.setInput(name, v.data(), v.size());
+  iteration_ = c->counters.iteration;
+  episodesFinished_ = c->counters.gamesPlayed;
+  updater_->setSteps(c->counters.optimizerSteps);
+  rng_ = c->counters.rng;
+  syncInference();
+  startEpisodes();
+  return true;
+}
+
+}  // namespace cas::train

@@ -1,0 +1,21 @@
+#include "core/train/trainer.hpp"
+
+#include "core/train/alphazero.hpp"
+#include "core/train/ppo.hpp"
+
+namespace cas::train {
+
+TreeSnapshot Trainer::snapshot(int game, int) const {
+  TreeSnapshot snap;
+  snap.game = game;
+  snap.iteration = iteration();
+  snap.environment = project().environment;
+  return snap;
+}
+
+std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend) {
+  if (project.algorithm == "ppo") return std::make_unique<PpoTrainer>(project, std::move(backend));
+  return std::make_unique<AlphaZeroTrainer>(project, std::move(backend));
+}
+
+}  // namespace cas::train

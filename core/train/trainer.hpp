@@ -1,0 +1,59 @@
+#pragma once
+// What the engine drives: one algorithm's training loop (AlphaZeroTrainer, PpoTrainer), run an
+// iteration at a time on the engine thread, with live parameter changes between iterations and
+// its whole state as checkpoint bytes. makeTrainer builds the one a project's algorithm names.
+// Thread-safety: one thread drives a trainer (the engine thread).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/exec/backend.hpp"
+#include "core/params/parameters.hpp"
+#include "core/project/project.hpp"
+#include "core/train/reports.hpp"
+
+namespace cas::train {
+
+class Trainer {
+ public:
+  virtual ~Trainer() = default;
+
+  virtual const project::Project& project() const = 0;
+  virtual const params::ParameterSet& parameters() const = 0;
+  // Applies a live parameter at the next safe point (the engine calls it between iterations);
+  // restart-only ones are refused with a sentence saying so.
+  virtual std::optional<std::string> setParameter(const std::string& name, const params::ParamValue& value) = 0;
+
+  // One iteration; `cancelled` is polled at the iteration's safe points.
+  virtual IterationReport runIteration(const std::function<bool()>& cancelled = {}) = 0;
+  virtual std::int64_t iteration() const = 0;
+  // Whether the run has reached the end its algorithm sets itself (PPO: ppo.total_steps);
+  // AlphaZero runs until stopped.
+  virtual bool reachedEnd() const { return false; }
+  virtual std::int64_t checkpointEvery() const = 0;
+
+  // The algorithms with a search let a view step it and look at its trees; the others (PPO) have
+  // no tree: stepping does nothing and the snapshot holds no nodes.
+  virtual void stepSimulation() {}
+  virtual TreeSnapshot snapshot(int game, int maxNodes) const;
+
+  // The program the network is evaluated with most (AlphaZero: self-play's, PPO: the rollout's)
+  // and its batch, for kernel metrics (exec::Executable::profileKernels). Between iterations
+  // only, on the thread driving the trainer.
+  virtual exec::Executable& inferenceProgram() = 0;
+  virtual std::int64_t inferenceBatch() const = 0;
+
+  // The whole state as bytes (checkpoint.hpp), and back.
+  virtual std::string checkpoint() const = 0;
+  // The most bytes checkpoint() can return: a larger file is not one of its checkpoints.
+  virtual std::uint64_t checkpointSizeLimit() const = 0;
+  virtual bool restore(const std::string& bytes, std::string* error) = 0;
+};
+
+// The trainer of the project's algorithm on `backend`. Throws std::runtime_error when the
+// policy does not compile or the configuration cannot be built (the message says which).
+std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend);
+
+}  // namespace cas::train
