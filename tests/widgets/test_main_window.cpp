@@ -84,7 +84,10 @@ class TestMainWindow : public QObject {
     QVERIFY(!w.openAtStartup(missing, kExample));
     const QString said = QStringLiteral("%1 does not exist; no project was opened. Open one with File > Open Project.").arg(missing);
     QVERIFY2(w.logPanel()->toPlainText().contains(said), qPrintable(w.logPanel()->toPlainText()));
-    QCOMPARE(w.statusBar()->currentMessage(), said);
+    // The whole message, or (a long checkout path, a long backend label) its start, cut where the
+    // backend's label begins.
+    const QString shown = w.statusBar()->currentMessage();
+    QVERIFY2(shown == said || (shown.endsWith(QChar(0x2026)) && said.startsWith(shown.chopped(1))), qPrintable(shown));
     // In a narrow window the message is cut to the room left of the backend's label, not drawn
     // under it.
     w.resize(700, 500);
