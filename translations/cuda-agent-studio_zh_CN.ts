@@ -120,7 +120,7 @@
         <translation>PPO：每轮将采样数据打乱后分成的小批次数；必须整除 ppo.envs x ppo.rollout_steps。</translation>
     </message>
     <message>
-        <source>PPO: passes over each rollout's samples per update.</source>
+        <source>PPO: passes over each rollout&apos;s samples per update.</source>
         <translation>PPO：每次更新遍历采样数据的轮数。</translation>
     </message>
     <message>
@@ -128,7 +128,7 @@
         <translation>PPO：整个运行的环境步数；学习率在此期间线性衰减到零，运行在此结束。</translation>
     </message>
     <message>
-        <source>PPO: Adam's step size at the start of the run.</source>
+        <source>PPO: Adam&apos;s step size at the start of the run.</source>
         <translation>PPO：运行开始时 Adam 的步长。</translation>
     </message>
     <message>
@@ -144,7 +144,7 @@
         <translation>PPO：广义优势估计的 lambda（0：单步时序差分，1：蒙特卡洛）。</translation>
     </message>
     <message>
-        <source>PPO: the probability ratio is clipped to [1 - clip, 1 + clip], and the value's change per update to +-clip.</source>
+        <source>PPO: the probability ratio is clipped to [1 - clip, 1 + clip], and the value&apos;s change per update to +-clip.</source>
         <translation>PPO：概率比被裁剪到 [1 - clip, 1 + clip]，每次更新中价值的变化被裁剪到 ±clip。</translation>
     </message>
     <message>
