@@ -1207,6 +1207,62 @@ CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</tr
         <comment>the perfect player</comment>
         <translation>完美玩家</translation>
     </message>
+    <message>
+        <source>Episode return</source>
+        <translation>回合回报</translation>
+    </message>
+    <message>
+        <source>return</source>
+        <translation>回报</translation>
+    </message>
+    <message>
+        <source>The mean return of the episodes that ended in each iteration&apos;s rollout (sampled actions). </source>
+        <translation>每轮采样中结束的回合的平均回报（按策略采样动作）。</translation>
+    </message>
+    <message>
+        <source>Environment steps per second</source>
+        <translation>每秒环境步数</translation>
+    </message>
+    <message>
+        <source>steps/s</source>
+        <translation>步/秒</translation>
+    </message>
+    <message>
+        <source>Rollout and update together. </source>
+        <translation>采样与更新合计。</translation>
+    </message>
+    <message>
+        <source>Episode length</source>
+        <translation>回合长度</translation>
+    </message>
+    <message>
+        <source>steps</source>
+        <translation>步</translation>
+    </message>
+    <message>
+        <source>The mean length of the episodes that ended in each iteration&apos;s rollout. </source>
+        <translation>每轮采样中结束的回合的平均长度。</translation>
+    </message>
+    <message>
+        <source>The rollout (policy, sampling, environments) and the update. </source>
+        <translation>采样（策略、动作抽样、环境）与更新。</translation>
+    </message>
+    <message>
+        <source>mean return</source>
+        <translation>平均回报</translation>
+    </message>
+    <message>
+        <source>mean length</source>
+        <translation>平均长度</translation>
+    </message>
+    <message>
+        <source>environment steps/s</source>
+        <translation>环境步/秒</translation>
+    </message>
+    <message>
+        <source>rollout</source>
+        <translation>采样</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::MoveList</name>

@@ -101,16 +101,10 @@ MetricsPanel::MetricsPanel(QWidget* parent)
       logScaleBox_(new QCheckBox(tr("&Log scale"))),
       overlayButton_(new QPushButton(tr("Overlay Run..."))),
       removeOverlayButton_(new QToolButton) {
-  // Short titles: a title's width is the plot's minimum width, and the dock is often narrow.
   plots_[Loss] = makePlot(tr("Loss"), tr("loss"));
-  plots_[Score] = makePlot(tr("Score against the baselines"), tr("score"));
-  plots_[Simulations] = makePlot(tr("Self-play simulations per second"), tr("simulations/s"));
-  plots_[Games] = makePlot(tr("Self-play games per second"), tr("games/s"));
-  plots_[StageTimes] = makePlot(tr("Time per stage in an iteration"), tr("seconds"));
-  plots_[Score]->setToolTip(tr("A win scores 1, a draw 0.5, a loss 0. ") + plots_[Score]->toolTip());
-  plots_[StageTimes]->setToolTip(tr("Self-play inference (copies of the network's inputs and outputs included), tree search, "
-                                    "recording games into the replay buffer, and training steps. ") +
-                                 plots_[StageTimes]->toolTip());
+  for (int p = Score; p < PlotCount; ++p) plots_[p] = makePlot(QString(), QString());
+  interactionHelp_ = plots_[Loss]->toolTip();
+  titlePlots(false);
   for (int p = 0; p < PlotCount; ++p) {
     interactions_[p] = new PlotInteraction(plots_[p], [this, p](double x, double pixel) { return readOut(Plot(p), x, pixel); });
     connect(interactions_[p], &PlotInteraction::followDataRequested, this, &MetricsPanel::scheduleRefresh);
@@ -199,6 +193,33 @@ MetricsPanel::MetricsPanel(QWidget* parent)
     setLogScale(on);
     QSettings().setValue(kLogScaleKey, on);
   });
+}
+
+void MetricsPanel::titlePlots(bool singleAgent) {
+  singleAgentTitles_ = singleAgent;
+  // Short titles: a title's width is the plot's minimum width, and the dock is often narrow.
+  struct Titles {
+    QString title, axis, about;
+  };
+  const Titles titles[PlotCount] = {
+      {},
+      singleAgent ? Titles{tr("Episode return"), tr("return"), tr("The mean return of the episodes that ended in each iteration's rollout (sampled actions). ")}
+                  : Titles{tr("Score against the baselines"), tr("score"), tr("A win scores 1, a draw 0.5, a loss 0. ")},
+      singleAgent ? Titles{tr("Environment steps per second"), tr("steps/s"), tr("Rollout and update together. ")}
+                  : Titles{tr("Self-play simulations per second"), tr("simulations/s"), {}},
+      singleAgent ? Titles{tr("Episode length"), tr("steps"), tr("The mean length of the episodes that ended in each iteration's rollout. ")}
+                  : Titles{tr("Self-play games per second"), tr("games/s"), {}},
+      singleAgent ? Titles{tr("Time per stage in an iteration"), tr("seconds"), tr("The rollout (policy, sampling, environments) and the update. ")}
+                  : Titles{tr("Time per stage in an iteration"), tr("seconds"),
+                           tr("Self-play inference (copies of the network's inputs and outputs included), tree search, "
+                              "recording games into the replay buffer, and training steps. ")},
+  };
+  for (int p = Score; p < PlotCount; ++p) {
+    static_cast<QCPTextElement*>(plots_[p]->plotLayout()->element(0, 0))->setText(titles[p].title);
+    plots_[p]->yAxis->setLabel(titles[p].axis);
+    plots_[p]->setToolTip(titles[p].about + interactionHelp_);
+    plots_[p]->replot(QCustomPlot::rpQueuedReplot);
+  }
 }
 
 void MetricsPanel::arrangePlots(int columns) {
@@ -324,7 +345,7 @@ MetricsPanel::Curve& MetricsPanel::curveFor(Plot plot, const RunView& run, const
   QPen pen(colour, live ? 1.6 : 1.4);
   if (!live) pen.setStyle(kOverlayDashes[series.order % int(std::size(kOverlayDashes))]);
   c.smoothed->setPen(pen);
-  if (plot == Score) c.smoothed->setScatterStyle(QCPScatterStyle(live ? QCPScatterStyle::ssDisc : QCPScatterStyle::ssCircle, 5));
+  if (plot == Score && !singleAgentTitles_) c.smoothed->setScatterStyle(QCPScatterStyle(live ? QCPScatterStyle::ssDisc : QCPScatterStyle::ssCircle, 5));
   list.push_back(c);
   return list.back();
 }
@@ -348,6 +369,9 @@ void MetricsPanel::scheduleRefresh() {
 
 void MetricsPanel::refresh() {
   const std::vector<RunView> runs = runViews();
+  // A single-agent run (PPO) fills the self-play plots with its episodes: titles that say so.
+  const bool singleAgent = std::any_of(runs.begin(), runs.end(), [](const RunView& r) { return r.metrics->singleAgent(); });
+  if (singleAgent != singleAgentTitles_) titlePlots(singleAgent);
   double first = std::numeric_limits<double>::max(), last = std::numeric_limits<double>::lowest();
   QStringList timeless;  // runs that cannot be drawn against this axis
   for (const RunView& run : runs) {
@@ -392,7 +416,7 @@ void MetricsPanel::rescale(Plot p, double first, double last) {
     const double pad = axis_ == IterationAxis ? 0.5 : std::max(1.0, 0.02 * (last - first));
     plot->xAxis->setRange(first - pad, last + pad);
   }
-  if (p == Score) {
+  if (p == Score && !singleAgentTitles_) {  // scores are 0..1; returns take their own range
     plot->yAxis->setRange(0, 1.05);
     return;
   }

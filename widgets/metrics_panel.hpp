@@ -136,6 +136,8 @@ class MetricsPanel : public QWidget, public MetricPlots {
   void showContextMenu(Plot which, const QPoint& at);
   void rebuildOverlayMenu();
   void arrangePlots(int columns);
+  // The plots' titles, axis labels and tooltips for a self-play run or a single-agent one.
+  void titlePlots(bool singleAgent);
 
   QLabel *note_, *axisNote_;
   QDoubleSpinBox* smoothingBox_;
@@ -154,6 +156,8 @@ class MetricsPanel : public QWidget, public MetricPlots {
   double smoothing_ = 0;
   Axis axis_ = IterationAxis;
   bool logScale_ = false;
+  bool singleAgentTitles_ = false;
+  QString interactionHelp_;  // every plot's tooltip ends with how to zoom, pan and save
   QTimer refreshTimer_;
 };
 

@@ -156,6 +156,11 @@ void RunMetrics::append(MetricPlots::Plot plot, const QString& key, const QStrin
 
 void RunMetrics::addIteration(const train::IterationReport& r, double wallClock) {
   beginPoint(double(r.iteration), r.wallSeconds, r.finishedAt > 0 ? r.finishedAt : wallClock);
+  if (r.episodes) {  // a single-agent run (PPO): its episodes take the self-play plots' places
+    appendEpisodes(r.trainingSteps > 0 ? std::optional<double>(r.loss) : std::nullopt, r.policyLoss, r.valueLoss, r.episodes->episodes,
+                   r.episodes->returnMean, r.episodes->lengthMean, r.episodes->stepsPerSecond, r.episodes->rolloutSeconds, r.trainSeconds);
+    return;
+  }
   for (const Quantity& q : kQuantities) {
     if (q.plot == MetricPlots::Loss && r.trainingSteps == 0) continue;  // no training step yet (the replay buffer is filling)
     append(q.plot, QLatin1String(q.key), QCoreApplication::translate(kContext, q.name), q.fromReport(r));
@@ -167,10 +172,37 @@ void RunMetrics::addIteration(const train::IterationReport& r, double wallClock)
     }
 }
 
+void RunMetrics::appendEpisodes(std::optional<double> loss, double policyLoss, double valueLoss, std::int64_t episodes, double returnMean,
+                                double lengthMean, double stepsPerSecond, double rolloutSeconds, double trainSeconds) {
+  singleAgent_ = true;
+  auto name = [](const char* text) { return QCoreApplication::translate(kContext, text); };
+  if (loss) {
+    append(MetricPlots::Loss, QStringLiteral("loss"), name("total"), *loss);
+    append(MetricPlots::Loss, QStringLiteral("loss_policy"), name("policy"), policyLoss);
+    append(MetricPlots::Loss, QStringLiteral("loss_value"), name("value"), valueLoss);
+  }
+  if (episodes > 0) {  // no episode ended: no return to draw (not a return of 0)
+    append(MetricPlots::Score, QStringLiteral("episode_return_mean"), name(QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "mean return")), returnMean);
+    append(MetricPlots::Games, QStringLiteral("episode_length_mean"), name(QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "mean length")), lengthMean);
+  }
+  append(MetricPlots::Simulations, QStringLiteral("env_steps_per_second"), name(QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "environment steps/s")),
+         stepsPerSecond);
+  append(MetricPlots::StageTimes, QStringLiteral("seconds_rollout"), name(QT_TRANSLATE_NOOP("cas::widgets::MetricsPanel", "rollout")), rolloutSeconds);
+  append(MetricPlots::StageTimes, QStringLiteral("seconds_train"), name("training"), trainSeconds);
+}
+
 void RunMetrics::appendMetricsLine(const QJsonObject& line) {
   const QJsonValue seconds = line.value(QLatin1String("seconds_wall")), time = line.value(QLatin1String("time"));
   beginPoint(line.value(QLatin1String("iteration")).toDouble(), seconds.isDouble() ? seconds.toDouble() : kUnknown,
              time.isDouble() ? time.toDouble() : kUnknown);
+  if (line.contains(QLatin1String("env_steps"))) {  // a single-agent run's line (PPO)
+    auto number = [&](const char* key) { return line.value(QLatin1String(key)).toDouble(); };
+    const bool trained = number("training_steps") > 0;
+    appendEpisodes(trained ? std::optional<double>(number("loss")) : std::nullopt, number("loss_policy"), number("loss_value"),
+                   std::int64_t(number("episodes_in_iteration")), number("episode_return_mean"), number("episode_length_mean"),
+                   number("env_steps_per_second"), number("seconds_rollout"), number("seconds_train"));
+    return;
+  }
   const bool trained = line.value(QLatin1String("loss")).toDouble() > 0;
   for (const Quantity& q : kQuantities) {
     const QJsonValue v = line.value(QLatin1String(q.key));

@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "core/train/reports.hpp"
@@ -61,6 +62,8 @@ class RunMetrics {
   const std::vector<MetricSeries>& series(MetricPlots::Plot plot) const { return series_[plot]; }
   const std::vector<MetricChange>& changes() const { return changes_; }
   bool empty() const;
+  // Whether the run is a single-agent one (PPO): its plots show episodes, not self-play.
+  bool singleAgent() const { return singleAgent_; }
   // Where iteration `iteration`'s point stands on `axis`; NaN when the run has no point there.
   double position(qint64 iteration, MetricPlots::Axis axis) const;
 
@@ -68,12 +71,18 @@ class RunMetrics {
   MetricSeries& seriesFor(MetricPlots::Plot plot, const QString& key, const QString& name);
   void append(MetricPlots::Plot plot, const QString& key, const QString& name, double y);
   void appendMetricsLine(const QJsonObject& line);
+  // A single-agent iteration: the loss terms (when it trained), the episodes' mean return and
+  // length in the Score and Games plots, environment steps/s in the Simulations plot, the rollout
+  // and update times in the stage plot.
+  void appendEpisodes(std::optional<double> loss, double policyLoss, double valueLoss, std::int64_t episodes, double returnMean, double lengthMean,
+                      double stepsPerSecond, double rolloutSeconds, double trainSeconds);
   void beginPoint(double iteration, double iterationSeconds, double wallClock);
 
   std::vector<MetricSeries> series_[MetricPlots::PlotCount];
   std::vector<MetricChange> changes_;
   // The point being added: every series appended to until the next beginPoint shares it.
   double iteration_ = 0, trainingSeconds_ = 0, wallClock_ = kUnknown;
+  bool singleAgent_ = false;
 };
 
 // A quantity's colour in the live run (overlaid runs have one colour each).

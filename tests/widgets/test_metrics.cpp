@@ -271,6 +271,53 @@ class TestMetrics : public QObject {
     for (int p = 0; p < MetricsPanel::PlotCount; ++p) QCOMPARE(panel.plot(MetricsPanel::Plot(p))->graphCount(), 0);
   }
 
+  // A PPO run: the live episodes (returns, lengths, environment steps/s) and a PPO run folder's
+  // metrics.jsonl fill the self-play plots, whose titles then say what they show; an iteration
+  // in which no episode ended draws no return.
+  void singleAgentRunsPlotTheirEpisodes() {
+    MetricsPanel panel;
+    auto ppoReport = [](qint64 iteration, std::int64_t episodes, double returnMean) {
+      cas::train::IterationReport r;
+      r.iteration = iteration;
+      r.trainingSteps = 16;
+      r.loss = -0.5f;  // PPO's total loss may be negative
+      cas::train::EpisodeReport e;
+      e.episodes = episodes;
+      e.returnMean = returnMean;
+      e.lengthMean = returnMean;
+      e.stepsPerSecond = 50000;
+      r.episodes = e;
+      return r;
+    };
+    panel.addIteration(ppoReport(1, 10, 20));
+    panel.addIteration(ppoReport(2, 0, 0));
+    panel.addIteration(ppoReport(3, 2, 480));
+    QTRY_VERIFY(graphNamed(panel.plot(MetricsPanel::Score), QStringLiteral("mean return")));
+    QCOMPARE(displayed(graphNamed(panel.plot(MetricsPanel::Score), QStringLiteral("mean return"))), (QVector<double>{20, 480}));
+    QCOMPARE(displayed(graphNamed(panel.plot(MetricsPanel::Loss), QStringLiteral("total"))), (QVector<double>{-0.5, -0.5, -0.5}));
+    QCOMPARE(graphNamed(panel.plot(MetricsPanel::Simulations), QStringLiteral("environment steps/s"))->dataCount(), 3);
+    auto title = [&](MetricsPanel::Plot p) { return static_cast<QCPTextElement*>(panel.plot(p)->plotLayout()->element(0, 0))->text(); };
+    QCOMPARE(title(MetricsPanel::Score), QStringLiteral("Episode return"));
+    QCOMPARE(title(MetricsPanel::Games), QStringLiteral("Episode length"));
+    QVERIFY(panel.plot(MetricsPanel::Score)->yAxis->range().upper >= 480);  // not the score's 0..1
+
+    const QString run = dir_.filePath(QStringLiteral("ppo-run"));
+    QVERIFY(QDir().mkpath(run));
+    QFile metrics(run + QStringLiteral("/metrics.jsonl"));
+    QVERIFY(metrics.open(QIODevice::WriteOnly));
+    metrics.write("{\"iteration\": 1, \"env_steps\": 512, \"episodes\": 22, \"episodes_in_iteration\": 22, \"episode_return_mean\": 18.8, "
+                  "\"episode_length_mean\": 18.8, \"loss\": 19.9, \"loss_policy\": -0.01, \"loss_value\": 40, \"training_steps\": 16, "
+                  "\"env_steps_per_second\": 72150, \"seconds_rollout\": 0.004, \"seconds_train\": 0.003, \"seconds_wall\": 0.007}\n");
+    metrics.close();
+    MetricsPanel fresh;
+    QString error;
+    QVERIFY2(fresh.showRun(run, &error), qPrintable(error));
+    QTRY_VERIFY(graphNamed(fresh.plot(MetricsPanel::Score), QStringLiteral("mean return")));
+    QCOMPARE(displayed(graphNamed(fresh.plot(MetricsPanel::Score), QStringLiteral("mean return"))), (QVector<double>{18.8}));
+    QCOMPARE(static_cast<QCPTextElement*>(fresh.plot(MetricsPanel::Simulations)->plotLayout()->element(0, 0))->text(),
+             QStringLiteral("Environment steps per second"));
+  }
+
   // The score plot's baselines are named in the user's language, live and in an overlaid run;
   // another opponent keeps the name that gives its settings.
   void baselineNamesAreTranslated() {
