@@ -262,6 +262,133 @@
     </message>
 </context>
 <context>
+    <name>cas::widgets::EpisodeView</name>
+    <message>
+        <source>push left</source>
+        <translation>向左推</translation>
+    </message>
+    <message>
+        <source>push right</source>
+        <translation>向右推</translation>
+    </message>
+    <message>
+        <source>no-op</source>
+        <translation>不动</translation>
+    </message>
+    <message>
+        <source>left</source>
+        <translation>左</translation>
+    </message>
+    <message>
+        <source>up</source>
+        <translation>上</translation>
+    </message>
+    <message>
+        <source>right</source>
+        <translation>右</translation>
+    </message>
+    <message>
+        <source>down</source>
+        <translation>下</translation>
+    </message>
+    <message>
+        <source>fire</source>
+        <translation>开火</translation>
+    </message>
+    <message>
+        <source>action %1</source>
+        <translation>动作 %1</translation>
+    </message>
+    <message>
+        <source>%1 was trained with %2; episodes are recorded from single-agent (PPO) runs.</source>
+        <translation>%1 是用 %2 训练的；只能从单智能体（PPO）运行录制回合。</translation>
+    </message>
+    <message>
+        <source>No episode recorded yet: train a single-agent project (PPO), then press Record Episode.</source>
+        <translation>尚未录制回合：先训练一个单智能体（PPO）项目，再按“录制回合”。</translation>
+    </message>
+    <message>
+        <source>x %1   velocity %2   angle %3°   angular velocity %4</source>
+        <translation>位置 %1   速度 %2   角度 %3°   角速度 %4</translation>
+    </message>
+    <message>
+        <source>The episode&apos;s last observation</source>
+        <translation>回合的最后一个观测</translation>
+    </message>
+    <message>
+        <source>Policy</source>
+        <translation>策略</translation>
+    </message>
+    <message>
+        <source>value %1</source>
+        <translation>价值 %1</translation>
+    </message>
+    <message>
+        <source>action: %1, reward %2</source>
+        <translation>动作：%1，奖励 %2</translation>
+    </message>
+    <message>
+        <source>Record Episode</source>
+        <translation>录制回合</translation>
+    </message>
+    <message>
+        <source>Play</source>
+        <translation>播放</translation>
+    </message>
+    <message>
+        <source>Sampled actions</source>
+        <translation>按概率采样动作</translation>
+    </message>
+    <message>
+        <source>Plays one episode of the run&apos;s newest valid checkpoint in a fresh environment, on the CPU backend.</source>
+        <translation>在新环境中用该运行最新的有效检查点玩一个回合（CPU 后端）。</translation>
+    </message>
+    <message>
+        <source>Sample each action from the policy&apos;s probabilities instead of taking the most probable one.</source>
+        <translation>按策略的概率采样每个动作，而不是取概率最大的动作。</translation>
+    </message>
+    <message>
+        <source>%1 steps, return %2 (%3), from %4.</source>
+        <translation>%1 步，回报 %2（%3），来自 %4。</translation>
+    </message>
+    <message>
+        <source>the environment ended it</source>
+        <translation>由环境结束</translation>
+    </message>
+    <message>
+        <source>cut at %1 steps</source>
+        <translation>在 %1 步处截断</translation>
+    </message>
+    <message>
+        <source>No episode was recorded: %1</source>
+        <translation>未录制回合：%1</translation>
+    </message>
+    <message>
+        <source>step %1 of %2, return %3</source>
+        <translation>第 %1 / %2 步，回报 %3</translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation>暂停</translation>
+    </message>
+    <message>
+        <source>Recording an episode...</source>
+        <translation>正在录制回合……</translation>
+    </message>
+    <message>
+        <source>No run yet: train a single-agent project (PPO), or pick its run in the Runs dock.</source>
+        <translation>还没有运行：训练一个单智能体（PPO）项目，或在“运行”面板中选择它的运行。</translation>
+    </message>
+    <message>
+        <source>The run is not a single-agent one: the Board and the search tree show a two-player game&apos;s runs.</source>
+        <translation>该运行不是单智能体运行：双人游戏的运行请用棋盘和搜索树查看。</translation>
+    </message>
+    <message>
+        <source>Press Record Episode to play one episode of %1.</source>
+        <translation>按“录制回合”玩一个 %1 的回合。</translation>
+    </message>
+</context>
+<context>
     <name>cas::widgets::ExportDialog</name>
     <message>
         <source>Browse…</source>
@@ -937,6 +1064,10 @@ CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</tr
     <message>
         <source>Iteration %1 of %2, %3 elapsed</source>
         <translation>第 %1/%2 次迭代，已用时 %3</translation>
+    </message>
+    <message>
+        <source>Episode</source>
+        <translation>回合</translation>
     </message>
 </context>
 <context>

@@ -31,6 +31,7 @@
 #include "widgets/backend_status.hpp"
 #include "widgets/board_view.hpp"
 #include "widgets/dock_layout.hpp"
+#include "widgets/episode_view.hpp"
 #include "widgets/export_dialog.hpp"
 #include "widgets/help_menu.hpp"
 #include "widgets/kernel_view.hpp"
@@ -80,6 +81,7 @@ MainWindow::MainWindow(QWidget* parent)
   tuningPanel_ = new TuningPanel(parameterModel_, policyEditor_);
   runsDock_ = new RunsDock;
   kernelView_ = new KernelView;
+  episodeView_ = new EpisodeView;
   iterationBudget_ = new QSpinBox;
   progressLabel_ = new QLabel;
   progressBar_ = new QProgressBar;
@@ -149,6 +151,9 @@ MainWindow::MainWindow(QWidget* parent)
   // Beside the search tree, not behind it: a clicked tree node's position shows on the board.
   QDockWidget* board = addPanel(QStringLiteral("boardDock"), tr("Board"), playPanel_, Qt::RightDockWidgetArea);
   tabifyDockWidget(kernels, board);
+  // A single-agent run's episodes: beside the Board, which shows a two-player game's.
+  QDockWidget* episode = addPanel(QStringLiteral("episodeDock"), tr("Episode"), episodeView_, Qt::RightDockWidgetArea);
+  tabifyDockWidget(board, episode);
   connect(searchTree_, &SearchTreePanel::positionSelected, playPanel_->boardView(), &BoardView::showPosition);
   connect(searchTree_, &SearchTreePanel::positionSelected, board, &QDockWidget::raise);
   editor->raise();
@@ -234,6 +239,7 @@ void MainWindow::updateBackendStatus(const QString& device) {
 void MainWindow::connectRun() {
   connect(run_, &RunController::runStarted, this, [this](const QString& folder) {
     metrics_->clear();
+    episodeView_->setRun(folder, project_ && project_->algorithm == "ppo");
     QString history;
     // A resumed run goes on from its checkpoint: its recorded iterations are its curves' start.
     if (run_->resumedFrom() > 0 && !metrics_->showRun(folder, &history)) logPanel_->appendMessage(LogPanel::Level::Warning, history);

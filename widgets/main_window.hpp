@@ -29,6 +29,7 @@ class PdlEditor;
 class ProjectPanel;
 class ParameterTableModel;
 class KernelView;
+class EpisodeView;
 class PlayPanel;
 class SearchTreePanel;
 class RunsDock;
@@ -48,6 +49,7 @@ class MainWindow : public QMainWindow {
   ParameterTableModel* parameterModel() const { return parameterModel_; }
   MetricsPanel* metricsPanel() const { return metrics_; }
   KernelView* kernelView() const { return kernelView_; }
+  EpisodeView* episodeView() const { return episodeView_; }
   QString runProgressText() const;  // the status bar's progress and ETA
   PlayPanel* playPanel() const { return playPanel_; }
   SearchTreePanel* searchTreePanel() const { return searchTree_; }
@@ -125,6 +127,7 @@ class MainWindow : public QMainWindow {
   SearchTreePanel* searchTree_ = nullptr;
   QAction *exportAction_ = nullptr, *trainAction_ = nullptr, *pauseAction_ = nullptr, *stopAction_ = nullptr, *stepAction_ = nullptr;
   KernelView* kernelView_;
+  EpisodeView* episodeView_;
   QSpinBox* iterationBudget_;
   QLabel* progressLabel_;
   QProgressBar* progressBar_;

@@ -9,6 +9,7 @@
 
 #include "widgets/log_panel.hpp"
 #include "widgets/main_window.hpp"
+#include "widgets/episode_view.hpp"
 #include "widgets/metrics_panel.hpp"
 #include "widgets/parameter_table_model.hpp"
 #include "widgets/pdl_editor.hpp"
@@ -64,6 +65,7 @@ void MainWindow::connectRuns(QDockWidget* metrics, QDockWidget* board) {
       logPanel_->appendMessage(LogPanel::Level::Error, error);
       return;
     }
+    episodeView_->setRun(folder, metrics_->showsSingleAgentRun());
     metrics->raise();
   });
   connect(runsDock_, &RunsDock::overlayToggled, this, [this, metrics](const QString& folder, bool on) {
@@ -108,6 +110,7 @@ void MainWindow::showNewestRunMetrics() {
       continue;
     QString error;
     if (metrics_->showRun(run.folder, &error)) {
+      episodeView_->setRun(run.folder, metrics_->showsSingleAgentRun());
       runsDock_->selectRun(run.folder);
       logPanel_->appendMessage(LogPanel::Level::Info, tr("The Metrics dock shows the newest run, %1; the Runs dock lists them all.").arg(run.name));
     }

@@ -80,6 +80,8 @@ class MetricsPanel : public QWidget, public MetricPlots {
   bool showRun(const QString& runFolder, QString* error);
   // The parameter changes of the main curves' run: the live run's, after showRun that run's.
   const std::vector<MetricChange>& liveChanges() const { return live_.changes(); }
+  // Whether the main curves' run is a single-agent one (PPO).
+  bool showsSingleAgentRun() const { return live_.singleAgent(); }
 
   // The one-overlay calls of earlier versions: loadOverlay replaces every overlay by this run,
   // removeOverlay() removes them all, overlayName() names the newest overlay (empty when none).

@@ -314,6 +314,42 @@ EpisodeEvaluation PpoTrainer::evaluate(int episodes, bool stochastic, std::uint6
   return out;
 }
 
+RecordedEpisode PpoTrainer::recordEpisode(bool stochastic, std::uint64_t seed, int maxSteps) {
+  const env::EnvironmentInfo& info = *env::findEnvironment(project_.environment);
+  // The inference program runs ppo.envs observations at once; the episode is environment 0's.
+  const int n = int(ppo_.envs);
+  const auto obs = size_t(obsSize_);
+  auto envs = info.singleAgent(n, seed);
+  env::GameRandom random = env::GameRandom::forGame(seed ^ 0xA5A5A5A5A5A5A5A5ull, 0);
+  RecordedEpisode out;
+  out.environment = project_.environment;
+  out.observationShape = info.observationShape;
+  std::vector<float> observations(size_t(n) * obs), logits, values;
+  for (int e = 0; e < n; ++e) envs->observe(e, &observations[size_t(e) * obs]);
+  for (int t = 0; t < maxSteps; ++t) {
+    forward(observations, &logits, &values);
+    EpisodeFrame frame;
+    frame.observation.assign(observations.begin(), observations.begin() + std::ptrdiff_t(obs));
+    const double normaliser = logSumExp(logits.data(), actions_);
+    for (int a = 0; a < actions_; ++a) frame.probabilities.push_back(float(std::exp(double(logits[size_t(a)]) - normaliser)));
+    frame.value = values[0];
+    frame.action = stochastic ? sampleAction(logits.data(), actions_, normaliser, random) : greedyAction(logits.data(), actions_);
+    const env::StepResult step = envs->step(0, frame.action);
+    frame.reward = float(step.reward);
+    out.episodeReturn += step.reward;
+    out.frames.push_back(std::move(frame));
+    envs->observe(0, observations.data());
+    if (step.terminated || step.truncated) {
+      out.ended = true;
+      break;
+    }
+  }
+  EpisodeFrame last;
+  last.observation.assign(observations.begin(), observations.begin() + std::ptrdiff_t(obs));
+  out.frames.push_back(std::move(last));
+  return out;
+}
+
 search::ReplaySetup PpoTrainer::emptyReplay() const { return {project_.environment, 0, 0, obsSize_, actions_}; }
 
 std::string PpoTrainer::checkpoint() const {

@@ -35,6 +35,23 @@ struct EpisodeEvaluation {
   double standardDeviation() const;  // population (divided by the count), as numpy.std
 };
 
+// One episode of a policy, frame by frame: what the studio's Episode view replays. Frame t holds
+// the observation the policy saw, its action probabilities and value there, the action taken and
+// the reward it brought; the last frame is the final observation (action -1, no reward).
+struct EpisodeFrame {
+  std::vector<float> observation, probabilities;
+  float value = 0;
+  int action = -1;
+  float reward = 0;
+};
+struct RecordedEpisode {
+  std::string environment;
+  std::vector<int> observationShape;
+  std::vector<EpisodeFrame> frames;
+  double episodeReturn = 0;
+  bool ended = false;  // false: cut at the step limit before the environment ended it
+};
+
 class PpoTrainer final : public Trainer {
  public:
   // Throws std::runtime_error when the policy does not compile (its first diagnostic, with
@@ -56,6 +73,8 @@ class PpoTrainer final : public Trainer {
   // `episodes` episodes in fresh environments seeded with `seed`, played ppo.envs at a time:
   // the most probable action (greedy) or one sampled from the policy (stochastic).
   EpisodeEvaluation evaluate(int episodes, bool stochastic, std::uint64_t seed);
+  // One episode in a fresh environment seeded with `seed`, at most maxSteps steps, recorded.
+  RecordedEpisode recordEpisode(bool stochastic, std::uint64_t seed, int maxSteps);
 
   exec::Executable& inferenceProgram() override { return *inference_; }
   std::int64_t inferenceBatch() const override { return ppo_.envs; }
