@@ -564,6 +564,7 @@ void SearchTreeView::paintGL() {
 
 void SearchTreeView::paintLabels(QPainter& p) const {
   const TreeLayout& l = *shown_.layout;
+  if (l.size() == 0) return;  // an empty snapshot (a run whose algorithm has no search) has no labels
   QFont f = font();
   f.setPointSizeF(std::max(7.0, f.pointSizeF() * 0.9));
   p.setFont(f);

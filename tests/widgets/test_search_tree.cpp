@@ -397,6 +397,18 @@ class TestSearchTree : public QObject {
     QVERIFY2(panel.statusText().contains(QStringLiteral("root N 11")), qPrintable(panel.statusText()));
   }
 
+  // A run whose algorithm has no search (PPO) publishes snapshots without nodes: the view draws
+  // them (an empty picture) without touching a node that is not there.
+  void anEmptySnapshotIsDrawn() {
+    SearchTreePanel panel;
+    panel.resize(600, 500);
+    panel.show();
+    panel.showSnapshot(TreeSnapshot{});
+    QTRY_VERIFY_WITH_TIMEOUT(panel.view()->layout() && panel.view()->layout()->size() == 0, 5000);
+    panel.view()->grabFramebuffer();  // paints, labels included
+    QTest::qWait(50);
+  }
+
   void teachingControlsAreWholeInANarrowDock() {
     SearchTreePanel panel;
     panel.resize(330, 400);  // a narrow dock
