@@ -1069,6 +1069,14 @@ CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</tr
         <source>Episode</source>
         <translation>回合</translation>
     </message>
+    <message>
+        <source>Iteration %1: %2 environment steps, mean return %3, %4 steps/s</source>
+        <translation>第 %1 次迭代：%2 个环境步，平均回报 %3，每秒 %4 步</translation>
+    </message>
+    <message>
+        <source>Iteration %1: %2 environment steps, no episode ended, %3 steps/s</source>
+        <translation>第 %1 次迭代：%2 个环境步，没有回合结束，每秒 %3 步</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::MetricsPanel</name>
@@ -1393,6 +1401,10 @@ CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</tr
     <message>
         <source>rollout</source>
         <translation>采样</translation>
+    </message>
+    <message>
+        <source>Iteration %1: %2 environment steps, %3 episodes finished.</source>
+        <translation>第 %1 次迭代：%2 个环境步，已完成 %3 个回合。</translation>
     </message>
 </context>
 <context>

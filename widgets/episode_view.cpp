@@ -80,9 +80,15 @@ void EpisodeCanvas::paintEvent(QPaintEvent*) {
   }
   const train::EpisodeFrame& f = episode_->frames[size_t(std::clamp(frame_, 0, int(episode_->frames.size()) - 1))];
   const QRectF all = QRectF(rect()).adjusted(8, 8, -8, -8);
-  const double policyWidth = std::min(220.0, all.width() * 0.4);
-  const QRectF world(all.left(), all.top(), all.width() - policyWidth - 12, all.height());
-  const QRectF policy(world.right() + 12, all.top(), policyWidth, all.height());
+  // Side by side when the dock is wide; in a narrow dock the policy's numbers go below the picture.
+  const QFontMetricsF m(font());
+  const double policyHeight = m.height() * (4.5 + 2.0 * double(f.probabilities.size()));
+  const bool stacked = all.width() < 480;
+  const double policyWidth = std::min(240.0, all.width() * 0.4);
+  const QRectF world = stacked ? QRectF(all.left(), all.top(), all.width(), std::max(80.0, all.height() - policyHeight))
+                               : QRectF(all.left(), all.top(), all.width() - policyWidth - 12, all.height());
+  const QRectF policy = stacked ? QRectF(all.left(), world.bottom() + 4, all.width(), all.bottom() - world.bottom() - 4)
+                                : QRectF(world.right() + 12, all.top(), policyWidth, all.height());
   if (episode_->environment == "cartpole") drawCartPole(p, world, f.observation);
   else drawGrid(p, world, f.observation, episode_->observationShape);
   drawPolicy(p, policy, f);
@@ -110,7 +116,7 @@ void EpisodeCanvas::drawCartPole(QPainter& p, const QRectF& area, const std::vec
   p.setBrush(kText);
   p.drawEllipse(pivot, 4, 4);
   p.setPen(kDim);
-  p.drawText(QRectF(area.left(), groundY + 12, area.width(), 40), Qt::AlignHCenter | Qt::AlignTop,
+  p.drawText(QRectF(area.left(), groundY + 12, area.width(), area.bottom() - groundY - 12), Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
              EpisodeView::tr("x %1   velocity %2   angle %3°   angular velocity %4")
                  .arg(double(o[0]), 0, 'f', 2)
                  .arg(double(o[1]), 0, 'f', 2)
@@ -140,15 +146,16 @@ void EpisodeCanvas::drawGrid(QPainter& p, const QRectF& area, const std::vector<
 
 void EpisodeCanvas::drawPolicy(QPainter& p, const QRectF& area, const train::EpisodeFrame& f) const {
   const QFontMetricsF m(font());
+  auto line = [&](double y, const QString& text) { p.drawText(QPointF(area.left(), y + m.ascent()), m.elidedText(text, Qt::ElideRight, area.width())); };
   double y = area.top();
   p.setPen(kText);
-  p.drawText(QPointF(area.left(), y + m.ascent()), f.action < 0 ? EpisodeView::tr("The episode's last observation") : EpisodeView::tr("Policy"));
+  line(y, f.action < 0 ? EpisodeView::tr("The episode's last observation") : EpisodeView::tr("Policy"));
   y += m.height() * 1.6;
   for (size_t a = 0; a < f.probabilities.size(); ++a) {
     const QString name = actionName(episode_->environment, int(f.probabilities.size()), int(a));
     const double probability = double(f.probabilities[a]);
     p.setPen(int(a) == f.action ? kChosen : kText);
-    p.drawText(QPointF(area.left(), y + m.ascent()), QStringLiteral("%1  %2%").arg(name).arg(probability * 100, 0, 'f', 1));
+    line(y, QStringLiteral("%1  %2%").arg(name).arg(probability * 100, 0, 'f', 1));
     y += m.height();
     p.fillRect(QRectF(area.left(), y + 2, area.width(), 6), QColor(50, 54, 62));
     p.fillRect(QRectF(area.left(), y + 2, area.width() * probability, 6), int(a) == f.action ? kChosen : QColor(67, 147, 195));
@@ -157,11 +164,11 @@ void EpisodeCanvas::drawPolicy(QPainter& p, const QRectF& area, const train::Epi
   if (f.action < 0) return;
   y += m.height() * 0.5;
   p.setPen(kText);
-  p.drawText(QPointF(area.left(), y + m.ascent()), EpisodeView::tr("value %1").arg(double(f.value), 0, 'f', 2));
+  line(y, EpisodeView::tr("value %1").arg(double(f.value), 0, 'f', 2));
   y += m.height();
-  p.drawText(QPointF(area.left(), y + m.ascent()), EpisodeView::tr("action: %1, reward %2")
-                                                       .arg(actionName(episode_->environment, int(f.probabilities.size()), f.action))
-                                                       .arg(double(f.reward), 0, 'g', 4));
+  line(y, EpisodeView::tr("action: %1, reward %2")
+              .arg(actionName(episode_->environment, int(f.probabilities.size()), f.action))
+              .arg(double(f.reward), 0, 'g', 4));
 }
 
 // --- EpisodeView -------------------------------------------------------------------------------

@@ -136,8 +136,8 @@ MainWindow::MainWindow(QWidget* parent)
   searchTree_->setRunController(run_);
   searchTree_->setBoard(playPanel_);
   QDockWidget* tree = addPanel(QStringLiteral("searchTreeDock"), tr("Search tree"), searchTree_, Qt::RightDockWidgetArea);
-  // Training is what the tree is for: the live tree comes to the front when a run starts.
-  connect(run_, &RunController::runStarted, tree, &QDockWidget::raise);
+  // Training is what the tree is for: the live tree comes to the front when a run starts (a run
+  // without a search, PPO, brings the Metrics dock instead: its return curve).
   QDockWidget* metrics = addPanel(QStringLiteral("metricsDock"), tr("Metrics"), metrics_, Qt::RightDockWidgetArea);
   QDockWidget* kernels = addPanel(QStringLiteral("kernelsDock"), tr("Kernels"), kernelView_, Qt::RightDockWidgetArea);
   QDockWidget* log = addPanel(QStringLiteral("logDock"), tr("Log"), logPanel_, Qt::BottomDockWidgetArea);
@@ -253,6 +253,8 @@ void MainWindow::connectRun() {
     progressTimer_->start();
     updateRunProgress();
     logPanel_->appendMessage(LogPanel::Level::Info, tr("Training started; the run folder is %1.").arg(folder));
+    if (run_->searchDevice().isEmpty()) findChild<QDockWidget*>(QStringLiteral("metricsDock"))->raise();
+    else findChild<QDockWidget*>(QStringLiteral("searchTreeDock"))->raise();
     if (!run_->searchDevice().isEmpty())
       logPanel_->appendMessage(LogPanel::Level::Info, run_->searchDevice() == QLatin1String("cuda")
                                                           ? tr("The search runs on the GPU: its trees and games stay in device memory.")
@@ -264,7 +266,17 @@ void MainWindow::connectRun() {
     runsDock_->model()->refreshRun(run_->runFolder());
     kernelView_->addIteration(r);
     updateRunProgress();
-    if (r.trainingSteps > 0)
+    if (r.episodes)
+      showStatus(r.episodes->episodes > 0 ? tr("Iteration %1: %2 environment steps, mean return %3, %4 steps/s")
+                                                .arg(r.iteration)
+                                                .arg(r.episodes->environmentSteps)
+                                                .arg(r.episodes->returnMean, 0, 'f', 1)
+                                                .arg(r.episodes->stepsPerSecond, 0, 'f', 0)
+                                          : tr("Iteration %1: %2 environment steps, no episode ended, %3 steps/s")
+                                                .arg(r.iteration)
+                                                .arg(r.episodes->environmentSteps)
+                                                .arg(r.episodes->stepsPerSecond, 0, 'f', 0));
+    else if (r.trainingSteps > 0)
       showStatus(tr("Iteration %1: %2 games, loss %3, %4 simulations/s")
                                    .arg(r.iteration)
                                    .arg(r.gamesPlayed)
@@ -316,6 +328,8 @@ void MainWindow::connectRun() {
     progressTimer_->stop();
     updateRunProgress();
     logPanel_->appendMessage(LogPanel::Level::Info, tr("Training stopped; the run is checkpointed in %1.").arg(run_->runFolder()));
+    // A single-agent run's next step is to watch its policy play: the Episode dock comes forward.
+    if (run_->searchDevice().isEmpty()) findChild<QDockWidget*>(QStringLiteral("episodeDock"))->raise();
     updateRunActions();
   });
 }

@@ -247,7 +247,10 @@ int MetricsPanel::pointCount() const {
 
 void MetricsPanel::addIteration(const train::IterationReport& r) {
   live_.addIteration(r, double(QDateTime::currentMSecsSinceEpoch()) / 1000);
-  note_->setText(tr("Iteration %1: %2 games played, %3 positions in the replay buffer.").arg(r.iteration).arg(r.gamesPlayed).arg(r.positions));
+  if (r.episodes)
+    note_->setText(tr("Iteration %1: %2 environment steps, %3 episodes finished.").arg(r.iteration).arg(r.episodes->environmentSteps).arg(r.gamesPlayed));
+  else
+    note_->setText(tr("Iteration %1: %2 games played, %3 positions in the replay buffer.").arg(r.iteration).arg(r.gamesPlayed).arg(r.positions));
   scheduleRefresh();
 }
 

@@ -212,7 +212,9 @@ PlayPanel::PlayPanel(RunController* run, QWidget* parent)
   // A run trained here is loaded once it stops, unless another agent is in use: the way from
   // Train to a game needs no step beyond opening the Board.
   connect(run_, &RunController::runFinished, this, [this] {
-    if (!busy_ && (!agent_ || (agent_->runFolder == run_->runFolder() && moves_.empty()))) loadCurrentRun();
+    // A run without a search (PPO, a single-agent run) has no game for the Board: the Episode dock plays it.
+    if (run_->searchDevice().isEmpty()) updateControls();
+    else if (!busy_ && (!agent_ || (agent_->runFolder == run_->runFolder() && moves_.empty()))) loadCurrentRun();
     else updateControls();
   });
 
