@@ -2446,6 +2446,10 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
         <source>%1 · %2 nodes shown of %3 in the tree · root N %4</source>
         <translation>%1 · 显示 %2 个节点（树中共 %3 个） · 根节点 N %4</translation>
     </message>
+    <message>
+        <source>This run&apos;s algorithm has no search tree (PPO): the Metrics and Episode docks show its training.</source>
+        <translation>该运行的算法没有搜索树（PPO）：它的训练请看“指标”和“回合”面板。</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::SearchTreeView</name>

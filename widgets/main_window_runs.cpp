@@ -7,9 +7,9 @@
 #include <QFileInfo>
 #include <QSpinBox>
 
+#include "widgets/episode_view.hpp"
 #include "widgets/log_panel.hpp"
 #include "widgets/main_window.hpp"
-#include "widgets/episode_view.hpp"
 #include "widgets/metrics_panel.hpp"
 #include "widgets/parameter_table_model.hpp"
 #include "widgets/pdl_editor.hpp"
@@ -19,6 +19,7 @@
 #include "widgets/run_controller.hpp"
 #include "widgets/runs_dock.hpp"
 #include "widgets/runs_model.hpp"
+#include "widgets/tuning_panel.hpp"
 
 namespace cas::widgets {
 
@@ -43,6 +44,7 @@ void MainWindow::reloadProjectFile() {
   }
   project_ = *result.project;
   parameterModel_->setProjectValues(project_->parameters);
+  tuningPanel_->showAlgorithm(project_->algorithm);
   policyEditor_->setProject(*project_);
   projectPanel_->showProject(*project_);
   runsDock_->model()->setProject(*project_);

@@ -447,6 +447,10 @@ void SearchTreePanel::updateControls() {
     return;
   }
   const train::TreeSnapshot& s = l->snapshot();
+  if (!board && s.nodes.empty() && s.treeCapacity == 0) {  // what a run without a search publishes
+    status_->setText(tr("This run's algorithm has no search tree (PPO): the Metrics and Episode docks show its training."));
+    return;
+  }
   QStringList pv;
   for (int node : l->principalVariation())
     if (node != 0) pv << view_->actionName(l->node(node).action);

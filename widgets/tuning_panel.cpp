@@ -153,4 +153,17 @@ bool TuningPanel::writeToProject(const QStringList& names) {
   return true;
 }
 
+bool TuningPanel::readBy(const std::string& algorithm, const std::string& parameter) {
+  const bool ppoSection = parameter.rfind("ppo.", 0) == 0;
+  if (algorithm == "ppo") return ppoSection || parameter == "train.checkpoint_every" || parameter.rfind("runtime.", 0) == 0;
+  return !ppoSection;
+}
+
+void TuningPanel::showAlgorithm(const std::string& algorithm) {
+  for (int row = 0; row < model_->rowCount(); ++row) {
+    const std::string name = model_->index(row, ParameterTableModel::Name).data(Qt::EditRole).toString().toStdString();
+    table_->setRowHidden(row, !readBy(algorithm, name));
+  }
+}
+
 }  // namespace cas::widgets

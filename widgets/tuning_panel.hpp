@@ -35,6 +35,10 @@ class TuningPanel : public QWidget {
   void setProjectFile(const QString& path) { projectFile_ = path; }
   // How a change reads in the list and in the Log.
   static QString describeChange(const MetricChange& change);
+  // Shows the parameters the project's algorithm reads and hides the others: PPO reads its own
+  // section, the checkpoint interval and the runtime's; AlphaZero every section but PPO's.
+  void showAlgorithm(const std::string& algorithm);
+  static bool readBy(const std::string& algorithm, const std::string& parameter);
 
  public slots:
   // The list of "Changes in this run" for a run that starts: its earlier changes when resumed.

@@ -9,6 +9,7 @@
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QLabel>
+#include <QTableView>
 #include <QTest>
 #include <QTranslator>
 #include <QTreeView>
@@ -99,6 +100,27 @@ class TestMainWindow : public QObject {
     QVERIFY(!w.windowTitle().contains(QStringLiteral("tictactoe")));
     QVERIFY(w.openAtStartup(QString(), kExample));  // nothing named, no recent project: the example
     QCOMPARE(w.windowTitle(), QStringLiteral("tictactoe-alphazero — CUDA-Agent Studio"));
+  }
+
+  // The Tuning dock lists the parameters the project's algorithm reads: a PPO project's own
+  // section, the checkpoint interval and the runtime's; an AlphaZero project's every other one.
+  void tuningShowsTheAlgorithmsParameters() {
+    MainWindow w;
+    auto shown = [&] {
+      QStringList names;
+      QTableView* table = w.tuningPanel()->table();
+      for (int row = 0; row < table->model()->rowCount(); ++row)
+        if (!table->isRowHidden(row)) names << table->model()->index(row, 0).data().toString();
+      return names;
+    };
+    QVERIFY(w.openProject(QStringLiteral(CAS_SOURCE_DIR "/projects/cartpole-ppo")));
+    const QStringList ppo = shown();
+    QVERIFY(ppo.contains(QStringLiteral("ppo.clip")) && ppo.contains(QStringLiteral("runtime.seed")) && ppo.contains(QStringLiteral("train.checkpoint_every")));
+    QVERIFY(!ppo.contains(QStringLiteral("search.c_puct")) && !ppo.contains(QStringLiteral("train.batch_size")));
+    QVERIFY(w.openProject(kExample));
+    const QStringList alphaZero = shown();
+    QVERIFY(alphaZero.contains(QStringLiteral("search.c_puct")) && alphaZero.contains(QStringLiteral("train.batch_size")));
+    QVERIFY(!alphaZero.contains(QStringLiteral("ppo.clip")));
   }
 
   void recentProjectsPersist() {

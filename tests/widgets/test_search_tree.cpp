@@ -407,6 +407,7 @@ class TestSearchTree : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(panel.view()->layout() && panel.view()->layout()->size() == 0, 5000);
     panel.view()->grabFramebuffer();  // paints, labels included
     QTest::qWait(50);
+    QVERIFY2(panel.statusText().contains(QStringLiteral("has no search tree")), qPrintable(panel.statusText()));
   }
 
   void teachingControlsAreWholeInANarrowDock() {
