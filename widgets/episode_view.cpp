@@ -10,6 +10,7 @@
 #include <QVBoxLayout>
 
 #include <cmath>
+#include <vector>
 
 #include "core/engine/trained_run.hpp"
 #include "core/exec/backend.hpp"
@@ -20,12 +21,19 @@ namespace {
 // The environment's name for action `a`, as the Episode view labels its bars.
 QString actionName(const std::string& environment, int actions, int a) {
   if (environment == "cartpole") return a == 0 ? EpisodeView::tr("push left") : EpisodeView::tr("push right");
-  if (actions == 6) {  // MinAtar's full action set
-    const char* names[6] = {QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "no-op"), QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "left"),
-                            QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "up"),    QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "right"),
-                            QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "down"),  QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "fire")};
-    return EpisodeView::tr(names[a]);
-  }
+  // The MinAtar twins' minimal action sets (core/env/minatar_*.hpp).
+  const char* none = QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "no-op");
+  const char* left = QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "left");
+  const char* right = QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "right");
+  const char* up = QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "up");
+  const char* down = QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "down");
+  const char* fire = QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "fire");
+  const std::vector<const char*> minimal = environment == "minatar-breakout"         ? std::vector<const char*>{none, left, right}
+                                           : environment == "minatar-freeway"        ? std::vector<const char*>{none, up, down}
+                                           : environment == "minatar-space-invaders" ? std::vector<const char*>{none, left, right, fire}
+                                           : environment == "minatar-asterix"        ? std::vector<const char*>{none, left, up, right, down}
+                                                                                     : std::vector<const char*>{};
+  if (a >= 0 && a < int(minimal.size()) && int(minimal.size()) == actions) return EpisodeView::tr(minimal[size_t(a)]);
   return EpisodeView::tr("action %1").arg(a);
 }
 

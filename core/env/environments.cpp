@@ -2,6 +2,11 @@
 
 #include "core/env/cartpole.hpp"
 #include "core/env/connect4_solver.hpp"
+#include "core/env/minatar_asterix.hpp"
+#include "core/env/minatar_breakout.hpp"
+#include "core/env/minatar_environments.hpp"
+#include "core/env/minatar_freeway.hpp"
+#include "core/env/minatar_space_invaders.hpp"
 #include "core/env/perfect_play.hpp"
 
 namespace cas::env {
@@ -12,6 +17,10 @@ std::unique_ptr<PerfectPlayer> ticTacToePlayer(std::size_t) { return std::make_u
 std::unique_ptr<PerfectPlayer> connectFourPlayer(std::size_t tableBytes) { return std::make_unique<Connect4Solver>(tableBytes); }
 
 std::unique_ptr<SingleAgentEnvironments> cartPoles(int count, std::uint64_t seed) { return std::make_unique<CartPole>(count, seed); }
+template <class Game>
+std::unique_ptr<SingleAgentEnvironments> minatar(int count, std::uint64_t seed) {
+  return std::make_unique<MinAtarEnvironments<Game>>(count, seed);
+}
 
 EnvironmentInfo boardGame(std::string name, std::string summary, BoardGeometry board, std::unique_ptr<PerfectPlayer> (*perfect)(std::size_t),
                           std::string evaluationOpponent) {
@@ -40,14 +49,14 @@ const std::vector<EnvironmentInfo>& environments() {
                 "mcts:200"),
       {"cartpole", "Balance a pole on a cart (Gymnasium CartPole-v1 dynamics).", {4}, 2, false, std::nullopt, nullptr, "", cartPoles},
       {"minatar-asterix", "MinAtar Asterix on a 10x10 grid with sticky actions and difficulty ramps (the minatar package's rules); planes: player, enemies, trails, gold.",
-       {4, 10, 10}, 5, false, std::nullopt, nullptr, ""},
+       {4, 10, 10}, 5, false, std::nullopt, nullptr, "", minatar<MinAtarAsterix>},
       {"minatar-breakout", "MinAtar Breakout on a 10x10 grid with sticky actions (the minatar package's rules); planes: paddle, ball, trail, bricks.",
-       {4, 10, 10}, 3, false, std::nullopt, nullptr, ""},
+       {4, 10, 10}, 3, false, std::nullopt, nullptr, "", minatar<MinAtarBreakout>},
       {"minatar-freeway", "MinAtar Freeway on a 10x10 grid with sticky actions (the minatar package's rules); planes: chicken, cars, trails by speed.",
-       {7, 10, 10}, 3, false, std::nullopt, nullptr, ""},
+       {7, 10, 10}, 3, false, std::nullopt, nullptr, "", minatar<MinAtarFreeway>},
       {"minatar-space-invaders", "MinAtar Space Invaders on a 10x10 grid with sticky actions (the minatar package's rules); planes: cannon, aliens, "
        "aliens marching left, right, the cannon's bullets, the aliens' bullets.",
-       {6, 10, 10}, 4, false, std::nullopt, nullptr, ""},
+       {6, 10, 10}, 4, false, std::nullopt, nullptr, "", minatar<MinAtarSpaceInvaders>},
   };
   return all;
 }

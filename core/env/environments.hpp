@@ -41,7 +41,7 @@ struct EnvironmentInfo {
   // every position at once, else the rollout search.
   std::string evaluationOpponent;
   // A single-agent environment's CPU twin as `count` copies seeded with `seed`: what PPO steps.
-  // Null for the board games, and for a twin not yet wired to PPO.
+  // Null for the board games.
   std::unique_ptr<SingleAgentEnvironments> (*singleAgent)(int count, std::uint64_t seed) = nullptr;
 };
 

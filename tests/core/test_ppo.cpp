@@ -9,11 +9,13 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/env/environments.hpp"
 #include "core/project/project.hpp"
 #include "core/train/gae.hpp"
 #include "core/train/ppo.hpp"
@@ -204,6 +206,32 @@ class TestPpo : public QObject {
     QCOMPARE(e.mean(), 4.0);
     QCOMPARE(e.median(), 2.5);
     QVERIFY(std::abs(e.standardDeviation() - std::sqrt(12.5)) < 1e-12);  // numpy.std([1, 2, 3, 10])
+  }
+
+  // Every MinAtar twin is one PPO can step: the example project trains two rollouts of
+  // minatar-breakout (64 environments, channels-first observations through a convolution) and
+  // records episodes that end; each other game's twin steps and ends episodes through the same
+  // interface.
+  void minatarGamesTrain() {
+    QTemporaryDir dir;
+    const QString run = dir.filePath(QStringLiteral("breakout"));
+    const test::Result train = test::cli({QStringLiteral("train"), QStringLiteral(CAS_SOURCE_DIR "/projects/minatar-breakout-ppo"), QStringLiteral("--out"),
+                                          run, QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--set"),
+                                          QStringLiteral("ppo.total_steps=16384")});
+    QVERIFY2(train.status == 0, qPrintable(train.err));
+    QVERIFY2(train.out.contains(QStringLiteral("iter 2 | steps 16384 | return ")), qPrintable(train.out));
+    for (const char* name : {"minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-space-invaders"}) {
+      const env::EnvironmentInfo* info = env::findEnvironment(name);
+      QVERIFY2(info && info->singleAgent, name);
+      auto envs = info->singleAgent(2, 5);
+      QCOMPARE(envs->size(), 2);
+      std::vector<float> obs(size_t(info->observationShape[0] * info->observationShape[1] * info->observationShape[2]));
+      envs->observe(1, obs.data());
+      QVERIFY(std::all_of(obs.begin(), obs.end(), [](float x) { return x == 0.0f || x == 1.0f; }));
+      bool ended = false;
+      for (int t = 0; t < 20000 && !ended; ++t) ended = envs->step(0, t % info->actionCount).terminated;
+      QVERIFY2(ended, name);  // every MinAtar game ends: a loss, or Freeway's clock
+    }
   }
 
   void trainAndEvalThroughTheCli() {

@@ -1,0 +1,28 @@
+#pragma once
+// The MinAtar twins as PPO steps them (single_agent.hpp): a batch of copies of one game, each
+// with its own generator and sticky action (the game classes' own), reset on demand. MinAtar's
+// episodes end by the game's rules (Freeway's by its clock), so no step is a truncation.
+// Thread-safety: as the game classes: distinct copies from distinct threads.
+#include <cstdint>
+
+#include "core/env/single_agent.hpp"
+
+namespace cas::env {
+
+template <class Game>
+class MinAtarEnvironments final : public SingleAgentEnvironments {
+ public:
+  MinAtarEnvironments(int count, std::uint64_t seed) : games_(count, seed) {}
+  int size() const override { return games_.size(); }
+  void reset(int env) override { games_.reset(env); }
+  StepResult step(int env, int action) override {
+    const auto r = games_.step(env, action);
+    return {r.reward, r.terminal, false};
+  }
+  void observe(int env, float* out) const override { games_.observe(env, out); }
+
+ private:
+  Game games_;
+};
+
+}  // namespace cas::env
