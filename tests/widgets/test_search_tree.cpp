@@ -495,9 +495,18 @@ class TestSearchTree : public QObject {
     QSignalSpy iterations(&run, &RunController::iterationFinished);
     run.pauseTraining();
     QVERIFY(iterations.wait(60000));
-    // The settled tree of the paused run (a tree from before the pause was played on since).
-    const qint64 pausedAt = iterations.last().first().value<cas::train::IterationReport>().iteration;
-    QTRY_VERIFY_WITH_TIMEOUT(panel.view()->layout()->snapshot().iteration == pausedAt, 30000);
+    // The settled tree of the paused run (a tree from before the pause was played on since). A
+    // pause asked for just as an iteration ended takes effect after the next one: the run's last
+    // iteration is read again while waiting, and a tree asked for before that iteration ended is
+    // asked for again (Refresh) now and then.
+    auto pausedAt = [&] { return iterations.last().first().value<cas::train::IterationReport>().iteration; };
+    QElapsedTimer settling;
+    settling.start();
+    while (panel.view()->layout()->snapshot().iteration != pausedAt() && settling.elapsed() < 60000) {
+      QTest::qWait(200);
+      if (settling.elapsed() % 3000 < 200 && panel.requestsInFlight() == 0) panel.refreshTree();
+    }
+    QCOMPARE(panel.view()->layout()->snapshot().iteration, pausedAt());
     QTRY_COMPARE_WITH_TIMEOUT(panel.requestsInFlight(), 0, 10000);
     // Run > Step outside teaching mode: the new tree at once, the simulation's path marked.
     QVERIFY(panel.view()->highlightedPath().empty());
