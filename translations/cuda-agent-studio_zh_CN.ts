@@ -189,6 +189,41 @@
     </message>
 </context>
 <context>
+    <name>cas::env::Environments</name>
+    <message>
+        <source>no-op</source>
+        <translation>不动</translation>
+    </message>
+    <message>
+        <source>left</source>
+        <translation>左</translation>
+    </message>
+    <message>
+        <source>right</source>
+        <translation>右</translation>
+    </message>
+    <message>
+        <source>up</source>
+        <translation>上</translation>
+    </message>
+    <message>
+        <source>down</source>
+        <translation>下</translation>
+    </message>
+    <message>
+        <source>fire</source>
+        <translation>开火</translation>
+    </message>
+    <message>
+        <source>push left</source>
+        <translation>向左推</translation>
+    </message>
+    <message>
+        <source>push right</source>
+        <translation>向右推</translation>
+    </message>
+</context>
+<context>
     <name>cas::widgets::AgentWorker</name>
     <message>
         <source>No run is loaded.</source>
@@ -263,38 +298,6 @@
 </context>
 <context>
     <name>cas::widgets::EpisodeView</name>
-    <message>
-        <source>push left</source>
-        <translation>向左推</translation>
-    </message>
-    <message>
-        <source>push right</source>
-        <translation>向右推</translation>
-    </message>
-    <message>
-        <source>no-op</source>
-        <translation>不动</translation>
-    </message>
-    <message>
-        <source>left</source>
-        <translation>左</translation>
-    </message>
-    <message>
-        <source>up</source>
-        <translation>上</translation>
-    </message>
-    <message>
-        <source>right</source>
-        <translation>右</translation>
-    </message>
-    <message>
-        <source>down</source>
-        <translation>下</translation>
-    </message>
-    <message>
-        <source>fire</source>
-        <translation>开火</translation>
-    </message>
     <message>
         <source>action %1</source>
         <translation>动作 %1</translation>

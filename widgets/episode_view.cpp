@@ -1,6 +1,7 @@
 #include "widgets/episode_view.hpp"
 
 #include <QCheckBox>
+#include <QCoreApplication>
 #include <QDir>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -10,30 +11,18 @@
 #include <QVBoxLayout>
 
 #include <cmath>
-#include <vector>
 
 #include "core/engine/trained_run.hpp"
+#include "core/env/environments.hpp"
 #include "core/exec/backend.hpp"
 
 namespace cas::widgets {
 namespace {
 
-// The environment's name for action `a`, as the Episode view labels its bars.
-QString actionName(const std::string& environment, int actions, int a) {
-  if (environment == "cartpole") return a == 0 ? EpisodeView::tr("push left") : EpisodeView::tr("push right");
-  // The MinAtar twins' minimal action sets (core/env/minatar_*.hpp).
-  const char* none = QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "no-op");
-  const char* left = QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "left");
-  const char* right = QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "right");
-  const char* up = QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "up");
-  const char* down = QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "down");
-  const char* fire = QT_TRANSLATE_NOOP("cas::widgets::EpisodeView", "fire");
-  const std::vector<const char*> minimal = environment == "minatar-breakout"         ? std::vector<const char*>{none, left, right}
-                                           : environment == "minatar-freeway"        ? std::vector<const char*>{none, up, down}
-                                           : environment == "minatar-space-invaders" ? std::vector<const char*>{none, left, right, fire}
-                                           : environment == "minatar-asterix"        ? std::vector<const char*>{none, left, up, right, down}
-                                                                                     : std::vector<const char*>{};
-  if (a >= 0 && a < int(minimal.size()) && int(minimal.size()) == actions) return EpisodeView::tr(minimal[size_t(a)]);
+// The environment's name for action `a` (the catalogue's, translated), as the bars are labelled.
+QString actionName(const std::string& environment, int a) {
+  const env::EnvironmentInfo* info = env::findEnvironment(environment);
+  if (info && a >= 0 && a < int(info->actionNames.size())) return QCoreApplication::translate(env::kActionContext, info->actionNames[size_t(a)]);
   return EpisodeView::tr("action %1").arg(a);
 }
 
@@ -160,7 +149,7 @@ void EpisodeCanvas::drawPolicy(QPainter& p, const QRectF& area, const train::Epi
   line(y, f.action < 0 ? EpisodeView::tr("The episode's last observation") : EpisodeView::tr("Policy"));
   y += m.height() * 1.6;
   for (size_t a = 0; a < f.probabilities.size(); ++a) {
-    const QString name = actionName(episode_->environment, int(f.probabilities.size()), int(a));
+    const QString name = actionName(episode_->environment, int(a));
     const double probability = double(f.probabilities[a]);
     p.setPen(int(a) == f.action ? kChosen : kText);
     line(y, QStringLiteral("%1  %2%").arg(name).arg(probability * 100, 0, 'f', 1));
@@ -175,7 +164,7 @@ void EpisodeCanvas::drawPolicy(QPainter& p, const QRectF& area, const train::Epi
   line(y, EpisodeView::tr("value %1").arg(double(f.value), 0, 'f', 2));
   y += m.height();
   line(y, EpisodeView::tr("action: %1, reward %2")
-              .arg(actionName(episode_->environment, int(f.probabilities.size()), f.action))
+              .arg(actionName(episode_->environment, f.action))
               .arg(double(f.reward), 0, 'g', 4));
 }
 

@@ -61,25 +61,38 @@ def time_c(agent, source, work, obs, cc_flags):
     return result
 
 
+def observations(rng, shape):
+    """SAMPLES observations: 0/1 planes for a board (3 axes), normal values otherwise."""
+    if len(shape) == 3:
+        return rng.integers(0, 2, size=(SAMPLES, *shape)).astype(np.float32)
+    return rng.standard_normal((SAMPLES, *shape)).astype(np.float32)
+
+
+def time_call(call):
+    """Median and minimum microseconds per call of `call` over ROUNDS rounds of about 20 ms each,
+    after one call and ten that estimate its time."""
+    call()
+    start = time.perf_counter()
+    for _ in range(10):
+        call()
+    calls = calls_for((time.perf_counter() - start) / 10 * 1e6)
+    rounds = []
+    for _ in range(ROUNDS):
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        rounds.append((time.perf_counter() - start) / calls * 1e6)
+    return statistics.median(rounds), min(rounds)
+
+
 def time_session(session, feeds, outputs):
     binding = session.io_binding()
     for name, value in feeds.items():
         binding.bind_cpu_input(name, value)
     for name in outputs:
         binding.bind_output(name)
-    session.run_with_iobinding(binding)
-    start = time.perf_counter()
-    for _ in range(10):
-        session.run_with_iobinding(binding)
-    estimate = (time.perf_counter() - start) / 10 * 1e6
-    calls = calls_for(estimate)
-    rounds = []
-    for _ in range(ROUNDS):
-        start = time.perf_counter()
-        for _ in range(calls):
-            session.run_with_iobinding(binding)
-        rounds.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(rounds), min(rounds), [o.numpy() for o in binding.get_outputs()]
+    median, minimum = time_call(lambda: session.run_with_iobinding(binding))
+    return median, minimum, [o.numpy() for o in binding.get_outputs()]
 
 
 def identity_model(path, size):
@@ -110,8 +123,7 @@ def main():
     rng = np.random.default_rng(1)
     for name, source, shape in POLICIES:
         with tempfile.TemporaryDirectory() as work:
-            obs = rng.integers(0, 2, size=(SAMPLES, *shape)).astype(np.float32) if len(shape) == 3 else \
-                rng.standard_normal((SAMPLES, *shape)).astype(np.float32)
+            obs = observations(rng, shape)
             c_o2 = time_c(args.agent, source, work, obs, ["-O2"])
             c_native = time_c(args.agent, source, work, obs, ["-O3", "-march=native"])
             model = os.path.join(work, "policy.onnx")

@@ -21,15 +21,13 @@ import subprocess
 import sys
 import tempfile
 
-import statistics
-import time
 
 import numpy as np
 import onnxruntime as ort
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from latency import POLICIES, ROUNDS, SAMPLES, calls_for, run, time_session  # noqa: E402
+from latency import POLICIES, ROUNDS, calls_for, observations, run, time_call, time_session  # noqa: E402
 import onnx_torch  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -44,23 +42,6 @@ def time_cuda(agent, nvcc, source, work, obs):
     obs.astype(np.float32).tofile(obs_file)
     probe = json.loads(run([exe, str(len(obs)), obs_file, "3", "10"]))
     return json.loads(run([exe, str(len(obs)), obs_file, str(ROUNDS), str(calls_for(probe["median_us"]))]))
-
-
-def time_call(call):
-    """Median microseconds per call of `call` over ROUNDS rounds of about 20 ms."""
-    for _ in range(10):
-        call()
-    start = time.perf_counter()
-    for _ in range(10):
-        call()
-    calls = calls_for((time.perf_counter() - start) / 10 * 1e6)
-    rounds = []
-    for _ in range(ROUNDS):
-        start = time.perf_counter()
-        for _ in range(calls):
-            call()
-        rounds.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(rounds)
 
 
 def time_torch(model, obs):
@@ -104,8 +85,8 @@ def time_torch(model, obs):
             graph.replay()
             stream.synchronize()
 
-        figures = {"torch_eager_host_us": time_call(eager_host), "torch_graph_host_us": time_call(graph_host),
-                   "torch_graph_device_us": time_call(graph_device)}
+        figures = {"torch_eager_host_us": time_call(eager_host)[0], "torch_graph_host_us": time_call(graph_host)[0],
+                   "torch_graph_device_us": time_call(graph_device)[0]}
         graph_host()
         return figures, [h.numpy().copy() for h in host_out]
 
@@ -125,8 +106,7 @@ def main():
     rng = np.random.default_rng(1)
     for name, source, shape in POLICIES:
         with tempfile.TemporaryDirectory() as work:
-            obs = rng.integers(0, 2, size=(SAMPLES, *shape)).astype(np.float32) if len(shape) == 3 else \
-                rng.standard_normal((SAMPLES, *shape)).astype(np.float32)
+            obs = observations(rng, shape)
             cuda = time_cuda(args.agent, args.nvcc, source, work, obs)
             row = {"policy": name, "cuda_host_us": cuda["median_us"], "cuda_device_us": cuda["device_median_us"]}
             model = os.path.join(work, "policy.onnx")

@@ -9,8 +9,19 @@
 #include "core/env/minatar_space_invaders.hpp"
 #include "core/env/perfect_play.hpp"
 
+// Marks the actions' names for lupdate (the studio translates them); core itself has no Qt.
+#define QT_TRANSLATE_NOOP(context, text) text
+
 namespace cas::env {
 namespace {
+
+// The MinAtar twins' minimal action sets (core/env/minatar_*.hpp), and CartPole's.
+const char* const kNone = QT_TRANSLATE_NOOP("cas::env::Environments", "no-op");
+const char* const kLeft = QT_TRANSLATE_NOOP("cas::env::Environments", "left");
+const char* const kRight = QT_TRANSLATE_NOOP("cas::env::Environments", "right");
+const char* const kUp = QT_TRANSLATE_NOOP("cas::env::Environments", "up");
+const char* const kDown = QT_TRANSLATE_NOOP("cas::env::Environments", "down");
+const char* const kFire = QT_TRANSLATE_NOOP("cas::env::Environments", "fire");
 
 // Tic-tac-toe's whole game fits a small memo, so the table size does not apply.
 std::unique_ptr<PerfectPlayer> ticTacToePlayer(std::size_t) { return std::make_unique<TicTacToeSolver>(); }
@@ -47,16 +58,17 @@ const std::vector<EnvironmentInfo>& environments() {
       // the rollout search, and `eval --mistakes` judges with a time limit.
       boardGame("connect4", "Connect Four on a 6x7 board; planes: own stones, opponent stones.", {6, 7, 4, true, Stones::Discs}, connectFourPlayer,
                 "mcts:200"),
-      {"cartpole", "Balance a pole on a cart (Gymnasium CartPole-v1 dynamics).", {4}, 2, false, std::nullopt, nullptr, "", cartPoles},
+      {"cartpole", "Balance a pole on a cart (Gymnasium CartPole-v1 dynamics).", {4}, 2, false, std::nullopt, nullptr, "", cartPoles,
+       {QT_TRANSLATE_NOOP("cas::env::Environments", "push left"), QT_TRANSLATE_NOOP("cas::env::Environments", "push right")}},
       {"minatar-asterix", "MinAtar Asterix on a 10x10 grid with sticky actions and difficulty ramps (the minatar package's rules); planes: player, enemies, trails, gold.",
-       {4, 10, 10}, 5, false, std::nullopt, nullptr, "", minatar<MinAtarAsterix>},
+       {4, 10, 10}, 5, false, std::nullopt, nullptr, "", minatar<MinAtarAsterix>, {kNone, kLeft, kUp, kRight, kDown}},
       {"minatar-breakout", "MinAtar Breakout on a 10x10 grid with sticky actions (the minatar package's rules); planes: paddle, ball, trail, bricks.",
-       {4, 10, 10}, 3, false, std::nullopt, nullptr, "", minatar<MinAtarBreakout>},
+       {4, 10, 10}, 3, false, std::nullopt, nullptr, "", minatar<MinAtarBreakout>, {kNone, kLeft, kRight}},
       {"minatar-freeway", "MinAtar Freeway on a 10x10 grid with sticky actions (the minatar package's rules); planes: chicken, cars, trails by speed.",
-       {7, 10, 10}, 3, false, std::nullopt, nullptr, "", minatar<MinAtarFreeway>},
+       {7, 10, 10}, 3, false, std::nullopt, nullptr, "", minatar<MinAtarFreeway>, {kNone, kUp, kDown}},
       {"minatar-space-invaders", "MinAtar Space Invaders on a 10x10 grid with sticky actions (the minatar package's rules); planes: cannon, aliens, "
        "aliens marching left, right, the cannon's bullets, the aliens' bullets.",
-       {6, 10, 10}, 4, false, std::nullopt, nullptr, "", minatar<MinAtarSpaceInvaders>},
+       {6, 10, 10}, 4, false, std::nullopt, nullptr, "", minatar<MinAtarSpaceInvaders>, {kNone, kLeft, kRight, kFire}},
   };
   return all;
 }

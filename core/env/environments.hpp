@@ -43,7 +43,12 @@ struct EnvironmentInfo {
   // A single-agent environment's CPU twin as `count` copies seeded with `seed`: what PPO steps.
   // Null for the board games.
   std::unique_ptr<SingleAgentEnvironments> (*singleAgent)(int count, std::uint64_t seed) = nullptr;
+  // A single-agent environment's actions, in English (the studio translates them in the context
+  // kActionContext); empty for the board games, whose moves are named by their board.
+  std::vector<const char*> actionNames;
 };
+
+inline constexpr const char* kActionContext = "cas::env::Environments";
 
 const std::vector<EnvironmentInfo>& environments();
 const EnvironmentInfo* findEnvironment(std::string_view name);
