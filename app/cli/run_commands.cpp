@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 #include <sstream>
@@ -136,6 +137,20 @@ engine::OpenRunOptions readRun(bool useProject) {
 }  // namespace
 
 int runTrain(const TrainOptions& o) {
+  train::ParallelOptions parallel;
+  parallel.ranks = o.ranks;
+  if (const char* fault = std::getenv("CAS_DIST_FAIL"); fault && *fault) {
+    std::string problem;
+    parallel.fault = train::FaultInjection::parse(fault, &problem);
+    if (!parallel.fault) {
+      std::cerr << "error: CAS_DIST_FAIL: " << printable(problem) << "; unset it to train without an injected failure\n";
+      return 2;
+    }
+    if (o.ranks < 2) {
+      std::cerr << "error: CAS_DIST_FAIL makes a data-parallel rank fail, but this run has one rank: add --ranks N, or unset it\n";
+      return 2;
+    }
+  }
   std::unique_ptr<train::Trainer> trainer;
   std::optional<engine::RunFolder> run;
   if (!o.resume.empty() || !o.restart.empty()) {
@@ -146,6 +161,7 @@ int runTrain(const TrainOptions& o) {
     engine::OpenRunOptions options;
     options.use = o.resume.empty() ? engine::RunUse::Restart : engine::RunUse::Resume;
     options.useProjectFiles = o.useProject;
+    options.parallel = parallel;
     trainer = openRun(&engine::openAnyRun, o.resume.empty() ? o.restart : o.resume, o.device, options, &run);
     if (!trainer) return 1;
   } else {
@@ -182,7 +198,7 @@ int runTrain(const TrainOptions& o) {
       return 1;
     }
     try {
-      trainer = train::makeTrainer(*loaded.project, backend);
+      trainer = train::makeTrainer(*loaded.project, backend, parallel);
     } catch (const std::exception& e) {  // the policy does not compile, or the configuration cannot fit
       std::cerr << "error: " << printable(e.what()) << "\n";
       run->removeUnstarted();
@@ -192,6 +208,7 @@ int runTrain(const TrainOptions& o) {
       std::cerr << "search: " << alphaZero->searchNote() << "\n";
   }
   std::cerr << "run folder: " << printable(run->path().string()) << "\n";
+  if (o.ranks > 1) std::cerr << "data-parallel: " << o.ranks << " CPU ranks on threads (rank 0 writes the checkpoints and metrics)\n";
 
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);

@@ -35,7 +35,7 @@ OpenedRun<train::Trainer> openRunOf(const std::filesystem::path& dir, std::share
   }
   std::unique_ptr<train::Trainer> trainer;
   try {
-    trainer = train::makeTrainer(project, std::move(backend));
+    trainer = train::makeTrainer(project, std::move(backend), options.use == RunUse::Read ? train::ParallelOptions{} : options.parallel);
   } catch (const std::exception& e) {  // the policy does not compile, or the configuration cannot fit
     out.error = failure(e.what());
     return out;

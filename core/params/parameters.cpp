@@ -79,6 +79,10 @@ std::vector<ParameterSpec> standardSpecs() {
       intParam("runtime.threads", 0, 1024, 0, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "CPU worker threads (0 uses every core).")),
       intParam("runtime.seed", 0, 2147483647, 1, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Seed of every random choice in the run.")),
       intParam("runtime.threads_per_block", 0, 1024, 0, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "CUDA threads per block (0 asks the occupancy calculator).")),
+
+      intParam("dist.bucket_kib", 1, 1 << 20, 4096, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Data-parallel training: gradients are summed across ranks in buckets of about this many KiB, each started as soon as its gradients exist.")),
+      intParam("dist.checksum_every", 1, 1000000, 10, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Data-parallel training: optimizer steps between checks that every rank holds the same weights and optimizer state (a difference stops the run).")),
+      floatParam("dist.timeout_seconds", 1.0, 86400.0, 300.0, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Data-parallel training: how long a rank waits for the others in a collective before it stops the run with an error naming the rank that did not answer.")),
   };
 }
 

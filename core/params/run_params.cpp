@@ -66,4 +66,12 @@ RuntimeParams readRuntimeParams(const ParameterSet& set) {
   return p;
 }
 
+DistParams readDistParams(const ParameterSet& set) {
+  DistParams p;
+  p.bucketKib = set.getInt("dist.bucket_kib");
+  p.checksumEvery = set.getInt("dist.checksum_every");
+  p.timeoutSeconds = set.getFloat("dist.timeout_seconds");
+  return p;
+}
+
 }  // namespace cas::params

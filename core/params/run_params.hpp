@@ -56,9 +56,17 @@ struct RuntimeParams {
   std::int64_t seed = 0;
 };
 
+// [dist]: data-parallel training over several ranks (core/train/data_parallel.hpp).
+struct DistParams {
+  std::int64_t bucketKib = 0;      // the gradient all-reduce's bucket size
+  std::int64_t checksumEvery = 0;  // optimizer steps between the ranks' weight checks
+  double timeoutSeconds = 0;       // the longest a rank waits for the others in a collective
+};
+
 SearchParams readSearchParams(const ParameterSet& set);
 TrainParams readTrainParams(const ParameterSet& set);
 PpoParams readPpoParams(const ParameterSet& set);
 RuntimeParams readRuntimeParams(const ParameterSet& set);
+DistParams readDistParams(const ParameterSet& set);
 
 }  // namespace cas::params

@@ -42,10 +42,20 @@ class AgentOpponent final : public Opponent {
 
 }  // namespace
 
-AlphaZeroTrainer::AlphaZeroTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend)
+std::uint64_t rankSeed(std::uint64_t seed, int rank) {
+  if (rank == 0) return seed;
+  // splitmix64 of (seed, rank): streams that share nothing with rank 0's or each other's.
+  std::uint64_t z = seed + std::uint64_t(rank) * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+AlphaZeroTrainer::AlphaZeroTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend, DataParallelRank rank)
     : project_(project), params_(project.parameters), search_(params::readSearchParams(params_)), train_(params::readTrainParams(params_)),
       runtime_(params::readRuntimeParams(params_)), backend_(std::move(backend)),
-      rng_(std::uint64_t(runtime_.seed) * 0x2545F4914F6CDD1Dull + 7) {
+      exchange_(rank.communicator ? std::make_unique<GradientExchange>(*rank.communicator, params::readDistParams(params_), rank.fault) : nullptr),
+      rng_(rankSeed(std::uint64_t(runtime_.seed), rank.communicator ? rank.communicator->rank() : 0) * 0x2545F4914F6CDD1Dull + 7) {
   if (auto tooLarge = refuseIfTooLarge(estimateTrainerMemory(project_, train_.evalGames), availableMemory())) throw std::runtime_error(*tooLarge);
   try {
     buildNetworks();
@@ -78,13 +88,15 @@ void AlphaZeroTrainer::buildNetworks() {
   allocating_ = "the training network (train.batch_size)";
   trainPolicy_ = compileAt(train_.batchSize, true);
   const auto seed = std::uint64_t(runtime_.seed);
-  updater_ = std::make_unique<Updater>(*backend_, trainPolicy_, LossKind::AlphaZero, optimizerConfig(train_), actions_, seed);
+  updater_ = std::make_unique<Updater>(*backend_, trainPolicy_, LossKind::AlphaZero, optimizerConfig(train_), actions_, seed, exchange_.get());
+  if (exchange_) exchange_->broadcastState(*updater_);  // the same seed gives the same weights; this makes sure of it
   syncInference();
+  const std::uint64_t streams = rankSeed(seed, rank());  // self-play's own games on every rank
 
   allocating_ = "the search trees (train.parallel_games × search.node_budget)";
   const int maxMoves = e->board->rows * e->board->columns;  // a stone per move
-  selfPlay_ = std::make_unique<SelfPlay>(makeSearch(int(train_.parallelGames), SearchUse::SelfPlay, seed, &searchNote_), obsSize_, maxMoves);
-  analysis_ = makeSearch(1, SearchUse::Evaluation, seed + 1, nullptr);
+  selfPlay_ = std::make_unique<SelfPlay>(makeSearch(int(train_.parallelGames), SearchUse::SelfPlay, streams, &searchNote_), obsSize_, maxMoves);
+  analysis_ = makeSearch(1, SearchUse::Evaluation, streams + 1, nullptr);
   allocating_ = "the replay buffer (train.replay_capacity, and train.games_per_iteration + train.parallel_games games of fresh positions)";
   store_ = backend_->createReplayStore(replaySetup(project_), &storeNote_);
   if (!store_) store_ = std::make_unique<ReplayBuffer>(replaySetup(project_));
@@ -101,7 +113,7 @@ std::unique_ptr<search::SelfPlaySearch> AlphaZeroTrainer::makeSearch(int games, 
 }
 
 void AlphaZeroTrainer::syncInference() {
-  for (const pdl::ParameterSummary& p : updater_->parameters()) inference_->copyInputFrom(p.name, updater_->executable(), p.name);
+  for (const pdl::ParameterSummary& p : updater_->parameters()) inference_->copyInputFrom(p.name, updater_->stateProgram(), p.name);
 }
 
 std::optional<std::string> AlphaZeroTrainer::setParameter(const std::string& name, const params::ParamValue& value) {
@@ -124,6 +136,7 @@ std::optional<std::string> AlphaZeroTrainer::setParameter(const std::string& nam
       return problem;
     }
   updater_->setConfig(optimizerConfig(train_));
+  if (exchange_) exchange_->setChecksumEvery(params::readDistParams(params_).checksumEvery);
   return std::nullopt;
 }
 
@@ -135,7 +148,7 @@ IterationReport AlphaZeroTrainer::runIteration(const std::function<bool()>& canc
   const double dataBefore = store_->dataSeconds();
   std::optional<TrainingPhase> training;
   if (train_.overlap) training.emplace(*updater_, *store_, train_.stepsPerIteration, train_.batchSize, rng_);
-  gamesPlayed_ += selfPlay_->play(train_.gamesPerIteration, *store_, cancelled, report, training ? &*training : nullptr);
+  const std::int64_t games = selfPlay_->play(train_.gamesPerIteration, *store_, cancelled, report, training ? &*training : nullptr);
   double hostData = 0;  // the commit and the weights' copy, timed on the host
   auto commit = [&] {
     const auto t = Clock::now();
@@ -147,6 +160,9 @@ IterationReport AlphaZeroTrainer::runIteration(const std::function<bool()>& canc
     training.emplace(*updater_, *store_, train_.stepsPerIteration, train_.batchSize, rng_);
   }
   training->finish(iteration_, report);
+  // After the training steps, whose collectives every rank calls in the same order whichever
+  // moves they were queued between: the games of every rank.
+  gamesPlayed_ += exchange_ ? exchange_->sum(games) : games;
   if (train_.overlap) commit();
   const auto copyStart = Clock::now();
   if (report.trainingSteps > 0) syncInference();
@@ -159,7 +175,7 @@ IterationReport AlphaZeroTrainer::runIteration(const std::function<bool()>& canc
   report.gamesPlayed = gamesPlayed_;
   report.positions = store_->size();
 
-  if (train_.evalGames > 0 && iteration_ % train_.evalEvery == 0) {
+  if (rank() == 0 && train_.evalGames > 0 && iteration_ % train_.evalEvery == 0) {  // the ranks share one network: rank 0 evaluates it
     const int games = int(train_.evalGames);
     report.evaluations.push_back(evaluate("random", games, std::uint64_t(iteration_)));
     report.evaluations.push_back(evaluate(env::findEnvironment(project_.environment)->evaluationOpponent, games, std::uint64_t(iteration_)));
@@ -235,21 +251,22 @@ TreeSnapshot AlphaZeroTrainer::analysisSnapshot(int maxNodes) const {
 }
 
 std::string AlphaZeroTrainer::checkpoint() const {
-  return writeCheckpoint({iteration_, gamesPlayed_, updater_->steps(), rng_}, updater_->executable(), store_->ring());
+  return writeCheckpoint({iteration_, gamesPlayed_, updater_->steps(), rng_}, updater_->stateProgram(), store_->ring());
 }
 
-std::uint64_t AlphaZeroTrainer::checkpointSizeLimit() const { return train::checkpointSizeLimit(updater_->executable(), store_->setup()); }
+std::uint64_t AlphaZeroTrainer::checkpointSizeLimit() const { return train::checkpointSizeLimit(updater_->stateProgram(), store_->setup()); }
 
 bool AlphaZeroTrainer::restore(const std::string& bytes, std::string* error) {
-  exec::Executable& exe = updater_->executable();
-  std::optional<Checkpoint> c = readCheckpoint(bytes, exe, store_->setup(), error);
+  std::optional<Checkpoint> c = readCheckpoint(bytes, updater_->stateProgram(), store_->setup(), error);
   if (!c) return false;
   // Everything checked: apply.
-  for (const auto& [name, v] : c->tensors) exe.setInput(name, v.data(), v.size());
+  for (const auto& [name, v] : c->tensors) updater_->setParameter(name, v);
   iteration_ = c->counters.iteration;
   gamesPlayed_ = c->counters.gamesPlayed;
   updater_->setSteps(c->counters.optimizerSteps);
   rng_ = c->counters.rng;
+  // Every rank restores rank 0's checkpoint; the others draw from streams of their own.
+  if (rank() > 0) rng_.seed(rankSeed(rng_(), rank()));
   store_->load(std::move(c->ring));
   syncInference();
   selfPlay_->restart();

@@ -3,8 +3,10 @@
 // buffer (replay_buffer.hpp), training steps (training_step.hpp) fit the network to it, matches
 // against baselines evaluate it (evaluation.hpp), and checkpoints (checkpoint.hpp) hold
 // everything needed to resume. The trainer owns the networks, the parameters and the counters,
-// and applies live parameter changes to every part.
-// Thread-safety: one thread drives a trainer (the engine thread).
+// and applies live parameter changes to every part. Given a communicator it is one rank of
+// data-parallel training (data_parallel.hpp): its own self-play and replay shard, its seeds drawn
+// from its own streams, its gradients averaged with the other ranks' before every step.
+// Thread-safety: one thread drives a trainer (the engine thread, or its rank's thread).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -18,7 +20,9 @@
 #include "core/project/project.hpp"
 #include "core/search/self_play_search.hpp"
 #include "core/search/replay_store.hpp"
+#include "core/dist/communicator.hpp"
 #include "core/train/baselines.hpp"
+#include "core/train/gradient_exchange.hpp"
 #include "core/train/reports.hpp"
 #include "core/train/self_play.hpp"
 #include "core/train/trainer.hpp"
@@ -26,9 +30,21 @@
 
 namespace cas::train {
 
+// What makes a trainer one rank of data-parallel training; none (no communicator): a run of its own.
+struct DataParallelRank {
+  dist::Communicator* communicator = nullptr;  // outlives the trainer
+  std::optional<FaultInjection> fault;
+};
+
+// The seed of rank `rank`'s streams (self-play, replay draws) in a run seeded `seed`: rank 0 (and
+// a single-rank run) keeps `seed` itself.
+std::uint64_t rankSeed(std::uint64_t seed, int rank);
+
 class AlphaZeroTrainer final : public Trainer {
  public:
-  AlphaZeroTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend);
+  // With `rank.communicator`, every rank of the group must construct its trainer at the same
+  // time (rank 0's initial weights are broadcast to the others).
+  AlphaZeroTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend, DataParallelRank rank = {});
 
   const project::Project& project() const override { return project_; }
   const params::ParameterSet& parameters() const override { return params_; }
@@ -47,6 +63,10 @@ class AlphaZeroTrainer final : public Trainer {
   // the new weights reach self-play when the iteration ends.
   IterationReport runIteration(const std::function<bool()>& cancelled = {}) override;
   std::int64_t iteration() const override { return iteration_; }
+  // This trainer's rank in data-parallel training (0 in a run of its own).
+  int rank() const { return exchange_ ? exchange_->rank() : 0; }
+  // The parameters and optimizer state (Updater::stateProgram), for comparing ranks.
+  const Updater& updater() const { return *updater_; }
   std::int64_t checkpointEvery() const override { return train_.checkpointEvery; }
   // One more simulation in every self-play game's tree (for stepping through a search).
   void stepSimulation() override { selfPlay_->stepSimulation(); }
@@ -104,6 +124,7 @@ class AlphaZeroTrainer final : public Trainer {
   params::TrainParams train_;
   params::RuntimeParams runtime_;
   std::shared_ptr<exec::Backend> backend_;
+  std::unique_ptr<GradientExchange> exchange_;  // data-parallel ranks only
   pdl::CompiledPolicy trainPolicy_;
   std::unique_ptr<Updater> updater_;
   std::unique_ptr<exec::Executable> inference_;
@@ -116,7 +137,7 @@ class AlphaZeroTrainer final : public Trainer {
   std::unique_ptr<search::ReplayStore> store_;  // built after the networks (see allocating_)
   std::string storeNote_;
   std::int64_t iteration_ = 0, gamesPlayed_ = 0;
-  std::mt19937_64 rng_;  // the training steps' replay draws
+  std::mt19937_64 rng_;  // the training steps' replay draws (this rank's stream)
 };
 
 }  // namespace cas::train

@@ -1,6 +1,7 @@
 #include "core/train/trainer.hpp"
 
 #include "core/train/alphazero.hpp"
+#include "core/train/data_parallel.hpp"
 #include "core/train/ppo.hpp"
 
 namespace cas::train {
@@ -13,7 +14,8 @@ TreeSnapshot Trainer::snapshot(int game, int) const {
   return snap;
 }
 
-std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend) {
+std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend, const ParallelOptions& parallel) {
+  if (parallel.ranks > 1) return std::make_unique<DataParallelTrainer>(project, std::move(backend), parallel);
   if (project.algorithm == "ppo") return std::make_unique<PpoTrainer>(project, std::move(backend));
   return std::make_unique<AlphaZeroTrainer>(project, std::move(backend));
 }

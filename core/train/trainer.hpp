@@ -12,6 +12,7 @@
 #include "core/exec/backend.hpp"
 #include "core/params/parameters.hpp"
 #include "core/project/project.hpp"
+#include "core/train/gradient_exchange.hpp"
 #include "core/train/reports.hpp"
 
 namespace cas::train {
@@ -52,8 +53,16 @@ class Trainer {
   virtual bool restore(const std::string& bytes, std::string* error) = 0;
 };
 
-// The trainer of the project's algorithm on `backend`. Throws std::runtime_error when the
-// policy does not compile or the configuration cannot be built (the message says which).
-std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend);
+// How many ranks train one run side by side (data_parallel.hpp).
+struct ParallelOptions {
+  int ranks = 1;                        // 1: one trainer; more: data-parallel CPU ranks on threads
+  std::optional<FaultInjection> fault;  // a rank made to fail at a step (gradient_exchange.hpp)
+};
+
+// The trainer of the project's algorithm on `backend`, or with `parallel.ranks` > 1 a
+// DataParallelTrainer of that many ranks. Throws std::runtime_error when the policy does not
+// compile, the configuration cannot be built or the algorithm or backend has no data-parallel
+// path (the message says which).
+std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend, const ParallelOptions& parallel = {});
 
 }  // namespace cas::train

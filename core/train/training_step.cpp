@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/train/gradient_exchange.hpp"
+
 namespace cas::train {
 
 OptimizerConfig optimizerConfig(const params::TrainParams& p) {
@@ -17,8 +19,19 @@ OptimizerConfig optimizerConfig(const params::TrainParams& p) {
   return c;
 }
 
+namespace {
+
+// Whether this phase trains: when the store holds a batch, and in data-parallel training when
+// every rank's store does (the ranks take their steps together).
+bool canTrain(Updater& updater, const search::ReplayStore& store, std::int64_t batch) {
+  const bool here = store.size() >= batch;
+  return updater.exchange() ? updater.exchange()->everyRank(here) : here;
+}
+
+}  // namespace
+
 TrainingPhase::TrainingPhase(Updater& updater, search::ReplayStore& store, std::int64_t steps, std::int64_t batch, std::mt19937_64& rng)
-    : updater_(updater), store_(store), steps_(store.size() >= batch ? steps : 0), batch_(batch), rng_(rng) {
+    : updater_(updater), store_(store), steps_(canTrain(updater, store, batch) ? steps : 0), batch_(batch), rng_(rng) {
   if (!training()) return;
   deviceStart_ = updater_.executable().deviceSeconds();
   updater_.resetLossSums();
@@ -38,8 +51,9 @@ void TrainingPhase::finish(std::int64_t iteration, IterationReport& report) {
   if (!training()) return;
   enqueue(remaining());
   const auto start = Clock::now();
-  const LossSums sums = updater_.lossSums();  // waits for the last step
+  LossSums sums = updater_.lossSums();  // waits for the last step
   hostSeconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+  if (GradientExchange* exchange = updater_.exchange()) exchange->averageLossSums(sums);  // the loss over every rank's batches
   const std::optional<double> deviceEnd = updater_.executable().deviceSeconds();
   report.trainSeconds = deviceStart_ && deviceEnd ? *deviceEnd - *deviceStart_ : hostSeconds_;
   report.trainingSteps = steps_;

@@ -7,6 +7,7 @@
 #include "core/exec/initialise.hpp"
 #include "core/ir/autodiff.hpp"
 #include "core/ir/passes.hpp"
+#include "core/train/gradient_exchange.hpp"
 
 namespace cas::train {
 namespace {
@@ -127,27 +128,38 @@ LossTerms alphaZeroLoss(ir::Builder& b, const Heads& h, std::int64_t batch, std:
   return {total, terms};
 }
 
-}  // namespace
+// The loss of `lossKind` over the policy's outputs and its gradients by parameter, appended to
+// the policy's graph.
+struct LossAndGradients {
+  LossTerms loss;
+  std::vector<NodeId> params, grads;
+};
 
-ir::Graph buildUpdateGraph(pdl::CompiledPolicy policy, LossKind lossKind, const OptimizerConfig& config, std::int64_t actions) {
-  ir::Graph& g = policy.graph;
-  ir::Builder b(g);
+LossAndGradients appendLossAndGradients(ir::Builder& b, const pdl::CompiledPolicy& policy, LossKind lossKind, const OptimizerConfig& config,
+                                        std::int64_t actions) {
+  ir::Graph& g = b.graph();
   b.setOrigin("loss", 0, 0);
   const std::int64_t batch = g.node(g.findInput("obs")).shape[0];
-  const std::vector<NodeId> params = g.inputsWithRole(ir::InputRole::Parameter);
+  LossAndGradients out;
+  out.params = g.inputsWithRole(ir::InputRole::Parameter);
   std::vector<NodeId> weights;
-  for (NodeId p : params)
+  for (NodeId p : out.params)
     if (g.node(p).attrs.name.ends_with("/weight")) weights.push_back(p);
 
   Heads heads = splitHeads(b, policy, batch, actions);
-  LossTerms loss;
   switch (lossKind) {
-    case LossKind::PolicyGradient: loss = policyGradientLoss(b, heads, batch, actions); break;
-    case LossKind::AlphaZero: loss = alphaZeroLoss(b, heads, batch, actions, config.weightDecay, weights); break;
-    case LossKind::Ppo: loss = ppoLoss(b, heads, batch, actions); break;
+    case LossKind::PolicyGradient: out.loss = policyGradientLoss(b, heads, batch, actions); break;
+    case LossKind::AlphaZero: out.loss = alphaZeroLoss(b, heads, batch, actions, config.weightDecay, weights); break;
+    case LossKind::Ppo: out.loss = ppoLoss(b, heads, batch, actions); break;
   }
-  std::vector<NodeId> grads = ir::appendGradients(b, loss.total, params);
+  out.grads = ir::appendGradients(b, out.loss.total, out.params);
+  return out;
+}
 
+// Global-norm clipping and the optimizer's step of every parameter from its gradient, with the
+// optimizer state as inputs and the new values as updates; returns the gradients' norm.
+NodeId appendOptimizerStep(ir::Builder& b, const std::vector<NodeId>& params, const std::vector<NodeId>& grads, const OptimizerConfig& config) {
+  ir::Graph& g = b.graph();
   b.setOrigin("optimizer", 0, 0);
   NodeId sumSquares = b.scalar(0);
   for (NodeId gr : grads) sumSquares = b.add(sumSquares, b.reduceSum(b.mul(gr, gr), allAxes(b.shape(gr)), false));
@@ -186,10 +198,13 @@ ir::Graph buildUpdateGraph(pdl::CompiledPolicy policy, LossKind lossKind, const 
     g.outputs.push_back({"new:" + name, updated});
     g.updates.push_back({"new:" + name, name});
   }
-  g.outputs.push_back({"loss", loss.total});
-  for (const auto& [term, node] : loss.terms) g.outputs.push_back({"loss/" + term, node});
-  g.outputs.push_back({"grad_norm", norm});
-  // Each loss output also summed in place over the steps, so that a phase of steps is read once.
+  return norm;
+}
+
+// The loss and its terms as outputs, each also summed in place over the steps, so that a phase of
+// steps is read once.
+void appendLossOutputs(ir::Builder& b, const LossTerms& loss) {
+  ir::Graph& g = b.graph();
   std::vector<std::pair<std::string, NodeId>> summed = {{"loss", loss.total}};
   for (const auto& [term, node] : loss.terms) summed.emplace_back("loss/" + term, node);
   for (const auto& [name, node] : summed) {
@@ -197,20 +212,69 @@ ir::Graph buildUpdateGraph(pdl::CompiledPolicy policy, LossKind lossKind, const 
     g.outputs.push_back({std::string("new:") + kLossSumPrefix + name, b.add(sum, node)});
     g.updates.push_back({std::string("new:") + kLossSumPrefix + name, kLossSumPrefix + name});
   }
+}
+
+}  // namespace
+
+ir::Graph buildUpdateGraph(pdl::CompiledPolicy policy, LossKind lossKind, const OptimizerConfig& config, std::int64_t actions) {
+  ir::Graph& g = policy.graph;
+  ir::Builder b(g);
+  const LossAndGradients lg = appendLossAndGradients(b, policy, lossKind, config, actions);
+  const NodeId norm = appendOptimizerStep(b, lg.params, lg.grads, config);
+  g.outputs.push_back({"loss", lg.loss.total});
+  for (const auto& [term, node] : lg.loss.terms) g.outputs.push_back({"loss/" + term, node});
+  g.outputs.push_back({"grad_norm", norm});
+  appendLossOutputs(b, lg.loss);
   g.name = policy.graph.name + "_update";
   ir::runPasses(g, ir::defaultPipeline());
   return std::move(g);
 }
 
+ir::Graph buildGradientGraph(pdl::CompiledPolicy policy, LossKind lossKind, const OptimizerConfig& config, std::int64_t actions) {
+  ir::Graph& g = policy.graph;
+  ir::Builder b(g);
+  const LossAndGradients lg = appendLossAndGradients(b, policy, lossKind, config, actions);
+  for (size_t i = 0; i < lg.params.size(); ++i) g.outputs.push_back({std::string(kGradientPrefix) + g.node(lg.params[i]).attrs.name, lg.grads[i]});
+  g.outputs.push_back({"loss", lg.loss.total});
+  for (const auto& [term, node] : lg.loss.terms) g.outputs.push_back({"loss/" + term, node});
+  appendLossOutputs(b, lg.loss);
+  g.name = policy.graph.name + "_gradients";
+  ir::runPasses(g, ir::defaultPipeline());
+  return std::move(g);
+}
+
+ir::Graph buildOptimizerGraph(const pdl::CompiledPolicy& policy, const OptimizerConfig& config) {
+  ir::Graph g;
+  ir::Builder b(g);
+  std::vector<NodeId> params, grads;
+  // The parameters first, in the policy's order, so that a checkpoint of this program lists its
+  // tensors in the update graph's order.
+  for (NodeId p : policy.graph.inputsWithRole(ir::InputRole::Parameter)) {
+    const ir::Node& n = policy.graph.node(p);
+    params.push_back(b.input(n.attrs.name, n.shape, ir::InputRole::Parameter, n.attrs.init, n.attrs.fanIn));
+  }
+  for (NodeId p : params) grads.push_back(b.input(std::string(kGradientPrefix) + g.node(p).attrs.name, g.node(p).shape, ir::InputRole::Data));
+  g.outputs.push_back({"grad_norm", appendOptimizerStep(b, params, grads, config)});
+  g.name = policy.graph.name + "_optimizer";
+  ir::runPasses(g, ir::defaultPipeline());
+  return g;
+}
+
 Updater::Updater(exec::Backend& backend, const pdl::CompiledPolicy& policy, LossKind loss, OptimizerConfig config,
-                 std::int64_t actionCount, std::uint64_t seed)
-    : config_(std::move(config)), parameters_(policy.parameters) {
-  ir::Graph g = buildUpdateGraph(policy, loss, config_, actionCount);
-  exe_ = backend.compile(g);
+                 std::int64_t actionCount, std::uint64_t seed, GradientExchange* exchange)
+    : config_(std::move(config)), exchange_(exchange), parameters_(policy.parameters) {
+  if (exchange_) {
+    exe_ = backend.compile(buildGradientGraph(policy, loss, config_, actionCount));
+    optimizer_ = backend.compile(buildOptimizerGraph(policy, config_));
+    exchange_->setLayout(parameters_);
+  } else {
+    exe_ = backend.compile(buildUpdateGraph(policy, loss, config_, actionCount));
+  }
   for (const ir::Node& n : exe_->graph().nodes)
     if (n.op == ir::Op::Input && n.attrs.role == ir::InputRole::Parameter) {
       std::vector<float> v = exec::initialValues(n, seed);
       exe_->setInput(n.attrs.name, v.data(), v.size());
+      if (optimizer_) optimizer_->setInput(n.attrs.name, v.data(), v.size());
     }
 }
 
@@ -230,11 +294,22 @@ void Updater::enqueueStep() {
     bc2 = float(1.0 / std::sqrt(1.0 - std::pow(double(config_.beta2), t)));
   }
   const float clip = config_.gradClip > 0 ? config_.gradClip : 3.0e38f;
-  exe_->setInput("optimizer/step_size", &stepSize, 1);
-  exe_->setInput("optimizer/bias_correction2_rsqrt", &bc2, 1);
-  if (clip != lastClip_) exe_->setInput("optimizer/clip", &clip, 1);
+  exec::Executable& state = stateProgram();
+  state.setInput("optimizer/step_size", &stepSize, 1);
+  state.setInput("optimizer/bias_correction2_rsqrt", &bc2, 1);
+  if (clip != lastClip_) state.setInput("optimizer/clip", &clip, 1);
   lastClip_ = clip;
+  if (!exchange_) {
+    exe_->run();
+    return;
+  }
+  exchange_->failIfInjected(steps_);
   exe_->run();
+  exchange_->averageGradients(*exe_, *optimizer_);
+  optimizer_->run();
+  // The new weights back into the gradient program for the next step's forward pass.
+  for (const pdl::ParameterSummary& p : parameters_) exe_->copyInputFrom(p.name, *optimizer_, p.name);
+  exchange_->checkEqualState(*optimizer_, steps_);
 }
 
 std::vector<std::string> Updater::lossNames() const {
@@ -265,14 +340,17 @@ std::vector<float> Updater::parameter(const std::string& name) const {
   for (const pdl::ParameterSummary& p : parameters_)
     if (p.name == name) {
       std::vector<float> v(size_t(ir::numel(p.shape)));
-      exe_->readInput(name, v.data(), v.size());
+      stateProgram().readInput(name, v.data(), v.size());
       return v;
     }
   throw std::invalid_argument("no parameter named '" + name + "'");
 }
 
 void Updater::setParameter(const std::string& name, const std::vector<float>& values) {
-  exe_->setInput(name, values.data(), values.size());
+  stateProgram().setInput(name, values.data(), values.size());
+  if (!optimizer_) return;
+  for (const pdl::ParameterSummary& p : parameters_)
+    if (p.name == name) exe_->setInput(name, values.data(), values.size());
 }
 
 }  // namespace cas::train

@@ -10,6 +10,13 @@
 //   outputs  "loss", each loss term ("loss/<term>"), "grad_norm"
 //   sums     "loss_sum/loss", "loss_sum/loss/<term>": scalar inputs that each run adds its loss
 //            output to (through the updates), read once after a phase of steps
+//
+// Data-parallel training (data_parallel.hpp) needs the ranks' gradients summed between the
+// backward pass and the step, so there the same graph is built in two programs: the gradient
+// program (obs, targets and parameters in; "grad/<param>", the loss outputs and sums out) and the
+// optimizer program (parameters, "grad/<param>" and optimizer state in; clipping and the step,
+// "grad_norm" out, parameters and state updated in place). The optimizer program holds the same
+// stored tensors as the fused graph, so a checkpoint of either loads into the other.
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +57,7 @@ struct OptimizerConfig {
 };
 
 inline constexpr const char* kLossSumPrefix = "loss_sum/";
+inline constexpr const char* kGradientPrefix = "grad/";
 
 // The loss and its terms summed over the steps since Updater::resetLossSums.
 struct LossSums {
@@ -64,14 +72,27 @@ struct LossSums {
 
 // Builds the update graph from a compiled policy (its graph is extended in place).
 ir::Graph buildUpdateGraph(pdl::CompiledPolicy policy, LossKind loss, const OptimizerConfig& config, std::int64_t actionCount);
+// The two halves of the update graph, for data-parallel training (see above).
+ir::Graph buildGradientGraph(pdl::CompiledPolicy policy, LossKind loss, const OptimizerConfig& config, std::int64_t actionCount);
+ir::Graph buildOptimizerGraph(const pdl::CompiledPolicy& policy, const OptimizerConfig& config);
 
-// Drives an update graph on a backend: owns the step count for Adam's bias correction.
+class GradientExchange;
+
+// Drives an update graph on a backend: owns the step count for Adam's bias correction. Given a
+// GradientExchange (one rank of data-parallel training), it runs the gradient and optimizer
+// programs instead, the ranks' gradients averaged between them.
 class Updater {
  public:
   Updater(exec::Backend& backend, const pdl::CompiledPolicy& policy, LossKind loss, OptimizerConfig config,
-          std::int64_t actionCount, std::uint64_t seed);
+          std::int64_t actionCount, std::uint64_t seed, GradientExchange* exchange = nullptr);
 
+  // The program a step's batch is set into and its loss sums read from: the update program, or
+  // the gradient program of a data-parallel rank.
   exec::Executable& executable() { return *exe_; }
+  // The program holding the parameters and optimizer state (a checkpoint's tensors): the update
+  // program, or the optimizer program of a data-parallel rank.
+  exec::Executable& stateProgram() { return optimizer_ ? *optimizer_ : *exe_; }
+  const exec::Executable& stateProgram() const { return optimizer_ ? *optimizer_ : *exe_; }
   const std::vector<pdl::ParameterSummary>& parameters() const { return parameters_; }
   void setConfig(const OptimizerConfig& config) { config_ = config; }
 
@@ -81,17 +102,23 @@ class Updater {
   // executable().finish() or any read waits.
   void enqueueStep();
   std::int64_t steps() const { return steps_; }
+  // The rank's collectives when this updater is one rank of data-parallel training, else null.
+  GradientExchange* exchange() { return exchange_; }
   void resetLossSums();
   LossSums lossSums() const;  // waits for the queued steps
   void setSteps(std::int64_t steps) { steps_ = steps; }  // when resuming (Adam's bias correction)
 
   std::vector<float> parameter(const std::string& name) const;
   std::vector<std::string> lossNames() const;  // the sum inputs
+  // Sets a stored input of the state program (a parameter or optimizer state, as a checkpoint
+  // restores them); a parameter reaches the gradient program too.
   void setParameter(const std::string& name, const std::vector<float>& values);
 
  private:
   OptimizerConfig config_;
   std::unique_ptr<exec::Executable> exe_;
+  std::unique_ptr<exec::Executable> optimizer_;  // data-parallel only
+  GradientExchange* exchange_ = nullptr;         // data-parallel only
   std::vector<pdl::ParameterSummary> parameters_;
   std::int64_t steps_ = 0;
   float lastClip_ = -1;  // the clip value last given to the graph (set again only when it changes)

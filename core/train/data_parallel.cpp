@@ -1,0 +1,95 @@
+#include "core/train/data_parallel.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <stdexcept>
+#include <thread>
+
+namespace cas::train {
+
+DataParallelTrainer::DataParallelTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend, const ParallelOptions& options) {
+  if (options.ranks < 2) throw std::invalid_argument("data-parallel training needs at least 2 ranks");
+  if (project.algorithm != "alphazero")
+    throw std::runtime_error("data-parallel training (--ranks) is built for AlphaZero; a " + project.algorithm + " run trains on one rank");
+  if (backend->id() != "cpu")
+    throw std::runtime_error("--ranks runs its ranks on CPU threads, on the CPU backend; the GPU path (one process per GPU with NCCL) "
+                             "is not built yet: add --device cpu");
+  if (options.fault && options.fault->rank >= options.ranks)
+    throw std::runtime_error("CAS_DIST_FAIL names rank " + std::to_string(options.fault->rank) + ", but the run has ranks 0 to " +
+                             std::to_string(options.ranks - 1));
+  const params::DistParams dist = params::readDistParams(project.parameters);
+  group_ = std::make_unique<dist::ThreadedGroup>(options.ranks, std::chrono::duration<double>(dist.timeoutSeconds));
+  ranks_.resize(size_t(options.ranks));
+  onEveryRank([&](int r) {
+    // Each rank its own backend: a backend is driven by one thread at a time.
+    std::shared_ptr<exec::Backend> own = r == 0 ? backend : exec::makeCpuBackend();
+    ranks_[size_t(r)] = std::make_unique<AlphaZeroTrainer>(project, std::move(own), DataParallelRank{&group_->communicator(r), options.fault});
+  });
+}
+
+DataParallelTrainer::~DataParallelTrainer() = default;
+
+void DataParallelTrainer::onEveryRank(const std::function<void(int)>& work) {
+  if (auto failure = group_->failure()) throw std::runtime_error("data-parallel training stopped earlier: " + *failure);
+  std::vector<std::exception_ptr> errors(ranks_.size());
+  auto run = [&](int r) {
+    try {
+      work(r);
+    } catch (const std::exception& e) {
+      errors[size_t(r)] = std::current_exception();
+      group_->communicator(r).fail(e.what());  // the others stop at their next collective
+    } catch (...) {
+      errors[size_t(r)] = std::current_exception();
+      group_->communicator(r).fail("an unknown error");
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int r = 1; r < int(ranks_.size()); ++r) threads.emplace_back(run, r);
+  run(0);
+  for (std::thread& t : threads) t.join();
+  if (auto failure = group_->failure())
+    throw std::runtime_error("data-parallel training stopped, every rank with it: " + *failure + " (the run's newest checkpoint is kept; --resume continues from it)");
+}
+
+std::optional<std::string> DataParallelTrainer::setParameter(const std::string& name, const params::ParamValue& value) {
+  // Checked and applied on rank 0 first; the others hold the same configuration and accept it too.
+  if (auto problem = ranks_[0]->setParameter(name, value)) return problem;
+  for (size_t r = 1; r < ranks_.size(); ++r)
+    if (auto problem = ranks_[r]->setParameter(name, value)) throw std::logic_error("rank " + std::to_string(r) + " refused a change rank 0 took: " + *problem);
+  return std::nullopt;
+}
+
+IterationReport DataParallelTrainer::runIteration(const std::function<bool()>& cancelled) {
+  std::vector<IterationReport> reports(ranks_.size());
+  // Rank 0 asks the engine; the others follow what it heard (a stop shortens self-play only: every
+  // rank still takes the iteration's training steps, so they stay in step).
+  std::atomic<bool> stopping{false};
+  onEveryRank([&](int r) {
+    if (r == 0)
+      reports[0] = ranks_[0]->runIteration([&] {
+        const bool stop = cancelled && cancelled();
+        if (stop) stopping = true;
+        return stop;
+      });
+    else
+      reports[size_t(r)] = ranks_[size_t(r)]->runIteration([&] { return stopping.load(); });
+  });
+  // Rank 0's figures: its games played and loss are already the run's (the ranks summed and
+  // averaged them), its positions are its own shard's; the speeds are all the ranks' together.
+  IterationReport report = reports[0];
+  for (size_t r = 1; r < reports.size(); ++r) {
+    report.simulationsPerSecond += reports[r].simulationsPerSecond;
+    report.gamesPerSecond += reports[r].gamesPerSecond;
+  }
+  return report;
+}
+
+bool DataParallelTrainer::restore(const std::string& bytes, std::string* error) {
+  // Every rank reads the same bytes; a checkpoint one rank refuses, all refuse, so the first answer is all.
+  for (auto& rank : ranks_)
+    if (!rank->restore(bytes, error)) return false;
+  return true;
+}
+
+}  // namespace cas::train
