@@ -176,6 +176,18 @@
         <translation>每个 CUDA 线程块的线程数（0 表示由占用率计算器决定）。</translation>
     </message>
     <message>
+        <source>Data-parallel training: gradients are summed across ranks in buckets of about this many KiB, each started as soon as its gradients exist.</source>
+        <translation>数据并行训练：各 rank 的梯度按约此大小（KiB）分桶求和，每个桶的梯度一产生就开始求和。</translation>
+    </message>
+    <message>
+        <source>Data-parallel training: optimizer steps between checks that every rank holds the same weights and optimizer state (a difference stops the run).</source>
+        <translation>数据并行训练：每隔多少个优化器步骤检查一次所有 rank 的权重和优化器状态是否相同（不同则停止运行）。</translation>
+    </message>
+    <message>
+        <source>Data-parallel training: how long a rank waits for the others in a collective before it stops the run with an error naming the rank that did not answer.</source>
+        <translation>数据并行训练：一个 rank 在集合通信中等待其他 rank 的最长时间，超时后以指明未响应 rank 的错误停止运行。</translation>
+    </message>
+    <message>
         <source>Where the search runs: auto keeps the trees on the GPU when the CUDA backend runs the network, cpu keeps them on the CPU (for comparison).</source>
         <translation>搜索在哪里运行：auto 在 CUDA 后端运行网络时把搜索树放在 GPU 上，cpu 把搜索树留在 CPU 上（用于对比）。</translation>
     </message>

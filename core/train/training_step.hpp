@@ -2,7 +2,9 @@
 // The training phase of an iteration: steps of the update graph (update.hpp) on batches drawn
 // from the replay store. The steps are queued a few at a time, so that self-play's moves can be
 // queued between them (on a GPU the two then run side by side), and the loss terms, which the
-// update graph sums in place, are read once at the end: no step waits for another.
+// update graph sums in place, are read once at the end: no step waits for another. On a
+// data-parallel rank the phase trains only when every rank's store holds a batch, and reports
+// the loss averaged over the ranks.
 // Thread-safety: driven by the thread that drives the Updater (the engine thread).
 #include <chrono>
 #include <cstdint>
