@@ -28,7 +28,7 @@ struct OpenRunOptions {
   RunUse use = RunUse::Read;
   bool useProjectFiles = false;  // the project folder's current files instead of the run's copies
   std::int64_t checkpointIteration = 0;  // Read: this iteration's checkpoint instead of the newest valid one (0)
-  train::ParallelOptions parallel;        // Resume, Restart: the ranks that train on (any number, whatever the run had)
+  train::ParallelOptions parallel = {};   // Resume, Restart: the ranks that train on (any number, whatever the run had)
 };
 
 template <class T>
