@@ -247,7 +247,12 @@ class TestDataParallel : public QObject {
     cas::train::DataParallelTrainer trainer(p, cpu(), options);
     std::int64_t steps = 0, games = 0;
     for (int i = 0; i < 8; ++i) {
-      const cas::train::IterationReport report = trainer.runIteration();
+      cas::train::IterationReport report;
+      try {
+        report = trainer.runIteration();  // checks the ranks' checksums after every step too
+      } catch (const std::exception& e) {
+        QFAIL(e.what());
+      }
       QVERIFY(report.gamesPlayed >= games + 16);  // at least 8 games on each rank, counted together
       games = report.gamesPlayed;
       steps += report.trainingSteps;
