@@ -147,10 +147,10 @@ class TestMinAtar : public QObject {
           const auto& drawn = row[4];
           // minatar draws for a spawn exactly when the twin says one is due, and the lane index
           // only when a lane is free.
-          QCOMPARE(env.spawnsNext(int(g)), !drawn.empty());
+          QCOMPARE(env.spawnsNext(env.state(int(g))), !drawn.empty());
           MinAtarAsterix::SpawnDraw spawn;
           if (!drawn.empty()) {
-            QCOMPARE(drawn.size(), size_t(env.freeLanes(int(g)) > 0 ? 3 : 2));
+            QCOMPARE(drawn.size(), size_t(env.freeLanes(env.state(int(g))) > 0 ? 3 : 2));
             spawn = {drawn[0].get<double>(), drawn[1].get<double>(), drawn.size() == 3 ? drawn[2].get<int>() : 0};
             ++spawns;
           }
@@ -161,9 +161,9 @@ class TestMinAtar : public QObject {
           QVERIFY2(obs == fromSetCells(row[5], MinAtarAsterix::kObservationSize), qPrintable(where + QStringLiteral(": observation differs")));
           QVERIFY2(r.reward == row[2].get<float>(), qPrintable(where + QStringLiteral(": reward differs")));
           QVERIFY2(r.terminal == (row[3].get<int>() != 0), qPrintable(where + QStringLiteral(": terminal differs")));
-          QVERIFY2(env.difficulty(int(g)) == row[6].get<int>(), qPrintable(where + QStringLiteral(": difficulty differs")));
+          QVERIFY2(env.difficulty(env.state(int(g))) == row[6].get<int>(), qPrintable(where + QStringLiteral(": difficulty differs")));
           gold += int(r.reward);
-          hardest = std::max(hardest, env.difficulty(int(g)));
+          hardest = std::max(hardest, env.difficulty(env.state(int(g))));
           sticky += draw < MinAtarAsterix::kStickyActionProbability;
           ++steps;
           ++episodeSteps;
@@ -197,9 +197,9 @@ class TestMinAtar : public QObject {
                    qPrintable(where + QStringLiteral(": observation differs")));
           QVERIFY2(r.reward == row[2].get<float>(), qPrintable(where + QStringLiteral(": reward differs")));
           QVERIFY2(r.terminal == (row[3].get<int>() != 0), qPrintable(where + QStringLiteral(": terminal differs")));
-          QVERIFY2(env.difficulty(int(g)) == row[5].get<int>(), qPrintable(where + QStringLiteral(": difficulty differs")));
+          QVERIFY2(env.difficulty(env.state(int(g))) == row[5].get<int>(), qPrintable(where + QStringLiteral(": difficulty differs")));
           hits += int(r.reward);
-          hardest = std::max(hardest, env.difficulty(int(g)));
+          hardest = std::max(hardest, env.difficulty(env.state(int(g))));
           sticky += draw < MinAtarSpaceInvaders::kStickyActionProbability;
           ++steps;
           ++episodeSteps;
