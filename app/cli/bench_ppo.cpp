@@ -42,6 +42,7 @@ int runBenchPpo(const PpoBenchOptions& o) {
     return 1;
   }
   const params::PpoParams& ppo = trainer->ppoParams();
+  if (!o.json) std::printf("rollout: %s\n", trainer->rolloutNote().c_str());
   trainer->runIteration();  // compiles, captures, fills the caches
   double rolloutSeconds = 0, returnSum = 0;
   std::int64_t episodes = 0;
@@ -60,10 +61,10 @@ int runBenchPpo(const PpoBenchOptions& o) {
   const double meanReturn = episodes ? returnSum / double(episodes) : 0;
   if (o.json) {
     std::printf("{\"project\": \"%s\", \"env\": \"%s\", \"device\": \"%s\", \"envs\": %lld, \"rollout_steps\": %lld, \"iterations\": %d, "
-                "\"seconds\": %.6g, \"env_steps_per_second\": %.6g, \"rollout_seconds\": %.6g, \"update_seconds\": %.6g, \"episodes\": %lld, "
+                "\"rollout_on_device\": %s, \"seconds\": %.6g, \"env_steps_per_second\": %.6g, \"rollout_seconds\": %.6g, \"update_seconds\": %.6g, \"episodes\": %lld, "
                 "\"mean_return\": %.6g}\n",
                 loaded.project->name.c_str(), loaded.project->environment.c_str(), backend->id().c_str(), static_cast<long long>(ppo.envs),
-                static_cast<long long>(ppo.rolloutSteps), o.iterations, seconds, rate, rolloutSeconds, seconds - rolloutSeconds,
+                static_cast<long long>(ppo.rolloutSteps), o.iterations, trainer->rolloutOnDevice() ? "true" : "false", seconds, rate, rolloutSeconds, seconds - rolloutSeconds,
                 static_cast<long long>(episodes), meanReturn);
     return 0;
   }

@@ -191,6 +191,7 @@ int runTrain(const TrainOptions& o) {
     if (auto* alphaZero = dynamic_cast<train::AlphaZeroTrainer*>(trainer.get()); alphaZero && backend->id() == "cuda")
       std::cerr << "search: " << alphaZero->searchNote() << "\n";
   }
+  if (auto* ppo = dynamic_cast<train::PpoTrainer*>(trainer.get())) std::cerr << "rollout: " << ppo->rolloutNote() << "\n";
   std::cerr << "run folder: " << printable(run->path().string()) << "\n";
 
   std::signal(SIGINT, onSignal);

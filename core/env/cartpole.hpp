@@ -22,6 +22,7 @@ namespace cas::env {
 
 struct CartPoleRules {
   static constexpr int kObservationSize = 4, kActions = 2, kMaxSteps = 500;
+  static constexpr bool kSparseObservation = false;  // four numbers, all written by observe()
 
   struct State {
     double x = 0, xDot = 0, theta = 0, thetaDot = 0;

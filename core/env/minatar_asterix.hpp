@@ -124,8 +124,12 @@ struct AsterixRules {
   }
 
   CAS_HD static void observe(const State& state, float* out) {
-    const Game& s = state.game;
     grid::clear(out, kObservationSize);
+    mark(state, out);
+  }
+  // The observation's ones, into `out` already zero (the device clears a block's rows together).
+  CAS_HD static void mark(const State& state, float* out) {
+    const Game& s = state.game;
     grid::cell(out, 0, s.playerY, s.playerX) = 1;
     for (int i = 0; i < kLanes; ++i) {
       const Entity& e = s.lanes[i];

@@ -104,8 +104,12 @@ struct BreakoutRules {
   }
 
   CAS_HD static void observe(const State& state, float* out) {
-    const Game& s = state.game;
     grid::clear(out, kObservationSize);
+    mark(state, out);
+  }
+  // The observation's ones, into `out` already zero (the device clears a block's rows together).
+  CAS_HD static void mark(const State& state, float* out) {
+    const Game& s = state.game;
     grid::cell(out, 0, 9, s.paddle) = 1;
     grid::cell(out, 1, s.ballY, s.ballX) = 1;
     grid::cell(out, 2, s.lastY, s.lastX) = 1;

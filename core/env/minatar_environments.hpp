@@ -32,12 +32,14 @@ template <class Rules>
 struct MinAtarSingleAgentRules {
   using State = typename Rules::State;
   static constexpr int kObservationSize = Rules::kObservationSize, kActions = Rules::kActions;
+  static constexpr bool kSparseObservation = true;  // mostly zeros: mark() sets the ones
   CAS_HD static void reset(State& s) { Rules::reset(s); }
   CAS_HD static StepResult step(State& s, int action) {
     const MinatarStep r = Rules::step(s, action);
     return {r.reward, r.terminal, false};
   }
   CAS_HD static void observe(const State& s, float* out) { Rules::observe(s, out); }
+  CAS_HD static void mark(const State& s, float* out) { Rules::mark(s, out); }
 };
 
 }  // namespace cas::env

@@ -115,8 +115,12 @@ struct FreewayRules {
   }
 
   CAS_HD static void observe(const State& state, float* out) {
-    const Game& s = state.game;
     grid::clear(out, kObservationSize);
+    mark(state, out);
+  }
+  // The observation's ones, into `out` already zero (the device clears a block's rows together).
+  CAS_HD static void mark(const State& state, float* out) {
+    const Game& s = state.game;
     grid::cell(out, 0, s.chicken, 4) = 1;
     for (int i = 0; i < kCars; ++i) {
       const Car& c = s.cars[i];

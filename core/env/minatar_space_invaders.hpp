@@ -123,8 +123,12 @@ struct SpaceInvadersRules {
   }
 
   CAS_HD static void observe(const State& state, float* out) {
-    const Game& s = state.game;
     grid::clear(out, kObservationSize);
+    mark(state, out);
+  }
+  // The observation's ones, into `out` already zero (the device clears a block's rows together).
+  CAS_HD static void mark(const State& state, float* out) {
+    const Game& s = state.game;
     grid::cell(out, 0, 9, s.cannon) = 1;
     plane(out, 1, s.aliens);
     plane(out, s.direction < 0 ? 2 : 3, s.aliens);

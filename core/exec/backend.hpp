@@ -29,11 +29,16 @@ struct ReplaySetup;
 namespace cas::env {
 class VectorEnvironments;
 }
+// PPO's rollout a backend may keep on its device (createRollout), declared by core/train.
+namespace cas::train {
+class DeviceRollout;
+struct RolloutSetup;
+}
 
 namespace cas::exec {
 
 // Bumped whenever the Backend class layout changes, so a stale plugin is refused, not crashed.
-inline constexpr int kBackendPluginAbi = 7;
+inline constexpr int kBackendPluginAbi = 8;
 
 struct ProbeReport {
   bool passed = false;
@@ -123,6 +128,11 @@ class Backend {
   // CPU twins themselves). The default (none) is defined in backend.cpp.
   virtual std::unique_ptr<env::VectorEnvironments> createEnvironments(std::string_view environment, int count, std::uint64_t seed,
                                                                       std::string* reason);
+  // PPO's rollout on this backend's device (core/train/device_rollout.hpp), its programs compiled
+  // by this backend. Null with `reason` when the backend has none or the environment has no
+  // device twin (PPO then steps the CPU twins on the host). The default (none) is defined in
+  // core/train/device_rollout.cpp.
+  virtual std::unique_ptr<train::DeviceRollout> createRollout(const train::RolloutSetup& setup, std::string* reason);
 };
 
 struct BackendEntry {

@@ -1,6 +1,7 @@
 #include "gpu/env/device_environments.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -23,6 +24,9 @@ class DeviceEnvironments final : public cas::env::VectorEnvironments {
       actions_ = take(n * sizeof(std::int32_t), "environment actions");
       rewards_ = take(n * sizeof(float), "environment rewards");
       ends_ = take(2 * n, "environment episode ends");
+      // step()'s host side goes through page-locked memory: copies that are truly asynchronous,
+      // ordered on the stream like the kernels.
+      CAS_CU(cuMemHostAlloc(reinterpret_cast<void**>(&staging_), stagingBytes(), 0));
     } catch (...) {
       release();
       throw;
@@ -46,14 +50,20 @@ class DeviceEnvironments final : public cas::env::VectorEnvironments {
     ContextScope scope(rt_->context);
     const auto n = std::uint64_t(count_);
     static_assert(sizeof(int) == sizeof(std::int32_t));
-    CAS_CU(cuMemcpyHtoDAsync(actions_, actions, n * sizeof(std::int32_t), rt_->compute));
+    // staging_: actions [n] int32 | rewards [n] float | terminated [n] | truncated [n]
+    std::memcpy(staging_, actions, n * sizeof(std::int32_t));
+    std::uint8_t* stagedRewards = staging_ + n * sizeof(std::int32_t);
+    std::uint8_t* stagedEnds = stagedRewards + n * sizeof(float);
+    CAS_CU(cuMemcpyHtoDAsync(actions_, staging_, n * sizeof(std::int32_t), rt_->compute));
     auto* ends = reinterpret_cast<std::uint8_t*>(ends_);
     k_.step(reinterpret_cast<void*>(states_), reinterpret_cast<const std::int32_t*>(actions_), reinterpret_cast<float*>(rewards_), ends, ends + n,
             count_, rt_->compute);
-    CAS_CU(cuMemcpyDtoHAsync(rewards, rewards_, n * sizeof(float), rt_->compute));
-    CAS_CU(cuMemcpyDtoHAsync(terminated, ends_, n, rt_->compute));
-    CAS_CU(cuMemcpyDtoHAsync(truncated, ends_ + n, n, rt_->compute));
+    CAS_CU(cuMemcpyDtoHAsync(stagedRewards, rewards_, n * sizeof(float), rt_->compute));
+    CAS_CU(cuMemcpyDtoHAsync(stagedEnds, ends_, 2 * n, rt_->compute));
     CAS_CU(cuStreamSynchronize(rt_->compute));
+    std::memcpy(rewards, stagedRewards, n * sizeof(float));
+    std::memcpy(terminated, stagedEnds, n);
+    std::memcpy(truncated, stagedEnds + n, n);
   }
 
   void observe(float* observations) override {
@@ -106,15 +116,19 @@ class DeviceEnvironments final : public cas::env::VectorEnvironments {
     owned_.push_back(p);
     return p;
   }
+  std::uint64_t stagingBytes() const { return std::uint64_t(count_) * (sizeof(std::int32_t) + sizeof(float) + 2); }
   void release() {
     for (CUdeviceptr p : owned_) rt_->pool.release(p);
     owned_.clear();
+    if (staging_) cuMemFreeHost(staging_);
+    staging_ = nullptr;
   }
 
   const EnvironmentKernels& k_;
   int count_;
   std::shared_ptr<DeviceRuntime> rt_;
   CUdeviceptr states_ = 0, observations_ = 0, actions_ = 0, rewards_ = 0, ends_ = 0;
+  std::uint8_t* staging_ = nullptr;  // page-locked
   std::vector<CUdeviceptr> owned_;
 };
 

@@ -8,7 +8,7 @@
 //   actionRandom   [count] GameRandom: the random actions of stepRandomly
 //   observations   [count][observationSize] floats, channels first as the twins write them
 //   per copy       reward (float), terminated / truncated (uint8), and for stepRandomly the
-//                  running reward and episode count
+//                  running reward and episode count; for PPO's rollout step RolloutStepArrays
 // One thread per copy, 128-thread blocks.
 // Thread-safety: launches go to the stream given.
 #include <cuda.h>
@@ -25,10 +25,23 @@ struct RandomTotals {
   std::int32_t* episodes;  // [count], added to
 };
 
+// PPO's rollout step (device_rollout.cpp): the arrays of one step t, [N] each, and what lasts
+// across rollouts per copy.
+struct RolloutStepArrays {
+  const float* logits;  // [count][actions], the inference program's output
+  const float* values;  // [count]
+  float *actions, *logProbs, *valuesOut, *rewards, *dones;  // row t of the rollout
+  std::uint8_t* truncated;  // [count]: the copy's episode was cut by the time limit this step
+  float* finalObservations;  // [count][observationSize]: a cut episode's last observation
+  double *episodeReturn, *episodeLength;  // the running episodes
+  double *endedCount, *endedReturn, *endedLength;  // episodes ended since the last read
+};
+
 struct EnvironmentKernels {
   const char* name;
   std::uint64_t stateBytes;
   int observationSize, actionCount;
+  bool canTruncate;  // a time limit cuts episodes (CartPole): the rollout bootstraps them
   // Seeds copy g with GameRandom::forGame(seed, g) and resets it, as the CPU twin's constructor.
   void (*init)(void* states, int count, std::uint64_t seed, CUstream s);
   // One step with `actions`; copies whose episode ended are reset.
@@ -37,6 +50,8 @@ struct EnvironmentKernels {
   void (*observe)(const void* states, float* observations, int count, CUstream s);
   // One step with random actions, the reset of ended copies and every copy's observation, fused.
   void (*stepRandomly)(void* states, cas::env::GameRandom* actionRandom, float* observations, RandomTotals totals, int count, CUstream s);
+  // PPO's step: sample each copy's action from its logits (ppo_math.hpp), step, count, reset.
+  void (*rolloutStep)(void* states, cas::env::GameRandom* actionRandom, RolloutStepArrays arrays, int count, CUstream s);
 };
 
 // The row for a catalogue name; null when the environment has no device twin.
