@@ -93,7 +93,7 @@ void PpoTrainer::startEpisodes() {
     rolloutNote_ = deviceRollout_ ? "the rollout runs on the device: the environments' device twins, the rollout and its minibatches stay there"
                                   : "the rollout runs on the host (" + reason + ")";
   } else {
-    rolloutNote_ = "the rollout runs on the host (ppo.device_rollout is off)";
+    rolloutNote_ = "the rollout runs on the host (ppo.device_rollout is off; set it to step the environments' device twins on the CUDA backend)";
   }
   const auto rows = size_t(deviceRollout_ ? 0 : rolloutSize());
   rolloutObs_.assign(rows * size_t(obsSize_), 0);

@@ -53,9 +53,10 @@ class TestDeviceRollout : public QObject {
   }
   void matchesTheHostRollout() {
     QFETCH(QString, folder);
-    const std::vector<std::string> sets = {"ppo.envs=64", "ppo.rollout_steps=32", "ppo.minibatches=4", "ppo.epochs=2", "runtime.seed=5"};
+    const std::vector<std::string> sets = {"ppo.envs=64", "ppo.rollout_steps=32", "ppo.minibatches=4", "ppo.epochs=2", "runtime.seed=5",
+                                           "ppo.device_rollout=true"};
     std::vector<std::string> hostSets = sets;
-    hostSets.push_back("ppo.device_rollout=false");
+    hostSets.back() = "ppo.device_rollout=false";
     train::PpoTrainer device(projectWith(folder, sets), cuda()), host(projectWith(folder, hostSets), cuda());
     QVERIFY2(device.rolloutOnDevice(), device.rolloutNote().c_str());
     QVERIFY(!host.rolloutOnDevice());
