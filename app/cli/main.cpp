@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
       "Time environment steps alone: N environments side by side, random actions, resets where episodes end,\n"
       "observations written as the policy's batch; on the CPU twins (--device cpu) or the CUDA backend's\n"
       "device twins (--device cuda), which step the same copies with the same actions");
-  const std::vector<std::string> steppedEnvironments = {"cartpole", "minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-space-invaders"};
+  const std::vector<std::string> steppedEnvironments = {"cartpole", "minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-seaquest", "minatar-space-invaders"};
   benchEnv->add_option("--env", envBench.env, CLI::detail::join(steppedEnvironments, ", "))->check(CLI::IsMember(steppedEnvironments))->capture_default_str();
   benchEnv->add_option("--envs", envBench.envs, "Environments side by side")->check(integerIn(1, 1 << 20))->capture_default_str();
   benchEnv->add_option("--steps", envBench.steps, "Steps of every environment")->check(integerIn(1, 1000000))->capture_default_str();

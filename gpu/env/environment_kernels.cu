@@ -11,8 +11,9 @@
 //                                keep a cut episode's last observation, reset
 //   env_seed_actions per copy    the random actions' generators
 // 128-thread blocks, one thread per copy. A copy's state is a few dozen bytes read and written
-// once per step; the observation rows (up to 700 floats per copy) dominate the traffic, so a
-// block clears its rows together and each thread then sets its copy's ones (observeRows).
+// once per step (Seaquest's 584: its entity lists have fixed sizes); the observation rows (up to
+// 1,000 floats per copy) dominate the traffic, so a block clears its rows together and each
+// thread then sets its copy's ones (observeRows).
 #include <cuda_runtime.h>
 
 #include <string>
@@ -22,6 +23,7 @@
 #include "core/env/minatar_breakout.hpp"
 #include "core/env/minatar_environments.hpp"
 #include "core/env/minatar_freeway.hpp"
+#include "core/env/minatar_seaquest.hpp"
 #include "core/env/minatar_space_invaders.hpp"
 #include "core/train/ppo_math.hpp"
 #include "gpu/cuda_check.hpp"
@@ -191,6 +193,7 @@ const EnvironmentKernels* findEnvironmentKernels(std::string_view name) {
       MinAtar<cas::env::AsterixRules>::row("minatar-asterix", false),
       MinAtar<cas::env::BreakoutRules>::row("minatar-breakout", false),
       MinAtar<cas::env::FreewayRules>::row("minatar-freeway", false),
+      MinAtar<cas::env::SeaquestRules>::row("minatar-seaquest", false),
       MinAtar<cas::env::SpaceInvadersRules>::row("minatar-space-invaders", false),
   };
   for (const EnvironmentKernels& row : kRows)

@@ -23,7 +23,7 @@ std::shared_ptr<exec::Backend> cuda() {
   return e ? e->backend : nullptr;
 }
 
-const char* const kEnvironments[] = {"cartpole", "minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-space-invaders"};
+const char* const kEnvironments[] = {"cartpole", "minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-seaquest", "minatar-space-invaders"};
 
 int observationSize(const env::EnvironmentInfo& e) {
   int n = 1;
