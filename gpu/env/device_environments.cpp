@@ -27,12 +27,12 @@ class DeviceEnvironments final : public cas::env::VectorEnvironments {
       // step()'s host side goes through page-locked memory: copies that are truly asynchronous,
       // ordered on the stream like the kernels.
       CAS_CU(cuMemHostAlloc(reinterpret_cast<void**>(&staging_), stagingBytes(), 0));
+      k_.init(reinterpret_cast<void*>(states_), count_, seed, rt_->compute);
+      CAS_CU(cuStreamSynchronize(rt_->compute));
     } catch (...) {
       release();
       throw;
     }
-    k_.init(reinterpret_cast<void*>(states_), count_, seed, rt_->compute);
-    CAS_CU(cuStreamSynchronize(rt_->compute));
   }
   ~DeviceEnvironments() override {
     ContextScope scope(rt_->context);

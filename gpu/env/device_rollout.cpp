@@ -37,16 +37,19 @@ class DeviceRollout final : public cas::train::DeviceRollout {
       for (CUevent& e : sliceDone_) CAS_CU(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
       CAS_CU(cuEventCreate(&rolloutWritten_, CU_EVENT_DISABLE_TIMING));
       CAS_CU(cuEventCreate(&gathersDone_, CU_EVENT_DISABLE_TIMING));
+      CUstream s = inference_.stream();
+      k_.init(reinterpret_cast<void*>(states_), int(n_), setup.environmentSeed, s);
+      CAS_CU(cuMemcpyHtoDAsync(random_, setup.actionRandom.data(), n * sizeof(cas::env::GameRandom), s));
+      for (double* p : {episodeReturn_, episodeLength_, endedCount_, endedReturn_, endedLength_})
+        CAS_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p), 0, n * sizeof(double), s));
+      // Rows of copies not cut go through the policy too (their values are not used): zeros, not
+      // whatever the pool held.
+      if (finalObs_) CAS_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(finalObs_), 0, n * obs * sizeof(float), s));
+      CAS_CU(cuStreamSynchronize(s));  // setup.actionRandom is the caller's
     } catch (...) {
       release();
       throw;
     }
-    CUstream s = inference_.stream();
-    k_.init(reinterpret_cast<void*>(states_), int(n_), setup.environmentSeed, s);
-    CAS_CU(cuMemcpyHtoDAsync(random_, setup.actionRandom.data(), n * sizeof(cas::env::GameRandom), s));
-    for (double* p : {episodeReturn_, episodeLength_, endedCount_, endedReturn_, endedLength_})
-      CAS_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p), 0, n * sizeof(double), s));
-    CAS_CU(cuStreamSynchronize(s));  // setup.actionRandom is the caller's
   }
   ~DeviceRollout() override {
     ContextScope scope(rt_->context);

@@ -2,7 +2,9 @@
 // twins (core/train/ppo.cpp), both on the CUDA backend with the same seeds: the same
 // observations, actions, log-probabilities, values, rewards and episode ends, the same advantages
 // and value targets, and after the updates (the device gathering the minibatches into the update
-// program, the host uploading them) the same losses and the same next rollout.
+// program, the host uploading them) the same losses and the same next rollout. Not covered: a
+// CartPole episode cut at step 500 (the untrained policy's episodes end long before), so the
+// bootstrap of cut episodes on the device is checked only by its host twin's test (test_ppo).
 #include <QTest>
 
 #include <cmath>
@@ -58,17 +60,20 @@ class TestDeviceRollout : public QObject {
     std::vector<std::string> hostSets = sets;
     hostSets.back() = "ppo.device_rollout=false";
     train::PpoTrainer device(projectWith(folder, sets), cuda()), host(projectWith(folder, hostSets), cuda());
+    // MinAtar's rollouts agree to the bit; CartPole's states within the device's last-place
+    // differences of cos and sin, which the values then carry.
+    const float exact = folder.startsWith(QStringLiteral("cartpole")) ? 1e-5f : 0.0f;
     QVERIFY2(device.rolloutOnDevice(), device.rolloutNote().c_str());
     QVERIFY(!host.rolloutOnDevice());
     QVERIFY2(host.rolloutNote().find("ppo.device_rollout is off") != std::string::npos, host.rolloutNote().c_str());
     for (int iteration = 1; iteration <= 3; ++iteration) {
       const train::IterationReport d = device.runIteration(), h = host.runIteration();
       const train::RolloutArrays a = device.lastRollout(), b = host.lastRollout();
-      for (const QString& problem : {difference("observations", a.obs, b.obs, 0), difference("actions", a.actions, b.actions, 0),
-                                     difference("log-probabilities", a.logProbs, b.logProbs, 1e-6f), difference("values", a.values, b.values, 0),
-                                     difference("rewards", a.rewards, b.rewards, 0), difference("episode ends", a.dones, b.dones, 0),
-                                     difference("last values", a.lastValues, b.lastValues, 0), difference("advantages", a.advantages, b.advantages, 1e-5f),
-                                     difference("value targets", a.returns, b.returns, 1e-5f)})
+      for (const QString& problem : {difference("observations", a.obs, b.obs, exact), difference("actions", a.actions, b.actions, 0),
+                                     difference("log-probabilities", a.logProbs, b.logProbs, 1e-6f), difference("values", a.values, b.values, exact),
+                                     difference("rewards", a.rewards, b.rewards, exact), difference("episode ends", a.dones, b.dones, 0),
+                                     difference("last values", a.lastValues, b.lastValues, exact),
+                                     difference("advantages", a.advantages, b.advantages, 1e-5f), difference("value targets", a.returns, b.returns, 1e-5f)})
         QVERIFY2(problem.isEmpty(), qPrintable(QStringLiteral("iteration %1, %2").arg(iteration).arg(problem)));
       QCOMPARE(d.episodes->episodes, h.episodes->episodes);
       QVERIFY(std::abs(d.episodes->returnMean - h.episodes->returnMean) <= 1e-9 * (1 + std::abs(h.episodes->returnMean)));  // summed in another order
