@@ -10,6 +10,8 @@
 #include "core/exec/backend.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_program.hpp"
+#include "gpu/env/device_environments.hpp"
+#include "gpu/env/device_rollout.hpp"
 #include "gpu/nvrtc_compiler.hpp"
 #include "gpu/search/device_replay.hpp"
 #include "gpu/search/gpu_search.hpp"
@@ -85,6 +87,27 @@ class CudaBackend final : public exec::Backend {
       return nullptr;
     }
     return makeDeviceReplay(setup, runtime_, reason);
+  }
+
+  std::unique_ptr<cas::env::VectorEnvironments> createEnvironments(std::string_view environment, int count, std::uint64_t seed,
+                                                                   std::string* reason) override {
+    try {
+      if (!runtime_) runtime_ = std::make_shared<DeviceRuntime>(device_);
+    } catch (const std::exception& e) {
+      *reason = std::string("the CUDA runtime did not start: ") + e.what();
+      return nullptr;
+    }
+    return env::makeDeviceEnvironments(environment, count, seed, runtime_, reason);
+  }
+
+  std::unique_ptr<cas::train::DeviceRollout> createRollout(const cas::train::RolloutSetup& setup, std::string* reason) override {
+    try {
+      if (!runtime_) runtime_ = std::make_shared<DeviceRuntime>(device_);
+    } catch (const std::exception& e) {
+      *reason = std::string("the CUDA runtime did not start: ") + e.what();
+      return nullptr;
+    }
+    return env::makeDeviceRollout(setup, runtime_, reason);
   }
 
   std::optional<exec::ProbeReport> probe() override {

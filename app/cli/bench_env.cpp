@@ -1,7 +1,10 @@
 // `cuda-agent bench env`: environment steps per second alone, as a PPO rollout would drive them:
 // N environments side by side, a random action for each, a step, a reset where the episode
-// ended, and each observation written into the batch the policy would read. The environments
-// are the CPU twins (core/env), spread over a thread pool; the device kernels are not written yet.
+// ended, and each observation written into the batch the policy would read. --device cpu steps
+// the CPU twins (core/env) over a thread pool; --device cuda the CUDA backend's device twins
+// (gpu/env, through exec::Backend::createEnvironments). Both seed copy g's environment and its
+// action generator alike, so both play the same episodes: the totals printed agree (CartPole's
+// within a last-place difference of the device's cos and sin).
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -9,11 +12,11 @@
 #include <vector>
 
 #include "app/cli/commands.hpp"
-#include "core/env/cartpole.hpp"
-#include "core/env/minatar_asterix.hpp"
-#include "core/env/minatar_breakout.hpp"
-#include "core/env/minatar_freeway.hpp"
-#include "core/env/minatar_space_invaders.hpp"
+#include "core/env/environments.hpp"
+#include "core/env/game_random.hpp"
+#include "core/env/single_agent.hpp"
+#include "core/env/vector_environments.hpp"
+#include "core/exec/backend.hpp"
 #include "core/exec/thread_pool.hpp"
 
 namespace cas::cli {
@@ -24,72 +27,84 @@ struct Totals {
   std::int64_t episodes = 0;
 };
 
-// Steps every environment of `env` `steps` times; `Env` is CartPole or MinAtarBreakout.
-template <typename Env>
-std::vector<Totals> run(Env& env, int steps, int observationSize, exec::ThreadPool& pool, std::uint64_t seed) {
-  const int envs = env.size();
-  std::vector<float> observations(size_t(envs) * size_t(observationSize));
+int observationSize(const env::EnvironmentInfo& info) {
+  int n = 1;
+  for (int d : info.observationShape) n *= d;
+  return n;
+}
+
+// Steps every CPU twin `steps` times; returns the totals and the seconds the stepping took.
+env::VectorEnvironments::RandomRun runOnCpu(const env::EnvironmentInfo& info, const EnvBenchOptions& o, exec::ThreadPool& pool) {
+  auto environments = info.singleAgent(o.envs, o.seed);
+  const int obs = observationSize(info);
+  std::vector<float> observations(size_t(o.envs) * size_t(obs));
   std::vector<env::GameRandom> actions;
-  for (int g = 0; g < envs; ++g) actions.push_back(env::GameRandom::forGame(seed + 1, g));
-  std::vector<Totals> totals(static_cast<size_t>(envs));
-  for (int s = 0; s < steps; ++s)
-    pool.parallelFor(envs, 256, [&](std::int64_t begin, std::int64_t end) {
+  for (int g = 0; g < o.envs; ++g) actions.push_back(env::GameRandom::forGame(o.seed + 1, g));
+  std::vector<Totals> totals(static_cast<size_t>(o.envs));
+  const auto start = std::chrono::steady_clock::now();
+  for (int s = 0; s < o.steps; ++s)
+    pool.parallelFor(o.envs, 256, [&](std::int64_t begin, std::int64_t end) {
       for (auto g = int(begin); g < int(end); ++g) {
-        const auto r = env.step(g, actions[size_t(g)].below(Env::kActions));
+        const env::StepResult r = environments->step(g, actions[size_t(g)].below(info.actionCount));
         totals[size_t(g)].reward += r.reward;
-        bool ended;
-        if constexpr (requires { r.terminated; }) ended = r.terminated || r.truncated;
-        else ended = r.terminal;
-        if (ended) {
+        if (r.terminated || r.truncated) {
           ++totals[size_t(g)].episodes;
-          env.reset(g);
+          environments->reset(g);
         }
-        env.observe(g, observations.data() + size_t(g) * size_t(observationSize));
+        environments->observe(g, observations.data() + size_t(g) * size_t(obs));
       }
     });
-  return totals;
+  env::VectorEnvironments::RandomRun run;
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const Totals& t : totals) {
+    run.reward += t.reward;
+    run.episodes += t.episodes;
+  }
+  return run;
 }
 
 }  // namespace
 
 int runBenchEnv(const EnvBenchOptions& o) {
-  exec::ThreadPool pool(o.threads);
-  using Clock = std::chrono::steady_clock;
-  std::vector<Totals> totals;
-  const auto start = Clock::now();
-  if (o.env == "cartpole") {
-    env::CartPole env(o.envs, o.seed);
-    totals = run(env, o.steps, env::CartPole::kObservationSize, pool, o.seed);
-  } else if (o.env == "minatar-asterix") {
-    env::MinAtarAsterix env(o.envs, o.seed);
-    totals = run(env, o.steps, env::MinAtarAsterix::kObservationSize, pool, o.seed);
-  } else if (o.env == "minatar-space-invaders") {
-    env::MinAtarSpaceInvaders env(o.envs, o.seed);
-    totals = run(env, o.steps, env::MinAtarSpaceInvaders::kObservationSize, pool, o.seed);
-  } else if (o.env == "minatar-freeway") {
-    env::MinAtarFreeway env(o.envs, o.seed);
-    totals = run(env, o.steps, env::MinAtarFreeway::kObservationSize, pool, o.seed);
+  const env::EnvironmentInfo* info = env::findEnvironment(o.env);
+  if (!info || !info->singleAgent) {
+    std::cerr << "error: '" << o.env << "' is not a single-agent environment with a CPU twin\n";
+    return 2;
+  }
+  env::VectorEnvironments::RandomRun run;
+  std::string where;
+  int threads = 0;
+  if (o.device == "cuda") {
+    std::string error;
+    const auto backend = exec::BackendRegistry::instance().select("cuda", &error);
+    if (!backend) {
+      std::cerr << "error: " << error << "\n";
+      return 2;
+    }
+    auto environments = backend->createEnvironments(o.env, o.envs, o.seed, &error);
+    if (!environments) {
+      std::cerr << "error: the CUDA backend cannot step " << o.env << ": " << error << "\n";
+      return 2;
+    }
+    run = environments->stepRandomly(o.steps, o.seed + 1);
+    where = backend->statusText();
   } else {
-    env::MinAtarBreakout env(o.envs, o.seed);
-    totals = run(env, o.steps, env::MinAtarBreakout::kObservationSize, pool, o.seed);
+    exec::ThreadPool pool(o.threads);
+    threads = pool.size();
+    run = runOnCpu(*info, o, pool);
+    where = std::to_string(threads) + " CPU thread" + (threads == 1 ? "" : "s");
   }
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  Totals all;
-  for (const Totals& t : totals) {
-    all.reward += t.reward;
-    all.episodes += t.episodes;
-  }
-  const double stepsTaken = double(o.envs) * double(o.steps), rate = stepsTaken / seconds;
+  const double rate = double(o.envs) * double(o.steps) / run.seconds;
   if (o.json) {
-    std::printf("{\"env\": \"%s\", \"device\": \"cpu\", \"threads\": %d, \"envs\": %d, \"steps\": %d, \"seconds\": %.6g, "
+    std::printf("{\"env\": \"%s\", \"device\": \"%s\", \"threads\": %d, \"envs\": %d, \"steps\": %d, \"seconds\": %.6g, "
                 "\"steps_per_second\": %.6g, \"episodes\": %lld, \"reward\": %.6g}\n",
-                o.env.c_str(), pool.size(), o.envs, o.steps, seconds, rate, static_cast<long long>(all.episodes), all.reward);
+                o.env.c_str(), o.device.c_str(), threads, o.envs, o.steps, run.seconds, rate, static_cast<long long>(run.episodes), run.reward);
     return 0;
   }
-  std::printf("%s: %d environments x %d steps of random actions on %d CPU thread%s: %.3g s, %.3g M steps/s\n", o.env.c_str(), o.envs,
-              o.steps, pool.size(), pool.size() == 1 ? "" : "s", seconds, rate / 1e6);
+  std::printf("%s: %d environments x %d steps of random actions on %s: %.3g s, %.3g M steps/s\n", o.env.c_str(), o.envs, o.steps, where.c_str(),
+              run.seconds, rate / 1e6);
   std::printf("  %lld episodes ended (reset where they did), %.0f reward in all; each step's observations written as the policy's batch\n",
-              static_cast<long long>(all.episodes), all.reward);
+              static_cast<long long>(run.episodes), run.reward);
   return 0;
 }
 

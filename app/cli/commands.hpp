@@ -42,8 +42,16 @@ struct SearchBenchOptions {
 struct EnvBenchOptions {
   std::string env = "minatar-breakout";  // cartpole or a MinAtar game (minatar-breakout, ...)
   int envs = 4096, steps = 1000;
+  std::string device = "cpu";  // cpu: the CPU twins on a thread pool; cuda: the device twins (gpu/env)
   int threads = 0;  // 0: one per hardware thread
   std::uint64_t seed = 1;
+  bool json = false;
+};
+
+struct PpoBenchOptions {
+  std::string project, device = "auto";
+  std::vector<std::string> sets;  // name=value, as train --set (ppo.envs=4096, ...)
+  int iterations = 10;            // timed, after one to warm up
   bool json = false;
 };
 
@@ -117,6 +125,7 @@ struct ExportOptions {
 int runTrain(const TrainOptions& options);
 int runExport(const ExportOptions& options);
 int runBenchEnv(const EnvBenchOptions& options);
+int runBenchPpo(const PpoBenchOptions& options);
 int runEval(const EvalOptions& options);
 int runAnalyze(const AnalyzeOptions& options);
 int runPlay(const PlayOptions& options);

@@ -146,15 +146,27 @@ int main(int argc, char** argv) {
 
   cas::cli::EnvBenchOptions envBench;
   auto* benchEnv = benchCmd->add_subcommand("env",
-      "Time environment steps alone on the CPU twins: N environments side by side, random actions, resets where\n"
-      "episodes end, observations written as the policy's batch");
-  const std::vector<std::string> steppedEnvironments = {"cartpole", "minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-space-invaders"};
+      "Time environment steps alone: N environments side by side, random actions, resets where episodes end,\n"
+      "observations written as the policy's batch; on the CPU twins (--device cpu) or the CUDA backend's\n"
+      "device twins (--device cuda), which step the same copies with the same actions");
+  const std::vector<std::string> steppedEnvironments = {"cartpole", "minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-seaquest", "minatar-space-invaders"};
   benchEnv->add_option("--env", envBench.env, CLI::detail::join(steppedEnvironments, ", "))->check(CLI::IsMember(steppedEnvironments))->capture_default_str();
   benchEnv->add_option("--envs", envBench.envs, "Environments side by side")->check(integerIn(1, 1 << 20))->capture_default_str();
   benchEnv->add_option("--steps", envBench.steps, "Steps of every environment")->check(integerIn(1, 1000000))->capture_default_str();
-  benchEnv->add_option("--threads", envBench.threads, "CPU threads (0: one per hardware thread)")->check(integerIn(0, 1024))->capture_default_str();
+  benchEnv->add_option("--device", envBench.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  benchEnv->add_option("--threads", envBench.threads, "CPU threads with --device cpu (0: one per hardware thread)")->check(integerIn(0, 1024))->capture_default_str();
   benchEnv->add_option("--seed", envBench.seed, "Seed of the environments and the random actions")->check(integerIn(0, INT64_MAX))->capture_default_str();
   benchEnv->add_flag("--json", envBench.json, "Print one JSON object");
+
+  cas::cli::PpoBenchOptions ppoBench;
+  auto* benchPpo = benchCmd->add_subcommand("ppo",
+      "Time the whole PPO loop of a project: environment steps per second with the policy's rollouts and the updates\n"
+      "included, after one iteration to warm up");
+  benchPpo->add_option("project", ppoBench.project, "Project folder (algorithm ppo)")->required();
+  benchPpo->add_option("--device", ppoBench.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+  benchPpo->add_option("--set", ppoBench.sets, "Override a parameter, name=value (e.g. ppo.envs=4096); repeatable");
+  benchPpo->add_option("--iterations", ppoBench.iterations, "Iterations timed")->check(integerIn(1, 100000))->capture_default_str();
+  benchPpo->add_flag("--json", ppoBench.json, "Print one JSON object");
 
   cas::cli::KernelsOptions kernels;
   auto* kernelsCmd = app.add_subcommand("kernels", "Show the CUDA kernels generated for a project or benchmark network, timed, with their source");
@@ -284,6 +296,7 @@ int main(int argc, char** argv) {
   if (*benchSearch) return cas::cli::runBenchSearch(searchBench);
   if (*benchSolver) return cas::cli::runBenchSolver(solverBench);
   if (*benchEnv) return cas::cli::runBenchEnv(envBench);
+  if (*benchPpo) return cas::cli::runBenchPpo(ppoBench);
   if (*kernelsCmd) return cas::cli::runKernels(kernels);
   if (*trainCmd) {
     if (int(!train.project.empty()) + int(!train.resume.empty()) + int(!train.restart.empty()) != 1) {

@@ -207,6 +207,7 @@ int runTrain(const TrainOptions& o) {
     if (auto* alphaZero = dynamic_cast<train::AlphaZeroTrainer*>(trainer.get()); alphaZero && backend->id() == "cuda")
       std::cerr << "search: " << alphaZero->searchNote() << "\n";
   }
+  if (auto* ppo = dynamic_cast<train::PpoTrainer*>(trainer.get())) std::cerr << "rollout: " << ppo->rolloutNote() << "\n";
   std::cerr << "run folder: " << printable(run->path().string()) << "\n";
   if (o.ranks > 1) std::cerr << "data-parallel: " << o.ranks << " CPU ranks on threads (rank 0 writes the checkpoints and metrics)\n";
 

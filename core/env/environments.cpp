@@ -6,6 +6,7 @@
 #include "core/env/minatar_breakout.hpp"
 #include "core/env/minatar_environments.hpp"
 #include "core/env/minatar_freeway.hpp"
+#include "core/env/minatar_seaquest.hpp"
 #include "core/env/minatar_space_invaders.hpp"
 #include "core/env/perfect_play.hpp"
 
@@ -66,6 +67,9 @@ const std::vector<EnvironmentInfo>& environments() {
        {4, 10, 10}, 3, false, std::nullopt, nullptr, "", minatar<MinAtarBreakout>, {kNone, kLeft, kRight}},
       {"minatar-freeway", "MinAtar Freeway on a 10x10 grid with sticky actions (the minatar package's rules); planes: chicken, cars, trails by speed.",
        {7, 10, 10}, 3, false, std::nullopt, nullptr, "", minatar<MinAtarFreeway>, {kNone, kUp, kDown}},
+      {"minatar-seaquest", "MinAtar Seaquest on a 10x10 grid with sticky actions and difficulty ramps (the minatar package's rules); planes: "
+       "submarine's front, back, its bullets, trails, enemy bullets, fish, enemy subs, oxygen, divers carried, divers.",
+       {10, 10, 10}, 6, false, std::nullopt, nullptr, "", minatar<MinAtarSeaquest>, {kNone, kLeft, kUp, kRight, kDown, kFire}},
       {"minatar-space-invaders", "MinAtar Space Invaders on a 10x10 grid with sticky actions (the minatar package's rules); planes: cannon, aliens, "
        "aliens marching left, right, the cannon's bullets, the aliens' bullets.",
        {6, 10, 10}, 4, false, std::nullopt, nullptr, "", minatar<MinAtarSpaceInvaders>, {kNone, kLeft, kRight, kFire}},

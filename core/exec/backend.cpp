@@ -1,5 +1,7 @@
 #include "core/exec/backend.hpp"
 
+#include "core/env/vector_environments.hpp"
+
 namespace cas::exec {
 
 BackendRegistry& BackendRegistry::instance() {
@@ -92,6 +94,11 @@ void Executable::doCopyInputFrom(ir::NodeId input, const Executable& source, ir:
   std::vector<float> v(count);
   source.doReadInput(sourceInput, v.data(), count);
   doSetInput(input, v.data(), count);
+}
+
+std::unique_ptr<env::VectorEnvironments> Backend::createEnvironments(std::string_view, int, std::uint64_t, std::string* reason) {
+  if (reason) *reason = "the " + id() + " backend steps the environments' CPU twins";
+  return nullptr;
 }
 
 }  // namespace cas::exec

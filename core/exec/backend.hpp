@@ -4,6 +4,7 @@
 // plugin_loader.cpp, so that no executable links a CUDA library and both start without a driver.
 // Thread-safety: a Backend is driven from one thread at a time (the engine thread); the
 // registry's discovery runs once, guarded, and its results are immutable afterwards.
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -25,10 +26,19 @@ class ReplayStore;
 struct ReplaySetup;
 }  // namespace cas::search
 
+namespace cas::env {
+class VectorEnvironments;
+}
+// PPO's rollout a backend may keep on its device (createRollout), declared by core/train.
+namespace cas::train {
+class DeviceRollout;
+struct RolloutSetup;
+}
+
 namespace cas::exec {
 
 // Bumped whenever the Backend class layout changes, so a stale plugin is refused, not crashed.
-inline constexpr int kBackendPluginAbi = 6;
+inline constexpr int kBackendPluginAbi = 8;
 
 struct ProbeReport {
   bool passed = false;
@@ -112,6 +122,17 @@ class Backend {
   // backend has none (the trainer then takes the CPU's, train::ReplayBuffer). The default (none)
   // is defined in core/search/replay_store.cpp.
   virtual std::unique_ptr<search::ReplayStore> createReplayStore(const search::ReplaySetup& setup, std::string* reason);
+  // `count` copies of the single-agent environment `environment` (a catalogue name) seeded with
+  // `seed`, kept and stepped on this backend's device (core/env/vector_environments.hpp). Null
+  // with `reason` when the backend has no device copies of it (the CPU backend: callers step the
+  // CPU twins themselves). The default (none) is defined in backend.cpp.
+  virtual std::unique_ptr<env::VectorEnvironments> createEnvironments(std::string_view environment, int count, std::uint64_t seed,
+                                                                      std::string* reason);
+  // PPO's rollout on this backend's device (core/train/device_rollout.hpp), its programs compiled
+  // by this backend. Null with `reason` when the backend has none or the environment has no
+  // device twin (PPO then steps the CPU twins on the host). The default (none) is defined in
+  // core/train/device_rollout.cpp.
+  virtual std::unique_ptr<train::DeviceRollout> createRollout(const train::RolloutSetup& setup, std::string* reason);
 };
 
 struct BackendEntry {

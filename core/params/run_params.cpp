@@ -56,6 +56,7 @@ PpoParams readPpoParams(const ParameterSet& set) {
   p.valueCoef = set.getFloat("ppo.value_coef");
   p.entropyCoef = set.getFloat("ppo.entropy_coef");
   p.maxGradNorm = set.getFloat("ppo.max_grad_norm");
+  p.deviceRollout = set.getBool("ppo.device_rollout");
   return p;
 }
 

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "core/train/ppo_math.hpp"
+
 namespace cas::train {
 
 Advantages computeGae(const std::vector<float>& rewards, const std::vector<float>& values, const std::vector<float>& dones,
@@ -12,18 +14,9 @@ Advantages computeGae(const std::vector<float>& rewards, const std::vector<float
   Advantages out;
   out.advantages.resize(n);
   out.returns.resize(n);
-  for (std::int64_t e = 0; e < envs; ++e) {
-    double next = lastValues[size_t(e)], carried = 0;  // V(s_{t+1}) and A_{t+1}, in double: T terms add up
-    for (std::int64_t t = steps; t-- > 0;) {
-      const auto i = size_t(t * envs + e);
-      const double live = 1.0 - double(dones[i]);
-      const double delta = double(rewards[i]) + gamma * live * next - double(values[i]);
-      carried = delta + gamma * lambda * live * carried;
-      out.advantages[i] = float(carried);
-      out.returns[i] = float(carried + double(values[i]));
-      next = values[i];
-    }
-  }
+  for (std::int64_t e = 0; e < envs; ++e)
+    ppo_math::gaeColumn(rewards.data(), values.data(), dones.data(), lastValues[size_t(e)], steps, envs, e, gamma, lambda, out.advantages.data(),
+                        out.returns.data());
   return out;
 }
 

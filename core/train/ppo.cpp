@@ -10,6 +10,7 @@
 #include "core/ir/passes.hpp"
 #include "core/train/checkpoint.hpp"
 #include "core/train/gae.hpp"
+#include "core/train/ppo_math.hpp"
 
 namespace cas::train {
 namespace {
@@ -17,24 +18,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// log(sum(exp(logits))) of one row, in double.
-double logSumExp(const float* logits, int actions) {
-  const double top = *std::max_element(logits, logits + actions);
-  double sum = 0;
-  for (int a = 0; a < actions; ++a) sum += std::exp(double(logits[a]) - top);
-  return top + std::log(sum);
-}
-
-// An action drawn from softmax(logits) with one uniform draw (inverse CDF).
-int sampleAction(const float* logits, int actions, double logNormaliser, env::GameRandom& random) {
-  const double u = random.uniform();
-  double cumulative = 0;
-  for (int a = 0; a < actions - 1; ++a) {
-    cumulative += std::exp(double(logits[a]) - logNormaliser);
-    if (u < cumulative) return a;
-  }
-  return actions - 1;
-}
+using ppo_math::logSumExp;
+using ppo_math::sampleAction;
 
 int greedyAction(const float* logits, int actions) { return int(std::max_element(logits, logits + actions) - logits); }
 
@@ -87,9 +72,6 @@ PpoTrainer::PpoTrainer(const project::Project& project, std::shared_ptr<exec::Ba
                                        actions_, std::uint64_t(params::readRuntimeParams(params_).seed));
 
   syncInference();
-  const auto n = size_t(rolloutSize());
-  rolloutObs_.resize(n * size_t(obsSize_));
-  for (auto* v : {&rolloutActions_, &rolloutLogProbs_, &rolloutValues_, &rolloutRewards_, &rolloutDones_}) v->resize(n);
   startEpisodes();
 }
 
@@ -100,9 +82,28 @@ void PpoTrainer::syncInference() {
 void PpoTrainer::startEpisodes() {
   const int n = int(ppo_.envs);
   const std::uint64_t environmentSeed = rng_(), actionSeed = rng_();
-  envs_ = env::findEnvironment(project_.environment)->singleAgent(n, environmentSeed);
   actionRandom_.clear();
   for (int e = 0; e < n; ++e) actionRandom_.push_back(env::GameRandom::forGame(actionSeed, e));
+  deviceRollout_.reset();
+  if (ppo_.deviceRollout) {
+    RolloutSetup setup{project_.environment, ppo_.envs, ppo_.rolloutSteps, environmentSeed, actionRandom_, inference_.get(), &updater_->executable(),
+                       rolloutSize() / ppo_.minibatches};
+    std::string reason;
+    deviceRollout_ = backend_->createRollout(setup, &reason);
+    rolloutNote_ = deviceRollout_ ? "the rollout runs on the device: the environments' device twins, the rollout and its minibatches stay there"
+                                  : "the rollout runs on the host (" + reason + ")";
+  } else {
+    rolloutNote_ = "the rollout runs on the host (ppo.device_rollout is off; set it to step the environments' device twins on the CUDA backend)";
+  }
+  const auto rows = size_t(deviceRollout_ ? 0 : rolloutSize());
+  rolloutObs_.assign(rows * size_t(obsSize_), 0);
+  for (auto* v : {&rolloutActions_, &rolloutLogProbs_, &rolloutValues_, &rolloutRewards_, &rolloutDones_}) v->assign(rows, 0);
+  if (deviceRollout_) {  // the device keeps the copies
+    envs_.reset();
+    observations_.clear();
+    return;
+  }
+  envs_ = env::findEnvironment(project_.environment)->singleAgent(n, environmentSeed);
   observations_.assign(size_t(n) * size_t(obsSize_), 0);
   for (int e = 0; e < n; ++e) envs_->observe(e, &observations_[size_t(e) * size_t(obsSize_)]);
   episodeReturn_.assign(size_t(n), 0);
@@ -198,10 +199,23 @@ void PpoTrainer::collectRollout(EpisodeReport& episodes) {
   }
 }
 
-void PpoTrainer::update(const std::vector<float>& advantages, const std::vector<float>& returns, const std::function<bool()>& cancelled,
-                        IterationReport& report) {
+RolloutArrays PpoTrainer::lastRollout() const {
+  if (deviceRollout_) return deviceRollout_->read();
+  return {rolloutObs_, rolloutActions_, rolloutLogProbs_, rolloutValues_, rolloutRewards_, rolloutDones_, gae_.advantages, gae_.returns, lastValues_};
+}
+
+void PpoTrainer::collectOnDevice(EpisodeReport& episodes) {
+  const RolloutEpisodes ended = deviceRollout_->collect(ppo_.gamma);
+  episodes.episodes = ended.episodes;
+  episodesFinished_ += ended.episodes;
+  if (ended.episodes > 0) {
+    episodes.returnMean = ended.returnSum / double(ended.episodes);
+    episodes.lengthMean = ended.lengthSum / double(ended.episodes);
+  }
+}
+
+void PpoTrainer::update(const std::function<void(const std::int64_t* rows)>& fill, const std::function<bool()>& cancelled, IterationReport& report) {
   const std::int64_t total = rolloutSize(), minibatch = total / ppo_.minibatches;
-  const auto obs = size_t(obsSize_);
   updater_->setConfig(optimizerConfig());
   exec::Executable& exe = updater_->executable();
   const float clip = float(ppo_.clip), valueCoef = float(ppo_.valueCoef), entropyCoef = float(ppo_.entropyCoef);
@@ -210,10 +224,8 @@ void PpoTrainer::update(const std::vector<float>& advantages, const std::vector<
   exe.setInput(kPpoEntropyCoef, &entropyCoef, 1);
   updater_->resetLossSums();
 
-  const auto m = static_cast<size_t>(minibatch);
   std::vector<std::int64_t> order(static_cast<size_t>(total));
   std::iota(order.begin(), order.end(), 0);
-  std::vector<float> batchObs(m * obs), batchActions(m), batchLogProbs(m), batchValues(m), batchAdvantages(m), batchReturns(m);
   std::int64_t steps = 0;
   bool stopped = false;  // a stop asked for mid-update: the steps taken so far stand
   for (std::int64_t epoch = 0; epoch < ppo_.epochs && !stopped; ++epoch) {
@@ -224,21 +236,7 @@ void PpoTrainer::update(const std::vector<float>& advantages, const std::vector<
         stopped = true;
         break;
       }
-      for (std::int64_t j = 0; j < minibatch; ++j) {
-        const auto i = size_t(order[size_t(start + j)]);
-        std::copy_n(&rolloutObs_[i * obs], obs, &batchObs[size_t(j) * obs]);
-        batchActions[size_t(j)] = rolloutActions_[i];
-        batchLogProbs[size_t(j)] = rolloutLogProbs_[i];
-        batchValues[size_t(j)] = rolloutValues_[i];
-        batchAdvantages[size_t(j)] = advantages[i];
-        batchReturns[size_t(j)] = returns[i];
-      }
-      exe.setInput("obs", batchObs.data(), batchObs.size());
-      exe.setInput("actions", batchActions.data(), batchActions.size());
-      exe.setInput("old_log_probs", batchLogProbs.data(), batchLogProbs.size());
-      exe.setInput("old_values", batchValues.data(), batchValues.size());
-      exe.setInput("advantages", batchAdvantages.data(), batchAdvantages.size());
-      exe.setInput("returns", batchReturns.data(), batchReturns.size());
+      fill(&order[size_t(start)]);
       updater_->enqueueStep();
       ++steps;
     }
@@ -265,11 +263,42 @@ IterationReport PpoTrainer::runIteration(const std::function<bool()>& cancelled)
   const auto start = Clock::now();
   IterationReport report;
   report.episodes.emplace();
-  collectRollout(*report.episodes);
-  report.episodes->rolloutSeconds = since(start);
-  const Advantages gae = computeGae(rolloutRewards_, rolloutValues_, rolloutDones_, lastValues_, ppo_.rolloutSteps, ppo_.envs, ppo_.gamma, ppo_.gaeLambda);
+  std::function<void(const std::int64_t*)> fill;
+  if (deviceRollout_) {
+    collectOnDevice(*report.episodes);
+    report.episodes->rolloutSeconds = since(start);
+    deviceRollout_->estimateAdvantages(ppo_.gamma, ppo_.gaeLambda);
+    fill = [this](const std::int64_t* rows) { deviceRollout_->gather(rows); };
+  } else {
+    collectRollout(*report.episodes);
+    report.episodes->rolloutSeconds = since(start);
+    gae_ = computeGae(rolloutRewards_, rolloutValues_, rolloutDones_, lastValues_, ppo_.rolloutSteps, ppo_.envs, ppo_.gamma, ppo_.gaeLambda);
+    const auto m = size_t(rolloutSize() / ppo_.minibatches), obs = size_t(obsSize_);
+    auto batch = std::make_shared<std::vector<float>>(m * (obs + 5));
+    fill = [this, batch, m, obs](const std::int64_t* rows) {
+      // [obs rows | actions | log-probs | values | advantages | returns], each m long
+      float* o = batch->data();
+      float *actions = o + m * obs, *logProbs = actions + m, *values = logProbs + m, *advantages = values + m, *returns = advantages + m;
+      for (size_t j = 0; j < m; ++j) {
+        const auto i = size_t(rows[j]);
+        std::copy_n(&rolloutObs_[i * obs], obs, o + j * obs);
+        actions[j] = rolloutActions_[i];
+        logProbs[j] = rolloutLogProbs_[i];
+        values[j] = rolloutValues_[i];
+        advantages[j] = gae_.advantages[i];
+        returns[j] = gae_.returns[i];
+      }
+      exec::Executable& exe = updater_->executable();
+      exe.setInput("obs", o, m * obs);
+      exe.setInput("actions", actions, m);
+      exe.setInput("old_log_probs", logProbs, m);
+      exe.setInput("old_values", values, m);
+      exe.setInput("advantages", advantages, m);
+      exe.setInput("returns", returns, m);
+    };
+  }
   const auto trainStart = Clock::now();
-  update(gae.advantages, gae.returns, cancelled, report);
+  update(fill, cancelled, report);
   report.trainSeconds = since(trainStart);
   ++iteration_;
   report.iteration = iteration_;

@@ -22,6 +22,8 @@
 #include "core/env/single_agent.hpp"
 #include "core/params/run_params.hpp"
 #include "core/search/replay_store.hpp"
+#include "core/train/device_rollout.hpp"
+#include "core/train/gae.hpp"
 #include "core/train/trainer.hpp"
 #include "core/train/update.hpp"
 
@@ -76,6 +78,13 @@ class PpoTrainer final : public Trainer {
   // One episode in a fresh environment seeded with `seed`, at most maxSteps steps, recorded.
   RecordedEpisode recordEpisode(bool stochastic, std::uint64_t seed, int maxSteps);
 
+  // Where the rollout runs, in one sentence: on the device (the backend's device rollout) or on
+  // the host, and why not on the device when the backend has one.
+  const std::string& rolloutNote() const { return rolloutNote_; }
+  bool rolloutOnDevice() const { return deviceRollout_ != nullptr; }
+  // The last iteration's rollout and advantages, wherever they are (the device's are copied).
+  RolloutArrays lastRollout() const;
+
   exec::Executable& inferenceProgram() override { return *inference_; }
   std::int64_t inferenceBatch() const override { return ppo_.envs; }
 
@@ -91,8 +100,9 @@ class PpoTrainer final : public Trainer {
   // The policy on `observations` (ppo.envs of them): logits [envs][actions] and values [envs].
   void forward(const std::vector<float>& observations, std::vector<float>* logits, std::vector<float>* values);
   void collectRollout(EpisodeReport& episodes);
-  void update(const std::vector<float>& advantages, const std::vector<float>& returns, const std::function<bool()>& cancelled,
-              IterationReport& report);
+  void collectOnDevice(EpisodeReport& episodes);
+  // `fill(rows)`: put the minibatch of rollout rows `rows` into the update program's inputs.
+  void update(const std::function<void(const std::int64_t* rows)>& fill, const std::function<bool()>& cancelled, IterationReport& report);
   OptimizerConfig optimizerConfig() const;
   search::ReplaySetup emptyReplay() const;  // the checkpoint format's replay section, empty for PPO
 
@@ -114,6 +124,12 @@ class PpoTrainer final : public Trainer {
   // The rollout, [rollout_steps][envs] (observations with [obs] more).
   std::vector<float> rolloutObs_, rolloutActions_, rolloutLogProbs_, rolloutValues_, rolloutRewards_, rolloutDones_;
   std::vector<float> lastValues_;  // V of the observations after the rollout
+  Advantages gae_;                 // of the last rollout
+
+  // On a backend with device twins (ppo.device_rollout): the rollout there; the host's arrays
+  // above then stay empty.
+  std::unique_ptr<DeviceRollout> deviceRollout_;
+  std::string rolloutNote_;
 
   std::int64_t iteration_ = 0, episodesFinished_ = 0;
 };

@@ -62,7 +62,7 @@ class TestCli : public QObject {
   // `bench env` steps the CPU twins: every environment every step, with resets, and the same
   // totals with one thread or two (each game draws from its own generator).
   void benchEnvStepsEveryEnvironment() {
-    for (const char* env : {"minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-space-invaders", "cartpole"}) {
+    for (const char* env : {"minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-seaquest", "minatar-space-invaders", "cartpole"}) {
       QJsonObject results[2];
       for (int threads : {1, 2}) {
         const Run r = cli({QStringLiteral("bench"), QStringLiteral("env"), QStringLiteral("--env"), QLatin1String(env), QStringLiteral("--envs"),

@@ -1,10 +1,11 @@
-// MinAtar Breakout, Freeway, Asterix and Space Invaders against episodes recorded from the
-// `minatar` package (tests/golden/make_minatar_traces.py): with minatar's random draws replayed
-// (Breakout's starting side, Freeway's car periods and directions, Asterix's spawns, the
-// sticky-action draws), the same observations, rewards and episode ends, step for step, across
-// resets, sticky actions, two refills of Breakout's bricks, Freeway's crossings and its time
-// limit, six of Asterix's difficulty ramps and five of Space Invaders' (a cleared block refilled,
-// marching faster).
+// MinAtar Breakout, Freeway, Asterix, Space Invaders and Seaquest against episodes recorded from
+// the `minatar` package (tests/golden/make_minatar_traces.py): with minatar's random draws
+// replayed (Breakout's starting side, Freeway's car periods and directions, Asterix's and
+// Seaquest's spawns, the sticky-action draws), the same observations, rewards and episode ends,
+// step for step, across resets, sticky actions, two refills of Breakout's bricks, Freeway's
+// crossings and its time limit, six of Asterix's difficulty ramps, five of Space Invaders' (a
+// cleared block refilled, marching faster) and all 19 of Seaquest's (one per surfacing, some
+// with 6 divers aboard), with Seaquest's oxygen running out and its enemies' bullets.
 #include <QTest>
 
 #include <fstream>
@@ -13,11 +14,13 @@
 #include "core/env/minatar_asterix.hpp"
 #include "core/env/minatar_breakout.hpp"
 #include "core/env/minatar_freeway.hpp"
+#include "core/env/minatar_seaquest.hpp"
 #include "core/env/minatar_space_invaders.hpp"
 
 using cas::env::MinAtarAsterix;
 using cas::env::MinAtarBreakout;
 using cas::env::MinAtarFreeway;
+using cas::env::MinAtarSeaquest;
 using cas::env::MinAtarSpaceInvaders;
 
 namespace {
@@ -147,10 +150,10 @@ class TestMinAtar : public QObject {
           const auto& drawn = row[4];
           // minatar draws for a spawn exactly when the twin says one is due, and the lane index
           // only when a lane is free.
-          QCOMPARE(env.spawnsNext(int(g)), !drawn.empty());
+          QCOMPARE(env.spawnsNext(env.state(int(g))), !drawn.empty());
           MinAtarAsterix::SpawnDraw spawn;
           if (!drawn.empty()) {
-            QCOMPARE(drawn.size(), size_t(env.freeLanes(int(g)) > 0 ? 3 : 2));
+            QCOMPARE(drawn.size(), size_t(env.freeLanes(env.state(int(g))) > 0 ? 3 : 2));
             spawn = {drawn[0].get<double>(), drawn[1].get<double>(), drawn.size() == 3 ? drawn[2].get<int>() : 0};
             ++spawns;
           }
@@ -161,9 +164,9 @@ class TestMinAtar : public QObject {
           QVERIFY2(obs == fromSetCells(row[5], MinAtarAsterix::kObservationSize), qPrintable(where + QStringLiteral(": observation differs")));
           QVERIFY2(r.reward == row[2].get<float>(), qPrintable(where + QStringLiteral(": reward differs")));
           QVERIFY2(r.terminal == (row[3].get<int>() != 0), qPrintable(where + QStringLiteral(": terminal differs")));
-          QVERIFY2(env.difficulty(int(g)) == row[6].get<int>(), qPrintable(where + QStringLiteral(": difficulty differs")));
+          QVERIFY2(env.difficulty(env.state(int(g))) == row[6].get<int>(), qPrintable(where + QStringLiteral(": difficulty differs")));
           gold += int(r.reward);
-          hardest = std::max(hardest, env.difficulty(int(g)));
+          hardest = std::max(hardest, env.difficulty(env.state(int(g))));
           sticky += draw < MinAtarAsterix::kStickyActionProbability;
           ++steps;
           ++episodeSteps;
@@ -197,9 +200,9 @@ class TestMinAtar : public QObject {
                    qPrintable(where + QStringLiteral(": observation differs")));
           QVERIFY2(r.reward == row[2].get<float>(), qPrintable(where + QStringLiteral(": reward differs")));
           QVERIFY2(r.terminal == (row[3].get<int>() != 0), qPrintable(where + QStringLiteral(": terminal differs")));
-          QVERIFY2(env.difficulty(int(g)) == row[5].get<int>(), qPrintable(where + QStringLiteral(": difficulty differs")));
+          QVERIFY2(env.difficulty(env.state(int(g))) == row[5].get<int>(), qPrintable(where + QStringLiteral(": difficulty differs")));
           hits += int(r.reward);
-          hardest = std::max(hardest, env.difficulty(int(g)));
+          hardest = std::max(hardest, env.difficulty(env.state(int(g))));
           sticky += draw < MinAtarSpaceInvaders::kStickyActionProbability;
           ++steps;
           ++episodeSteps;
@@ -210,6 +213,94 @@ class TestMinAtar : public QObject {
     qInfo("%d Space Invaders steps replayed: %d aliens hit, %d sticky actions, %d episodes to their end, difficulty up to %d", steps, hits,
           sticky, episodes, hardest);
     QVERIFY(steps >= 1000 && hits >= 150 && sticky >= 100 && episodes >= 4 && hardest >= 5);
+  }
+
+  void seaquestMatchesMinatar() {
+    const auto file = golden("seaquest.json");
+    const auto& traces = file["minatar_seaquest"];
+    QVERIFY(traces.size() >= 4);
+    MinAtarSeaquest env(int(traces.size()), 1);
+    int steps = 0, sticky = 0, surfacings = 0, fullSurfacings = 0, enemyBullets = 0, noOxygen = 0, hardest = 0;
+    float rewards = 0;
+    std::vector<float> obs(MinAtarSeaquest::kObservationSize);
+    for (size_t g = 0; g < traces.size(); ++g) {
+      for (const auto& episode : traces[g]["episodes"]) {
+        env.reset(int(g));
+        env.observe(int(g), obs.data());
+        QVERIFY(obs == fromSetCells(episode["initial"], MinAtarSeaquest::kObservationSize));
+        int episodeSteps = 0;
+        for (const auto& row : episode["steps"]) {
+          const auto& game = env.state(int(g)).game;
+          // minatar draws for an enemy and a diver exactly when the twin says one is due.
+          const auto& enemy = row[4];
+          const auto& diver = row[5];
+          QCOMPARE(env.enemySpawnsNext(env.state(int(g))), !enemy.empty());
+          QCOMPARE(env.diverSpawnsNext(env.state(int(g))), !diver.empty());
+          MinAtarSeaquest::SpawnDraws draws;
+          if (!enemy.empty()) draws.enemy = {enemy[0].get<double>(), enemy[1].get<double>(), enemy[2].get<int>()};
+          if (!diver.empty()) draws.diver = {diver[0].get<double>(), diver[1].get<int>()};
+          const int oxygenBefore = game.oxygen, diversBefore = game.diverCount;
+          const double draw = row[1].get<double>();
+          const auto r = env.step(int(g), row[0].get<int>(), draw, draws);
+          env.observe(int(g), obs.data());
+          const QString where = QStringLiteral("trace %1 step %2").arg(g).arg(episodeSteps);
+          QVERIFY2(obs == fromSetCells(row[6], MinAtarSeaquest::kObservationSize), qPrintable(where + QStringLiteral(": observation differs")));
+          QVERIFY2(r.reward == row[2].get<float>(), qPrintable(where + QStringLiteral(": reward differs")));
+          QVERIFY2(r.terminal == (row[3].get<int>() != 0), qPrintable(where + QStringLiteral(": terminal differs")));
+          QVERIFY2(env.difficulty(env.state(int(g))) == row[7].get<int>(), qPrintable(where + QStringLiteral(": difficulty differs")));
+          QVERIFY2(game.diverCount == row[8].get<int>(), qPrintable(where + QStringLiteral(": divers carried differ")));
+          QVERIFY2(game.oxygen == row[9].get<int>(), qPrintable(where + QStringLiteral(": oxygen differs")));
+          surfacings += game.oxygen == MinAtarSeaquest::kMaxOxygen && oxygenBefore < MinAtarSeaquest::kMaxOxygen;
+          fullSurfacings += diversBefore == 6 && game.diverCount == -1;  // minatar's count after emptying
+          rewards += r.reward;
+          enemyBullets = std::max(enemyBullets, game.enemyBullets.count);
+          noOxygen += r.terminal && game.oxygen <= 0;
+          hardest = std::max(hardest, env.difficulty(env.state(int(g))));
+          sticky += draw < MinAtarSeaquest::kStickyActionProbability;
+          ++steps;
+          ++episodeSteps;
+        }
+        QVERIFY(env.terminal(int(g)));
+      }
+    }
+    qInfo("%d Seaquest steps replayed: %d surfacings (%d with 6 divers), %.0f reward, up to %d enemy bullets at once, %d episodes out of "
+          "oxygen, %d sticky actions, difficulty up to %d",
+          steps, surfacings, fullSurfacings, double(rewards), enemyBullets, noOxygen, sticky, hardest);
+    // Difficulty 19 is the ramp's end: enemies spawn every step and move every 3rd.
+    QVERIFY(steps >= 1000 && surfacings >= 10 && fullSurfacings >= 1 && rewards >= 20 && enemyBullets >= 2 && noOxygen >= 1 && sticky >= 100 &&
+            hardest == 19);
+  }
+
+  // The generator-driven step plays a plausible Seaquest: seeded; a player that dives, fires and
+  // surfaces with a diver aboard before the oxygen runs out scores, ramps the difficulty and
+  // sees every kind of entity, and its episodes end.
+  void seaquestOwnDraws() {
+    MinAtarSeaquest a(8, 5), b(8, 5);
+    std::vector<float> x(MinAtarSeaquest::kObservationSize), y(MinAtarSeaquest::kObservationSize), seen(MinAtarSeaquest::kChannels, 0.0f);
+    float rewards = 0;
+    int episodes = 0, hardest = 0;
+    for (int step = 0; step < 3000; ++step)
+      for (int g = 0; g < 8; ++g) {
+        const auto& s = a.state(g).game;
+        const int action = s.diverCount > 0 && s.oxygen < 40 ? 2 : (s.subY == 0 ? 4 : (step % 3 == 0 ? 5 : (step / 7 + g) % 5));
+        const auto p = a.step(g, action), q = b.step(g, action);
+        QVERIFY(p.reward == q.reward && p.terminal == q.terminal);
+        rewards += p.reward;
+        hardest = std::max(hardest, a.difficulty(a.state(g)));
+        a.observe(g, x.data());
+        b.observe(g, y.data());
+        QVERIFY(x == y);
+        for (int c = 0; c < MinAtarSeaquest::kChannels; ++c)
+          for (int i = 0; i < 100; ++i) seen[size_t(c)] += x[size_t(c * 100 + i)];
+        if (p.terminal) {
+          ++episodes;
+          a.reset(g);
+          b.reset(g);
+        }
+      }
+    qInfo("Seaquest with its own draws: %d episodes, %.0f reward, difficulty up to %d", episodes, double(rewards), hardest);
+    QVERIFY(episodes >= 8 && rewards > 0 && hardest >= 1);
+    for (int c = 0; c < MinAtarSeaquest::kChannels; ++c) QVERIFY2(seen[size_t(c)] > 0, qPrintable(QStringLiteral("channel %1 never set").arg(c)));
   }
 
   // The twins' own draws: seeded, and a crossing in Freeway redraws the cars as minatar does

@@ -220,7 +220,7 @@ class TestPpo : public QObject {
                                           QStringLiteral("ppo.total_steps=16384")});
     QVERIFY2(train.status == 0, qPrintable(train.err));
     QVERIFY2(train.out.contains(QStringLiteral("iter 2 | steps 16384 | return ")), qPrintable(train.out));
-    for (const char* name : {"minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-space-invaders"}) {
+    for (const char* name : {"minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-seaquest", "minatar-space-invaders"}) {
       const env::EnvironmentInfo* info = env::findEnvironment(name);
       QVERIFY2(info && info->singleAgent, name);
       auto envs = info->singleAgent(2, 5);

@@ -90,13 +90,13 @@ class TestProject : public QObject {
   void unknownEnvironment() {
     auto r = load("name = \"t\"\nenvironment = \"chess\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\n");
     QVERIFY(!r.project);
-    QCOMPARE(only(r), std::string("2:15 unknown environment 'chess'; known environments: tictactoe, connect4, cartpole, minatar-asterix, minatar-breakout, minatar-freeway, minatar-space-invaders"));
+    QCOMPARE(only(r), std::string("2:15 unknown environment 'chess'; known environments: tictactoe, connect4, cartpole, minatar-asterix, minatar-breakout, minatar-freeway, minatar-seaquest, minatar-space-invaders"));
   }
 
   void algorithmChecks() {
     auto ppo = load("name = \"t\"\nenvironment = \"tictactoe\"\nalgorithm = \"ppo\"\npolicy = \"policy.pdl\"\n");
     QCOMPARE(only(ppo), std::string("3:13 algorithm 'ppo' needs a single-agent environment, but 'tictactoe' is a two-player board game; use 'alphazero'"));
-    for (const char* game : {"minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-space-invaders"})
+    for (const char* game : {"minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-seaquest", "minatar-space-invaders"})
       QVERIFY2(load("name = \"t\"\nenvironment = \"" + std::string(game) + "\"\nalgorithm = \"ppo\"\npolicy = \"policy.pdl\"\n").project, game);
     QVERIFY(load("name = \"t\"\nenvironment = \"cartpole\"\nalgorithm = \"ppo\"\npolicy = \"policy.pdl\"\n").project);
     auto single = load("name = \"t\"\nenvironment = \"cartpole\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\n");

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Records MinAtar Breakout, Freeway, Asterix and Space Invaders episodes from the `minatar`
-package for tests/core/test_minatar.cpp.
+"""Records MinAtar Breakout, Freeway, Asterix, Space Invaders and Seaquest episodes from the
+`minatar` package for tests/core/test_minatar.cpp.
 
     pip install minatar
-    python3 tests/golden/make_minatar_traces.py   # writes tests/golden/minatar/{breakout,freeway,asterix,space_invaders}.json
+    python3 tests/golden/make_minatar_traces.py   # writes tests/golden/minatar/{breakout,freeway,asterix,space_invaders,seaquest}.json
 
 minatar's Environment draws from one numpy RandomState: the ball's starting side at each reset
 (randint(2)) and, at each step, the sticky-action draw (rand() < 0.1 repeats the previous
@@ -17,6 +17,7 @@ observation first), as one array per step whose columns the file's "step" names.
 import copy
 import json
 import os
+import sys
 
 import numpy as np
 from minatar import Environment
@@ -263,6 +264,136 @@ def invaders_trace(seed, episodes, max_steps, noise):
     return out
 
 
+# Each Seaquest episode also notes, for the record (the test does not read them), how it ended
+# and how many subs were removed on a step they fired.
+SEAQUEST_STEP = ["action", "sticky draw", "reward", "terminal",
+                 "an enemy's draws (side, sub, lane; empty: none due)", "a diver's draws (side, lane; empty: none due)",
+                 "the observation's set cells, [channel][row][column] flattened", "difficulty (ramps so far)",
+                 "divers carried (minatar's count: -1 after surfacing with 6)", "oxygen"]
+
+
+class SeaquestSubs(list):
+    """minatar's list of enemy subs, counting the subs removed on a step they fire: minatar goes
+    on reading a removed sub, so it still fires (possibly from off the grid)."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.removed_firing = 0
+
+    def remove(self, sub):
+        # Only the removals in act's walk over the subs (`for sub in reversed(self.e_subs)`)
+        # are followed by the sub's shot; a sub that a bullet moves onto goes before that walk.
+        self.removed_firing += sub[4] == 0 and sys._getframe(1).f_locals.get("sub") is sub
+        super().remove(sub)
+
+
+def seaquest_safe(game, depth):
+    """Whether some actions keep the submarine alive for `depth` steps (on copies of the game,
+    whose copied generator draws what the game will)."""
+    if depth == 0:
+        return True
+    for action in (0, 2, 4, 1, 3, 5):
+        trial = copy.deepcopy(game)
+        _, terminal = trial.act(action)
+        if not terminal and seaquest_safe(trial, depth - 1):
+            return True
+    return False
+
+
+def seaquest_action(inner, policy, noise, surfaces):
+    """Rescues divers, shoots enemies ahead in its lane and surfaces with divers when the oxygen
+    runs low or six are aboard, then ramps the difficulty (`surfaces` False: never surfaces, so
+    the oxygen runs out); dodges what would end the episode within three steps. Random one time
+    in `noise`."""
+    if policy.random() < noise:
+        return int(policy.integers(0, 6))
+    x, y = inner.sub_x, inner.sub_y
+    wanted = []
+    if surfaces and inner.diver_count < 0 and (inner.e_spawn_speed > 1 or inner.move_speed > 2):
+        # minatar leaves -1 divers after surfacing with 6, and surfacing is then free: bob
+        # between rows 0 and 1 to ramp the difficulty to its end.
+        wanted.append(4 if y == 0 else 2)
+    elif surfaces and inner.diver_count != 0 and (inner.diver_count == 6 or inner.oxygen < 12 * y + 20):
+        wanted.append(2)
+    ahead = [e for e in inner.e_fish + inner.e_subs if e[1] == y and (e[0] > x if inner.sub_or else e[0] < x)]
+    if ahead and inner.shot_timer == 0:
+        wanted.append(5)
+    divers = sorted(inner.divers, key=lambda d: abs(d[0] - x) + abs(d[1] - y))
+    if divers and inner.diver_count < 6:
+        dx, dy = divers[0][0] - x, divers[0][1] - y
+        wanted += ([4] if dy > 0 else [2] if dy < 0 else []) + ([3] if dx > 0 else [1] if dx < 0 else [])
+    if y == 0 and (inner.diver_count != 0 or not surfaces):
+        wanted.append(4)
+    wanted += [int(a) for a in policy.permutation(6)]
+    for action in wanted:
+        if action == 2 and y == 1 and (inner.diver_count == 0 or not surfaces):
+            continue  # surfacing without a diver ends the episode
+        trial = copy.deepcopy(inner)
+        _, terminal = trial.act(action)
+        if not terminal and seaquest_safe(trial, 2):
+            return action
+    return wanted[0]
+
+
+def seaquest_trace(seed, episodes, max_steps, noise, surfaces=True):
+    env, recorder = recorded("seaquest", seed)
+    policy = np.random.default_rng(1300 + seed)
+    out = {"seed": seed, "episodes": []}
+    for _ in range(episodes):
+        recorder.draws.clear()
+        env.reset()
+        assert not recorder.draws  # a reset draws nothing
+        env.env.e_subs = SeaquestSubs()
+        episode = {"initial": set_cells(env), "steps": []}
+        for _ in range(max_steps):
+            inner = env.env
+            action = seaquest_action(inner, policy, noise, surfaces)
+            enemy_due, diver_due = not inner.terminal and inner.e_spawn_timer == 0, not inner.terminal and inner.d_spawn_timer == 0
+            recorder.draws.clear()
+            reward, terminal = env.act(action)  # the minimal set is minatar's actions 0-5
+            (kind, draw), rest = recorder.draws[0], [v for _, v in recorder.draws[1:]]
+            assert kind == "rand" and len(rest) == 3 * enemy_due + 2 * diver_due
+            enemy, diver = (rest[:3], rest[3:]) if enemy_due else ([], rest)
+            episode["steps"].append([action, draw, float(reward), int(terminal), enemy, diver, set_cells(env), inner.ramp_index,
+                                     inner.diver_count, inner.oxygen])
+            if terminal:
+                episode["end"] = seaquest_end(inner)
+                break
+        episode["subs removed firing"] = inner.e_subs.removed_firing
+        out["episodes"].append(episode)
+    return out
+
+
+def seaquest_end(inner):
+    """Why the episode ended (for the record: the test does not read it)."""
+    if inner.oxygen <= 0:
+        return "oxygen"
+    if inner.sub_y == 0 and inner.diver_count == 0:
+        return "surfaced without a diver"
+    x, y = inner.sub_x, inner.sub_y
+    if any(b[1] == y and x in (b[0], b[0] - (1 if b[2] else -1)) for b in inner.e_bullets):
+        return "enemy bullet"
+    return "enemy"
+
+
+def seaquest_report(traces):
+    """What the Seaquest traces cover: surfacings, ramps, enemy shots and how episodes ended."""
+    surfacings = full = shots = 0
+    ends = {}
+    for t in traces:
+        for e in t["episodes"]:
+            previous = [0, 0, 0, 0, 0, 0, e["initial"], 0, 0, 200]
+            for s in e["steps"]:
+                surfacings += s[7] > previous[7] or (previous[9] < 200 and s[9] == 200)
+                full += previous[8] == 6 and s[8] == -1
+                shots += sum(400 <= c < 500 for c in s[6]) > sum(400 <= c < 500 for c in previous[6])
+                previous = s
+            end = e.get("end", "step limit")
+            ends[end] = ends.get(end, 0) + 1
+    print(f"seaquest: {surfacings} surfacings ({full} with 6 divers), difficulty up to "
+          f"{max(s[7] for t in traces for e in t['episodes'] for s in e['steps'])}, {shots} steps with new enemy bullets, ends: {ends}")
+
+
 def main():
     # Short episodes of a noisy player, and long ones of a steady player that clear every brick.
     traces = [trace(seed, episodes=3, max_steps=300, noise=0.3) for seed in range(4)]
@@ -300,6 +431,22 @@ def main():
                   separators=(",", ":"))
     report(path, traces)
     print("space invaders difficulty reached:", max(s[5] for t in traces for e in t["episodes"] for s in e["steps"]))
+
+    # Long episodes of a careful player (each surfacing ramps the difficulty; seed 0's surfaces
+    # with 6 divers, then ramps to the end; in seeds 83 and 84 a sub leaves the grid on a step it
+    # fires, and minatar adds its shot from off the grid, then removes it), two that do not mean
+    # to surface (seed 7's oxygen runs out, an enemy bullet hits seed 8's) and short careless
+    # ones (one surfaces without a diver, one moves into an enemy bullet).
+    traces = [seaquest_trace(seed, episodes=1, max_steps=1000, noise=0.02) for seed in (0, 1, 83, 84)]
+    traces += [seaquest_trace(seed, episodes=1, max_steps=400, noise=0.02, surfaces=False) for seed in (7, 8)]
+    traces += [seaquest_trace(18, episodes=3, max_steps=200, noise=0.5)]
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "minatar", "seaquest.json")
+    with open(path, "w") as f:
+        json.dump({"generator": "tests/golden/make_minatar_traces.py", "step": SEAQUEST_STEP, "minatar_seaquest": traces}, f,
+                  separators=(",", ":"))
+    report(path, traces)
+    seaquest_report(traces)
+    assert sum(e["subs removed firing"] for t in traces for e in t["episodes"]) >= 2
 
 
 def report(path, traces):

@@ -1,0 +1,79 @@
+// `cuda-agent bench ppo`: the whole PPO loop's throughput, environment steps per second with the
+// policy's rollout and the updates included, as PureJaxRL-style baselines report it: a project's
+// PPO trainer (core/train/ppo.hpp) on the chosen backend, its parameters overridden with --set
+// (ppo.envs for the batch of environments), one iteration to warm up (compilation, graph
+// capture), then --iterations iterations timed by the wall clock.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "app/cli/commands.hpp"
+#include "app/cli/report_text.hpp"
+#include "core/project/project.hpp"
+#include "core/support/printable.hpp"
+#include "core/train/ppo.hpp"
+
+namespace cas::cli {
+
+int runBenchPpo(const PpoBenchOptions& o) {
+  project::LoadResult loaded = project::loadProject(o.project);
+  for (const Diagnostic& d : loaded.diagnostics.items()) std::cerr << formatDiagnostic(d, loaded.source) << "\n";
+  if (!loaded.project) return 1;
+  if (loaded.project->algorithm != "ppo") {
+    std::cerr << "error: bench ppo needs a project whose algorithm is ppo; " << o.project << " trains with " << loaded.project->algorithm << "\n";
+    return 2;
+  }
+  for (const std::string& assignment : o.sets)
+    if (auto problem = loaded.project->parameters.assign(assignment)) {
+      std::cerr << "error: --set " << printable(assignment) << ": " << printable(*problem) << "\n";
+      return 2;
+    }
+  std::string error;
+  auto backend = exec::BackendRegistry::instance().select(o.device, &error);
+  if (!backend) {
+    std::cerr << "error: " << printable(error) << "\n";
+    return 1;
+  }
+  std::unique_ptr<train::PpoTrainer> trainer;
+  try {
+    trainer = std::make_unique<train::PpoTrainer>(*loaded.project, backend);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << printable(e.what()) << "\n";
+    return 1;
+  }
+  const params::PpoParams& ppo = trainer->ppoParams();
+  if (!o.json) std::printf("rollout: %s\n", trainer->rolloutNote().c_str());
+  trainer->runIteration();  // compiles, captures, fills the caches
+  double rolloutSeconds = 0, returnSum = 0;
+  std::int64_t episodes = 0;
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  for (int i = 0; i < o.iterations; ++i) {
+    const train::IterationReport report = trainer->runIteration();
+    if (report.episodes) {
+      rolloutSeconds += report.episodes->rolloutSeconds;
+      returnSum += report.episodes->returnMean * double(report.episodes->episodes);
+      episodes += report.episodes->episodes;
+    }
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double steps = double(o.iterations) * double(ppo.envs) * double(ppo.rolloutSteps), rate = steps / seconds;
+  const double meanReturn = episodes ? returnSum / double(episodes) : 0;
+  if (o.json) {
+    std::printf("{\"project\": \"%s\", \"env\": \"%s\", \"device\": \"%s\", \"envs\": %lld, \"rollout_steps\": %lld, \"iterations\": %d, "
+                "\"rollout_on_device\": %s, \"seconds\": %.6g, \"env_steps_per_second\": %.6g, \"rollout_seconds\": %.6g, \"update_seconds\": %.6g, \"episodes\": %lld, "
+                "\"mean_return\": %.6g}\n",
+                loaded.project->name.c_str(), loaded.project->environment.c_str(), backend->id().c_str(), static_cast<long long>(ppo.envs),
+                static_cast<long long>(ppo.rolloutSteps), o.iterations, trainer->rolloutOnDevice() ? "true" : "false", seconds, rate, rolloutSeconds, seconds - rolloutSeconds,
+                static_cast<long long>(episodes), meanReturn);
+    return 0;
+  }
+  std::printf("%s (%s) on %s: %d iterations of %lld environments x %lld steps in %.3g s: %.3g M environment steps/s\n", loaded.project->name.c_str(),
+              loaded.project->environment.c_str(), backend->statusText().c_str(), o.iterations, static_cast<long long>(ppo.envs),
+              static_cast<long long>(ppo.rolloutSteps), seconds, rate / 1e6);
+  std::printf("  rollouts %.3g s, updates %.3g s; %lld episodes ended, mean return %.3g\n", rolloutSeconds, seconds - rolloutSeconds,
+              static_cast<long long>(episodes), meanReturn);
+  return 0;
+}
+
+}  // namespace cas::cli

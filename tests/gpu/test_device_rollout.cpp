@@ -1,0 +1,89 @@
+// PPO's rollout on the device (gpu/env/device_rollout.cpp) against the host rollout over the CPU
+// twins (core/train/ppo.cpp), both on the CUDA backend with the same seeds: the same
+// observations, actions, log-probabilities, values, rewards and episode ends, the same advantages
+// and value targets, and after the updates (the device gathering the minibatches into the update
+// program, the host uploading them) the same losses and the same next rollout. Not covered: a
+// CartPole episode cut at step 500 (the untrained policy's episodes end long before), so the
+// bootstrap of cut episodes on the device is checked only by its host twin's test (test_ppo).
+#include <QTest>
+
+#include <cmath>
+
+#include "core/exec/backend.hpp"
+#include "core/project/project.hpp"
+#include "core/train/ppo.hpp"
+
+using namespace cas;
+
+namespace {
+
+std::shared_ptr<exec::Backend> cuda() {
+  const exec::BackendEntry* e = exec::BackendRegistry::instance().find("cuda");
+  return e ? e->backend : nullptr;
+}
+
+project::Project projectWith(const QString& folder, const std::vector<std::string>& sets) {
+  project::LoadResult loaded = project::loadProject((QStringLiteral(CAS_SOURCE_DIR "/projects/") + folder).toStdString());
+  if (!loaded.project) throw std::runtime_error("the project does not load");
+  for (const std::string& s : sets)
+    if (auto problem = loaded.project->parameters.assign(s)) throw std::runtime_error(*problem);
+  return *loaded.project;
+}
+
+// Entries of `got` and `want` differ by more than `tolerance` (0: bit for bit): the first such, as text.
+QString difference(const char* what, const std::vector<float>& got, const std::vector<float>& want, float tolerance) {
+  if (got.size() != want.size()) return QStringLiteral("%1: %2 entries on the device, %3 on the host").arg(what).arg(got.size()).arg(want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::abs(got[i] - want[i]) <= tolerance))
+      return QStringLiteral("%1[%2]: device %3, host %4").arg(what).arg(i).arg(double(got[i]), 0, 'g', 9).arg(double(want[i]), 0, 'g', 9);
+  return {};
+}
+
+}  // namespace
+
+class TestDeviceRollout : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    if (!cuda()) QSKIP("no CUDA backend on this machine");
+  }
+
+  void matchesTheHostRollout_data() {
+    QTest::addColumn<QString>("folder");
+    QTest::newRow("minatar-breakout") << QStringLiteral("minatar-breakout-ppo");
+    QTest::newRow("cartpole") << QStringLiteral("cartpole-ppo");
+  }
+  void matchesTheHostRollout() {
+    QFETCH(QString, folder);
+    const std::vector<std::string> sets = {"ppo.envs=64", "ppo.rollout_steps=32", "ppo.minibatches=4", "ppo.epochs=2", "runtime.seed=5",
+                                           "ppo.device_rollout=true"};
+    std::vector<std::string> hostSets = sets;
+    hostSets.back() = "ppo.device_rollout=false";
+    train::PpoTrainer device(projectWith(folder, sets), cuda()), host(projectWith(folder, hostSets), cuda());
+    // MinAtar's rollouts agree to the bit; CartPole's states within the device's last-place
+    // differences of cos and sin, which the values then carry.
+    const float exact = folder.startsWith(QStringLiteral("cartpole")) ? 1e-5f : 0.0f;
+    QVERIFY2(device.rolloutOnDevice(), device.rolloutNote().c_str());
+    QVERIFY(!host.rolloutOnDevice());
+    QVERIFY2(host.rolloutNote().find("ppo.device_rollout is off") != std::string::npos, host.rolloutNote().c_str());
+    for (int iteration = 1; iteration <= 3; ++iteration) {
+      const train::IterationReport d = device.runIteration(), h = host.runIteration();
+      const train::RolloutArrays a = device.lastRollout(), b = host.lastRollout();
+      for (const QString& problem : {difference("observations", a.obs, b.obs, exact), difference("actions", a.actions, b.actions, 0),
+                                     difference("log-probabilities", a.logProbs, b.logProbs, 1e-6f), difference("values", a.values, b.values, exact),
+                                     difference("rewards", a.rewards, b.rewards, exact), difference("episode ends", a.dones, b.dones, 0),
+                                     difference("last values", a.lastValues, b.lastValues, exact),
+                                     difference("advantages", a.advantages, b.advantages, 1e-5f), difference("value targets", a.returns, b.returns, 1e-5f)})
+        QVERIFY2(problem.isEmpty(), qPrintable(QStringLiteral("iteration %1, %2").arg(iteration).arg(problem)));
+      QCOMPARE(d.episodes->episodes, h.episodes->episodes);
+      QVERIFY(std::abs(d.episodes->returnMean - h.episodes->returnMean) <= 1e-9 * (1 + std::abs(h.episodes->returnMean)));  // summed in another order
+      QVERIFY2(std::abs(d.loss - h.loss) <= 1e-5f * (1 + std::abs(h.loss)),
+               qPrintable(QStringLiteral("iteration %1: loss %2 on the device rollout, %3 on the host's").arg(iteration).arg(d.loss).arg(h.loss)));
+      qInfo("%s iteration %d: %lld episodes ended, return %.3f, loss %.6f (host %.6f)", qPrintable(folder), iteration,
+            static_cast<long long>(d.episodes->episodes), d.episodes->returnMean, double(d.loss), double(h.loss));
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDeviceRollout)
+#include "test_device_rollout.moc"
