@@ -2,6 +2,16 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="en">
 <context>
+    <name>cas::widgets::KernelView</name>
+    <message numerus="yes">
+        <source>Then the device search&apos;s %n kernel(s), instrumented, each timed per simulation step over %1 steps of every game (steps that add simulations to the games&apos; current trees).</source>
+        <translation>
+            <numerusform>Then the device search&apos;s %n kernel, instrumented, timed per simulation step over %1 steps of every game (steps that add simulations to the games&apos; current trees).</numerusform>
+            <numerusform>Then the device search&apos;s %n kernels, instrumented, each timed per simulation step over %1 steps of every game (steps that add simulations to the games&apos; current trees).</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
     <name>cas::widgets::ProjectPanel</name>
     <message numerus="yes">
         <source>%1 could not be opened: %n error(s), listed in the Log.</source>
@@ -38,6 +48,16 @@
         <translation>
             <numerusform>N = %Ln visit</numerusform>
             <numerusform>N = %Ln visits</numerusform>
+        </translation>
+    </message>
+</context>
+<context>
+    <name>cas::widgets::SmTimeline</name>
+    <message numerus="yes">
+        <source>SM timeline of one simulation step: %n kernel(s), %1 blocks on %2 SMs over %3 µs</source>
+        <translation>
+            <numerusform>SM timeline of one simulation step: %n kernel, %1 blocks on %2 SMs over %3 µs</numerusform>
+            <numerusform>SM timeline of one simulation step: %n kernels, %1 blocks on %2 SMs over %3 µs</numerusform>
         </translation>
     </message>
 </context>

@@ -660,10 +660,6 @@ CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</tr
         <translation>逐个启动内核时用 CUDA 事件测得的每次运行平均时间。</translation>
     </message>
     <message>
-        <source>Share of the summed kernel time.</source>
-        <translation>占内核总时间的比例。</translation>
-    </message>
-    <message>
         <source>Active warps per SM over the maximum, from the occupancy calculator.</source>
         <translation>每个 SM 的活跃 warp 数与最大值之比，由占用率计算器得出。</translation>
     </message>
@@ -719,6 +715,18 @@ CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</tr
         <source>Layers</source>
         <translation>层</translation>
     </message>
+    <message>
+        <source>Share of the summed kernel time: of the inference graph&apos;s run, or of the search&apos;s simulation step.</source>
+        <translation>占内核总时间的比例：推理图的一次运行，或搜索的一个模拟步。</translation>
+    </message>
+    <message>
+        <source>The share of a warp&apos;s 32 lanes active at each sampled step (100%: no divergence); measured in the device search&apos;s instrumented kernels, n/a for the others.</source>
+        <translation>每个采样步中一个 warp 的 32 条通道里处于活动状态的比例（100%：无分歧）；在设备搜索的插桩内核中测得，其他内核为 n/a。</translation>
+    </message>
+    <message>
+        <source>SIMT efficiency</source>
+        <translation>SIMT 效率</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::KernelView</name>
@@ -757,6 +765,12 @@ CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</tr
     <message>
         <source>%1 is a %2 call; it has no generated source.</source>
         <translation>%1 是 %2 调用，没有生成的源码。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Then the device search&apos;s %n kernel(s), instrumented, each timed per simulation step over %1 steps of every game (steps that add simulations to the games&apos; current trees).</source>
+        <translation>
+            <numerusform>随后是设备搜索的 %n 个内核，已插桩，每个按模拟步计时，共对每局游戏运行 %1 步（这些步会为各局当前的搜索树增加模拟次数）。</numerusform>
+        </translation>
     </message>
 </context>
 <context>
@@ -2744,6 +2758,35 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
     <message>
         <source>Command</source>
         <translation>命令</translation>
+    </message>
+</context>
+<context>
+    <name>cas::widgets::SmTimeline</name>
+    <message>
+        <source>Each row is an SM, each bar a block of an instrumented kernel, placed at the time the SM ran it; the kernels of one simulation step follow each other from left to right.</source>
+        <translation>每一行是一个 SM，每一条是插桩内核的一个线程块，位于该 SM 运行它的时刻；一个模拟步的各内核从左到右依次排列。</translation>
+    </message>
+    <message numerus="yes">
+        <source>SM timeline of one simulation step: %n kernel(s), %1 blocks on %2 SMs over %3 µs</source>
+        <translation>
+            <numerusform>一个模拟步的 SM 时间线：%n 个内核，%1 个线程块，分布在 %2 个 SM 上，共 %3 µs</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>SM 0</source>
+        <translation>SM 0</translation>
+    </message>
+    <message>
+        <source>SM %1</source>
+        <translation>SM %1</translation>
+    </message>
+    <message>
+        <source>0 µs</source>
+        <translation>0 µs</translation>
+    </message>
+    <message>
+        <source>%1 µs</source>
+        <translation>%1 µs</translation>
     </message>
 </context>
 <context>

@@ -15,6 +15,7 @@
 #include <algorithm>
 
 #include "widgets/backend_status.hpp"
+#include "widgets/sm_timeline.hpp"
 
 namespace cas::widgets {
 namespace {
@@ -34,7 +35,9 @@ int KernelTableModel::columnCount(const QModelIndex& parent) const { return pare
 QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
   const exec::KernelReport& k = kernels_[size_t(index.row())];
-  const double share = k.timeUs >= 0 && totalUs_ > 0 ? k.timeUs / totalUs_ : -1;
+  // A search kernel's share is of the search's step, an inference kernel's of the graph's run.
+  const double group = k.kind == "search" ? searchUs_ : totalUs_;
+  const double share = k.timeUs >= 0 && group > 0 ? k.timeUs / group : -1;
   if (role == SortRole) {
     switch (index.column()) {
       case Index: return index.row();
@@ -45,6 +48,7 @@ QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
       case SharedMemory: return k.sharedBytes;
       case TheoreticalOccupancy: return k.theoreticalOccupancy;
       case AchievedOccupancy: return k.achievedOccupancy;
+      case SimtEfficiency: return k.simtEfficiency;
       default: role = Qt::DisplayRole;  // text columns sort by their text
     }
   }
@@ -65,6 +69,7 @@ QVariant KernelTableModel::data(const QModelIndex& index, int role) const {
     case SharedMemory: return orNa(k.sharedBytes, QString::number(k.sharedBytes));
     case TheoreticalOccupancy: return percent(k.theoreticalOccupancy);
     case AchievedOccupancy: return percent(k.achievedOccupancy);
+    case SimtEfficiency: return percent(k.simtEfficiency);
     case Launch: return QString::fromStdString(k.launch);
     case Layers: return QString::fromStdString(k.label);
   }
@@ -77,9 +82,12 @@ QVariant KernelTableModel::headerData(int section, Qt::Orientation orientation, 
   if (role == Qt::ToolTipRole) {
     switch (section) {
       case Time: return tr("Mean time per run, measured with CUDA events while the kernels are launched one by one.");
-      case Share: return tr("Share of the summed kernel time.");
+      case Share: return tr("Share of the summed kernel time: of the inference graph's run, or of the search's simulation step.");
       case TheoreticalOccupancy: return tr("Active warps per SM over the maximum, from the occupancy calculator.");
       case AchievedOccupancy: return tr("Measured active warps per SM over the maximum; n/a while the backend does not collect it.");
+      case SimtEfficiency:
+        return tr("The share of a warp's 32 lanes active at each sampled step (100%: no divergence); measured in the device search's "
+                  "instrumented kernels, n/a for the others.");
       default: return {};
     }
   }
@@ -94,6 +102,7 @@ QVariant KernelTableModel::headerData(int section, Qt::Orientation orientation, 
     case SharedMemory: return tr("Shared memory (B)");
     case TheoreticalOccupancy: return tr("Theoretical occupancy");
     case AchievedOccupancy: return tr("Achieved occupancy");
+    case SimtEfficiency: return tr("SIMT efficiency");
     case Launch: return tr("Launch");
     case Layers: return tr("Layers");
   }
@@ -103,8 +112,8 @@ QVariant KernelTableModel::headerData(int section, Qt::Orientation orientation, 
 void KernelTableModel::setKernels(std::vector<exec::KernelReport> kernels) {
   beginResetModel();
   kernels_ = std::move(kernels);
-  totalUs_ = 0;
-  for (const exec::KernelReport& k : kernels_) totalUs_ += std::max(k.timeUs, 0.0);
+  totalUs_ = searchUs_ = 0;
+  for (const exec::KernelReport& k : kernels_) (k.kind == "search" ? searchUs_ : totalUs_) += std::max(k.timeUs, 0.0);
   endResetModel();
 }
 
@@ -182,6 +191,7 @@ KernelView::KernelView(QWidget* parent)
       cpuExplanation_(new QLabel),
       profileButton_(new QPushButton(tr("Profile Again"))),
       kernelTable_(new QTableView),
+      timeline_(new SmTimeline),
       source_(new QPlainTextEdit) {
   setObjectName(QStringLiteral("kernelView"));
   sortedKernels_->setSourceModel(kernels_);
@@ -219,9 +229,12 @@ KernelView::KernelView(QWidget* parent)
   kernelLayout->addLayout(summaryRow);
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(kernelTable_);
+  split->addWidget(timeline_);
   split->addWidget(source_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
+  split->setStretchFactor(2, 2);
+  timeline_->hide();  // until a profile carries one
   kernelLayout->addWidget(split, 1);
 
   auto* cpuPage = new QWidget;
@@ -293,7 +306,11 @@ void KernelView::showBackend(bool cuda, const QString& status) {
 }
 
 void KernelView::showProfile(const KernelProfile& profile) {
-  kernels_->setKernels(profile.kernels);
+  std::vector<exec::KernelReport> all = profile.kernels;
+  all.insert(all.end(), profile.searchKernels.begin(), profile.searchKernels.end());
+  kernels_->setKernels(std::move(all));
+  timeline_->setKernels(profile.searchKernels);
+  timeline_->setVisible(timeline_->hasTimeline());
   QStringList lines;
   lines << tr("Self-play inference graph '%1' at batch %2, after iteration %3: %4 kernels, %5 µs per run when launched one by one "
               "(mean of %6 runs).")
@@ -303,6 +320,11 @@ void KernelView::showProfile(const KernelProfile& profile) {
                .arg(profile.kernels.size())
                .arg(kernels_->totalMicroseconds(), 0, 'f', 1)
                .arg(profile.runs);
+  if (!profile.searchKernels.empty())
+    lines << tr("Then the device search's %n kernel(s), instrumented, each timed per simulation step over %1 steps of every game (steps "
+                "that add simulations to the games' current trees).", nullptr,
+                int(profile.searchKernels.size()))
+                 .arg(profile.searchSteps);
   for (const auto& [name, value] : profile.runtimeStats) lines << tr("%1: %2").arg(QString::fromStdString(name), QString::fromStdString(value));
   kernelSummary_->setText(lines.join(QLatin1Char('\n')));
   if (sortedKernels_->rowCount() > 0) kernelTable_->selectRow(0);

@@ -2,7 +2,9 @@
 // The Kernels dock. On the CUDA backend: a table of the run's self-play inference kernels (time,
 // share of the run, IR nodes, registers, shared memory, theoretical and achieved occupancy, launch
 // shape, PDL layers), measured on the run's backend through exec::Executable::profileKernels
-// (RunController::requestKernelProfile), and the selected kernel's CUDA source. On the CPU
+// (RunController::requestKernelProfile), followed by the device search's kernels, instrumented
+// (their SIMT efficiency, and their blocks on the SM timeline below the table), and the
+// selected kernel's CUDA source. On the CPU
 // backend, which interprets the graph node by node and has no kernels, a sentence saying that GPU
 // kernel metrics need the CUDA backend and why it is not in use, and the stage times of the
 // latest iterations. Values a backend cannot measure (negative in KernelReport) read "n/a".
@@ -25,11 +27,30 @@ class QStackedWidget;
 class QTableView;
 
 namespace cas::widgets {
+class SmTimeline;
+}
+
+namespace cas::widgets {
 
 class KernelTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Index, Kernel, Kind, Time, Share, Nodes, Registers, SharedMemory, TheoreticalOccupancy, AchievedOccupancy, Launch, Layers, ColumnCount };
+  enum Column {
+    Index,
+    Kernel,
+    Kind,
+    Time,
+    Share,
+    Nodes,
+    Registers,
+    SharedMemory,
+    TheoreticalOccupancy,
+    AchievedOccupancy,
+    SimtEfficiency,
+    Launch,
+    Layers,
+    ColumnCount
+  };
   static constexpr int SortRole = Qt::UserRole;  // numbers for numeric columns, so that sorting is numeric
 
   explicit KernelTableModel(QObject* parent = nullptr);
@@ -40,11 +61,11 @@ class KernelTableModel : public QAbstractTableModel {
 
   void setKernels(std::vector<cas::exec::KernelReport> kernels);
   const cas::exec::KernelReport& kernel(int row) const { return kernels_[size_t(row)]; }
-  double totalMicroseconds() const { return totalUs_; }  // measured kernels only
+  double totalMicroseconds() const { return totalUs_; }  // measured kernels only, the search's apart
 
  private:
   std::vector<cas::exec::KernelReport> kernels_;
-  double totalUs_ = 0;
+  double totalUs_ = 0, searchUs_ = 0;
 };
 
 // The stage times of the latest iterations, newest first.
@@ -82,6 +103,7 @@ class KernelView : public QWidget {
   bool showsKernels() const;  // the CUDA page, rather than the CPU page
   QString explanation() const;  // the sentence above the table
   QString selectedSource() const;
+  const SmTimeline* timeline() const { return timeline_; }
 
  public slots:
   // The backend that runtime.device picks for graphs (before and between runs).
@@ -106,6 +128,7 @@ class KernelView : public QWidget {
   QLabel *kernelSummary_, *cpuExplanation_;
   QPushButton* profileButton_;
   QTableView* kernelTable_;
+  SmTimeline* timeline_;
   QPlainTextEdit* source_;
   QString device_ = QStringLiteral("auto");
   bool runActive_ = false;

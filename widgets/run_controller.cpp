@@ -174,6 +174,10 @@ void RunController::profileKernels(train::Trainer& trainer, qint64 iteration, in
   try {
     profile.kernels = program.profileKernels(runs);
     profile.runtimeStats = program.runtimeStats();
+    if (auto* alphaZero = dynamic_cast<train::AlphaZeroTrainer*>(&trainer)) {
+      profile.searchSteps = runs;
+      profile.searchKernels = alphaZero->selfPlaySearch().profileKernels(runs);
+    }
   } catch (const std::exception& e) {
     const QString reason = tr("The kernels could not be timed: %1").arg(QString::fromUtf8(e.what()));
     QMetaObject::invokeMethod(this, [this, reason] { emit messagePosted(reason); }, Qt::QueuedConnection);

@@ -26,6 +26,11 @@ struct KernelProfile {
   QString graph;         // the inference graph's name
   std::vector<cas::exec::KernelReport> kernels;
   std::vector<std::pair<std::string, std::string>> runtimeStats;
+  // The device search's kernels, instrumented (SIMT efficiency, SM timeline), each timed per
+  // simulation step over searchSteps steps of the run's own search (they add simulations to the
+  // games' current trees, as the search would); empty for the CPU search and for PPO.
+  std::vector<cas::exec::KernelReport> searchKernels;
+  int searchSteps = 0;
 };
 
 // Where a run stands: iterations against the budget, and the time it has been running.

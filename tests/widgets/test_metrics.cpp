@@ -20,6 +20,7 @@
 
 #include "widgets/kernel_view.hpp"
 #include "widgets/metrics_panel.hpp"
+#include "widgets/sm_timeline.hpp"
 
 using cas::widgets::KernelTableModel;
 using cas::widgets::KernelView;
@@ -106,6 +107,18 @@ cas::exec::KernelReport libraryCall() {
   k.nodes = 1;
   k.timeUs = 2.5;
   return k;  // registers, shared memory and occupancy unknown for a library call
+}
+
+// An instrumented device-search kernel: its SIMT efficiency and its blocks (SM, start, end in µs).
+cas::exec::KernelReport searchKernel(const char* name, double simt, std::vector<cas::exec::BlockSpan> blocks) {
+  cas::exec::KernelReport k;
+  k.name = name;
+  k.kind = "search";
+  k.label = "per step";
+  k.timeUs = 4;
+  k.simtEfficiency = simt;
+  k.timeline = std::move(blocks);
+  return k;
 }
 
 }  // namespace
@@ -368,6 +381,7 @@ class TestMetrics : public QObject {
     QCOMPARE(cell(0, KernelTableModel::SharedMemory), QStringLiteral("0"));
     QCOMPARE(cell(0, KernelTableModel::TheoreticalOccupancy), QStringLiteral("75%"));
     QCOMPARE(cell(0, KernelTableModel::AchievedOccupancy), QStringLiteral("n/a"));
+    QCOMPARE(cell(0, KernelTableModel::SimtEfficiency), QStringLiteral("n/a"));  // not instrumented
     QCOMPARE(cell(0, KernelTableModel::Launch), QStringLiteral("grid 4 x block 256"));
     QCOMPARE(cell(0, KernelTableModel::Nodes), QStringLiteral("3"));
     QCOMPARE(cell(1, KernelTableModel::Kind), QStringLiteral("cuBLAS"));
@@ -405,6 +419,63 @@ class TestMetrics : public QObject {
     QCOMPARE(view.selectedSource(), QStringLiteral("cublas_MatMul is a cuBLAS call; it has no generated source."));
     table->sortByColumn(KernelTableModel::Time, Qt::AscendingOrder);  // numeric: 2.5 before 7.5
     QCOMPARE(table->model()->index(0, KernelTableModel::Kernel).data().toString(), QStringLiteral("cublas_MatMul"));
+  }
+
+  void searchKernelsShowTheirDivergenceAndTheSmTimeline() {
+    KernelView view;
+    view.resize(900, 700);
+    view.runStarted(QStringLiteral("cuda"));
+    cas::widgets::KernelProfile profile;
+    profile.iteration = 2;
+    profile.runs = 20;
+    profile.batch = 64;
+    profile.graph = QStringLiteral("policy_forward");
+    profile.kernels = {generatedKernel()};
+    profile.searchSteps = 20;
+    profile.searchKernels = {searchKernel("search_select_branchy", 0.41, {{0, 0, 3}, {1, 0.5, 4}, {3, 1, 2.5}}),
+                             searchKernel("search_expand_backup", 0.97, {{0, 0, 6}, {2, 0.5, 5}})};
+    view.showProfile(profile);
+    auto* table = view.findChild<QTableView*>(QStringLiteral("kernelTable"));
+    QVERIFY(table);
+    QCOMPARE(table->model()->rowCount(), 3);
+    auto rowOf = [&](const QString& name) {
+      for (int r = 0; r < table->model()->rowCount(); ++r)
+        if (table->model()->index(r, KernelTableModel::Kernel).data().toString() == name) return r;
+      return -1;
+    };
+    QCOMPARE(table->model()->index(rowOf(QStringLiteral("search_select_branchy")), KernelTableModel::SimtEfficiency).data().toString(),
+             QStringLiteral("41%"));
+    QCOMPARE(table->model()->index(rowOf(QStringLiteral("search_expand_backup")), KernelTableModel::SimtEfficiency).data().toString(),
+             QStringLiteral("97%"));
+    // Shares within each group: the search's step, the inference graph's run.
+    QCOMPARE(table->model()->index(rowOf(QStringLiteral("search_expand_backup")), KernelTableModel::Share).data().toString(), QStringLiteral("50%"));
+    QCOMPARE(table->model()->index(rowOf(QStringLiteral("k0_MatMul_Add_Tanh")), KernelTableModel::Share).data().toString(), QStringLiteral("100%"));
+    // Without the English catalogue (the studio loads it) the source's "(s)" shows.
+    QVERIFY2(view.explanation().contains(QStringLiteral("1 kernels, 7.5 µs per run")), qPrintable(view.explanation()));  // the inference graph's alone
+    QVERIFY2(view.explanation().contains(QStringLiteral("Then the device search's 2 kernel(s), instrumented, each timed per simulation step over 20 steps")),
+             qPrintable(view.explanation()));
+
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const cas::widgets::SmTimeline* timeline = view.timeline();
+    QVERIFY(timeline && timeline->hasTimeline() && timeline->isVisible());
+    QVERIFY2(timeline->height() >= 100, qPrintable(QString::number(timeline->height())));
+    QCOMPARE(timeline->smCount(), 4);  // SMs 0-3 seen
+    QCOMPARE(timeline->blockCount(), 5);
+    QCOMPARE(timeline->spanMicroseconds(), 10.0);  // 4 µs, then 6 µs laid after it
+    QCOMPARE(timeline->summary(), QStringLiteral("SM timeline of one simulation step: 2 kernel(s), 5 blocks on 4 SMs over 10.0 µs"));
+    // The second kernel's blocks start where the first one ended, in its own colour.
+    const QRectF first = timeline->blockRect(0, 1, 0.5, 4), second = timeline->blockRect(1, 2, 0.5, 5);
+    QVERIFY(second.left() > first.right() - 1);
+    QVERIFY(second.top() > first.top());
+    QImage image(timeline->size(), QImage::Format_ARGB32);
+    const_cast<cas::widgets::SmTimeline*>(timeline)->render(&image);
+    QCOMPARE(QColor(image.pixel(first.center().toPoint())), cas::widgets::SmTimeline::colourOf(0));
+    QCOMPARE(QColor(image.pixel(second.center().toPoint())), cas::widgets::SmTimeline::colourOf(1));
+
+    profile.searchKernels.clear();  // the CPU search's profile: no timeline
+    view.showProfile(profile);
+    QVERIFY(!timeline->hasTimeline() && !timeline->isVisible());
   }
 
   void cpuBackendExplainsAndShowsStageTimes() {
