@@ -772,6 +772,34 @@ CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</tr
             <numerusform>随后是设备搜索的 %n 个内核，已插桩，每个按模拟步计时，共对每局游戏运行 %1 步（这些步会为各局当前的搜索树增加模拟次数）。</numerusform>
         </translation>
     </message>
+    <message>
+        <source>Live</source>
+        <translation>实时</translation>
+    </message>
+    <message>
+        <source>Device search kernels over the iterations profiled</source>
+        <translation>各次分析迭代中的设备搜索内核</translation>
+    </message>
+    <message>
+        <source>iteration</source>
+        <translation>迭代</translation>
+    </message>
+    <message>
+        <source>% (time-weighted)</source>
+        <translation>%（按时间加权）</translation>
+    </message>
+    <message>
+        <source>SIMT efficiency</source>
+        <translation>SIMT 效率</translation>
+    </message>
+    <message>
+        <source>occupancy</source>
+        <translation>占用率</translation>
+    </message>
+    <message>
+        <source>Profile the kernels again every %1 s while the run trains, at the end of an iteration.</source>
+        <translation>训练进行时每 %1 秒在一次迭代结束时重新分析内核。</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::LogPanel</name>

@@ -1,5 +1,6 @@
 #include "widgets/kernel_view.hpp"
 
+#include <QCheckBox>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -13,6 +14,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <qcustomplot.h>
 
 #include "widgets/backend_status.hpp"
 #include "widgets/sm_timeline.hpp"
@@ -192,6 +194,8 @@ KernelView::KernelView(QWidget* parent)
       profileButton_(new QPushButton(tr("Profile Again"))),
       kernelTable_(new QTableView),
       timeline_(new SmTimeline),
+      historyPlot_(new QCustomPlot),
+      live_(new QCheckBox(tr("Live"))),
       source_(new QPlainTextEdit) {
   setObjectName(QStringLiteral("kernelView"));
   sortedKernels_->setSourceModel(kernels_);
@@ -225,16 +229,44 @@ KernelView::KernelView(QWidget* parent)
   kernelLayout->setContentsMargins(4, 4, 4, 4);
   auto* summaryRow = new QHBoxLayout;
   summaryRow->addWidget(kernelSummary_, 1);
-  summaryRow->addWidget(profileButton_, 0, Qt::AlignTop);
+  auto* buttons = new QVBoxLayout;
+  buttons->addWidget(profileButton_);
+  buttons->addWidget(live_);
+  buttons->addStretch(1);
+  summaryRow->addLayout(buttons);
   kernelLayout->addLayout(summaryRow);
   auto* split = new QSplitter(Qt::Vertical);
   split->addWidget(kernelTable_);
   split->addWidget(timeline_);
+  split->addWidget(historyPlot_);
   split->addWidget(source_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   split->setStretchFactor(2, 2);
+  split->setStretchFactor(3, 2);
   timeline_->hide();  // until a profile carries one
+  historyPlot_->setObjectName(QStringLiteral("kernelHistory"));
+  historyPlot_->setMinimumHeight(140);
+  historyPlot_->plotLayout()->insertRow(0);
+  historyPlot_->plotLayout()->addElement(0, 0, new QCPTextElement(historyPlot_, tr("Device search kernels over the iterations profiled"),
+                                                                  QFont(QString(), 9, QFont::Bold)));
+  historyPlot_->xAxis->setLabel(tr("iteration"));
+  historyPlot_->yAxis->setLabel(tr("% (time-weighted)"));
+  historyPlot_->yAxis->setRange(0, 100);
+  historyPlot_->legend->setVisible(true);
+  historyPlot_->legend->setFont(QFont(QString(), 8));
+  for (const auto& [name, colour] : {std::pair{tr("SIMT efficiency"), QColor(86, 180, 233)}, std::pair{tr("occupancy"), QColor(230, 159, 0)}}) {
+    QCPGraph* graph = historyPlot_->addGraph();
+    graph->setName(name);
+    graph->setPen(QPen(colour, 2));
+    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+  }
+  historyPlot_->hide();  // until a profile carries the search's kernels
+  live_->setObjectName(QStringLiteral("liveKernels"));
+  live_->setToolTip(tr("Profile the kernels again every %1 s while the run trains, at the end of an iteration.").arg(kLiveIntervalMs / 1000));
+  liveTimer_.setInterval(kLiveIntervalMs);
+  connect(&liveTimer_, &QTimer::timeout, this, [this] { emit profileRequested(kProfileRuns); });
+  connect(live_, &QCheckBox::toggled, this, &KernelView::updateLiveTimer);
   kernelLayout->addWidget(split, 1);
 
   auto* cpuPage = new QWidget;
@@ -274,10 +306,20 @@ void KernelView::setDevice(const QString& device) {
   showBackend(status.backend && status.backend->id() == "cuda", backendStatusText(status));
 }
 
+void KernelView::updateLiveTimer() {
+  if (live_->isChecked() && runActive_ && cudaRun_) liveTimer_.start();
+  else liveTimer_.stop();
+}
+
 void KernelView::runStarted(const QString& backendId) {
   runActive_ = true;
+  cudaRun_ = backendId == QLatin1String("cuda");
   stages_->clear();
   kernels_->setKernels({});
+  history_.clear();
+  for (int g = 0; g < historyPlot_->graphCount(); ++g) historyPlot_->graph(g)->data()->clear();
+  historyPlot_->hide();
+  updateLiveTimer();
   if (backendId == QLatin1String("cuda")) {
     showBackend(true, QString());
     emit profileRequested(kProfileRuns);
@@ -289,6 +331,7 @@ void KernelView::runStarted(const QString& backendId) {
 void KernelView::runFinished() {
   runActive_ = false;
   profileButton_->setEnabled(false);
+  updateLiveTimer();
 }
 
 void KernelView::showBackend(bool cuda, const QString& status) {
@@ -311,6 +354,7 @@ void KernelView::showProfile(const KernelProfile& profile) {
   kernels_->setKernels(std::move(all));
   timeline_->setKernels(profile.searchKernels);
   timeline_->setVisible(timeline_->hasTimeline());
+  addToHistory(profile);
   QStringList lines;
   lines << tr("Self-play inference graph '%1' at batch %2, after iteration %3: %4 kernels, %5 µs per run when launched one by one "
               "(mean of %6 runs).")
@@ -328,6 +372,27 @@ void KernelView::showProfile(const KernelProfile& profile) {
   for (const auto& [name, value] : profile.runtimeStats) lines << tr("%1: %2").arg(QString::fromStdString(name), QString::fromStdString(value));
   kernelSummary_->setText(lines.join(QLatin1Char('\n')));
   if (sortedKernels_->rowCount() > 0) kernelTable_->selectRow(0);
+}
+
+void KernelView::addToHistory(const KernelProfile& profile) {
+  HistoryPoint point;
+  point.iteration = profile.iteration;
+  double simt = 0, simtWeight = 0, occupancy = 0, occupancyWeight = 0;
+  for (const exec::KernelReport& k : profile.searchKernels) {
+    const double weight = std::max(k.timeUs, 0.0);
+    if (k.simtEfficiency >= 0) simt += weight * k.simtEfficiency, simtWeight += weight;
+    const double o = k.achievedOccupancy >= 0 ? k.achievedOccupancy : k.theoreticalOccupancy;
+    if (o >= 0) occupancy += weight * o, occupancyWeight += weight;
+  }
+  if (simtWeight <= 0 && occupancyWeight <= 0) return;
+  if (simtWeight > 0) point.simtEfficiency = simt / simtWeight;
+  if (occupancyWeight > 0) point.occupancy = occupancy / occupancyWeight;
+  history_.push_back(point);
+  if (point.simtEfficiency >= 0) historyPlot_->graph(0)->addData(double(point.iteration), 100 * point.simtEfficiency);
+  if (point.occupancy >= 0) historyPlot_->graph(1)->addData(double(point.iteration), 100 * point.occupancy);
+  historyPlot_->xAxis->setRange(double(history_.front().iteration) - 1, double(history_.back().iteration) + 1);
+  historyPlot_->show();
+  historyPlot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void KernelView::addIteration(const train::IterationReport& report) { stages_->addIteration(report); }

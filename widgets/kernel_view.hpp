@@ -3,13 +3,16 @@
 // share of the run, IR nodes, registers, shared memory, theoretical and achieved occupancy, launch
 // shape, PDL layers), measured on the run's backend through exec::Executable::profileKernels
 // (RunController::requestKernelProfile), followed by the device search's kernels, instrumented
-// (their SIMT efficiency, and their blocks on the SM timeline below the table), and the
-// selected kernel's CUDA source. On the CPU
+// (their SIMT efficiency, and their blocks on the SM timeline below the table), a plot of their
+// SIMT efficiency and occupancy over the iterations profiled, and the selected kernel's CUDA
+// source. Live profiles again every kLiveIntervalMs while a CUDA run trains, so a change of
+// search.selection (branchy or masked) shows in the SIMT column within seconds. On the CPU
 // backend, which interprets the graph node by node and has no kernels, a sentence saying that GPU
 // kernel metrics need the CUDA backend and why it is not in use, and the stage times of the
 // latest iterations. Values a backend cannot measure (negative in KernelReport) read "n/a".
 // Thread-safety: GUI thread only.
 #include <QAbstractTableModel>
+#include <QTimer>
 #include <QWidget>
 
 #include <deque>
@@ -19,6 +22,8 @@
 #include "core/train/alphazero.hpp"
 #include "widgets/run_controller.hpp"
 
+class QCheckBox;
+class QCustomPlot;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
@@ -96,6 +101,15 @@ class KernelView : public QWidget {
   Q_OBJECT
  public:
   static constexpr int kProfileRuns = 20;
+  static constexpr int kLiveIntervalMs = 5000;  // Live: a profile at most this often
+
+  // One point of the history plot: the device search's kernels after an iteration, each
+  // fraction weighted by the kernel's time (-1: not measured).
+  struct HistoryPoint {
+    qint64 iteration = 0;
+    double simtEfficiency = -1, occupancy = -1;
+  };
+
   explicit KernelView(QWidget* parent = nullptr);
 
   KernelTableModel* kernelModel() const { return kernels_; }
@@ -104,6 +118,10 @@ class KernelView : public QWidget {
   QString explanation() const;  // the sentence above the table
   QString selectedSource() const;
   const SmTimeline* timeline() const { return timeline_; }
+  const std::vector<HistoryPoint>& history() const { return history_; }
+  const QCustomPlot* historyPlot() const { return historyPlot_; }
+  bool liveProfiling() const { return liveTimer_.isActive(); }
+  void setLiveInterval(int ms) { liveTimer_.setInterval(ms); }  // tests: shorter than kLiveIntervalMs
 
  public slots:
   // The backend that runtime.device picks for graphs (before and between runs).
@@ -120,6 +138,8 @@ class KernelView : public QWidget {
  private:
   void showBackend(bool cuda, const QString& status);
   void showSelectedSource();
+  void addToHistory(const KernelProfile& profile);
+  void updateLiveTimer();
 
   KernelTableModel* kernels_;
   StageTimeModel* stages_;
@@ -129,6 +149,11 @@ class KernelView : public QWidget {
   QPushButton* profileButton_;
   QTableView* kernelTable_;
   SmTimeline* timeline_;
+  QCustomPlot* historyPlot_;
+  QCheckBox* live_;
+  QTimer liveTimer_;
+  std::vector<HistoryPoint> history_;
+  bool cudaRun_ = false;
   QPlainTextEdit* source_;
   QString device_ = QStringLiteral("auto");
   bool runActive_ = false;

@@ -5,6 +5,7 @@
 // "n/a" for unmeasured kernel values, the kernel source pane, the CPU backend's explanation, and
 // the baselines' legend names in Chinese.
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -473,9 +474,50 @@ class TestMetrics : public QObject {
     QCOMPARE(QColor(image.pixel(first.center().toPoint())), cas::widgets::SmTimeline::colourOf(0));
     QCOMPARE(QColor(image.pixel(second.center().toPoint())), cas::widgets::SmTimeline::colourOf(1));
 
-    profile.searchKernels.clear();  // the CPU search's profile: no timeline
+    // The history: SIMT efficiency weighted by the kernels' times (4 µs each), no occupancy measured.
+    QCOMPARE(view.history().size(), size_t(1));
+    QCOMPARE(view.history()[0].iteration, qint64(2));
+    QVERIFY(std::abs(view.history()[0].simtEfficiency - 0.69) < 1e-12);
+    QCOMPARE(view.history()[0].occupancy, -1.0);
+    QVERIFY(view.historyPlot()->isVisible());
+    // Mask-based selection after a live change: the next profile shows less divergence.
+    profile.iteration = 5;
+    profile.searchKernels[0].name = "search_select_masked";
+    profile.searchKernels[0].simtEfficiency = 0.93;
+    profile.searchKernels[0].theoreticalOccupancy = 0.5;
+    view.showProfile(profile);
+    QCOMPARE(view.history().size(), size_t(2));
+    QVERIFY(view.history()[1].simtEfficiency > view.history()[0].simtEfficiency);
+    QCOMPARE(view.history()[1].occupancy, 0.5);  // the one kernel whose occupancy is known
+    QCOMPARE(view.historyPlot()->graph(0)->dataCount(), 2);
+    QCOMPARE(view.historyPlot()->graph(1)->dataCount(), 1);
+    QCOMPARE(view.historyPlot()->graph(0)->data()->at(1)->value, 95.0);
+
+    profile.searchKernels.clear();  // the CPU search's profile: no timeline, nothing to add
     view.showProfile(profile);
     QVERIFY(!timeline->hasTimeline() && !timeline->isVisible());
+    QCOMPARE(view.history().size(), size_t(2));
+    view.runStarted(QStringLiteral("cuda"));  // a new run starts a new history
+    QVERIFY(view.history().empty() && !view.historyPlot()->isVisible());
+  }
+
+  void liveProfilesAtABoundedRateWhileACudaRunTrains() {
+    KernelView view;
+    view.setLiveInterval(20);
+    auto* live = view.findChild<QCheckBox*>(QStringLiteral("liveKernels"));
+    QVERIFY(live);
+    view.runStarted(QStringLiteral("cpu"));
+    live->setChecked(true);
+    QVERIFY(!view.liveProfiling());  // the CPU backend has no kernels to time
+    view.runStarted(QStringLiteral("cuda"));
+    QVERIFY(view.liveProfiling());
+    QSignalSpy requested(&view, &KernelView::profileRequested);
+    QTRY_VERIFY(requested.count() >= 2);
+    view.runFinished();
+    QVERIFY(!view.liveProfiling());
+    live->setChecked(false);
+    view.runStarted(QStringLiteral("cuda"));
+    QVERIFY(!view.liveProfiling());
   }
 
   void cpuBackendExplainsAndShowsStageTimes() {
