@@ -43,11 +43,7 @@ struct AsterixRules {
     int rampTimer = kRampInterval, rampIndex = 0;
     bool terminal = false;
   };
-  struct State {
-    Game game;
-    StickyAction sticky;  // a reset leaves it
-    GameRandom random;
-  };
+  using State = MinatarState<Game>;
 
   CAS_HD static void reset(State& state) { state.game = Game{}; }
 
@@ -123,11 +119,8 @@ struct AsterixRules {
     return {reward, s.terminal};
   }
 
-  CAS_HD static void observe(const State& state, float* out) {
-    grid::clear(out, kObservationSize);
-    mark(state, out);
-  }
-  // The observation's ones, into `out` already zero (the device clears a block's rows together).
+  // The observation's ones, into `out` already zero (observeMinatar clears it first; the device
+  // clears a block's rows together).
   CAS_HD static void mark(const State& state, float* out) {
     const Game& s = state.game;
     grid::cell(out, 0, s.playerY, s.playerX) = 1;

@@ -29,11 +29,7 @@ struct BreakoutRules {
     bool strike = false, terminal = false;
     std::uint16_t bricks[kRows] = {};  // bit c of row r: a brick at (r, c)
   };
-  struct State {
-    Game game;
-    StickyAction sticky;  // a reset leaves it
-    GameRandom random;
-  };
+  using State = MinatarState<Game>;
 
   // 0: the ball starts in column 0 moving down-right; 1: column 9 moving down-left.
   CAS_HD static void reset(State& state, int ballStart) {
@@ -103,11 +99,8 @@ struct BreakoutRules {
     return {reward, s.terminal};
   }
 
-  CAS_HD static void observe(const State& state, float* out) {
-    grid::clear(out, kObservationSize);
-    mark(state, out);
-  }
-  // The observation's ones, into `out` already zero (the device clears a block's rows together).
+  // The observation's ones, into `out` already zero (observeMinatar clears it first; the device
+  // clears a block's rows together).
   CAS_HD static void mark(const State& state, float* out) {
     const Game& s = state.game;
     grid::cell(out, 0, 9, s.paddle) = 1;

@@ -38,7 +38,7 @@ struct MinAtarSingleAgentRules {
     const MinatarStep r = Rules::step(s, action);
     return {r.reward, r.terminal, false};
   }
-  CAS_HD static void observe(const State& s, float* out) { Rules::observe(s, out); }
+  CAS_HD static void observe(const State& s, float* out) { observeMinatar<Rules>(s, out); }
   CAS_HD static void mark(const State& s, float* out) { Rules::mark(s, out); }
 };
 

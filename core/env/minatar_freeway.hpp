@@ -42,11 +42,7 @@ struct FreewayRules {
     int chicken = 9, moveTimer = kMoveEvery, stepsLeft = kTimeLimit;
     bool terminal = false;
   };
-  struct State {
-    Game game;
-    StickyAction sticky;  // a reset leaves it
-    GameRandom random;
-  };
+  using State = MinatarState<Game>;
 
   // minatar draws the eight periods, then the eight directions (sign of a uniform - 0.5).
   CAS_HD static CarDraw drawCars(GameRandom& r) {
@@ -114,11 +110,8 @@ struct FreewayRules {
     return {reward, s.terminal};
   }
 
-  CAS_HD static void observe(const State& state, float* out) {
-    grid::clear(out, kObservationSize);
-    mark(state, out);
-  }
-  // The observation's ones, into `out` already zero (the device clears a block's rows together).
+  // The observation's ones, into `out` already zero (observeMinatar clears it first; the device
+  // clears a block's rows together).
   CAS_HD static void mark(const State& state, float* out) {
     const Game& s = state.game;
     grid::cell(out, 0, s.chicken, 4) = 1;

@@ -5,8 +5,9 @@
 // the CPU's batch of copies. A game's rules struct provides:
 //
 //   struct Game   what a reset starts afresh (fixed-size fields only: no heap, no std::)
-//   struct State  { Game game; StickyAction sticky; GameRandom random; }: one copy, whole
-//   reset(State&), step(State&, action) -> MinatarStep, observe(const State&, float*)
+//   State         MinatarState<Game>: one copy, whole (its sticky action and generator too)
+//   reset(State&), step(State&, action) -> MinatarStep, mark(const State&, float*): the
+//                 observation's ones into a zeroed observation (observeMinatar writes it whole)
 //   reset(State&, draws...), step(State&, action, stickyDraw, draws...): the same with minatar's
 //                 random draws given, so that a recorded minatar trace is replayed step for step
 //
@@ -50,6 +51,21 @@ CAS_HD inline float& cell(float* out, int channel, int row, int column) { return
 
 }  // namespace grid
 
+// One copy of a game: the game's state, which a reset starts afresh, and what outlives a reset.
+template <class Game>
+struct MinatarState {
+  Game game;
+  StickyAction sticky;  // a reset leaves it
+  GameRandom random;
+};
+
+// A copy's whole observation: zeros, then the rules' ones.
+template <class Rules>
+CAS_HD void observeMinatar(const typename Rules::State& state, float* out) {
+  grid::clear(out, Rules::kObservationSize);
+  Rules::mark(state, out);
+}
+
 template <class Rules>
 class MinAtarGames : public Rules {
  public:
@@ -71,7 +87,7 @@ class MinAtarGames : public Rules {
   MinatarStep step(int game, int action, double stickyDraw, const Draws&... draws) {
     return Rules::step(at(game), action, stickyDraw, draws...);
   }
-  void observe(int game, float* out) const { Rules::observe(state(game), out); }
+  void observe(int game, float* out) const { observeMinatar<Rules>(state(game), out); }
   bool terminal(int game) const { return state(game).game.terminal; }
   const State& state(int game) const { return states_[std::size_t(game)]; }
 

@@ -112,11 +112,7 @@ struct SeaquestRules {
     int moveInterval = kInitialMoveInterval, rampIndex = 0;
     bool surfaced = true, terminal = false;
   };
-  struct State {
-    Game game;
-    StickyAction sticky;  // a reset leaves it
-    GameRandom random;
-  };
+  using State = MinatarState<Game>;
 
   CAS_HD static void reset(State& state) { state.game = Game{}; }
 
@@ -193,11 +189,8 @@ struct SeaquestRules {
     return {float(reward), s.terminal};
   }
 
-  CAS_HD static void observe(const State& state, float* out) {
-    grid::clear(out, kObservationSize);
-    mark(state, out);
-  }
-  // The observation's ones, into `out` already zero (the device clears a block's rows together).
+  // The observation's ones, into `out` already zero (observeMinatar clears it first; the device
+  // clears a block's rows together).
   CAS_HD static void mark(const State& state, float* out) {
     const Game& s = state.game;
     grid::cell(out, 0, s.subY, s.subX) = 1;

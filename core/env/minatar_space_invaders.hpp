@@ -38,11 +38,7 @@ struct SpaceInvadersRules {
     int alienShotTimer = kAlienShotInterval, shotTimer = 0, rampIndex = 0;
     bool terminal = false;
   };
-  struct State {
-    Game game;
-    StickyAction sticky;  // a reset leaves it
-    GameRandom random;    // the sticky-action draws
-  };
+  using State = MinatarState<Game>;
 
   CAS_HD static void reset(State& state) {
     state.game = Game{};
@@ -122,11 +118,8 @@ struct SpaceInvadersRules {
     return {reward, s.terminal};
   }
 
-  CAS_HD static void observe(const State& state, float* out) {
-    grid::clear(out, kObservationSize);
-    mark(state, out);
-  }
-  // The observation's ones, into `out` already zero (the device clears a block's rows together).
+  // The observation's ones, into `out` already zero (observeMinatar clears it first; the device
+  // clears a block's rows together).
   CAS_HD static void mark(const State& state, float* out) {
     const Game& s = state.game;
     grid::cell(out, 0, 9, s.cannon) = 1;
