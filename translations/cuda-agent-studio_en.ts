@@ -50,6 +50,13 @@
             <numerusform>N = %Ln visits</numerusform>
         </translation>
     </message>
+    <message numerus="yes">
+        <source>%1 on the engine thread, of which %2 for %n instrumented search step(s)</source>
+        <translation>
+            <numerusform>%1 on the engine thread, of which %2 for %n instrumented search step</numerusform>
+            <numerusform>%1 on the engine thread, of which %2 for %n instrumented search steps</numerusform>
+        </translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::SmTimeline</name>

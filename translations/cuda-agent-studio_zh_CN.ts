@@ -2511,6 +2511,10 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
         <source>This run&apos;s algorithm has no search tree (PPO): the Metrics and Episode docks show its training.</source>
         <translation>该运行的算法没有搜索树（PPO）：它的训练请看“指标”和“回合”面板。</translation>
     </message>
+    <message>
+        <source>How the tree reaches the screen: written by the GPU into the view&apos;s OpenGL buffers (CUDA-GL interop), or meshed on the CPU from a snapshot copied to host memory</source>
+        <translation>树如何显示到屏幕上：由 GPU 直接写入视图的 OpenGL 缓冲区（CUDA-GL 互操作），或由 CPU 根据复制到主机内存的快照生成网格</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::SearchTreeView</name>
@@ -2771,6 +2775,92 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
         <translation>
             <numerusform>N = %Ln 次访问</numerusform>
         </translation>
+    </message>
+    <message>
+        <source>the device had already laid out a newer tree</source>
+        <translation>设备已布局了更新的树</translation>
+    </message>
+    <message>
+        <source>CUDA could not write the OpenGL buffers (%1)</source>
+        <translation>CUDA 无法写入 OpenGL 缓冲区（%1）</translation>
+    </message>
+    <message>
+        <source>Path</source>
+        <translation>路径</translation>
+    </message>
+    <message>
+        <source>Device layout</source>
+        <translation>设备布局</translation>
+    </message>
+    <message>
+        <source>%1 on the engine thread, for the snapshot</source>
+        <translation>引擎线程上 %1，用于该快照</translation>
+    </message>
+    <message>
+        <source>Mapped buffers</source>
+        <translation>映射的缓冲区</translation>
+    </message>
+    <message>
+        <source>%1 map and unmap, %2 the kernel writing them (per snapshot; frames between reuse them)</source>
+        <translation>映射与取消映射 %1，内核写入 %2（每个快照一次；其间的帧复用它们）</translation>
+    </message>
+    <message>
+        <source>Superseded layouts</source>
+        <translation>被取代的布局</translation>
+    </message>
+    <message>
+        <source>%1 drawn from the host instead</source>
+        <translation>%1 次改为从主机绘制</translation>
+    </message>
+    <message>
+        <source>Drawing path</source>
+        <translation>绘制路径</translation>
+    </message>
+    <message>
+        <source>Instrumentation</source>
+        <translation>插桩</translation>
+    </message>
+    <message>
+        <source>Last kernel profile</source>
+        <translation>最近一次内核分析</translation>
+    </message>
+    <message>
+        <source>none yet (the Kernels dock&apos;s Measure or Live)</source>
+        <translation>尚无（使用内核面板的“测量”或“实时”）</translation>
+    </message>
+    <message numerus="yes">
+        <source>%1 on the engine thread, of which %2 for %n instrumented search step(s)</source>
+        <translation>
+            <numerusform>引擎线程上 %1，其中 %2 用于 %n 个插桩的搜索步骤</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 on the engine thread (no device search to instrument)</source>
+        <translation>引擎线程上 %1（没有可插桩的设备搜索）</translation>
+    </message>
+    <message>
+        <source>the OpenGL context (%1) does not run on the CUDA device that holds the tree</source>
+        <translation>OpenGL 上下文（%1）不在保存该树的 CUDA 设备上运行</translation>
+    </message>
+    <message>
+        <source>unknown renderer</source>
+        <translation>未知渲染器</translation>
+    </message>
+    <message>
+        <source>Drawn from device memory through CUDA-GL interop: %1 nodes written by the GPU.</source>
+        <translation>通过 CUDA-GL 互操作从设备内存绘制：%1 个节点由 GPU 写入。</translation>
+    </message>
+    <message>
+        <source>Drawn from a host snapshot: %1.</source>
+        <translation>从主机快照绘制：%1。</translation>
+    </message>
+    <message>
+        <source>the search keeps its trees in host memory</source>
+        <translation>搜索将其树保存在主机内存中</translation>
+    </message>
+    <message>
+        <source>the device could not lay the tree out (%1)</source>
+        <translation>设备无法布局该树（%1）</translation>
     </message>
 </context>
 <context>

@@ -156,8 +156,8 @@ void RunController::stepSimulation() {
   if (engine_ && paused_) engine_->step();
 }
 
-void RunController::requestTreeSnapshot(int game, int maxNodes) {
-  if (engine_) engine_->requestSnapshot(game, maxNodes);
+void RunController::requestTreeSnapshot(int game, int maxNodes, int deviceNodes) {
+  if (engine_) engine_->requestSnapshot(game, maxNodes, deviceNodes);
 }
 
 void RunController::requestKernelProfile(int runs) {
@@ -171,13 +171,19 @@ void RunController::profileKernels(train::Trainer& trainer, qint64 iteration, in
   profile.batch = trainer.inferenceBatch();
   exec::Executable& program = trainer.inferenceProgram();
   profile.graph = QString::fromStdString(program.graph().name);
+  QElapsedTimer whole;
+  whole.start();
   try {
     profile.kernels = program.profileKernels(runs);
     profile.runtimeStats = program.runtimeStats();
     if (auto* alphaZero = dynamic_cast<train::AlphaZeroTrainer*>(&trainer)) {
-      profile.searchSteps = runs;
+      QElapsedTimer search;
+      search.start();
       profile.searchKernels = alphaZero->selfPlaySearch().profileKernels(runs);
+      profile.searchProfileMs = double(search.nsecsElapsed()) / 1e6;
+      if (!profile.searchKernels.empty()) profile.searchSteps = runs;
     }
+    profile.profileMs = double(whole.nsecsElapsed()) / 1e6;
   } catch (const std::exception& e) {
     const QString reason = tr("The kernels could not be timed: %1").arg(QString::fromUtf8(e.what()));
     QMetaObject::invokeMethod(this, [this, reason] { emit messagePosted(reason); }, Qt::QueuedConnection);

@@ -31,6 +31,9 @@ struct KernelProfile {
   // games' current trees, as the search would); empty for the CPU search and for PPO.
   std::vector<cas::exec::KernelReport> searchKernels;
   int searchSteps = 0;
+  // What measuring cost the run: the engine thread's wall time for the whole profile and for the
+  // instrumented search steps in it.
+  double profileMs = 0, searchProfileMs = 0;
 };
 
 // Where a run stands: iterations against the budget, and the time it has been running.
@@ -78,8 +81,10 @@ class RunController : public QObject {
   QString requestParameter(const QString& name, const QString& value);
   // While paused: one more simulation in every self-play game (simulationStepped follows).
   void stepSimulation();
-  // The top `maxNodes` nodes of self-play game `game`'s tree (treeSnapshotReady follows).
-  void requestTreeSnapshot(int game, int maxNodes);
+  // The top `maxNodes` nodes of self-play game `game`'s tree (treeSnapshotReady follows); with
+  // `deviceNodes`, also the top that many laid out on the device when the search keeps its trees
+  // there (core/engine/engine.hpp).
+  void requestTreeSnapshot(int game, int maxNodes, int deviceNodes = 0);
   // Times each kernel of the run's inference program over `runs` runs at the end of the current
   // iteration (kernelsProfiled follows; a failure is posted as a message). Empty on the CPU backend.
   void requestKernelProfile(int runs);

@@ -42,7 +42,8 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
       follow_(new QCheckBox(tr("Follow"))),
       refreshButton_(new QToolButton),
       hint_(new QLabel),
-      status_(new QLabel) {
+      status_(new QLabel),
+      path_(new QLabel) {
   setObjectName(QStringLiteral("searchTreePanel"));
   worker_.setMaxThreadCount(1);
   sunburstButton_->setText(tr("Sunburst"));
@@ -85,15 +86,19 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
   hint_->setObjectName(QStringLiteral("searchTreeHint"));
   status_->setObjectName(QStringLiteral("searchTreeStatus"));
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  path_->setObjectName(QStringLiteral("searchTreePath"));
+  path_->setToolTip(tr("How the tree reaches the screen: written by the GPU into the view's OpenGL buffers (CUDA-GL interop), "
+                       "or meshed on the CPU from a snapshot copied to host memory"));
   // Long sentences wrap rather than widening the dock, and the window, to fit them; the hint has
   // a row of its own under the toolbar, where a narrow dock does not cut it short.
-  for (QLabel* label : {hint_, status_}) {
+  for (QLabel* label : {hint_, status_, path_}) {
     label->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     label->setWordWrap(true);
   }
   QPalette faint = hint_->palette();
   faint.setColor(QPalette::WindowText, faint.color(QPalette::Disabled, QPalette::WindowText));
   hint_->setPalette(faint);
+  path_->setPalette(faint);
 
   auto* bar = new QHBoxLayout;
   bar->setContentsMargins(4, 2, 4, 2);
@@ -138,6 +143,10 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
   statusRow->setContentsMargins(6, 0, 6, 2);
   statusRow->addWidget(status_, 1);
   layout->addLayout(statusRow);
+  auto* pathRow = new QHBoxLayout;
+  pathRow->setContentsMargins(6, 0, 6, 2);
+  pathRow->addWidget(path_, 1);
+  layout->addLayout(pathRow);
 
   connect(sunburstButton_, &QToolButton::clicked, this, [this] { view_->setMode(TreeViewMode::Sunburst); });
   connect(nodeLinkButton_, &QToolButton::clicked, this, [this] { view_->setMode(TreeViewMode::NodeLink); });
@@ -157,6 +166,7 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
     emit positionSelected(environment, moves);
   });
   connect(view_, &SearchTreeView::modeChanged, this, &SearchTreePanel::updateControls);
+  connect(view_, &SearchTreeView::drawingPathChanged, this, &SearchTreePanel::updateControls);
   connect(&ticker_, &QTimer::timeout, this, &SearchTreePanel::tick);
   ticker_.start(1000 / kLiveRequestsPerSecond);
   sinceLastRequest_.start();
@@ -173,6 +183,8 @@ void SearchTreePanel::setRunController(RunController* run) {
   run_ = run;
   if (!run) return;
   connect(run, &RunController::treeSnapshotReady, this, &SearchTreePanel::takeSnapshot);
+  connect(run, &RunController::kernelsProfiled, this,
+          [this](const KernelProfile& p) { view_->setInstrumentationCost(p.profileMs, p.searchProfileMs, p.searchSteps); });
   connect(run, &RunController::runStarted, this, [this] {
     resetRequests();
     if (!followsBoard()) view_->setEmptyMessage(tr("Waiting for the first snapshot of self-play game %1…").arg(game_ + 1));
@@ -266,7 +278,9 @@ void SearchTreePanel::request(Purpose purpose) {
   requests_.back().sent.start();
   sinceLastRequest_.restart();
   if (purpose == Purpose::Live) refreshWanted_ = false;
-  run_->requestTreeSnapshot(game_, kMaxNodes);
+  // The device layout is asked for whenever the run's search is on a GPU; the view decides per
+  // frame whether it can use it (its GL context must run on that GPU).
+  run_->requestTreeSnapshot(game_, kMaxNodes, run_->searchDevice() == QLatin1String("cuda") ? kDeviceNodes : 0);
   publishStats();
 }
 
@@ -441,6 +455,8 @@ void SearchTreePanel::updateControls() {
   hint_->setVisible(!hint_->text().isEmpty());
 
   const TreeLayout* l = view_->layout();
+  path_->setText(l ? view_->drawingPath().sentence : QString());
+  path_->setVisible(!path_->text().isEmpty());
   if (!l) {
     if (board) status_->setText(boardTreeProblem_.isEmpty() ? tr("Board position: waiting for its search tree.") : boardTreeProblem_);
     else status_->setText(running ? tr("Self-play game %1: waiting for a snapshot.").arg(game_ + 1) : tr("No run."));
@@ -449,6 +465,7 @@ void SearchTreePanel::updateControls() {
   const train::TreeSnapshot& s = l->snapshot();
   if (!board && s.nodes.empty() && s.treeCapacity == 0) {  // what a run without a search publishes
     status_->setText(tr("This run's algorithm has no search tree (PPO): the Metrics and Episode docks show its training."));
+    path_->hide();
     return;
   }
   QStringList pv;
@@ -461,7 +478,7 @@ void SearchTreePanel::updateControls() {
   QString text = view_->mode() == TreeViewMode::NodeLink
                      ? tr("%1 · the top levels: %2 nodes drawn of %3 in the tree · root N %4")
                            .arg(tree, grouped(qint64(l->linkNodes().size())), grouped(s.treeNodes), rootVisits)
-                     : tr("%1 · %2 nodes shown of %3 in the tree · root N %4").arg(tree, grouped(qint64(s.nodes.size())), grouped(s.treeNodes), rootVisits);
+                     : tr("%1 · %2 nodes shown of %3 in the tree · root N %4").arg(tree, grouped(view_->drawnNodes()), grouped(s.treeNodes), rootVisits);
   if (!pv.isEmpty()) text += tr(" · principal variation %1").arg(pv.join(QStringLiteral(" › ")));
   status_->setText(text);
 }

@@ -8,10 +8,17 @@
 // term), Q + U, virtual loss and the move in a tooltip; a click selects the node and emits
 // positionSelected with the moves from the game's start (those that led to the tree's root, then
 // the path to the node). Geometry arrives through TreeGeometrySource and is uploaded once per
-// snapshot (tree_renderer.hpp). Labels, the root position, the legend and teaching captions are
+// snapshot (tree_renderer.hpp). When the run's search keeps its trees on a GPU, a live snapshot
+// also brings the tree's top kDeviceNodes nodes laid out there, and the view has the device write
+// that sunburst into its GL buffers (CUDA-GL interop, device_tree_geometry.hpp) if its GL context
+// runs on that GPU; otherwise it draws the host snapshot's meshes. A line under the status says
+// which path drew the tree. Labels, the root position, the legend and teaching captions are
 // drawn with QPainter over the GL frame (a fitted tree keeps clear of the legend and captions),
 // and F12 (or the panel's Debug button) shows a Dear ImGui overlay with frame time, snapshot
-// latency, tree size, the tree allocator's use and the snapshot queue.
+// latency, tree size, the tree allocator's use, the snapshot queue, the drawing path with the
+// device layout and mapped-buffer times, and what the last kernel profile (the search kernels'
+// instrumentation) cost the engine thread. The QPainter layers and the overlay's contents are in
+// search_tree_painting.cpp.
 // A step outside teaching mode (Run > Step) shows the new tree with the simulation's path marked
 // (showSteppedTree). Teaching mode: playSimulation() animates what one simulation did between
 // two snapshots: selection (the path lights up from the root), expansion (the leaf and its new
@@ -53,6 +60,7 @@
 #include "core/env/games.hpp"
 #include "core/train/alphazero.hpp"
 #include "widgets/agent_worker.hpp"
+#include "widgets/device_tree_geometry.hpp"
 #include "widgets/imgui_overlay.hpp"
 #include "widgets/tree_geometry.hpp"
 #include "widgets/tree_renderer.hpp"
@@ -69,10 +77,13 @@ namespace cas::widgets {
 class PlayPanel;
 class RunController;
 
-// A snapshot made ready to draw: its layout and its geometry, both immutable.
+// A snapshot made ready to draw: its layout and its geometry, all immutable. `device` is there
+// when the snapshot brought its tree laid out on the device (the interop path's source);
+// `geometry` (host meshes) is always there: the reference, and the fallback.
 struct PreparedTree {
   std::shared_ptr<const TreeLayout> layout;
   std::shared_ptr<const TreeGeometrySource> geometry;
+  std::shared_ptr<const DeviceTreeGeometry> device;
   double buildMs = 0;  // time the worker took to lay it out and build the meshes
 };
 PreparedTree prepareTree(train::TreeSnapshot snapshot);
@@ -117,6 +128,12 @@ class SearchTreeView : public QOpenGLWidget {
   bool debugOverlayVisible() const { return debugOverlay_; }
   void setDebugOverlayVisible(bool visible);
   void setPipelineStats(const PipelineStats& stats);
+  // The engine-thread time of the run's last kernel profile (the instrumentation's cost), for
+  // the debug overlay; negative: none yet.
+  void setInstrumentationCost(double profileMs, double searchProfileMs, int searchSteps);
+  // Which path drew the tree shown (after its first frame), and how many nodes it drew.
+  const TreeDrawingPath& drawingPath() const { return path_; }
+  qint64 drawnNodes() const { return drawnNodes_; }
   void setEmptyMessage(const QString& message);  // shown while there is no tree
 
   // Widget (logical pixels) to tree coordinates and back, and the node under a widget point
@@ -133,6 +150,7 @@ class SearchTreeView : public QOpenGLWidget {
   void nodeSelected(int node);
   void modeChanged(cas::widgets::TreeViewMode mode);
   void debugOverlayToggled(bool visible);
+  void drawingPathChanged(const QString& sentence);
 
  protected:
   void initializeGL() override;
@@ -179,6 +197,10 @@ class SearchTreeView : public QOpenGLWidget {
   void paintRootBoard(QPainter& p) const;
   void paintTeachingCaption(QPainter& p) const;
   std::vector<ImGuiOverlay::Section> debugSections() const;
+  // Uploads the shown tree's meshes, through interop when its snapshot brought a device layout
+  // and this GL context runs on that device, from the host snapshot otherwise.
+  void uploadShown();
+  void setDrawingPath(TreeDrawingPath path);
 
   TreeRenderer renderer_;
   ImGuiOverlay imgui_;
@@ -202,6 +224,15 @@ class SearchTreeView : public QOpenGLWidget {
   std::vector<float> frameTimesMs_;  // a ring of the last kFrameHistory frames
   std::size_t nextFrameSlot_ = 0;
   double lastUploadMs_ = 0;
+  InteropProbe interop_;
+  TreeDrawingPath path_;
+  qint64 drawnNodes_ = 0;
+  std::shared_ptr<search::DeviceSunburst> failedSunburst_;  // whose write threw; not tried again
+  QString failedSentence_;
+  search::DeviceSunburst::Timing deviceTiming_;  // of the last interop upload
+  qint64 supersededLayouts_ = 0;
+  double profileMs_ = -1, searchProfileMs_ = -1;
+  int profiledSearchSteps_ = 0;
   mutable std::string gamesEnvironment_;
   mutable std::unique_ptr<env::BoardGames> games_;  // names actions in the game's notation
 };
@@ -211,6 +242,9 @@ class SearchTreePanel : public QWidget {
  public:
   static constexpr int kLiveRequestsPerSecond = 10;
   static constexpr int kMaxNodes = 100000;  // per snapshot
+  // Per snapshot, laid out on the device when the run's search keeps its trees there (drawn
+  // through CUDA-GL interop; the host snapshot of kMaxNodes still serves hit testing and labels).
+  static constexpr int kDeviceNodes = 1 << 20;
   static constexpr int kBoardPosition = -1;  // setGame's choice of the Board's position
 
   explicit SearchTreePanel(QWidget* parent = nullptr);
@@ -278,7 +312,7 @@ class SearchTreePanel : public QWidget {
   QToolButton* refreshButton_;
   int game_ = 0;
   bool refreshWanted_ = false;  // one live snapshot, asked for while the view holds still
-  QLabel *hint_, *status_;
+  QLabel *hint_, *status_, *path_;
   QPointer<RunController> run_;
   QTimer ticker_;
   QElapsedTimer sinceLastRequest_;

@@ -407,13 +407,14 @@ TreeGeometrySource::Counts CpuTreeGeometry::counts(TreeViewMode mode) const {
   return {m.vertices.size(), m.indices.size()};
 }
 
-void CpuTreeGeometry::writeBuffers(TreeViewMode mode, unsigned vertexBuffer, unsigned indexBuffer) const {
+bool CpuTreeGeometry::writeBuffers(TreeViewMode mode, const Target& target) const {
   const TreeMesh& m = mesh(mode);
   QOpenGLFunctions* gl = QOpenGLContext::currentContext()->functions();
-  gl->glBindBuffer(GL_ARRAY_BUFFER, vertexBuffer);
+  gl->glBindBuffer(GL_ARRAY_BUFFER, target.vertexBuffer);
   gl->glBufferSubData(GL_ARRAY_BUFFER, 0, GLsizeiptr(m.vertices.size() * sizeof(TreeVertex)), m.vertices.data());
-  gl->glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, indexBuffer);
+  gl->glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, target.indexBuffer);
   gl->glBufferSubData(GL_ELEMENT_ARRAY_BUFFER, 0, GLsizeiptr(m.indices.size() * sizeof(std::uint32_t)), m.indices.data());
+  return true;
 }
 
 }  // namespace cas::widgets

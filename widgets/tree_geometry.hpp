@@ -14,11 +14,12 @@
 // Vertex data reaches the GPU through one interface, TreeGeometrySource: the renderer sizes a
 // vertex and an index buffer from counts() and asks the source to fill them, with its GL context
 // current, once per snapshot. CpuTreeGeometry builds the meshes in host memory from a TreeLayout
-// and uploads them (glBufferSubData). A CUDA-GL interop source, for the GPU backend, implements
-// the same interface: it registers the two buffers with cudaGraphicsGLRegisterBuffer, maps them
-// and writes TreeVertex records and indices from a kernel that reads the device-side tree, so the
-// vertices never pass through host memory. The TreeLayout (angles, principal variation, hit
-// testing) stays on the host in both cases: the pointer interacts with it.
+// and uploads them (glBufferSubData): the reference, and the path on the CPU backend and on any
+// OpenGL that no CUDA device runs. DeviceTreeGeometry (device_tree_geometry.hpp), for a search
+// whose trees live on a GPU, has the device write the sunburst straight into the two buffers
+// through CUDA-GL interop, so its vertices never pass through host memory. The TreeLayout
+// (angles, principal variation, hit testing) stays on the host in both cases: the pointer
+// interacts with it.
 //
 // Thread-safety: TreeLayout, SimulationTrace and CpuTreeGeometry are immutable once built; they
 // may be built on a worker thread and then read from any thread. writeBuffers() runs on the thread
@@ -186,15 +187,22 @@ class TreeGeometrySource {
   struct Counts {
     std::size_t vertices = 0, indices = 0;
   };
+  // Two GL buffers the renderer allocated with glBufferData, and their sizes in bytes.
+  struct Target {
+    unsigned vertexBuffer = 0, indexBuffer = 0;
+    std::size_t vertexBytes = 0, indexBytes = 0;
+  };
   virtual ~TreeGeometrySource() = default;
   virtual Counts counts(TreeViewMode mode) const = 0;
   // Where the sunburst's levels and rings are in the index buffer. It describes host-side
   // layout decisions, so a CUDA source computes it on the host too and writes the runs it lists.
   virtual const SunburstIndex& sunburstIndex() const = 0;
-  // Fills `vertexBuffer` (counts().vertices TreeVertex records) and `indexBuffer`
-  // (counts().indices 32-bit triangle indices), GL buffer names the caller has allocated at
-  // least that large, in the GL context current on this thread.
-  virtual void writeBuffers(TreeViewMode mode, unsigned vertexBuffer, unsigned indexBuffer) const = 0;
+  // Fills the target's vertex buffer (counts().vertices TreeVertex records) and index buffer
+  // (counts().indices 32-bit triangle indices), allocated at least that large, in the GL context
+  // current on this thread. Returns false, having written nothing, when the geometry is no
+  // longer there to write (a device layout replaced by a newer one). Throws std::runtime_error
+  // when the device cannot write the buffers.
+  virtual bool writeBuffers(TreeViewMode mode, const Target& target) const = 0;
 };
 
 class CpuTreeGeometry final : public TreeGeometrySource {
@@ -203,7 +211,7 @@ class CpuTreeGeometry final : public TreeGeometrySource {
   const TreeMesh& mesh(TreeViewMode mode) const { return mode == TreeViewMode::Sunburst ? sunburst_ : nodeLink_; }
   Counts counts(TreeViewMode mode) const override;
   const SunburstIndex& sunburstIndex() const override { return sunburstIndex_; }
-  void writeBuffers(TreeViewMode mode, unsigned vertexBuffer, unsigned indexBuffer) const override;
+  bool writeBuffers(TreeViewMode mode, const Target& target) const override;
 
  private:
   TreeMesh sunburst_, nodeLink_;

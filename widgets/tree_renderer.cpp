@@ -132,15 +132,22 @@ void TreeRenderer::reserve(Buffers& b, TreeGeometrySource::Counts counts) {
   b.used = counts;
 }
 
-void TreeRenderer::upload(const TreeGeometrySource& source) {
+bool TreeRenderer::upload(const TreeGeometrySource& source) {
+  bool written = true;
   for (TreeViewMode mode : {TreeViewMode::Sunburst, TreeViewMode::NodeLink}) {
     Buffers& b = modes_[size_t(mode)];
     reserve(b, source.counts(mode));
-    if (b.used.indices > 0) source.writeBuffers(mode, b.vertices, b.indices);
+    const TreeGeometrySource::Target target{b.vertices, b.indices, b.vertexCapacity * sizeof(TreeVertex), b.indexCapacity * sizeof(std::uint32_t)};
+    if (written && b.used.indices > 0) written = source.writeBuffers(mode, target);
   }
   sunburstIndex_ = source.sunburstIndex();
+  if (!written) {  // what the buffers hold is not this source's
+    for (Buffers& b : modes_) b.used = {};
+    sunburstIndex_ = {};
+  }
   glBindVertexArray(0);
   glBindBuffer(GL_ARRAY_BUFFER, 0);
+  return written;
 }
 
 void TreeRenderer::setOverlay(const TreeMesh& overlay) {

@@ -45,8 +45,9 @@ class TreeRenderer : protected QOpenGLExtraFunctions {
   bool initialized() const { return program_ != 0; }
   void release();
 
-  // Both modes' meshes of a new snapshot.
-  void upload(const TreeGeometrySource& source);
+  // Both modes' meshes of a new snapshot. False when the source had nothing to write any more
+  // (TreeGeometrySource::writeBuffers): then nothing is drawn until the next upload.
+  bool upload(const TreeGeometrySource& source);
   void setOverlay(const TreeMesh& overlay);
   // Clears to the background colour and draws `mode`'s mesh, then the overlay, into the bound
   // framebuffer.

@@ -45,50 +45,67 @@ void Engine::stop() {
 void Engine::step() {
   {
     std::lock_guard lock(mutex_);
-    requests_.emplace_back(kStep, 0);
+    requests_.push_back({kStep, 0, 0});
   }
   wake_.notify_all();
 }
 
-void Engine::requestSnapshot(int game, int maxNodes) {
+void Engine::requestSnapshot(int game, int maxNodes, int deviceNodes) {
   {
     std::lock_guard lock(mutex_);
-    requests_.emplace_back(std::max(0, game), maxNodes);
+    requests_.push_back({std::max(0, game), maxNodes, std::max(0, deviceNodes)});
   }
   wake_.notify_all();
 }
 
 // Steps and snapshots in the order they were asked for, at a safe point of the engine thread.
 void Engine::serveRequests() {
-  std::deque<std::pair<int, int>> requests;
+  std::deque<Request> requests;
   {
     std::lock_guard lock(mutex_);
     requests.swap(requests_);
   }
-  for (const auto& [game, maxNodes] : requests) {
-    if (game == kStep) {
+  for (const Request& r : requests) {
+    if (r.game == kStep) {
       trainer_->stepSimulation();
       ++stepped_;
       if (events_.simulationStepped) events_.simulationStepped(stepped_);
-    } else if (events_.treeSnapshot) {
-      events_.treeSnapshot(trainer_->snapshot(game, maxNodes));
+    } else {
+      deliverSnapshot(r);
     }
   }
+}
+
+void Engine::deliverSnapshot(const Request& request) {
+  if (!events_.treeSnapshot) return;
+  train::TreeSnapshot snapshot = trainer_->snapshot(request.game, request.maxNodes);
+  if (request.deviceNodes > 0) {
+    // A view's extra: when the device cannot lay the tree out, the view draws the host snapshot
+    // and says why; the run goes on.
+    try {
+      if (auto sunburst = trainer_->deviceSunburst()) {
+        snapshot.deviceCounts = sunburst->layOut(snapshot.game, request.deviceNodes);
+        snapshot.deviceSunburst = std::move(sunburst);
+      }
+    } catch (const std::exception& e) {
+      snapshot.deviceProblem = e.what();
+    }
+  }
+  events_.treeSnapshot(snapshot);
 }
 
 // Between self-play moves every tree is settled, so snapshots asked for before any pending step
 // are served there: a view follows the tree during an iteration. Steps wait for the pause.
 void Engine::serveSnapshotRequests() {
-  std::deque<std::pair<int, int>> snapshots;
+  std::deque<Request> snapshots;
   {
     std::lock_guard lock(mutex_);
-    while (!requests_.empty() && requests_.front().first != kStep) {
+    while (!requests_.empty() && requests_.front().game != kStep) {
       snapshots.push_back(requests_.front());
       requests_.pop_front();
     }
   }
-  for (const auto& [game, maxNodes] : snapshots)
-    if (events_.treeSnapshot) events_.treeSnapshot(trainer_->snapshot(game, maxNodes));
+  for (const Request& r : snapshots) deliverSnapshot(r);
 }
 
 void Engine::wait() {

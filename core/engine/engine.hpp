@@ -53,8 +53,10 @@ class Engine {
   void stop();  // finishes the current iteration, checkpoints, and ends
   void step();  // while paused: one more simulation in every self-play game
   // The top `maxNodes` nodes of one self-play game's tree, delivered through treeSnapshot at the
-  // next safe point (between self-play moves while running).
-  void requestSnapshot(int game, int maxNodes = 4096);
+  // next safe point (between self-play moves while running). With `deviceNodes` > 0 and a search
+  // whose trees live on a device, the snapshot also carries the tree's top `deviceNodes` nodes
+  // laid out there as the tree view's sunburst (TreeSnapshot::deviceSunburst).
+  void requestSnapshot(int game, int maxNodes = 4096, int deviceNodes = 0);
   void wait();  // until the run has ended
 
   // Validates now; returns an error sentence (naming the parameter and its range) when refused.
@@ -74,13 +76,16 @@ class Engine {
   std::condition_variable wake_;
   bool paused_ = false, stopping_ = false, done_ = false;
   std::deque<std::pair<std::string, params::ParamValue>> pending_;
-  // step() and requestSnapshot() calls in the order they came: (game, max nodes), or
-  // (kStep, 0) for a step.
+  // step() and requestSnapshot() calls in the order they came; game kStep for a step.
   static constexpr int kStep = -1;
-  std::deque<std::pair<int, int>> requests_;
+  struct Request {
+    int game = kStep, maxNodes = 0, deviceNodes = 0;
+  };
+  std::deque<Request> requests_;
   std::int64_t stepped_ = 0;
   void serveRequests();
   void serveSnapshotRequests();
+  void deliverSnapshot(const Request& request);
 };
 
 }  // namespace cas::engine

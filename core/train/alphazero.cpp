@@ -191,6 +191,14 @@ TreeSnapshot AlphaZeroTrainer::snapshot(int game, int maxNodes) const {
   return snap;
 }
 
+std::shared_ptr<search::DeviceSunburst> AlphaZeroTrainer::deviceSunburst() {
+  if (!sunburstAsked_) {
+    sunburstAsked_ = true;
+    sunburst_ = selfPlay_->search().deviceSunburst();
+  }
+  return sunburst_;
+}
+
 EvaluationResult AlphaZeroTrainer::evaluate(const std::string& opponentSpec, int games, std::uint64_t seed) {
   if (auto tooLarge = refuseIfTooLarge(estimateEvaluationMemory(project_, games), availableMemory())) throw std::invalid_argument(*tooLarge);
   std::string error;

@@ -71,6 +71,8 @@ class AlphaZeroTrainer final : public Trainer {
   // One more simulation in every self-play game's tree (for stepping through a search).
   void stepSimulation() override { selfPlay_->stepSimulation(); }
   TreeSnapshot snapshot(int game, int maxNodes) const override;
+  // The self-play search's device sunburst (made on first use), or null for the CPU search.
+  std::shared_ptr<search::DeviceSunburst> deviceSunburst() override;
   // The self-play inference program on this trainer's backend and its batch, for kernel metrics
   // (exec::Executable::profileKernels). Between iterations only, on the thread driving the trainer.
   exec::Executable& inferenceProgram() override { return *inference_; }
@@ -131,6 +133,8 @@ class AlphaZeroTrainer final : public Trainer {
   std::int64_t inferenceBatch_ = 0;
   int actions_ = 0, obsSize_ = 0;
   std::unique_ptr<SelfPlay> selfPlay_;
+  std::shared_ptr<search::DeviceSunburst> sunburst_;  // selfPlay_'s, for the tree view (deviceSunburst)
+  bool sunburstAsked_ = false;
   std::unique_ptr<search::SelfPlaySearch> analysis_;
   std::vector<int> analysisMoves_;  // the moves to the analysis tree's root, since startAnalysis
   std::string searchNote_;

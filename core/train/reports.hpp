@@ -2,9 +2,12 @@
 // What the trainers report: an iteration's figures, an evaluation's results and a view of one
 // self-play tree. Plain values, copied across threads by the engine's callbacks.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "core/search/device_sunburst.hpp"
 
 namespace cas::train {
 
@@ -76,6 +79,13 @@ struct TreeSnapshot {
   int treeCapacity = 0;        // the tree's node budget
   std::int64_t recycledNodes = 0;  // nodes this tree has recycled so far
   float cPuct = 0;             // the exploration constant the search uses now
+  // Asked for with a device node budget (Engine::requestSnapshot): the same tree laid out as the
+  // sunburst on the device that holds it, up to that many nodes, ready to be written into GL
+  // buffers (DeviceSunburst::writeGlBuffers with deviceCounts.generation); null when the search
+  // keeps its trees in host memory, with the reason in deviceProblem when laying it out failed.
+  std::shared_ptr<search::DeviceSunburst> deviceSunburst;
+  search::DeviceSunburst::Counts deviceCounts;
+  std::string deviceProblem;
 };
 
 }  // namespace cas::train

@@ -39,6 +39,9 @@ class Trainer {
   // no tree: stepping does nothing and the snapshot holds no nodes.
   virtual void stepSimulation() {}
   virtual TreeSnapshot snapshot(int game, int maxNodes) const;
+  // The tree view's device geometry for the search's trees when they live on a device (the CUDA
+  // search), made once and kept; null for a search whose trees are in host memory.
+  virtual std::shared_ptr<search::DeviceSunburst> deviceSunburst() { return nullptr; }
 
   // The program the network is evaluated with most (AlphaZero: self-play's, PPO: the rollout's)
   // and its batch, for kernel metrics (exec::Executable::profileKernels). Between iterations

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include "gpu/cuda_check.hpp"
@@ -21,14 +22,17 @@ class CudaSunburst final : public DeviceSunburst {
   CudaSunburst(std::shared_ptr<DeviceRuntime> runtime, int budget, std::function<CUdeviceptr(int)> gather)
       : rt_(std::move(runtime)), budget_(budget), gather_(std::move(gather)) {
     ContextScope scope(rt_->context);
+    CAS_CU(cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+    CAS_CU(cuEventCreate(&gathered_, CU_EVENT_DISABLE_TIMING));
     for (CUevent* e : {&start_, &laidOut_, &mapped_, &written_, &unmapped_}) CAS_CU(cuEventCreate(e, CU_EVENT_DEFAULT));
   }
   ~CudaSunburst() override {
     cuCtxPushCurrent(rt_->context);
-    cuStreamSynchronize(rt_->compute);
+    cuStreamSynchronize(stream_);
     for (auto& [buffer, r] : registered_) cuGraphicsUnregisterResource(r.resource);
     for (CUdeviceptr p : owned_) rt_->pool.release(p);
-    for (CUevent e : {start_, laidOut_, mapped_, written_, unmapped_}) cuEventDestroy(e);
+    for (CUevent e : {gathered_, start_, laidOut_, mapped_, written_, unmapped_}) cuEventDestroy(e);
+    cuStreamDestroy(stream_);
     CUcontext popped;
     cuCtxPopCurrent(&popped);
   }
@@ -52,14 +56,19 @@ class CudaSunburst final : public DeviceSunburst {
   }
 
   Counts layOut(int game, int maxNodes) override {
+    std::lock_guard lock(mutex_);
     ContextScope scope(rt_->context);
     maxNodes = std::clamp(maxNodes, 1, budget_);
     reserve(maxNodes);
+    // The gather runs on the search's stream, after its queued steps; the layout on ours, after
+    // the gather. Returning waits for the layout, so the next gather cannot overwrite it early.
     const CUdeviceptr tree = gather_(game);
+    CAS_CU(cuEventRecord(gathered_, rt_->compute));
+    CAS_CU(cuStreamWaitEvent(stream_, gathered_, 0));
     const auto field = [&](int fourByteFieldsBefore) { return tree + std::uint64_t(budget_) * 4 * std::uint64_t(fourByteFieldsBefore); };
     const GatheredTree t{reinterpret_cast<const std::int32_t*>(field(0)), reinterpret_cast<const float*>(field(1)),
                          reinterpret_cast<const std::int32_t*>(field(3)), reinterpret_cast<const std::int16_t*>(field(6))};
-    CUstream s = rt_->compute;
+    CUstream s = stream_;
     CAS_CU(cuEventRecord(start_, s));
     launchPlaceRoot(t, nodes_, s);
     int begin = 0, end = 1;
@@ -73,6 +82,7 @@ class CudaSunburst final : public DeviceSunburst {
     count_ = end;
     launchPrincipalVariation(nodes_, s);
     launchMeshCounts(nodes_, count_, vertexCounts_, indexCounts_, firstVertex_, firstIndex_, scratch_, scratchBytes_, s);
+    counts_out_.generation = ++generation_;
     counts_out_.nodes = count_;
     counts_out_.vertices = readSum(reinterpret_cast<std::int32_t*>(firstVertex_ + count_ - 1), reinterpret_cast<std::int32_t*>(vertexCounts_ + count_ - 1));
     counts_out_.indices = readSum(reinterpret_cast<std::int32_t*>(firstIndex_ + count_ - 1), reinterpret_cast<std::int32_t*>(indexCounts_ + count_ - 1));
@@ -84,9 +94,12 @@ class CudaSunburst final : public DeviceSunburst {
     return counts_out_;
   }
 
-  void writeGlBuffers(unsigned vertexBuffer, std::int64_t vertexBufferBytes, unsigned indexBuffer, std::int64_t indexBufferBytes) override {
+  bool writeGlBuffers(std::uint64_t generation, unsigned vertexBuffer, std::int64_t vertexBufferBytes, unsigned indexBuffer,
+                      std::int64_t indexBufferBytes) override {
+    std::lock_guard lock(mutex_);
+    if (generation != generation_) return false;
     ContextScope scope(rt_->context);
-    CUstream s = rt_->compute;
+    CUstream s = stream_;
     CUgraphicsResource resources[2] = {resourceFor(vertexBuffer, vertexBufferBytes), resourceFor(indexBuffer, indexBufferBytes)};
     CAS_CU(cuEventRecord(start_, s));
     CAS_CU(cuGraphicsMapResources(2, resources, s));
@@ -110,23 +123,28 @@ class CudaSunburst final : public DeviceSunburst {
     CAS_CU(cuEventElapsedTime(&unmap, written_, unmapped_));
     timing_.mapMs = double(map) + double(unmap);
     timing_.writeMs = double(write);
+    return true;
   }
 
   void readMesh(std::vector<TreeVertex>* vertices, std::vector<std::uint32_t>* indices) override {
+    std::lock_guard lock(mutex_);
     ContextScope scope(rt_->context);
     const CUdeviceptr v = rt_->pool.allocate(std::max<std::uint64_t>(1, std::uint64_t(counts_out_.vertices) * sizeof(TreeVertex)), "a tree mesh's vertices");
     const CUdeviceptr i = rt_->pool.allocate(std::max<std::uint64_t>(1, std::uint64_t(counts_out_.indices) * 4), "a tree mesh's indices");
-    launchWriteMesh(nodes_, count_, firstVertex_, firstIndex_, reinterpret_cast<TreeVertex*>(v), reinterpret_cast<std::uint32_t*>(i), rt_->compute);
+    launchWriteMesh(nodes_, count_, firstVertex_, firstIndex_, reinterpret_cast<TreeVertex*>(v), reinterpret_cast<std::uint32_t*>(i), stream_);
     vertices->resize(std::size_t(counts_out_.vertices));
     indices->resize(std::size_t(counts_out_.indices));
-    CAS_CU(cuMemcpyDtoHAsync(vertices->data(), v, vertices->size() * sizeof(TreeVertex), rt_->compute));
-    CAS_CU(cuMemcpyDtoHAsync(indices->data(), i, indices->size() * 4, rt_->compute));
-    CAS_CU(cuStreamSynchronize(rt_->compute));
+    CAS_CU(cuMemcpyDtoHAsync(vertices->data(), v, vertices->size() * sizeof(TreeVertex), stream_));
+    CAS_CU(cuMemcpyDtoHAsync(indices->data(), i, indices->size() * 4, stream_));
+    CAS_CU(cuStreamSynchronize(stream_));
     rt_->pool.release(v);
     rt_->pool.release(i);
   }
 
-  Timing timing() const override { return timing_; }
+  Timing timing() const override {
+    std::lock_guard lock(mutex_);
+    return timing_;
+  }
 
  private:
   // The layout arrays and the scans' scratch for `maxNodes` nodes (they only grow).
@@ -163,9 +181,9 @@ class CudaSunburst final : public DeviceSunburst {
   // a[0] + b[0], read back (waits for the stream).
   std::int32_t readSum(const std::int32_t* a, const std::int32_t* b) {
     std::int32_t values[2] = {0, 0};
-    CAS_CU(cuMemcpyDtoHAsync(&values[0], reinterpret_cast<CUdeviceptr>(a), 4, rt_->compute));
-    CAS_CU(cuMemcpyDtoHAsync(&values[1], reinterpret_cast<CUdeviceptr>(b), 4, rt_->compute));
-    CAS_CU(cuStreamSynchronize(rt_->compute));
+    CAS_CU(cuMemcpyDtoHAsync(&values[0], reinterpret_cast<CUdeviceptr>(a), 4, stream_));
+    CAS_CU(cuMemcpyDtoHAsync(&values[1], reinterpret_cast<CUdeviceptr>(b), 4, stream_));
+    CAS_CU(cuStreamSynchronize(stream_));
     return values[0] + values[1];
   }
 
@@ -200,7 +218,11 @@ class CudaSunburst final : public DeviceSunburst {
   std::size_t scratchBytes_ = 0;
   int capacity_ = 0, count_ = 0;
   Counts counts_out_;
+  std::uint64_t generation_ = 0;
   Timing timing_;
+  mutable std::mutex mutex_;  // layOut (the search's thread) against writes and reads (the view's)
+  CUstream stream_ = nullptr;
+  CUevent gathered_ = nullptr;
   std::vector<CUdeviceptr> owned_;
   std::map<unsigned, Registration> registered_;
   CUevent start_ = nullptr, laidOut_ = nullptr, mapped_ = nullptr, written_ = nullptr, unmapped_ = nullptr;

@@ -226,7 +226,7 @@ class TestRuns : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(stepped.load(), std::int64_t(5), 30000);
     engine.requestSnapshot(0);
     engine.step();
-    engine.requestSnapshot(0);
+    engine.requestSnapshot(0, 4096, 1 << 20);  // the CPU search has no device layout to add
     QTRY_VERIFY_WITH_TIMEOUT([&] { std::lock_guard lock(m); return snapshots.size() == 2; }(), 30000);
     engine.stop();
     engine.wait();
@@ -236,6 +236,8 @@ class TestRuns : public QObject {
     QCOMPARE(snapshots[1].nodes.at(0).parent, -1);
     QVERIFY(snapshots[1].nodes.size() >= 10);  // the root and its 9 children
     QVERIFY(QString::fromStdString(snapshots[1].board).contains(QStringLiteral("1 2 3")));
+    QVERIFY(!snapshots[1].deviceSunburst);
+    QVERIFY(snapshots[1].deviceProblem.empty());
   }
 };
 

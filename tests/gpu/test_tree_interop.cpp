@@ -91,7 +91,10 @@ struct GlBuffers {
     glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, indices);
     glBufferData(GL_ELEMENT_ARRAY_BUFFER, indexBytes, nullptr, GL_DYNAMIC_DRAW);
   }
-  void write(search::DeviceSunburst& s) { s.writeGlBuffers(vertices, vertexBytes, indices, indexBytes); }
+  // Writes the layout `c` names; false when a later layOut replaced it.
+  bool write(search::DeviceSunburst& s, const search::DeviceSunburst::Counts& c) {
+    return s.writeGlBuffers(c.generation, vertices, vertexBytes, indices, indexBytes);
+  }
 };
 
 search::SearchConfig searchConfig(int budget, int leaves) {
@@ -163,7 +166,7 @@ class TestTreeInterop : public QObject {
     const search::DeviceSunburst::Counts counts = sunburst->layOut(0, maxNodes);
     GlBuffers gl;
     gl.size(counts);
-    gl.write(*sunburst);
+    QVERIFY(gl.write(*sunburst, counts));
     std::vector<TreeVertex> vertices(size_t(counts.vertices));
     std::vector<std::uint32_t> indices(size_t(counts.indices));
     glBindBuffer(GL_ARRAY_BUFFER, gl.vertices);
@@ -209,7 +212,12 @@ class TestTreeInterop : public QObject {
     QVERIFY2(counts.nodes >= 1000000, qPrintable(QStringLiteral("only %1 nodes").arg(counts.nodes)));
     GlBuffers gl;
     gl.size(counts);
-    gl.write(*sunburst);
+    QVERIFY(gl.write(*sunburst, counts));
+    // A layout replaced by a later one is not written (the view keeps what it drew).
+    const search::DeviceSunburst::Counts later = sunburst->layOut(0, 1 << 21);
+    QCOMPARE(later.generation, counts.generation + 1);
+    QVERIFY(!gl.write(*sunburst, counts));
+    QVERIFY(gl.write(*sunburst, later));
 
     GLuint framebuffer = 0, colour = 0, vao = 0;
     glGenFramebuffers(1, &framebuffer);
@@ -249,8 +257,7 @@ class TestTreeInterop : public QObject {
     double mapMs = 0, writeMs = 0, layoutMs = 0;
     start = std::chrono::steady_clock::now();
     for (int f = 0; f < kFrames; ++f) {
-      sunburst->layOut(0, 1 << 21);
-      gl.write(*sunburst);
+      QVERIFY(gl.write(*sunburst, sunburst->layOut(0, 1 << 21)));
       draw();
       glFinish();
       layoutMs += sunburst->timing().layoutMs, mapMs += sunburst->timing().mapMs, writeMs += sunburst->timing().writeMs;
