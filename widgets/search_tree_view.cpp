@@ -98,6 +98,8 @@ SearchTreeView::~SearchTreeView() { releaseGl(); }
 void SearchTreeView::releaseGl() {
   if (!renderer_.initialized() && !imgui_.initialized()) return;
   makeCurrent();
+  if (writtenBy_) writtenBy_->forgetGlBuffers();  // before the buffers it registered go
+  writtenBy_.reset();
   imgui_.release();
   renderer_.release();
   doneCurrent();
@@ -540,6 +542,8 @@ void SearchTreeView::uploadShown() {
           path.sentence = interopSentence(shown_.device->deviceCounts().nodes);
           drawnNodes_ = shown_.device->deviceCounts().nodes;
           deviceTiming_ = sunburst->timing();
+          if (writtenBy_ && writtenBy_ != sunburst) writtenBy_->forgetGlBuffers();  // the previous run's
+          writtenBy_ = sunburst;
           setDrawingPath(std::move(path));
           return;
         }

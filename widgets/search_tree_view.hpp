@@ -228,6 +228,7 @@ class SearchTreeView : public QOpenGLWidget {
   TreeDrawingPath path_;
   qint64 drawnNodes_ = 0;
   std::shared_ptr<search::DeviceSunburst> failedSunburst_;  // whose write threw; not tried again
+  std::shared_ptr<search::DeviceSunburst> writtenBy_;       // holds registrations of our GL buffers
   QString failedSentence_;
   search::DeviceSunburst::Timing deviceTiming_;  // of the last interop upload
   qint64 supersededLayouts_ = 0;

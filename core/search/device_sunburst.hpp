@@ -52,6 +52,9 @@ class DeviceSunburst {
   // bytes: a new size is registered anew.
   virtual bool writeGlBuffers(std::uint64_t generation, unsigned vertexBuffer, std::int64_t vertexBufferBytes, unsigned indexBuffer,
                               std::int64_t indexBufferBytes) = 0;
+  // Unregisters every buffer writeGlBuffers registered, with their GL context still current:
+  // the context is about to delete them, and a later buffer may get the same name.
+  virtual void forgetGlBuffers() = 0;
   virtual void readMesh(std::vector<mesh::TreeVertex>* vertices, std::vector<std::uint32_t>* indices) = 0;
   // The last layOut's and writeGlBuffers' times (CUDA events).
   virtual Timing timing() const = 0;

@@ -126,6 +126,13 @@ class CudaSunburst final : public DeviceSunburst {
     return true;
   }
 
+  void forgetGlBuffers() override {
+    std::lock_guard lock(mutex_);
+    ContextScope scope(rt_->context);
+    for (auto& [buffer, r] : registered_) cuGraphicsUnregisterResource(r.resource);  // a failure leaves nothing to undo
+    registered_.clear();
+  }
+
   void readMesh(std::vector<TreeVertex>* vertices, std::vector<std::uint32_t>* indices) override {
     std::lock_guard lock(mutex_);
     ContextScope scope(rt_->context);
