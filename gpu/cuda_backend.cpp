@@ -1,5 +1,5 @@
-// The CUDA backend plugin: device discovery, properties, the NVRTC probe kernel, and compile(),
-// which hands graphs to cuda_program.cpp.
+// The CUDA backend plugin: device discovery, properties, the NVRTC probe kernel, compile(),
+// which hands graphs to cuda_program.cpp, and the NCCL communicator of data-parallel training.
 // Entry points (C linkage, looked up by core/exec/plugin_loader.cpp):
 //   int cas_backend_plugin_abi();                          -> kBackendPluginAbi
 //   Backend* cas_create_backend(char* reason, size_t n);   -> null with reason on failure
@@ -10,6 +10,7 @@
 #include "core/exec/backend.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_program.hpp"
+#include "gpu/dist/nccl_communicator.hpp"
 #include "gpu/env/device_environments.hpp"
 #include "gpu/env/device_rollout.hpp"
 #include "gpu/nvrtc_compiler.hpp"
@@ -108,6 +109,48 @@ class CudaBackend final : public exec::Backend {
       return nullptr;
     }
     return env::makeDeviceRollout(setup, runtime_, reason);
+  }
+
+  int deviceCount() const override {
+    int count = 0;
+    return cuDeviceGetCount(&count) == CUDA_SUCCESS ? count : 0;
+  }
+
+  std::shared_ptr<exec::Backend> onDevice(int ordinal, std::string* reason) override {
+    const int count = deviceCount();
+    if (ordinal < 0 || ordinal >= count) {
+      *reason = "there is no CUDA device " + std::to_string(ordinal) + " (this process sees " + std::to_string(count) +
+                "; CUDA_VISIBLE_DEVICES chooses which)";
+      return nullptr;
+    }
+    try {
+      CUdevice device = 0;
+      CAS_CU(cuDeviceGet(&device, ordinal));
+      return std::make_shared<CudaBackend>(device);
+    } catch (const std::exception& e) {
+      *reason = "CUDA device " + std::to_string(ordinal) + " did not start: " + e.what();
+      return nullptr;
+    }
+  }
+
+  std::string makeCommunicatorId(std::string* reason) override {
+    try {
+      return makeNcclGroupId();
+    } catch (const std::exception& e) {
+      *reason = e.what();
+      return {};
+    }
+  }
+
+  std::unique_ptr<dist::Communicator> createCommunicator(const std::string& id, int rank, int size, double timeoutSeconds,
+                                                         std::string* reason) override {
+    try {
+      if (!runtime_) runtime_ = std::make_shared<DeviceRuntime>(device_);
+      return std::make_unique<NcclCommunicator>(runtime_, id, rank, size, timeoutSeconds);
+    } catch (const std::exception& e) {
+      *reason = e.what();
+      return nullptr;
+    }
   }
 
   std::optional<exec::ProbeReport> probe() override {

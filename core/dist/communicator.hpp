@@ -2,19 +2,22 @@
 // The collectives data-parallel training needs, behind one interface: the ranks of a group (one
 // per GPU, or one per CPU thread) sum gradient buckets, broadcast weights, gather checksums and
 // meet at barriers. ThreadedGroup (threaded_communicator.hpp) implements it for ranks that are
-// threads of one process, the CPU backend's data-parallel path; an NCCL implementation in gpu/
-// (one process per GPU, bootstrapped through MPI across machines) is meant to implement the same
-// calls on device memory, which is why the all-reduce is split into a start per bucket and a wait:
-// a bucket is started as soon as its gradients exist and the backward pass goes on beside it.
+// threads of one process, the CPU backend's data-parallel path; the CUDA backend's NCCL
+// communicator (gpu/dist/nccl_communicator.hpp, reached through Backend::createCommunicator)
+// implements it for one rank per GPU, staging these host buffers through device memory. The
+// all-reduce is split into a start per bucket and a wait so that a bucket can be on its way while
+// the next one is filled.
 //
 // Rules every implementation keeps:
-// - Every rank calls the same collectives in the same order with the same sizes; a rank that
-//   breaks the order gets CommunicatorError, never a wrong result.
+// - Every rank calls the same collectives in the same order with the same sizes. ThreadedGroup
+//   stops a rank that breaks the order with CommunicatorError; NCCL cannot see it (the ranks then
+//   time out or sum the wrong floats), so callers derive every size from what the ranks share.
 // - A rank that fails (fail(), or it stops calling in) ends the others: their pending and later
 //   calls throw CommunicatorError naming the rank and its reason, at once when it said so through
 //   fail(), and after the group's timeout when it just stopped answering. No rank hangs.
-// - The sum is the same bits on every rank (it is computed once, in rank order), so an optimizer
-//   step taken from it is identical everywhere.
+// - The sum is the same bits on every rank (it is computed once and shared: in rank order by
+//   ThreadedGroup, in NCCL's fixed order by the NCCL communicator), so an optimizer step taken
+//   from it is identical everywhere.
 // Thread-safety: a Communicator is one rank's, driven by one thread (that rank's); fail() may be
 // called from any thread.
 #include <cstddef>

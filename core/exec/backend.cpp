@@ -101,4 +101,19 @@ std::unique_ptr<env::VectorEnvironments> Backend::createEnvironments(std::string
   return nullptr;
 }
 
+std::shared_ptr<Backend> Backend::onDevice(int ordinal, std::string* reason) {
+  if (reason) *reason = "the " + id() + " backend has no device " + std::to_string(ordinal) + "; its data-parallel ranks are CPU threads";
+  return nullptr;
+}
+
+std::string Backend::makeCommunicatorId(std::string* reason) {
+  if (reason) *reason = "the " + id() + " backend has no communicator between processes; its data-parallel ranks are CPU threads (--ranks N)";
+  return {};
+}
+
+std::unique_ptr<dist::Communicator> Backend::createCommunicator(const std::string&, int, int, double, std::string* reason) {
+  if (reason) *reason = "the " + id() + " backend has no communicator between processes; its data-parallel ranks are CPU threads (--ranks N)";
+  return nullptr;
+}
+
 }  // namespace cas::exec

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/dist/communicator.hpp"
 #include "core/exec/kernel_report.hpp"
 #include "core/ir/graph.hpp"
 
@@ -38,7 +39,7 @@ struct RolloutSetup;
 namespace cas::exec {
 
 // Bumped whenever the Backend class layout changes, so a stale plugin is refused, not crashed.
-inline constexpr int kBackendPluginAbi = 8;
+inline constexpr int kBackendPluginAbi = 9;
 
 struct ProbeReport {
   bool passed = false;
@@ -133,6 +134,24 @@ class Backend {
   // device twin (PPO then steps the CPU twins on the host). The default (none) is defined in
   // core/train/device_rollout.cpp.
   virtual std::unique_ptr<train::DeviceRollout> createRollout(const train::RolloutSetup& setup, std::string* reason);
+
+  // Data-parallel training with a rank per device (core/dist/communicator.hpp). The defaults,
+  // defined in backend.cpp, are the CPU backend's: no devices, no communicator (its ranks are
+  // threads sharing a dist::ThreadedGroup).
+  // The devices this backend could run on (this one is device 0 of them); 0 without devices.
+  virtual int deviceCount() const { return 0; }
+  // This backend on its device `ordinal` (0 <= ordinal < deviceCount()), for ranks that are
+  // threads of one process. Null with `reason` when there is no such device.
+  virtual std::shared_ptr<Backend> onDevice(int ordinal, std::string* reason);
+  // The identity of a new group of ranks: bytes that one process makes and hands to every rank
+  // (cuda-agent passes them as hex in the environment), for createCommunicator. Empty with
+  // `reason` when the backend has no communicator.
+  virtual std::string makeCommunicatorId(std::string* reason);
+  // Rank `rank` of the `size` ranks of the group `id` names, on this backend's device. Every rank
+  // calls it at about the same time; it waits at most `timeoutSeconds` for the others, as the
+  // communicator's collectives do. Null with `reason` when the group cannot be formed.
+  virtual std::unique_ptr<dist::Communicator> createCommunicator(const std::string& id, int rank, int size, double timeoutSeconds,
+                                                                 std::string* reason);
 };
 
 struct BackendEntry {

@@ -26,6 +26,9 @@ std::string explainDlopenError(const std::string& err) {
   if (err.find("libcuda.so") != std::string::npos) return "no NVIDIA driver (libcuda.so.1 not found)";
   if (err.find("libnvrtc") != std::string::npos)
     return "NVRTC not found; add the CUDA toolkit's lib64 folder to LD_LIBRARY_PATH (" + err + ")";
+  if (err.find("libnccl") != std::string::npos)
+    return "NCCL not found; add the folder holding libnccl.so.2 (the CUDA toolkit's lib64, or python3's site-packages/nvidia/nccl/lib) to "
+           "LD_LIBRARY_PATH (" + err + ")";
   return "the CUDA backend plugin could not be loaded: " + err;
 }
 

@@ -145,11 +145,17 @@ std::int64_t GradientExchange::sum(std::int64_t value) {
 }
 
 void GradientExchange::averageLossSums(LossSums& sums) {
-  std::vector<float> figures = {float(sums.total)};
-  for (const auto& term : sums.terms) figures.push_back(float(term.second));
-  communicator_.allReduceSum(figures.data(), figures.size());
-  sums.total = double(figures[0]) / ranks();
-  for (size_t i = 0; i < sums.terms.size(); ++i) sums.terms[i].second = double(figures[i + 1]) / ranks();
+  // Gathered and summed here in rank order, as doubles: one rank's figures come back unchanged,
+  // so a one-rank run reports the losses a run without a communicator does.
+  std::vector<double> mine = {sums.total};
+  for (const auto& term : sums.terms) mine.push_back(term.second);
+  std::vector<double> all(mine.size() * size_t(ranks()));
+  communicator_.allGather(mine.data(), all.data(), mine.size() * sizeof(double));
+  std::vector<double> total(mine.size(), 0.0);
+  for (size_t r = 0; r < size_t(ranks()); ++r)
+    for (size_t i = 0; i < mine.size(); ++i) total[i] += all[r * mine.size() + i];
+  sums.total = total[0] / ranks();
+  for (size_t i = 0; i < sums.terms.size(); ++i) sums.terms[i].second = total[i + 1] / ranks();
 }
 
 }  // namespace cas::train

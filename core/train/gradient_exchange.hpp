@@ -8,8 +8,9 @@
 // Buckets: the parameters in reverse order (the order a backward pass produces their gradients),
 // whole parameters grouped until a bucket holds about dist.bucket_kib KiB. Each bucket's
 // all-reduce starts as soon as its gradients are copied in; the next bucket is filled while it
-// runs. (On the CPU the gradient program has finished by then; an NCCL communicator on a GPU
-// would start each bucket from the backward pass's stream.)
+// runs. The gradients come to the host first (the gradient program's outputs, read after it has
+// finished), on a GPU too: the NCCL communicator stages each bucket back to its device, so its
+// buckets are neither started from the backward pass's stream nor captured in the update graph.
 // Thread-safety: driven by the rank's thread, like the Updater that uses it.
 #include <cstdint>
 #include <optional>
@@ -63,7 +64,7 @@ class GradientExchange {
 
   bool everyRank(bool condition);              // true when it holds on every rank
   std::int64_t sum(std::int64_t value);        // the sum over the ranks
-  void averageLossSums(LossSums& sums);        // each figure averaged over the ranks
+  void averageLossSums(LossSums& sums);        // each figure averaged over the ranks, in double precision
 
  private:
   dist::Communicator& communicator_;
