@@ -79,6 +79,7 @@ struct TrainOptions {
   double minutes = 0;
   std::int64_t iterations = 0;  // 0: no limit
   int ranks = 1;                // > 1: data-parallel CPU ranks on threads (core/train/data_parallel.hpp)
+  int gpus = 0;                 // > 0: data-parallel ranks, one process per GPU (gpu_ranks.cpp, core/train/process_group.hpp)
   std::vector<std::string> sets;
   bool useProject = false;           // --resume/--restart with the project's current files
   bool allowOutsideProject = false;  // the policy may lie outside the project folder

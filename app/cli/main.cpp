@@ -186,12 +186,17 @@ int main(int argc, char** argv) {
   trainCmd->add_option("--minutes", train.minutes, "Stop after this many minutes (default: no limit)")->check(numberIn(0.01, 1e6));
   trainCmd->add_option("--iterations", train.iterations, "Stop after this many iterations (default: no limit)")
       ->check(integerIn(1, std::int64_t(1) << 40));
-  trainCmd->add_option("--ranks", train.ranks,
+  auto* ranksOption = trainCmd->add_option("--ranks", train.ranks,
                        "Data-parallel AlphaZero on this many CPU ranks (threads), each with its own self-play and replay shard, their "
                        "gradients averaged before every step; works with --resume and --restart whatever the run had. Needs the CPU "
-                       "backend: the GPU path (one process per GPU with NCCL, --gpus) is not built yet. CAS_DIST_FAIL=RANK:STEP makes "
-                       "that rank fail before that optimizer step (for testing the failure path)")
+                       "backend (on GPUs: --gpus). CAS_DIST_FAIL=RANK:STEP makes that rank fail before that optimizer step (for "
+                       "testing the failure path)")
       ->check(integerIn(1, 64))->capture_default_str();
+  trainCmd->add_option("--gpus", train.gpus,
+                       "Data-parallel AlphaZero on this many GPUs of this machine: one process per GPU (CUDA_VISIBLE_DEVICES' first N), "
+                       "their gradients summed with NCCL before every step; rank 0 writes the run folder as a plain run does. Works "
+                       "with --resume and --restart whatever the run had, and with CAS_DIST_FAIL. Needs the CUDA backend")
+      ->check(integerIn(1, 64))->excludes(ranksOption);
   trainCmd->add_option("--set", train.sets, "Override a parameter: --set search.c_puct=2.0 (repeatable; `cuda-agent params` lists them)");
   trainCmd->add_option("--out", train.out, "Run folder to create (default: runs/NAME-DATE-TIME)");
   trainCmd->add_option("--resume", train.resume, "Continue the run in this folder from its newest valid checkpoint")->check(CLI::ExistingDirectory);

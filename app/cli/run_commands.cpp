@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/gpu_ranks.hpp"
 #include "app/cli/report_text.hpp"
 #include "core/engine/engine.hpp"
 #include "core/engine/trained_run.hpp"
@@ -19,6 +20,7 @@
 #include "core/support/printable.hpp"
 #include "core/train/mistakes.hpp"
 #include "core/train/ppo.hpp"
+#include "core/train/process_group.hpp"
 
 namespace cas::cli {
 namespace {
@@ -41,6 +43,12 @@ std::string duration(double seconds) {
 }
 
 void report(const Diagnostic& d) { std::cerr << formatDiagnostic(d) << "\n"; }
+
+// The AlphaZero trainer of a run, rank 0's when it leads other processes; null for other algorithms.
+train::AlphaZeroTrainer* alphaZeroOf(train::Trainer* trainer) {
+  if (auto* leading = dynamic_cast<train::LeadingRank*>(trainer)) return &leading->rank();
+  return dynamic_cast<train::AlphaZeroTrainer*>(trainer);
+}
 
 // A trainer for an existing run, restored from its newest valid checkpoint (core/engine/trained_run),
 // with what happened on the way reported on stderr. `open` is engine::openTrainedRun (AlphaZero
@@ -66,7 +74,7 @@ std::unique_ptr<T> openRun(engine::OpenedRun<T> (*open)(const std::filesystem::p
     std::cerr << (options.use == engine::RunUse::Read ? "using " : "resumed from ") << printable(run.checkpoint.string()) << " (iteration "
               << run.trainer->iteration() << ")\n";
   // On the CUDA backend, where AlphaZero's search can run on either side, say which it does.
-  if (auto* alphaZero = dynamic_cast<train::AlphaZeroTrainer*>(run.trainer.get()); alphaZero && backend->id() == "cuda")
+  if (auto* alphaZero = alphaZeroOf(run.trainer.get()); alphaZero && backend->id() == "cuda")
     std::cerr << "search: " << alphaZero->searchNote() << "\n";
   if (folder) *folder = std::move(run.folder);
   return std::move(run.trainer);
@@ -137,8 +145,33 @@ engine::OpenRunOptions readRun(bool useProject) {
 }  // namespace
 
 int runTrain(const TrainOptions& o) {
+  std::string memberProblem;
+  const std::optional<GroupMember> member = groupMemberFromEnvironment(o, &memberProblem);
+  if (!memberProblem.empty()) {
+    std::cerr << "error: " << memberProblem << "\n";
+    return 2;
+  }
+  if (o.gpus > 0 && !member) return launchGpuRanks(o);
+  if (member && member->rank > 0) return followAsRank(o, *member);
+  // A plain run, or rank 0 of --gpus: the run itself, which leads the other ranks.
   train::ParallelOptions parallel;
   parallel.ranks = o.ranks;
+  std::unique_ptr<dist::Communicator> communicator;
+  std::optional<GroupWatcher> watcher;
+  if (member) {
+    const std::optional<project::Project> project = loadRunProject(o);
+    if (!project) return 2;
+    std::string error;
+    auto backend = exec::BackendRegistry::instance().select(o.device, &error);  // the one the trainer gets below
+    if (!backend) {
+      std::cerr << "error: " << printable(error) << "\n";
+      return 1;
+    }
+    communicator = joinGroup(*backend, *member, params::readDistParams(project->parameters).timeoutSeconds);
+    if (!communicator) return 1;
+    watcher.emplace(*communicator);
+    parallel.communicator = communicator.get();
+  }
   if (const char* fault = std::getenv("CAS_DIST_FAIL"); fault && *fault) {
     std::string problem;
     parallel.fault = train::FaultInjection::parse(fault, &problem);
@@ -146,8 +179,8 @@ int runTrain(const TrainOptions& o) {
       std::cerr << "error: CAS_DIST_FAIL: " << printable(problem) << "; unset it to train without an injected failure\n";
       return 2;
     }
-    if (o.ranks < 2) {
-      std::cerr << "error: CAS_DIST_FAIL makes a data-parallel rank fail, but this run has one rank: add --ranks N, or unset it\n";
+    if (o.ranks < 2 && !member) {
+      std::cerr << "error: CAS_DIST_FAIL makes a data-parallel rank fail, but this run has one rank: add --ranks N or --gpus N, or unset it\n";
       return 2;
     }
   }
@@ -204,12 +237,13 @@ int runTrain(const TrainOptions& o) {
       run->removeUnstarted();
       return 1;
     }
-    if (auto* alphaZero = dynamic_cast<train::AlphaZeroTrainer*>(trainer.get()); alphaZero && backend->id() == "cuda")
-      std::cerr << "search: " << alphaZero->searchNote() << "\n";
+    if (auto* alphaZero = alphaZeroOf(trainer.get()); alphaZero && backend->id() == "cuda") std::cerr << "search: " << alphaZero->searchNote() << "\n";
   }
   if (auto* ppo = dynamic_cast<train::PpoTrainer*>(trainer.get())) std::cerr << "rollout: " << ppo->rolloutNote() << "\n";
   std::cerr << "run folder: " << printable(run->path().string()) << "\n";
   if (o.ranks > 1) std::cerr << "data-parallel: " << o.ranks << " CPU ranks on threads (rank 0 writes the checkpoints and metrics)\n";
+  if (member) std::cerr << "data-parallel: " << member->size << " GPUs, one process each (rank 0 writes the checkpoints and metrics)\n";
+  auto* leading = dynamic_cast<train::LeadingRank*>(trainer.get());
 
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
@@ -265,6 +299,12 @@ int runTrain(const TrainOptions& o) {
     }
   }
   engine.wait();
+  if (leading) try {
+      leading->stopRanks();  // after the last iteration (nothing when one failed: the others stop at their collective)
+    } catch (const std::exception& e) {
+      std::cerr << "error: the other ranks could not be told to stop: " << printable(e.what()) << "\n";
+      failed = true;
+    }
   return failed ? 1 : 0;
 }
 

@@ -13,8 +13,8 @@ DataParallelTrainer::DataParallelTrainer(const project::Project& project, std::s
   if (project.algorithm != "alphazero")
     throw std::runtime_error("data-parallel training (--ranks) is built for AlphaZero; a " + project.algorithm + " run trains on one rank");
   if (backend->id() != "cpu")
-    throw std::runtime_error("--ranks runs its ranks on CPU threads, on the CPU backend; the GPU path (one process per GPU with NCCL) "
-                             "is not built yet: add --device cpu");
+    throw std::runtime_error("--ranks runs its ranks on CPU threads, on the CPU backend: add --device cpu, or train on GPUs with --gpus N "
+                             "(one process per GPU)");
   if (options.fault && options.fault->rank >= options.ranks)
     throw std::runtime_error("CAS_DIST_FAIL names rank " + std::to_string(options.fault->rank) + ", but the run has ranks 0 to " +
                              std::to_string(options.ranks - 1));

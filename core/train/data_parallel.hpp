@@ -24,7 +24,7 @@ namespace cas::train {
 class DataParallelTrainer final : public Trainer {
  public:
   // Builds `options.ranks` ranks (at least 2) of an AlphaZero project, each on a CPU backend of its
-  // own (rank 0 on `backend`, which must be the CPU's: the GPU path, NCCL, is not built yet).
+  // own (rank 0 on `backend`, which must be the CPU's; on GPUs a rank is a process: process_group.hpp).
   // Throws std::runtime_error with the first rank's error when a rank cannot be built.
   DataParallelTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend, const ParallelOptions& options);
   ~DataParallelTrainer() override;

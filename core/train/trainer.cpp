@@ -2,6 +2,7 @@
 
 #include "core/train/alphazero.hpp"
 #include "core/train/data_parallel.hpp"
+#include "core/train/process_group.hpp"
 #include "core/train/ppo.hpp"
 
 namespace cas::train {
@@ -15,6 +16,12 @@ TreeSnapshot Trainer::snapshot(int game, int) const {
 }
 
 std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend, const ParallelOptions& parallel) {
+  if (parallel.communicator) {
+    if (project.algorithm != "alphazero")
+      throw std::runtime_error("data-parallel training (--gpus) is built for AlphaZero; a " + project.algorithm + " run trains on one GPU");
+    auto rank0 = std::make_unique<AlphaZeroTrainer>(project, std::move(backend), DataParallelRank{parallel.communicator, parallel.fault});
+    return std::make_unique<LeadingRank>(std::move(rank0), *parallel.communicator);
+  }
   if (parallel.ranks > 1) return std::make_unique<DataParallelTrainer>(project, std::move(backend), parallel);
   if (project.algorithm == "ppo") return std::make_unique<PpoTrainer>(project, std::move(backend));
   return std::make_unique<AlphaZeroTrainer>(project, std::move(backend));

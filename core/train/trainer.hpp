@@ -56,14 +56,19 @@ class Trainer {
   virtual bool restore(const std::string& bytes, std::string* error) = 0;
 };
 
-// How many ranks train one run side by side (data_parallel.hpp).
+// How many ranks train one run side by side: CPU threads of this process (data_parallel.hpp), or
+// processes of a group this one leads (process_group.hpp).
 struct ParallelOptions {
   int ranks = 1;                        // 1: one trainer; more: data-parallel CPU ranks on threads
   std::optional<FaultInjection> fault;  // a rank made to fail at a step (gradient_exchange.hpp)
+  // Rank 0 of a group of processes (cuda-agent train --gpus N); outlives the trainer. The other
+  // ranks build their AlphaZeroTrainer themselves and follow (followLeadingRank).
+  dist::Communicator* communicator = nullptr;
 };
 
-// The trainer of the project's algorithm on `backend`, or with `parallel.ranks` > 1 a
-// DataParallelTrainer of that many ranks. Throws std::runtime_error when the policy does not
+// The trainer of the project's algorithm on `backend`; with `parallel.ranks` > 1 a
+// DataParallelTrainer of that many ranks; with `parallel.communicator` a LeadingRank, rank 0 of
+// that group. Throws std::runtime_error when the policy does not
 // compile, the configuration cannot be built or the algorithm or backend has no data-parallel
 // path (the message says which).
 std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend, const ParallelOptions& parallel = {});

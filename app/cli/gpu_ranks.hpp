@@ -1,0 +1,71 @@
+#pragma once
+// `cuda-agent train --gpus N`: data-parallel AlphaZero with one process per GPU on this machine.
+// The process the user starts is the launcher: it checks what it can (the CUDA backend, N GPUs
+// visible, the project), makes the NCCL group's id through the backend, and spawns N copies of
+// itself with the same arguments, each told its place by the environment:
+//   CAS_RANK, CAS_WORLD_SIZE   its rank and the group's size
+//   CAS_NCCL_ID                the group's id, as hex
+//   CUDA_VISIBLE_DEVICES       its one GPU (rank r gets the r-th GPU the launcher sees)
+// Rank 0 trains as a plain run does (run folder, metrics, checkpoints; core/train/process_group.hpp
+// keeps the others in step), the other ranks write nothing. The launcher relays their stderr
+// (the other ranks' lines prefixed "rank R: "), reaps them, and exits non-zero naming the rank
+// that failed first and its error; when one fails it tells the others (SIGUSR1), which stop at
+// once, and kills what is left after a grace period, so no rank outlives it. The ranks run in
+// process groups of their own, so the terminal's Ctrl-C reaches the launcher alone; SIGINT or
+// SIGTERM to the launcher is passed to every rank: rank 0 stops after its iteration (its
+// checkpoint written) and tells the others to stop.
+// Thread-safety: each function is called once, from the main thread; GroupWatcher runs a thread
+// of its own.
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "app/cli/commands.hpp"
+#include "core/dist/communicator.hpp"
+#include "core/exec/backend.hpp"
+#include "core/project/project.hpp"
+
+namespace cas::cli {
+
+// This process's place in a group the launcher spawned.
+struct GroupMember {
+  int rank = 0, size = 1;
+  std::string id;  // the communicator's group id (bytes)
+};
+
+// The membership CAS_RANK, CAS_WORLD_SIZE and CAS_NCCL_ID give a `--gpus N` process; nullopt
+// for the launcher (or any run without --gpus). Malformed values: nullopt with `error`.
+std::optional<GroupMember> groupMemberFromEnvironment(const TrainOptions& options, std::string* error);
+
+// The project a run with these options trains, loaded as rank 0 loads it (a new run: the project
+// folder with --set applied; --resume, --restart: the run's copies and recorded values), reading
+// only. Prints what is wrong and returns nullopt when it cannot be loaded.
+std::optional<project::Project> loadRunProject(const TrainOptions& options);
+
+// The launcher: spawns the ranks and waits for them. Returns the exit status.
+int launchGpuRanks(const TrainOptions& options);
+
+// This member's communicator on `backend` (null with the reason printed on stderr).
+std::unique_ptr<dist::Communicator> joinGroup(exec::Backend& backend, const GroupMember& member, double timeoutSeconds);
+
+// A rank other than 0: builds its trainer and follows rank 0 until it says stop. Returns the exit status.
+int followAsRank(const TrainOptions& options, const GroupMember& member);
+
+// Makes the communicator fail when the launcher says another rank has ended (SIGUSR1), so that
+// this rank stops at once, not after dist.timeout_seconds; and ends this process with its
+// launcher (a launcher killed outright stops its ranks: SIGTERM, as if interrupted).
+class GroupWatcher {
+ public:
+  explicit GroupWatcher(dist::Communicator& communicator);
+  ~GroupWatcher();
+  GroupWatcher(const GroupWatcher&) = delete;
+  GroupWatcher& operator=(const GroupWatcher&) = delete;
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+}  // namespace cas::cli
