@@ -4,7 +4,10 @@
 // against the fused one, two tic-tac-toe ranks whose weights and optimizer state are the same
 // bits after every step, the weight check catching ranks that differ, and through the CLI a rank
 // made to fail (CAS_DIST_FAIL) ending the run with a clear error, its checkpoint then resumed
-// with other rank counts.
+// with other rank counts. One rank through a communicator trains as the plain path does; the
+// protocol of one process per rank (process_group.hpp: rank 0 leads, the others follow its
+// restores, parameter changes, iterations and stop) on threads; and the refusals of
+// `train --gpus` that a machine without a GPU can see.
 #include <QDir>
 #include <QElapsedTimer>
 #include <QProcess>
@@ -19,6 +22,7 @@
 #include "core/exec/initialise.hpp"
 #include "core/train/data_parallel.hpp"
 #include "core/train/gradient_exchange.hpp"
+#include "core/train/process_group.hpp"
 
 #include "support/cli_runs.hpp"
 
@@ -312,6 +316,104 @@ class TestDataParallel : public QObject {
     r = cas::test::cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
     QVERIFY2(r.status == 0, qPrintable(r.err));
     QVERIFY2(r.out.contains(QStringLiteral("iter %1 |").arg(last + 3)), qPrintable(r.out));
+  }
+
+  // One rank through a communicator (the split update, the exchange) gives the plain path's
+  // losses and weights, step for step: what the NCCL path with one rank must do on a GPU.
+  void oneRankTrainsAsThePlainPath() {
+    const cas::project::Project p = quickProject({QStringLiteral("train.steps_per_iteration=1"), QStringLiteral("train.overlap=false")});
+    auto lossesOf = [](cas::train::AlphaZeroTrainer& trainer) {
+      std::vector<float> losses;
+      for (int i = 0; i < 100 && losses.size() < 10; ++i)
+        if (const cas::train::IterationReport r = trainer.runIteration(); r.trainingSteps > 0) losses.push_back(r.loss);
+      return losses;
+    };
+    cas::train::AlphaZeroTrainer plain(p, cpu());
+    ThreadedGroup group(1, 30s);
+    cas::train::AlphaZeroTrainer rank(p, cpu(), cas::train::DataParallelRank{&group.communicator(0), {}});
+    const std::vector<float> a = lossesOf(plain), b = lossesOf(rank);
+    QCOMPARE(a.size(), size_t(10));
+    QVERIFY(a == b);
+    const std::string differs = firstDifference(plain.updater().stateProgram(), rank.updater().stateProgram());
+    QVERIFY2(differs.empty(), differs.c_str());
+  }
+
+  // One process per rank, here on threads: rank 0 (a LeadingRank, as the engine drives it)
+  // restores a checkpoint and takes a live change; rank 1 follows both, runs the same iterations,
+  // holds the same weights, and returns when rank 0 stops.
+  void theLeadingRankKeepsItsFollowersInStep() {
+    const cas::project::Project p = quickProject({QStringLiteral("train.steps_per_iteration=1"), QStringLiteral("dist.checksum_every=1")});
+    cas::train::AlphaZeroTrainer source(p, cpu());
+    for (int i = 0; i < 4; ++i) source.runIteration();
+    const std::string saved = source.checkpoint();
+    ThreadedGroup group(2, 60s);
+    std::unique_ptr<cas::train::LeadingRank> leader;
+    std::unique_ptr<cas::train::AlphaZeroTrainer> follower;
+    const auto errors = onThreads(2, [&](int r) {
+      // Each rank its own backend, as each process has: a backend is driven by one thread at a time.
+      auto backend = r == 0 ? cpu() : cas::exec::makeCpuBackend();
+      auto trainer = std::make_unique<cas::train::AlphaZeroTrainer>(p, backend, cas::train::DataParallelRank{&group.communicator(r), {}});
+      if (r == 1) {
+        cas::train::followLeadingRank(*trainer, group.communicator(1));
+        follower = std::move(trainer);
+        return;
+      }
+      leader = std::make_unique<cas::train::LeadingRank>(std::move(trainer), group.communicator(0));
+      std::string error;
+      if (!leader->restore(saved, &error)) throw std::runtime_error(error);
+      if (auto problem = leader->setParameter("search.c_puct", cas::params::ParamValue(2.5))) throw std::runtime_error(*problem);
+      for (int i = 0; i < 3; ++i) leader->runIteration();
+      leader->stopRanks();
+    });
+    QVERIFY2(errors[0].empty() && errors[1].empty(), (errors[0] + " | " + errors[1]).c_str());
+    QCOMPARE(leader->iteration(), std::int64_t(7));
+    QCOMPARE(follower->iteration(), std::int64_t(7));
+    QCOMPARE(follower->searchParams().cPuct, 2.5);
+    const std::string differs = firstDifference(leader->rank().updater().stateProgram(), follower->updater().stateProgram());
+    QVERIFY2(differs.empty(), differs.c_str());
+    // The group id's hex, as the launcher passes it.
+    const std::string bytes("\x00\x7f\x80\xff id", 7);
+    QCOMPARE(cas::train::fromHex(cas::train::toHex(bytes)).value_or(""), bytes);
+    QVERIFY(!cas::train::fromHex("abc"));
+    QVERIFY(!cas::train::fromHex("zz"));
+  }
+
+  // `train --gpus`: what it refuses before starting a rank, with what to do instead.
+  void theGpuLauncherRefusesWhatItCannotRun() {
+    const QString run = dir_.filePath(QStringLiteral("gpus-refused"));
+    auto train = [&](const QStringList& more) {
+      return cas::test::cli(QStringList{QStringLiteral("train"), cas::test::kExample, QStringLiteral("--out"), run} + more);
+    };
+    cas::test::Result r = train({QStringLiteral("--gpus"), QStringLiteral("2"), QStringLiteral("--device"), QStringLiteral("cpu")});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("error: --gpus runs one process per GPU on the CUDA backend, and --device cpu asks for the CPU: "
+                                           "use --ranks 2 for data-parallel ranks on CPU threads, or --device cuda")),
+             qPrintable(r.err));
+    r = train({QStringLiteral("--gpus"), QStringLiteral("0")});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("--gpus: expected a whole number in [1, 64], got '0'")), qPrintable(r.err));
+    r = train({QStringLiteral("--gpus"), QStringLiteral("2"), QStringLiteral("--ranks"), QStringLiteral("2")});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("--ranks excludes --gpus")), qPrintable(r.err));
+    if (!cas::exec::BackendRegistry::instance().find("cuda")->available()) {
+      r = train({QStringLiteral("--gpus"), QStringLiteral("2")});
+      QCOMPARE(r.status, 2);
+      QVERIFY2(r.err.contains(QStringLiteral("error: --gpus needs the CUDA backend: ")) &&
+                   r.err.contains(QStringLiteral("; --ranks 2 trains data-parallel ranks on CPU threads instead")),
+               qPrintable(r.err));
+    }
+    // A rank's environment that is not a launcher's.
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("CAS_RANK"), QStringLiteral("1"));
+    env.insert(QStringLiteral("CAS_WORLD_SIZE"), QStringLiteral("2"));
+    env.insert(QStringLiteral("CAS_NCCL_ID"), QStringLiteral("not hex"));
+    p.setProcessEnvironment(env);
+    p.start(cas::test::kCli, {QStringLiteral("train"), cas::test::kExample, QStringLiteral("--gpus"), QStringLiteral("2"), QStringLiteral("--out"), run});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY2(QString::fromUtf8(p.readAllStandardError()).contains(QStringLiteral("error: CAS_RANK, CAS_WORLD_SIZE and CAS_NCCL_ID are set by")), "");
+    QVERIFY(!QDir(run).exists());  // nothing was started
   }
 
   void theCliRefusesWhatItCannotRun() {
