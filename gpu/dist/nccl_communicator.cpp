@@ -17,6 +17,13 @@ constexpr std::size_t kBroadcastPiece = std::size_t(64) << 20;
 
 std::string ncclText(ncclResult_t r) { return ncclGetErrorString(r); }
 
+// Between two polls of a wait that began at `start`: short at first (a bucket's all-reduce takes
+// microseconds), then a millisecond, so a rank waiting for a slower one spends no core on it.
+void pauseSince(std::chrono::steady_clock::time_point start) {
+  const bool brief = std::chrono::steady_clock::now() - start < std::chrono::milliseconds(20);
+  std::this_thread::sleep_for(brief ? std::chrono::microseconds(50) : std::chrono::microseconds(1000));
+}
+
 // The machines this runs on need NVLink multicast off, whatever the environment says. Set once,
 // before the process's first NCCL call: setenv must not race NCCL's own threads reading it.
 void switchOffNvls() {
@@ -78,8 +85,9 @@ NcclCommunicator::~NcclCommunicator() {
         // the timeout; a rank that stopped answering by then makes it an abort.
         ncclResult_t r = ncclCommFinalize(comm_);
         const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeoutSeconds_));
+        const auto start = Clock::now();
         while (r == ncclInProgress && Clock::now() < deadline) {
-          std::this_thread::sleep_for(std::chrono::microseconds(200));
+          pauseSince(start);
           ncclCommGetAsyncError(comm_, &r);
         }
         finished = r == ncclSuccess;
@@ -91,7 +99,7 @@ NcclCommunicator::~NcclCommunicator() {
     for (auto& [bucket, s] : buckets_) release(s);
     release(scratch_);
     if (stream_) cuStreamDestroy(stream_);
-  } catch (...) {  // a destructor reports nothing; the context is gone with the process
+  } catch (...) {  // a destructor must not throw; what is left goes with the process
   }
 }
 
@@ -134,10 +142,11 @@ std::string NcclCommunicator::timedOut(const std::string& what) const {
 }
 
 void NcclCommunicator::settle(ncclResult_t result, const std::string& what, Clock::time_point deadline) {
+  const auto start = Clock::now();
   while (result == ncclInProgress) {
     throwIfFailed();
     if (Clock::now() > deadline) abort(timedOut(what));
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    pauseSince(start);
     if (ncclCommGetAsyncError(comm_, &result) != ncclSuccess) break;
   }
   if (result == ncclSuccess) return;
@@ -173,7 +182,8 @@ void NcclCommunicator::enqueue(Staging& s, std::size_t upBytes, std::size_t down
 }
 
 void NcclCommunicator::await(Staging& s, const std::string& what) {
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeoutSeconds_));
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeoutSeconds_));
   for (;;) {
     const CUresult done = cuEventQuery(s.done);
     if (done == CUDA_SUCCESS) return;
@@ -183,7 +193,7 @@ void NcclCommunicator::await(Staging& s, const std::string& what) {
     ncclCommGetAsyncError(comm_, &async);
     if (async != ncclSuccess && async != ncclInProgress) settle(async, what, deadline);
     if (Clock::now() > deadline) abort(timedOut(what));
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    pauseSince(start);
   }
 }
 
