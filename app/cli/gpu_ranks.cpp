@@ -125,10 +125,13 @@ std::string exitCause(const Rank& rank) {
 
 bool succeeded(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
 
-// Whether a rank's error is the echo of another's failure (a collective that timed out or was
-// aborted, the launcher's stop): every such message of the communicators names "another rank".
-// The launcher reports the rank whose failure was its own, whichever process ended first.
-bool echoesAnotherRank(const std::string& cause) { return cause.find("another rank") != std::string::npos; }
+// Whether a rank's error may be the echo of another's failure: a collective that timed out or
+// failed inside NCCL (a peer that ended closes its connections), or the launcher's stop; the
+// communicator's messages for these say "another rank" or "failed in NCCL". The launcher reports
+// a rank whose failure was its own when there is one, whichever process ended first.
+bool echoesAnotherRank(const std::string& cause) {
+  return cause.find("another rank") != std::string::npos || cause.find("failed in NCCL") != std::string::npos;
+}
 
 // Starts rank `r` of `size` with `arguments`, its stderr into a pipe. Returns false with `error`.
 bool spawnRank(Rank& rank, int size, const std::vector<std::string>& arguments, const std::string& idHex, const std::string& device, std::string* error) {
@@ -303,6 +306,10 @@ int launchGpuRanks(const TrainOptions& o) {
       std::cerr << "error: CAS_DIST_FAIL names rank " << fault->rank << ", but the run has ranks 0 to " << o.gpus - 1 << "\n";
       return 2;
     }
+  }
+  if ((!o.resume.empty() || !o.restart.empty()) && !o.sets.empty()) {
+    std::cerr << "error: a resumed or restarted run keeps its configuration; --set cannot be combined with --resume or --restart\n";
+    return 2;
   }
   const std::optional<project::Project> project = loadRunProject(o);
   if (!project) return 2;
