@@ -266,6 +266,7 @@ void NcclCommunicator::barrier() {
   throwIfFailed();
   ContextScope scope(runtime_->context);
   reserve(scratch_, sizeof(float));
+  *static_cast<float*>(scratch_.host) = 0.0f;
   // A one-float all-reduce: it completes on a rank only once every rank has joined it.
   enqueue(scratch_, sizeof(float), 0, "a barrier", [&] {
     return ncclAllReduce(reinterpret_cast<void*>(scratch_.device), reinterpret_cast<void*>(scratch_.device), 1, ncclFloat, ncclSum, comm_,
