@@ -226,7 +226,7 @@ std::optional<GroupMember> groupMemberFromEnvironment(const TrainOptions& o, std
 std::unique_ptr<dist::Communicator> joinGroup(exec::Backend& backend, const GroupMember& member, double timeoutSeconds) {
   std::string reason;
   auto communicator = backend.createCommunicator(member.id, member.rank, member.size, timeoutSeconds, &reason);
-  if (!communicator) std::cerr << "error: rank " << member.rank << " could not join the group of " << member.size << " GPUs: " << printable(reason) << "\n";
+  if (!communicator) std::cerr << "error: rank " << member.rank << " could not join the group of " << member.size << " ranks: " << printable(reason) << "\n";
   return communicator;
 }
 

@@ -242,7 +242,9 @@ int runTrain(const TrainOptions& o) {
   if (auto* ppo = dynamic_cast<train::PpoTrainer*>(trainer.get())) std::cerr << "rollout: " << ppo->rolloutNote() << "\n";
   std::cerr << "run folder: " << printable(run->path().string()) << "\n";
   if (o.ranks > 1) std::cerr << "data-parallel: " << o.ranks << " CPU ranks on threads (rank 0 writes the checkpoints and metrics)\n";
-  if (member) std::cerr << "data-parallel: " << member->size << " GPUs, one process each (rank 0 writes the checkpoints and metrics)\n";
+  if (member)
+    std::cerr << "data-parallel: " << (member->size == 1 ? std::string("1 GPU, one process") : std::to_string(member->size) + " GPUs, one process each")
+              << " (rank 0 writes the checkpoints and metrics)\n";
   auto* leading = dynamic_cast<train::LeadingRank*>(trainer.get());
 
   std::signal(SIGINT, onSignal);

@@ -176,7 +176,7 @@ class TestNcclCommunicator : public QObject {
     QVERIFY(p.waitForFinished(300000));
     const QString err = QString::fromUtf8(p.readAllStandardError());
     QVERIFY2(p.exitCode() == 0, qPrintable(err));
-    QVERIFY2(err.contains(QStringLiteral("data-parallel: 1 GPUs, one process each")), qPrintable(err));
+    QVERIFY2(err.contains(QStringLiteral("data-parallel: 1 GPU, one process (rank 0 writes the checkpoints and metrics)")), qPrintable(err));
     QVERIFY(QString::fromUtf8(p.readAllStandardOutput()).contains(QStringLiteral("iter 3 |")));
     QVERIFY(!QDir(run + QStringLiteral("/checkpoints")).entryList({QStringLiteral("iter-*.ckpt")}, QDir::Files).isEmpty());
     // An ordinary checkpoint: a plain run resumes it.
