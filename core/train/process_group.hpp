@@ -42,6 +42,7 @@ class LeadingRank final : public Trainer {
   std::int64_t checkpointEvery() const override { return trainer_->checkpointEvery(); }
   void stepSimulation() override { trainer_->stepSimulation(); }
   TreeSnapshot snapshot(int game, int maxNodes) const override { return trainer_->snapshot(game, maxNodes); }
+  std::shared_ptr<search::DeviceSunburst> deviceSunburst() override { return trainer_->deviceSunburst(); }
   exec::Executable& inferenceProgram() override { return trainer_->inferenceProgram(); }
   std::int64_t inferenceBatch() const override { return trainer_->inferenceBatch(); }
   std::string checkpoint() const override { return trainer_->checkpoint(); }
