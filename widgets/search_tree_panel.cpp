@@ -187,6 +187,7 @@ void SearchTreePanel::setRunController(RunController* run) {
           [this](const KernelProfile& p) { view_->setInstrumentationCost(p.profileMs, p.searchProfileMs, p.searchSteps); });
   connect(run, &RunController::runStarted, this, [this] {
     resetRequests();
+    view_->resetInterop();  // another run, perhaps on another device
     if (!followsBoard()) view_->setEmptyMessage(tr("Waiting for the first snapshot of self-play game %1…").arg(game_ + 1));
     updateControls();
   });
@@ -278,9 +279,10 @@ void SearchTreePanel::request(Purpose purpose) {
   requests_.back().sent.start();
   sinceLastRequest_.restart();
   if (purpose == Purpose::Live) refreshWanted_ = false;
-  // The device layout is asked for whenever the run's search is on a GPU; the view decides per
-  // frame whether it can use it (its GL context must run on that GPU).
-  run_->requestTreeSnapshot(game_, kMaxNodes, run_->searchDevice() == QLatin1String("cuda") ? kDeviceNodes : 0);
+  // The device layout is asked for while the run's search is on a GPU and the view has not found
+  // that it cannot draw one (its GL context must run on that GPU).
+  const bool device = run_->searchDevice() == QLatin1String("cuda") && !view_->interopRefused();
+  run_->requestTreeSnapshot(game_, kMaxNodes, device ? kDeviceNodes : 0);
   publishStats();
 }
 

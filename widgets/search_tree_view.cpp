@@ -112,8 +112,7 @@ void SearchTreeView::initializeGL() {
   if (!renderer_.initialize(&glError_)) return;
   QString imguiError;
   if (!imgui_.initialize(&imguiError)) glError_ = imguiError;
-  interop_.forget();  // a new context: whether it runs on the tree's device is asked again
-  failedSunburst_.reset();
+  resetInterop();  // a new context: whether it runs on the tree's device is asked again
   uploadPending_ = true;
 }
 
@@ -528,14 +527,17 @@ TreeMesh SearchTreeView::overlayMesh() const {
 void SearchTreeView::uploadShown() {
   TreeDrawingPath path;
   if (!shown_.device) {
-    path.sentence = hostPathSentence(noDeviceTreeReason(shown_.layout->snapshot().deviceProblem));
+    // After a refusal the panel stops asking for device layouts: the reason stays the refusal.
+    path.sentence = refusal_.isEmpty() ? hostPathSentence(noDeviceTreeReason(shown_.layout->snapshot().deviceProblem)) : refusal_;
+  } else if (!refusal_.isEmpty()) {
+    path.sentence = refusal_;  // a layout asked for before the refusal
   } else {
     const std::shared_ptr<search::DeviceSunburst>& sunburst = shown_.device->sunburst();
     const QString description = renderer_.description();
     const qsizetype dash = description.indexOf(QStringLiteral(" — "));
-    if (sunburst == failedSunburst_) {
-      path.sentence = failedSentence_;
-    } else if (interop_.usable(sunburst, dash < 0 ? description : description.mid(dash + 3), &path.sentence)) {
+    if (!interop_.usable(sunburst, dash < 0 ? description : description.mid(dash + 3), &refusal_)) {
+      path.sentence = refusal_;
+    } else {
       try {
         if (renderer_.upload(*shown_.device)) {
           path.interop = true;
@@ -552,14 +554,19 @@ void SearchTreeView::uploadShown() {
         ++supersededLayouts_;
         path.sentence = hostPathSentence(tr("the device had already laid out a newer tree"));
       } catch (const std::exception& e) {
-        failedSunburst_ = sunburst;  // not tried again for this run: each try would fail alike
-        failedSentence_ = hostPathSentence(tr("CUDA could not write the OpenGL buffers (%1)").arg(QString::fromUtf8(e.what())));
-        path.sentence = failedSentence_;
+        // Not tried again for this run: each try would fail alike.
+        refusal_ = hostPathSentence(tr("CUDA could not write the OpenGL buffers (%1)").arg(QString::fromUtf8(e.what())));
+        path.sentence = refusal_;
       }
     }
   }
   renderer_.upload(*shown_.geometry);
   setDrawingPath(std::move(path));
+}
+
+void SearchTreeView::resetInterop() {
+  interop_.forget();
+  refusal_.clear();
 }
 
 void SearchTreeView::setDrawingPath(TreeDrawingPath path) {

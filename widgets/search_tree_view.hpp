@@ -133,6 +133,10 @@ class SearchTreeView : public QOpenGLWidget {
   void setInstrumentationCost(double profileMs, double searchProfileMs, int searchSteps);
   // Which path drew the tree shown (after its first frame), and how many nodes it drew.
   const TreeDrawingPath& drawingPath() const { return path_; }
+  // Whether this view cannot take device layouts (its GL context is not on the tree's GPU, or a
+  // write failed): the panel then stops asking for them. resetInterop() asks again (a new run).
+  bool interopRefused() const { return !refusal_.isEmpty(); }
+  void resetInterop();
   qint64 drawnNodes() const { return drawnNodes_; }
   void setEmptyMessage(const QString& message);  // shown while there is no tree
 
@@ -227,9 +231,8 @@ class SearchTreeView : public QOpenGLWidget {
   InteropProbe interop_;
   TreeDrawingPath path_;
   qint64 drawnNodes_ = 0;
-  std::shared_ptr<search::DeviceSunburst> failedSunburst_;  // whose write threw; not tried again
+  QString refusal_;  // why device layouts cannot be drawn here (the path's sentence); empty: they can
   std::shared_ptr<search::DeviceSunburst> writtenBy_;       // holds registrations of our GL buffers
-  QString failedSentence_;
   search::DeviceSunburst::Timing deviceTiming_;  // of the last interop upload
   qint64 supersededLayouts_ = 0;
   double profileMs_ = -1, searchProfileMs_ = -1;

@@ -254,10 +254,15 @@ class TestTreeDrawingPath : public QObject {
     QVERIFY(!view.drawingPath().interop);
     QVERIFY2(view.drawingPath().sentence.contains(QStringLiteral("CUDA could not write the OpenGL buffers (cuGraphicsGLRegisterBuffer")),
              qPrintable(view.drawingPath().sentence));
+    QVERIFY(view.interopRefused());  // the panel stops asking for device layouts
     const int writes = sunburst->writes;
     show(withDeviceLayout(full, 500, sunburst));
     QCOMPARE(sunburst->writes, writes);
     QVERIFY(view.drawingPath().sentence.contains(QStringLiteral("CUDA could not write")));
+    show(cut(full, 500));  // without a device layout the reason is still the refusal
+    QVERIFY(view.drawingPath().sentence.contains(QStringLiteral("CUDA could not write")));
+    view.resetInterop();  // a new run
+    QVERIFY(!view.interopRefused());
 
     // A GL context that no CUDA device runs (Mesa here): the probe's sentence names the renderer.
     auto elsewhere = std::make_shared<HostSunburst>(full);
@@ -267,6 +272,7 @@ class TestTreeDrawingPath : public QObject {
     QVERIFY2(view.drawingPath().sentence.contains(QStringLiteral("does not run on the CUDA device that holds the tree")),
              qPrintable(view.drawingPath().sentence));
     QCOMPARE(elsewhere->writes, 0);
+    QVERIFY(view.interopRefused());
   }
 };
 
