@@ -230,9 +230,15 @@ std::unique_ptr<dist::Communicator> joinGroup(exec::Backend& backend, const Grou
   return communicator;
 }
 
-GroupWatcher::GroupWatcher(dist::Communicator& communicator) {
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+void watchForAbandonment() {
+  // The launcher's signal that another rank ended, and the same when the launcher itself dies:
+  // the rank fails its communicator and ends at its next collective (a SIGTERM would only
+  // shorten its iteration). Installed before the rank joins, which can take a while.
   std::signal(SIGUSR1, onAbandoned);
+  ::prctl(PR_SET_PDEATHSIG, SIGUSR1);
+}
+
+GroupWatcher::GroupWatcher(dist::Communicator& communicator) {
   thread_ = std::thread([this, &communicator] {
     while (!done_) {
       if (gAbandoned) {
@@ -253,6 +259,7 @@ int followAsRank(const TrainOptions& o, const GroupMember& member) {
   // SIGINT shortens this rank's self-play; rank 0 decides when the run ends.
   std::signal(SIGINT, onInterrupt);
   std::signal(SIGTERM, onInterrupt);
+  watchForAbandonment();
   const std::optional<project::Project> project = loadRunProject(o);
   if (!project) return 2;
   std::string error;

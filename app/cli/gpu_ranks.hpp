@@ -53,9 +53,12 @@ std::unique_ptr<dist::Communicator> joinGroup(exec::Backend& backend, const Grou
 // A rank other than 0: builds its trainer and follows rank 0 until it says stop. Returns the exit status.
 int followAsRank(const TrainOptions& options, const GroupMember& member);
 
-// Makes the communicator fail when the launcher says another rank has ended (SIGUSR1), so that
-// this rank stops at once, not after dist.timeout_seconds; and ends this process with its
-// launcher (a launcher killed outright stops its ranks: SIGTERM, as if interrupted).
+// A rank's first step: from here SIGUSR1 (the launcher saw another rank end) and the launcher's
+// death (delivered as SIGUSR1 too) are noted, so that they end the rank once it has joined.
+void watchForAbandonment();
+
+// Makes the communicator fail once either has happened, so that this rank stops at its next
+// collective, not after dist.timeout_seconds.
 class GroupWatcher {
  public:
   explicit GroupWatcher(dist::Communicator& communicator);

@@ -159,6 +159,7 @@ int runTrain(const TrainOptions& o) {
   std::unique_ptr<dist::Communicator> communicator;
   std::optional<GroupWatcher> watcher;
   if (member) {
+    watchForAbandonment();
     const std::optional<project::Project> project = loadRunProject(o);
     if (!project) return 2;
     std::string error;

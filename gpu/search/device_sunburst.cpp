@@ -56,15 +56,19 @@ class CudaSunburst final : public DeviceSunburst {
   }
 
   Counts layOut(int game, int maxNodes) override {
-    std::lock_guard lock(mutex_);
     ContextScope scope(rt_->context);
-    maxNodes = std::clamp(maxNodes, 1, budget_);
-    reserve(maxNodes);
-    // The gather runs on the search's stream, after its queued steps; the layout on ours, after
-    // the gather. Returning waits for the layout, so the next gather cannot overwrite it early.
+    // The gather runs on the search's stream, after its queued steps, and is waited for before
+    // the lock is taken: a view's write waits at most for the layout itself. Only this thread
+    // gathers, and returning waits for the layout, so nothing overwrites the gathered tree early.
     const CUdeviceptr tree = gather_(game);
     CAS_CU(cuEventRecord(gathered_, rt_->compute));
-    CAS_CU(cuStreamWaitEvent(stream_, gathered_, 0));
+    CAS_CU(cuEventSynchronize(gathered_));
+    std::lock_guard lock(mutex_);
+    // From here the arrays hold this layout: a write of an older one is refused, even when this
+    // one throws half-way.
+    const std::uint64_t generation = ++generation_;
+    maxNodes = std::clamp(maxNodes, 1, budget_);
+    reserve(maxNodes);
     const auto field = [&](int fourByteFieldsBefore) { return tree + std::uint64_t(budget_) * 4 * std::uint64_t(fourByteFieldsBefore); };
     const GatheredTree t{reinterpret_cast<const std::int32_t*>(field(0)), reinterpret_cast<const float*>(field(1)),
                          reinterpret_cast<const std::int32_t*>(field(3)), reinterpret_cast<const std::int16_t*>(field(6))};
@@ -82,7 +86,7 @@ class CudaSunburst final : public DeviceSunburst {
     count_ = end;
     launchPrincipalVariation(nodes_, s);
     launchMeshCounts(nodes_, count_, vertexCounts_, indexCounts_, firstVertex_, firstIndex_, scratch_, scratchBytes_, s);
-    counts_out_.generation = ++generation_;
+    counts_out_.generation = generation;
     counts_out_.nodes = count_;
     counts_out_.vertices = readSum(reinterpret_cast<std::int32_t*>(firstVertex_ + count_ - 1), reinterpret_cast<std::int32_t*>(vertexCounts_ + count_ - 1));
     counts_out_.indices = readSum(reinterpret_cast<std::int32_t*>(firstIndex_ + count_ - 1), reinterpret_cast<std::int32_t*>(indexCounts_ + count_ - 1));
@@ -103,16 +107,22 @@ class CudaSunburst final : public DeviceSunburst {
     CUgraphicsResource resources[2] = {resourceFor(vertexBuffer, vertexBufferBytes), resourceFor(indexBuffer, indexBufferBytes)};
     CAS_CU(cuEventRecord(start_, s));
     CAS_CU(cuGraphicsMapResources(2, resources, s));
-    CUdeviceptr vertices = 0, indices = 0;
-    std::size_t vertexBytes = 0, indexBytes = 0;
-    CAS_CU(cuGraphicsResourceGetMappedPointer(&vertices, &vertexBytes, resources[0]));
-    CAS_CU(cuGraphicsResourceGetMappedPointer(&indices, &indexBytes, resources[1]));
-    const bool fits = vertexBytes >= std::size_t(counts_out_.vertices) * sizeof(TreeVertex) &&
-                      indexBytes >= std::size_t(counts_out_.indices) * sizeof(std::uint32_t);
-    CAS_CU(cuEventRecord(mapped_, s));
-    if (fits)
-      launchWriteMesh(nodes_, count_, firstVertex_, firstIndex_, reinterpret_cast<TreeVertex*>(vertices), reinterpret_cast<std::uint32_t*>(indices), s);
-    CAS_CU(cuEventRecord(written_, s));
+    bool fits = false;
+    try {
+      CUdeviceptr vertices = 0, indices = 0;
+      std::size_t vertexBytes = 0, indexBytes = 0;
+      CAS_CU(cuGraphicsResourceGetMappedPointer(&vertices, &vertexBytes, resources[0]));
+      CAS_CU(cuGraphicsResourceGetMappedPointer(&indices, &indexBytes, resources[1]));
+      fits = vertexBytes >= std::size_t(counts_out_.vertices) * sizeof(TreeVertex) &&
+             indexBytes >= std::size_t(counts_out_.indices) * sizeof(std::uint32_t);
+      CAS_CU(cuEventRecord(mapped_, s));
+      if (fits)
+        launchWriteMesh(nodes_, count_, firstVertex_, firstIndex_, reinterpret_cast<TreeVertex*>(vertices), reinterpret_cast<std::uint32_t*>(indices), s);
+      CAS_CU(cuEventRecord(written_, s));
+    } catch (...) {
+      cuGraphicsUnmapResources(2, resources, s);  // mapped buffers would refuse every later map
+      throw;
+    }
     CAS_CU(cuGraphicsUnmapResources(2, resources, s));
     CAS_CU(cuEventRecord(unmapped_, s));
     CAS_CU(cuEventSynchronize(unmapped_));

@@ -11,6 +11,9 @@
 // the host's bits; only sinf and cosf differ from the host's by an ulp or so.
 #include <cub/device/device_scan.cuh>
 
+#include <string>
+
+#include "gpu/cuda_check.hpp"
 #include "gpu/search/tree_geometry_launch.hpp"
 
 namespace cas::gpu::search {
@@ -48,9 +51,16 @@ __global__ void writeMeshKernel(SunburstNodes n, int count, const std::uint32_t*
   if (i < count) writeNodeSector(n, i, vertices, indices, firstVertex[i], firstIndex[i]);
 }
 
+// A launch that failed throws here, rather than leaving the runtime's error for a later check.
+void checkLaunch(const char* kernel) {
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) throw CudaError(std::string(kernel) + " did not launch: " + cudaGetErrorString(e));
+}
+
 template <typename T>
 void exclusiveSum(const T* in, T* out, int n, void* scratch, std::size_t scratchBytes, CUstream s) {
-  cub::DeviceScan::ExclusiveSum(scratch, scratchBytes, in, out, n, runtimeStream(s));
+  const cudaError_t e = cub::DeviceScan::ExclusiveSum(scratch, scratchBytes, in, out, n, runtimeStream(s));
+  if (e != cudaSuccess) throw CudaError(std::string("the tree view's scan failed: ") + cudaGetErrorString(e));
 }
 
 }  // namespace
@@ -62,28 +72,39 @@ std::size_t sunburstScanBytes(int maxNodes) {
   return a > b ? a : b;
 }
 
-void launchPlaceRoot(const GatheredTree& t, const SunburstNodes& n, CUstream s) { placeRootKernel<<<1, 1, 0, runtimeStream(s)>>>(t, n); }
+void launchPlaceRoot(const GatheredTree& t, const SunburstNodes& n, CUstream s) {
+  placeRootKernel<<<1, 1, 0, runtimeStream(s)>>>(t, n);
+  checkLaunch("sunburst_place_root");
+}
 
 void launchLevel(const GatheredTree& t, const SunburstNodes& n, int begin, int end, int maxNodes, std::int32_t* counts, std::int32_t* firsts,
                  void* scratch, std::size_t scratchBytes, CUstream s) {
   const int width = end - begin;
   countChildrenKernel<<<blocksFor(width), kThreads, 0, runtimeStream(s)>>>(t, n, begin, end, counts);
+  checkLaunch("sunburst_count_children");
   exclusiveSum(counts, firsts, width, scratch, scratchBytes, s);
   placeChildrenKernel<<<blocksFor(width), kThreads, 0, runtimeStream(s)>>>(t, n, begin, end, firsts, end, maxNodes);
+  checkLaunch("sunburst_place_children");
 }
 
-void launchPrincipalVariation(const SunburstNodes& n, CUstream s) { principalVariationKernel<<<1, 1, 0, runtimeStream(s)>>>(n); }
+void launchPrincipalVariation(const SunburstNodes& n, CUstream s) {
+  principalVariationKernel<<<1, 1, 0, runtimeStream(s)>>>(n);
+  checkLaunch("sunburst_principal_variation");
+}
 
 void launchMeshCounts(const SunburstNodes& n, int count, std::uint32_t* vertexCounts, std::uint32_t* indexCounts, std::uint32_t* firstVertex,
                       std::uint32_t* firstIndex, void* scratch, std::size_t scratchBytes, CUstream s) {
   meshCountsKernel<<<blocksFor(count), kThreads, 0, runtimeStream(s)>>>(n, count, vertexCounts, indexCounts);
+  checkLaunch("sunburst_mesh_counts");
   exclusiveSum(vertexCounts, firstVertex, count, scratch, scratchBytes, s);
   exclusiveSum(indexCounts, firstIndex, count, scratch, scratchBytes, s);
 }
 
 void launchWriteMesh(const SunburstNodes& n, int count, const std::uint32_t* firstVertex, const std::uint32_t* firstIndex,
                      cas::search::mesh::TreeVertex* vertices, std::uint32_t* indices, CUstream s) {
+  if (count <= 0) return;
   writeMeshKernel<<<blocksFor(count), kThreads, 0, runtimeStream(s)>>>(n, count, firstVertex, firstIndex, vertices, indices);
+  checkLaunch("sunburst_write_mesh");
 }
 
 }  // namespace cas::gpu::search

@@ -59,6 +59,8 @@ CAS_HD void placeRoot(const Tree& t, const SunburstNodes& n) {
   n.start[0] = 0;
   n.span[0] = cas::search::mesh::kTwoPi;
   n.principal[0] = 0;
+  n.firstChild[0] = -1;  // until its level places its children (none when maxNodes is 1)
+  n.childCount[0] = 0;
 }
 
 // Places node `p`'s children at numbers first, first + 1, ... (those below maxNodes), fitted

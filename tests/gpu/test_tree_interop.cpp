@@ -39,17 +39,22 @@ struct EglContext {
   bool open() {
     auto queryDevices = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
     auto platformDisplay = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
-    if (!queryDevices || !platformDisplay) return fail(QStringLiteral("EGL has no EGL_EXT_device_enumeration or EGL_EXT_platform_device"));
+    auto deviceString = reinterpret_cast<PFNEGLQUERYDEVICESTRINGEXTPROC>(eglGetProcAddress("eglQueryDeviceStringEXT"));
+    if (!queryDevices || !platformDisplay || !deviceString)
+      return fail(QStringLiteral("EGL has no EGL_EXT_device_enumeration, EGL_EXT_device_query or EGL_EXT_platform_device"));
     EGLDeviceEXT devices[8];
     EGLint count = 0;
     if (!queryDevices(8, devices, &count) || count == 0) return fail(QStringLiteral("eglQueryDevicesEXT found no device"));
     for (EGLint d = 0; d < count; ++d) {
+      // A CUDA device's only (Mesa's software device initialises too, and no CUDA buffer maps into it).
+      const char* extensions = deviceString(devices[d], EGL_EXTENSIONS);
+      if (!extensions || !std::strstr(extensions, "EGL_NV_device_cuda")) continue;
       display = platformDisplay(EGL_PLATFORM_DEVICE_EXT, devices[d], nullptr);
       EGLint major = 0, minor = 0;
       if (display != EGL_NO_DISPLAY && eglInitialize(display, &major, &minor)) break;
       display = EGL_NO_DISPLAY;
     }
-    if (display == EGL_NO_DISPLAY) return fail(QStringLiteral("no EGL device display initialises"));
+    if (display == EGL_NO_DISPLAY) return fail(QStringLiteral("no EGL device of a CUDA GPU initialises (EGL_NV_device_cuda)"));
     const EGLint configAttributes[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_RED_SIZE, 8,
                                        EGL_GREEN_SIZE, 8, EGL_BLUE_SIZE, 8, EGL_NONE};
     EGLConfig config;
@@ -159,12 +164,12 @@ class TestTreeInterop : public QObject {
     QFETCH(int, maxNodes);
     auto search = deviceSearch(searchConfig(200000, 8), search::LeafEvaluator::Kind::Hashed);
     search->search({0}, simulations);
+    GlBuffers gl;  // before the sunburst, which unregisters them as it goes, while they exist
     auto sunburst = search->deviceSunburst();
     QVERIFY(sunburst);
     std::string why;
     QVERIFY2(sunburst->glContextOnDevice(&why), why.c_str());
     const search::DeviceSunburst::Counts counts = sunburst->layOut(0, maxNodes);
-    GlBuffers gl;
     gl.size(counts);
     QVERIFY(gl.write(*sunburst, counts));
     std::vector<TreeVertex> vertices(size_t(counts.vertices));
@@ -205,12 +210,12 @@ class TestTreeInterop : public QObject {
   void aMillionNodesDrawAtSixtyFramesPerSecond() {
     auto search = deviceSearch(searchConfig(1 << 21, 16), search::LeafEvaluator::Kind::Uniform);
     search->search({0}, 200000);
+    GlBuffers gl;  // before the sunburst, which unregisters them as it goes, while they exist
     auto sunburst = search->deviceSunburst();
     const search::DeviceSunburst::Counts counts = sunburst->layOut(0, 1 << 21);
     qInfo("tree: %lld nodes, %lld vertices, %lld indices; layout %.2f ms", (long long)counts.nodes, (long long)counts.vertices,
           (long long)counts.indices, sunburst->timing().layoutMs);
     QVERIFY2(counts.nodes >= 1000000, qPrintable(QStringLiteral("only %1 nodes").arg(counts.nodes)));
-    GlBuffers gl;
     gl.size(counts);
     QVERIFY(gl.write(*sunburst, counts));
     // A layout replaced by a later one is not written (the view keeps what it drew).
