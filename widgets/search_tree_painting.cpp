@@ -319,16 +319,14 @@ std::vector<ImGuiOverlay::Section> SearchTreeView::debugSections() const {
     worst = std::max(worst, double(t));
   }
   const double mean = frameTimesMs_.empty() ? 0 : sum / double(frameTimesMs_.size());
-  const QString description = renderer_.description();
-  const qsizetype dash = description.indexOf(QStringLiteral(" — "));
   std::vector<ImGuiOverlay::Section> sections;
   sections.push_back({tr("Frame"),
                       {{tr("Frame time"), mean > 0 ? tr("%1 mean, %2 worst (%3 frames/s)").arg(ms(mean), ms(worst)).arg(1000 / mean, 0, 'f', 0) : tr("none yet")},
                        {tr("Drawn"), mode_ == TreeViewMode::Sunburst && renderer_.drawnLevel() >= 0
                                          ? tr("%1 indices, level of detail %2 of %3").arg(grouped(qint64(renderer_.drawnIndices()))).arg(renderer_.drawnLevel() + 1).arg(renderer_.levels())
                                          : tr("%1 indices").arg(grouped(qint64(renderer_.drawnIndices())))},
-                       {tr("OpenGL"), description.left(dash)},
-                       {tr("Renderer"), dash < 0 ? QString() : description.mid(dash + 3)}}});
+                       {tr("OpenGL"), renderer_.glVersion()},
+                       {tr("Renderer"), renderer_.rendererName()}}});
   sections.push_back({tr("Snapshots"),
                       {{tr("Latency"), tr("%1 last, %2 mean (request to arrival)").arg(ms(pipeline_.lastLatencyMs), ms(pipeline_.meanLatencyMs))},
                        {tr("Received"), tr("%1, %2 superseded before drawing").arg(grouped(pipeline_.received), grouped(pipeline_.superseded))},

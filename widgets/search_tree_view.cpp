@@ -533,9 +533,7 @@ void SearchTreeView::uploadShown() {
     path.sentence = refusal_;  // a layout asked for before the refusal
   } else {
     const std::shared_ptr<search::DeviceSunburst>& sunburst = shown_.device->sunburst();
-    const QString description = renderer_.description();
-    const qsizetype dash = description.indexOf(QStringLiteral(" — "));
-    if (!interop_.usable(sunburst, dash < 0 ? description : description.mid(dash + 3), &refusal_)) {
+    if (!interop_.usable(sunburst, renderer_.rendererName(), &refusal_)) {
       path.sentence = refusal_;
     } else {
       try {

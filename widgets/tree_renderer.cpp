@@ -26,11 +26,11 @@ bool TreeRenderer::initialize(QString* error) {
   GLint major = 0, minor = 0;
   glGetIntegerv(GL_MAJOR_VERSION, &major);
   glGetIntegerv(GL_MINOR_VERSION, &minor);
-  description_ = QStringLiteral("%1 — %2").arg(QString::fromLatin1(reinterpret_cast<const char*>(glGetString(GL_VERSION))),
-                                                QString::fromLatin1(reinterpret_cast<const char*>(glGetString(GL_RENDERER))));
+  glVersion_ = QString::fromLatin1(reinterpret_cast<const char*>(glGetString(GL_VERSION)));
+  rendererName_ = QString::fromLatin1(reinterpret_cast<const char*>(glGetString(GL_RENDERER)));
   if (std::pair(major, minor) < (es ? std::pair(3, 0) : std::pair(3, 3))) {
     *error = QCoreApplication::translate("cas::widgets::TreeRenderer", "The search tree needs OpenGL 3.3 or OpenGL ES 3.0; this context is %1.")
-                 .arg(description_);
+                 .arg(description());
     return false;
   }
   const QByteArray header = es ? QByteArrayLiteral("#version 300 es\nprecision highp float;\n") : QByteArrayLiteral("#version 330 core\n");

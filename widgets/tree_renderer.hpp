@@ -58,8 +58,11 @@ class TreeRenderer : protected QOpenGLExtraFunctions {
   std::size_t drawnIndices() const { return drawnIndices_; }
   int drawnLevel() const { return drawnLevel_; }
   int levels() const { return int(sunburstIndex_.levels.size()); }
-  // "OpenGL 4.5 (Core Profile) Mesa 22.3.6 — llvmpipe (LLVM 15.0.6, 256 bits)"
-  QString description() const { return description_; }
+  // "4.5 (Core Profile) Mesa 22.3.6" (GL_VERSION) and "llvmpipe (LLVM 15.0.6, 256 bits)" (GL_RENDERER),
+  // and both as "VERSION — RENDERER"
+  QString glVersion() const { return glVersion_; }
+  QString rendererName() const { return rendererName_; }
+  QString description() const { return glVersion_ + QStringLiteral(" — ") + rendererName_; }
 
  private:
   struct Buffers {
@@ -81,7 +84,7 @@ class TreeRenderer : protected QOpenGLExtraFunctions {
   SunburstIndex sunburstIndex_;
   std::size_t drawnIndices_ = 0;
   int drawnLevel_ = -1;
-  QString description_;
+  QString glVersion_, rendererName_;
 };
 
 }  // namespace cas::widgets

@@ -23,9 +23,11 @@
 #include "widgets/imgui_overlay.hpp"
 #include "widgets/search_tree_view.hpp"
 #include "widgets/tree_geometry.hpp"
+#include "support/offscreen_gl.hpp"
 #include "widgets/tree_renderer.hpp"
 
 using cas::train::TreeSnapshot;
+using cas::test::OffscreenGl;
 using namespace cas::widgets;
 
 namespace {
@@ -63,28 +65,6 @@ TreeSnapshot knownTree() {
   s.nodes = {{-1, -1, 10, 0, 0, 0.0f, 1.0f}, {0, 0, 6, 0, 1, 0.9f, 0.5f}, {0, 4, 3, 0, 1, -0.9f, 0.4f}, {1, 1, 5, 0, 2, 0.2f, 0.7f}};
   return s;
 }
-
-struct OffscreenGl {
-  QOffscreenSurface surface;
-  QOpenGLContext context;
-  std::unique_ptr<QOpenGLFramebufferObject> target;
-  QString problem;
-
-  explicit OffscreenGl(QSize size) {
-    surface.create();
-    if (!context.create()) {
-      problem = QStringLiteral("no OpenGL context on the '%1' platform (the offscreen platform has OpenGL only through GLX, with a display)")
-                    .arg(QGuiApplication::platformName());
-      return;
-    }
-    if (!context.makeCurrent(&surface)) {
-      problem = QStringLiteral("the OpenGL context cannot be made current");
-      return;
-    }
-    target = std::make_unique<QOpenGLFramebufferObject>(size);
-    target->bind();
-  }
-};
 
 TreeRenderer::Viewport fit(const TreeLayout& layout, QSize size) {
   return {0, 0, 0.95f * float(std::min(size.width(), size.height())) / 2 / layout.sunburstRadius(), size.width(), size.height()};

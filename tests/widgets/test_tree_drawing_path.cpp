@@ -21,9 +21,11 @@
 
 #include "widgets/device_tree_geometry.hpp"
 #include "widgets/search_tree_view.hpp"
+#include "support/offscreen_gl.hpp"
 #include "widgets/tree_renderer.hpp"
 
 using cas::train::TreeSnapshot;
+using cas::test::OffscreenGl;
 using namespace cas::widgets;
 
 namespace {
@@ -106,27 +108,6 @@ TreeSnapshot withDeviceLayout(const TreeSnapshot& full, int hostNodes, const std
   s.deviceSunburst = sunburst;
   return s;
 }
-
-struct OffscreenGl {
-  QOffscreenSurface surface;
-  QOpenGLContext context;
-  std::unique_ptr<QOpenGLFramebufferObject> target;
-  QString problem;
-
-  explicit OffscreenGl(QSize size) {
-    surface.create();
-    if (!context.create()) {
-      problem = QStringLiteral("no OpenGL context on the '%1' platform").arg(QGuiApplication::platformName());
-      return;
-    }
-    if (!context.makeCurrent(&surface)) {
-      problem = QStringLiteral("the OpenGL context cannot be made current");
-      return;
-    }
-    target = std::make_unique<QOpenGLFramebufferObject>(size);
-    target->bind();
-  }
-};
 
 QImage drawn(TreeRenderer& renderer, const TreeLayout& layout, OffscreenGl& gl, QSize size) {
   const float ppu = 0.95f * float(std::min(size.width(), size.height())) / 2 / layout.sunburstRadius();
