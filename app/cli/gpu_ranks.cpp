@@ -225,7 +225,28 @@ std::optional<GroupMember> groupMemberFromEnvironment(const TrainOptions& o, std
 
 std::unique_ptr<dist::Communicator> joinGroup(exec::Backend& backend, const GroupMember& member, double timeoutSeconds) {
   std::string reason;
-  auto communicator = backend.createCommunicator(member.id, member.rank, member.size, timeoutSeconds, &reason);
+  std::unique_ptr<dist::Communicator> communicator;
+  if (member.mpi) {
+    const std::vector<std::string> backends = member.mpi->allGatherText(backend.id());
+    for (int r = 1; r < member.size; ++r)
+      if (backends[size_t(r)] != backends[0]) {
+        std::cerr << "error: rank 0 trains on the " << printable(backends[0]) << " backend and rank " << r << " on the " << printable(backends[size_t(r)])
+                  << " backend: every rank must use the same one (--device cuda or --device cpu; with --device auto, a rank whose host has "
+                     "no usable GPU for it takes the CPU)\n";
+        return nullptr;
+      }
+    if (backend.deviceCount() == 0) return member.mpi->createCommunicator(timeoutSeconds);  // the CPU's ranks: through MPI
+    std::string id = member.rank == 0 ? backend.makeCommunicatorId(&reason) : std::string();
+    member.mpi->broadcast(id, 0);
+    if (id.empty()) {
+      std::cerr << "error: rank " << member.rank << " could not join the group of " << member.size << " ranks: "
+                << (member.rank == 0 ? printable(reason) : std::string("rank 0 could not make the group's id")) << "\n";
+      return nullptr;
+    }
+    communicator = backend.createCommunicator(id, member.rank, member.size, timeoutSeconds, &reason);
+  } else {
+    communicator = backend.createCommunicator(member.id, member.rank, member.size, timeoutSeconds, &reason);
+  }
   if (!communicator) std::cerr << "error: rank " << member.rank << " could not join the group of " << member.size << " ranks: " << printable(reason) << "\n";
   return communicator;
 }
@@ -259,7 +280,7 @@ int followAsRank(const TrainOptions& o, const GroupMember& member) {
   // SIGINT shortens this rank's self-play; rank 0 decides when the run ends.
   std::signal(SIGINT, onInterrupt);
   std::signal(SIGTERM, onInterrupt);
-  watchForAbandonment();
+  if (!member.mpi) watchForAbandonment();  // mpirun ends its ranks itself
   const std::optional<project::Project> project = loadRunProject(o);
   if (!project) return 2;
   std::string error;
@@ -269,10 +290,11 @@ int followAsRank(const TrainOptions& o, const GroupMember& member) {
     return 1;
   }
   std::optional<train::FaultInjection> fault;
-  if (const char* text = std::getenv("CAS_DIST_FAIL"); text && *text) fault = train::FaultInjection::parse(text, &error);  // checked by the launcher
+  if (const char* text = std::getenv("CAS_DIST_FAIL"); text && *text) fault = train::FaultInjection::parse(text, &error);  // checked by rank 0 or the launcher
   auto communicator = joinGroup(*backend, member, params::readDistParams(project->parameters).timeoutSeconds);
   if (!communicator) return 1;
-  GroupWatcher watcher(*communicator);
+  std::optional<GroupWatcher> watcher;
+  if (!member.mpi) watcher.emplace(*communicator);
   try {
     train::AlphaZeroTrainer trainer(*project, backend, train::DataParallelRank{communicator.get(), fault});
     train::followLeadingRank(trainer, *communicator, [] { return gInterrupted.load(); });

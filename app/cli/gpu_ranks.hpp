@@ -24,15 +24,17 @@
 
 #include "app/cli/commands.hpp"
 #include "core/dist/communicator.hpp"
+#include "core/dist/mpi_world.hpp"
 #include "core/exec/backend.hpp"
 #include "core/project/project.hpp"
 
 namespace cas::cli {
 
-// This process's place in a group the launcher spawned.
+// This process's place in a group: one the launcher spawned, or one mpirun started.
 struct GroupMember {
   int rank = 0, size = 1;
-  std::string id;  // the communicator's group id (bytes)
+  std::string id;                 // spawned: the communicator's group id (bytes)
+  dist::MpiWorld* mpi = nullptr;  // started by mpirun (app/cli/mpi_ranks.hpp): the group's bootstrap
 };
 
 // The membership CAS_RANK, CAS_WORLD_SIZE and CAS_NCCL_ID give a `--gpus N` process; nullopt
@@ -47,8 +49,15 @@ std::optional<project::Project> loadRunProject(const TrainOptions& options);
 // The launcher: spawns the ranks and waits for them. Returns the exit status.
 int launchGpuRanks(const TrainOptions& options);
 
-// This member's communicator on `backend` (null with the reason printed on stderr).
+// This member's communicator on `backend` (null with the reason printed on stderr). Under mpirun
+// every rank first checks that all chose the same backend; a backend with devices (CUDA) then
+// forms its own group from rank 0's id, broadcast through MPI; the CPU backend's ranks talk
+// through MPI itself.
 std::unique_ptr<dist::Communicator> joinGroup(exec::Backend& backend, const GroupMember& member, double timeoutSeconds);
+
+// The run itself: a plain run (no member), or rank 0 of a group, which leads the others. Returns
+// the exit status. Defined in run_commands.cpp, beside runTrain, which calls it.
+int trainAsMember(const TrainOptions& options, const std::optional<GroupMember>& member);
 
 // A rank other than 0: builds its trainer and follows rank 0 until it says stop. Returns the exit status.
 int followAsRank(const TrainOptions& options, const GroupMember& member);

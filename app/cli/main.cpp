@@ -195,7 +195,8 @@ int main(int argc, char** argv) {
   trainCmd->add_option("--gpus", train.gpus,
                        "Data-parallel AlphaZero on this many GPUs of this machine: one process per GPU (CUDA_VISIBLE_DEVICES' first N), "
                        "their gradients summed with NCCL before every step; rank 0 writes the run folder as a plain run does. Works "
-                       "with --resume and --restart whatever the run had, and with CAS_DIST_FAIL. Needs the CUDA backend")
+                       "with --resume and --restart whatever the run had, and with CAS_DIST_FAIL. Needs the CUDA backend. Across "
+                       "machines: mpirun -np N cuda-agent train ... (without --gpus or --ranks) makes each process a rank")
       ->check(integerIn(1, 64))->excludes(ranksOption);
   trainCmd->add_option("--set", train.sets, "Override a parameter: --set search.c_puct=2.0 (repeatable; `cuda-agent params` lists them)");
   trainCmd->add_option("--out", train.out, "Run folder to create (default: runs/NAME-DATE-TIME)");

@@ -13,6 +13,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/gpu_ranks.hpp"
+#include "app/cli/mpi_ranks.hpp"
 #include "app/cli/report_text.hpp"
 #include "core/engine/engine.hpp"
 #include "core/engine/trained_run.hpp"
@@ -145,6 +146,7 @@ engine::OpenRunOptions readRun(bool useProject) {
 }  // namespace
 
 int runTrain(const TrainOptions& o) {
+  if (dist::mpiWorldSizeFromEnvironment()) return trainUnderMpi(o);
   std::string memberProblem;
   const std::optional<GroupMember> member = groupMemberFromEnvironment(o, &memberProblem);
   if (!memberProblem.empty()) {
@@ -153,13 +155,18 @@ int runTrain(const TrainOptions& o) {
   }
   if (o.gpus > 0 && !member) return launchGpuRanks(o);
   if (member && member->rank > 0) return followAsRank(o, *member);
-  // A plain run, or rank 0 of --gpus: the run itself, which leads the other ranks.
+  return trainAsMember(o, member);
+}
+
+int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& member) {
+  // A plain run, or rank 0 of a group: the run itself, which leads the other ranks.
   train::ParallelOptions parallel;
   parallel.ranks = o.ranks;
   std::unique_ptr<dist::Communicator> communicator;
   std::optional<GroupWatcher> watcher;
+  std::string summedBy;  // how a group's gradients meet, for its line below
   if (member) {
-    watchForAbandonment();
+    if (!member->mpi) watchForAbandonment();  // mpirun ends its ranks itself
     const std::optional<project::Project> project = loadRunProject(o);
     if (!project) return 2;
     std::string error;
@@ -170,7 +177,8 @@ int runTrain(const TrainOptions& o) {
     }
     communicator = joinGroup(*backend, *member, params::readDistParams(project->parameters).timeoutSeconds);
     if (!communicator) return 1;
-    watcher.emplace(*communicator);
+    if (!member->mpi) watcher.emplace(*communicator);
+    summedBy = backend->deviceCount() > 0 ? "by NCCL" : "through MPI";
     parallel.communicator = communicator.get();
   }
   if (const char* fault = std::getenv("CAS_DIST_FAIL"); fault && *fault) {
@@ -182,6 +190,10 @@ int runTrain(const TrainOptions& o) {
     }
     if (o.ranks < 2 && !member) {
       std::cerr << "error: CAS_DIST_FAIL makes a data-parallel rank fail, but this run has one rank: add --ranks N or --gpus N, or unset it\n";
+      return 2;
+    }
+    if (member && parallel.fault->rank >= member->size) {
+      std::cerr << "error: CAS_DIST_FAIL names rank " << parallel.fault->rank << ", but the run has ranks 0 to " << member->size - 1 << "\n";
       return 2;
     }
   }
@@ -243,7 +255,11 @@ int runTrain(const TrainOptions& o) {
   if (auto* ppo = dynamic_cast<train::PpoTrainer*>(trainer.get())) std::cerr << "rollout: " << ppo->rolloutNote() << "\n";
   std::cerr << "run folder: " << printable(run->path().string()) << "\n";
   if (o.ranks > 1) std::cerr << "data-parallel: " << o.ranks << " CPU ranks on threads (rank 0 writes the checkpoints and metrics)\n";
-  if (member)
+  if (member && member->mpi)
+    std::cerr << "data-parallel: " << member->size << (member->size == 1 ? " process" : " processes") << " started by mpirun ("
+              << printable(member->mpi->library()) << "), gradients summed " << summedBy
+              << " (rank 0 writes the checkpoints and metrics)\n";
+  else if (member)
     std::cerr << "data-parallel: " << (member->size == 1 ? std::string("1 GPU, one process") : std::to_string(member->size) + " GPUs, one process each")
               << " (rank 0 writes the checkpoints and metrics)\n";
   auto* leading = dynamic_cast<train::LeadingRank*>(trainer.get());

@@ -1,0 +1,80 @@
+#include "app/cli/mpi_ranks.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "app/cli/gpu_ranks.hpp"
+#include "core/support/printable.hpp"
+
+namespace cas::cli {
+namespace {
+
+// Ranks that share a host take one GPU each, by their place on it: the local rank's entry of
+// CUDA_VISIBLE_DEVICES, or the device of that number. Set before the CUDA backend starts (it
+// reads the variable once). Returns what is wrong, if anything.
+std::optional<std::string> takeLocalGpu(const dist::MpiWorld& world, const std::string& device) {
+  if (world.localSize() == 1) return std::nullopt;
+  std::string mine = std::to_string(world.localRank());
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v && *v) {
+    std::vector<std::string> visible;
+    std::stringstream list(v);
+    for (std::string entry; std::getline(list, entry, ',');)
+      if (!entry.empty()) visible.push_back(entry);
+    if (world.localRank() < int(visible.size())) {
+      mine = visible[size_t(world.localRank())];
+    } else if (device == "cuda") {
+      return "rank " + std::to_string(world.rank()) + " is process " + std::to_string(world.localRank() + 1) + " of " +
+             std::to_string(world.localSize()) + " on host " + printable(world.hostName()) + ", whose CUDA_VISIBLE_DEVICES lists " +
+             std::to_string(visible.size()) + " GPUs: start at most one rank per GPU on each host";
+    } else {
+      mine.clear();  // no GPU of its own: --device auto takes the CPU, and the backend check says so
+    }
+  }
+  ::setenv("CUDA_VISIBLE_DEVICES", mine.c_str(), 1);
+  return std::nullopt;
+}
+
+}  // namespace
+
+int trainUnderMpi(const TrainOptions& o) {
+  if (o.gpus > 0 || o.ranks > 1) {
+    std::cerr << "error: under mpirun each process is one rank, and mpirun -np N chooses how many: leave out " << (o.gpus > 0 ? "--gpus" : "--ranks") << "\n";
+    return 2;
+  }
+  std::string reason;
+  const std::unique_ptr<dist::MpiWorld> world = dist::loadMpiWorld(&reason);
+  if (!world) {
+    std::cerr << "error: this process was started by mpirun, but " << printable(reason)
+              << "; without mpirun, cuda-agent train trains in one process (--ranks N: data-parallel on CPU threads, --gpus N: on this machine's GPUs)\n";
+    return 1;
+  }
+  const GroupMember member{world->rank(), world->size(), {}, world.get()};
+  int status = 0;
+  if (o.device != "cpu")
+    if (auto problem = takeLocalGpu(*world, o.device)) {
+      std::cerr << "error: " << *problem << "\n";
+      status = 2;
+    }
+  if (status == 0) {
+    const std::optional<project::Project> project = loadRunProject(o);
+    if (!project) {
+      status = 2;
+    } else if (project->algorithm != "alphazero") {
+      std::cerr << "error: data-parallel training (mpirun) is built for AlphaZero; a " << project->algorithm << " run trains in one process: start it without mpirun\n";
+      status = 2;
+    }
+  }
+  if (status == 0) status = member.rank == 0 ? trainAsMember(o, member) : followAsRank(o, member);
+  if (status != 0) {
+    // A moment for the other ranks to read this one's failure notice and say so; then every rank ends.
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    world->abort(status);
+  }
+  return 0;  // the world's destructor finalises MPI, with every rank
+}
+
+}  // namespace cas::cli

@@ -1,0 +1,91 @@
+// Finds and loads the MPI plugin (built from dist_mpi/ as libcas_mpi.so) for a process mpirun
+// started, and turns every way that can fail into a sentence a user can act on.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/dist/mpi_world.hpp"
+
+namespace cas::dist {
+namespace {
+
+constexpr const char* kPluginFile = "libcas_mpi.so";
+
+std::filesystem::path executableDir() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return {};
+  buf[n] = '\0';
+  return std::filesystem::path(buf).parent_path();
+}
+
+std::optional<int> positive(const char* name) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return std::nullopt;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || value < 1 || value > INT_MAX) return std::nullopt;
+  return int(value);
+}
+
+}  // namespace
+
+std::optional<int> mpiWorldSizeFromEnvironment() {
+  // Open MPI's mpirun; PMI-1/2 launchers (MPICH's Hydra, Intel MPI, srun --mpi=pmi2); PMIx's.
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+    if (auto size = positive(name)) return size;
+  return std::nullopt;
+}
+
+std::unique_ptr<MpiWorld> loadMpiWorld(std::string* reason) {
+  std::filesystem::path path;
+  if (const char* env = std::getenv("CAS_MPI_PLUGIN"); env && *env) path = env;
+  else path = executableDir() / kPluginFile;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+#ifdef CAS_MPI_PLUGIN_BUILT
+    *reason = "the MPI plugin is missing (" + path.string() + ")";
+#else
+    *reason = "this build has no MPI plugin (the MPI development files, Debian's libopenmpi-dev, were not found when it was configured); "
+              "install them and build again";
+#endif
+    return nullptr;
+  }
+  // RTLD_GLOBAL: Open MPI loads its own components with dlopen, and they look for the MPI
+  // library's symbols in the global scope.
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!handle) {
+    const char* err = ::dlerror();
+    *reason = std::string("the MPI plugin could not be loaded (is the MPI library that it was built with installed here?): ") +
+              (err ? err : "unknown error");
+    return nullptr;
+  }
+  using AbiFn = int (*)();
+  using CreateFn = MpiWorld* (*)(char*, unsigned long);
+  auto abi = reinterpret_cast<AbiFn>(::dlsym(handle, "cas_mpi_plugin_abi"));
+  auto create = reinterpret_cast<CreateFn>(::dlsym(handle, "cas_create_mpi_world"));
+  if (!abi || !create) {
+    *reason = "the MPI plugin " + path.string() + " lacks its entry points";
+    ::dlclose(handle);
+    return nullptr;
+  }
+  if (abi() != kMpiPluginAbi) {
+    *reason = "the MPI plugin was built for another version of this program; build it again";
+    ::dlclose(handle);
+    return nullptr;
+  }
+  char message[512] = {0};
+  MpiWorld* world = create(message, sizeof message);
+  if (!world) {
+    *reason = message[0] ? message : "MPI failed to start";
+    ::dlclose(handle);
+    return nullptr;
+  }
+  // The plugin stays loaded for the life of the process: its code backs the returned object.
+  return std::unique_ptr<MpiWorld>(world);
+}
+
+}  // namespace cas::dist
