@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
-#include <thread>
 
 namespace cas::dist {
 namespace {
@@ -24,18 +23,71 @@ MpiCommunicator::MpiCommunicator(MPI_Comm world, double timeoutSeconds) : timeou
   MPI_Comm_dup(world, &notices_);
   MPI_Comm_rank(data_, &rank_);
   MPI_Comm_size(data_, &size_);
+  collectives_ = std::thread([queue = queue_] { runCollectives(queue); });
 }
 
 MpiCommunicator::~MpiCommunicator() {
-  // Notices still on their way are left to MPI; requests of collectives that never completed are
-  // left too (the process leaves through MPI_Abort after a failure). After a clean run there are none.
+  bool failed;
+  {
+    std::lock_guard lock(failureMutex_);
+    failed = !failure_.empty();
+  }
+  {
+    std::lock_guard lock(queue_->mutex);
+    queue_->stopping = true;
+  }
+  queue_->changed.notify_all();
+  // After a failure the collective thread may wait inside MPI for a peer that is gone: past a
+  // grace period it is left behind (the process leaves through MPI_Abort), and so are the
+  // duplicated communicators.
+  if (failed) {
+    std::unique_lock lock(queue_->mutex);
+    if (!queue_->jobDone.wait_for(lock, std::chrono::seconds(2), [&] { return queue_->finished; })) {
+      lock.unlock();
+      collectives_.detach();
+      return;
+    }
+  }
+  collectives_.join();
+  if (failed) return;
   for (MPI_Request& r : noticeRequests_)
     if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
-  std::lock_guard lock(failureMutex_);
-  if (failure_.empty()) {
-    MPI_Comm_free(&data_);
-    MPI_Comm_free(&notices_);
+  MPI_Comm_free(&data_);
+  MPI_Comm_free(&notices_);
+}
+
+void MpiCommunicator::runCollectives(const std::shared_ptr<Queue>& queue) {
+  for (;;) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock lock(queue->mutex);
+      queue->changed.wait(lock, [&] { return queue->stopping || !queue->jobs.empty(); });
+      if (queue->jobs.empty()) {  // stopping, with nothing left to issue
+        queue->finished = true;
+        queue->jobDone.notify_all();
+        return;
+      }
+      job = queue->jobs.front();
+      queue->jobs.pop_front();
+    }
+    job->run();
+    {
+      std::lock_guard lock(queue->mutex);
+      job->done = true;
+    }
+    queue->jobDone.notify_all();
   }
+}
+
+std::shared_ptr<MpiCommunicator::Job> MpiCommunicator::issue(std::function<void()> run) {
+  auto job = std::make_shared<Job>();
+  job->run = std::move(run);
+  {
+    std::lock_guard lock(queue_->mutex);
+    queue_->jobs.push_back(job);
+  }
+  queue_->changed.notify_one();
+  return job;
 }
 
 int MpiCommunicator::mpiCount(std::size_t count, const char* what) {
@@ -60,70 +112,61 @@ void MpiCommunicator::throwIfFailed() {
   if (!failure_.empty()) throw CommunicatorError(failure_);
 }
 
-void MpiCommunicator::await(MPI_Request& request, const char* what) {
+void MpiCommunicator::await(const Job& job, const char* what) {
   const auto start = std::chrono::steady_clock::now();
-  for (int polls = 0;; ++polls) {
+  for (;;) {
     throwIfFailed();
-    int done = 0;
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) return;
-    const auto waited = std::chrono::steady_clock::now() - start;
-    if (waited > timeout_) {
+    {
+      // Woken at once when the job is done; otherwise every millisecond, to look for notices.
+      std::unique_lock lock(queue_->mutex);
+      if (queue_->jobDone.wait_for(lock, std::chrono::milliseconds(1), [&] { return job.done.load(); })) return;
+    }
+    if (std::chrono::steady_clock::now() - start > timeout_) {
       const std::string message = "rank " + std::to_string(rank_) + ": the " + what + " did not complete within " + seconds(timeout_.count()) +
                                   " s (dist.timeout_seconds): another rank stopped answering";
       std::lock_guard lock(failureMutex_);
       if (failure_.empty()) failure_ = message;
       throw CommunicatorError(failure_);
     }
-    // Spin while a collective is likely to finish at once; then let the core go.
-    if (waited > std::chrono::milliseconds(2)) std::this_thread::sleep_for(std::chrono::microseconds(100));
-    else if (polls % 64 == 63) std::this_thread::yield();
   }
 }
 
 void MpiCommunicator::startAllReduceSum(int bucket, float* data, std::size_t count) {
   throwIfFailed();
-  Reduction& r = reductions_[bucket];
-  if (r.request != MPI_REQUEST_NULL || r.data)
-    throw CommunicatorError("rank " + std::to_string(rank_) + " started bucket " + std::to_string(bucket) + " twice");
-  r.data = data;
-  r.count = mpiCount(count, "an all-reduce");
-  MPI_Ireduce(rank_ == 0 ? MPI_IN_PLACE : data, data, r.count, MPI_FLOAT, MPI_SUM, 0, data_, &r.request);
+  if (reductions_.count(bucket)) throw CommunicatorError("rank " + std::to_string(rank_) + " started bucket " + std::to_string(bucket) + " twice");
+  const int n = mpiCount(count, "an all-reduce");
+  reductions_[bucket] = issue([comm = data_, root = rank_ == 0, data, n] {
+    MPI_Reduce(root ? MPI_IN_PLACE : data, data, n, MPI_FLOAT, MPI_SUM, 0, comm);
+    MPI_Bcast(data, n, MPI_FLOAT, 0, comm);
+  });
 }
 
 void MpiCommunicator::waitAllReduce(int bucket) {
   const auto found = reductions_.find(bucket);
   if (found == reductions_.end()) throw CommunicatorError("rank " + std::to_string(rank_) + " waited for bucket " + std::to_string(bucket) + ", which it never started");
-  Reduction r = found->second;
+  const std::shared_ptr<Job> job = found->second;
   reductions_.erase(found);
-  await(r.request, "all-reduce");
-  MPI_Request share = MPI_REQUEST_NULL;
-  MPI_Ibcast(r.data, r.count, MPI_FLOAT, 0, data_, &share);
-  await(share, "all-reduce");
+  await(*job, "all-reduce");
 }
 
 void MpiCommunicator::broadcast(void* data, std::size_t bytes, int root) {
   throwIfFailed();
-  for (std::size_t at = 0; at < bytes; at += kPieceBytes) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    MPI_Ibcast(static_cast<char*>(data) + at, int(std::min(kPieceBytes, bytes - at)), MPI_BYTE, root, data_, &request);
-    await(request, "broadcast");
-  }
+  await(*issue([comm = data_, data, bytes, root] {
+          for (std::size_t at = 0; at < bytes; at += kPieceBytes)
+            MPI_Bcast(static_cast<char*>(data) + at, int(std::min(kPieceBytes, bytes - at)), MPI_BYTE, root, comm);
+        }),
+        "broadcast");
 }
 
 void MpiCommunicator::allGather(const void* send, void* receive, std::size_t bytesPerRank) {
   throwIfFailed();
-  MPI_Request request = MPI_REQUEST_NULL;
   const int count = mpiCount(bytesPerRank, "an all-gather");
-  MPI_Iallgather(send, count, MPI_BYTE, receive, count, MPI_BYTE, data_, &request);
-  await(request, "all-gather");
+  await(*issue([comm = data_, send, receive, count] { MPI_Allgather(send, count, MPI_BYTE, receive, count, MPI_BYTE, comm); }), "all-gather");
 }
 
 void MpiCommunicator::barrier() {
   throwIfFailed();
-  MPI_Request request = MPI_REQUEST_NULL;
-  MPI_Ibarrier(data_, &request);
-  await(request, "barrier");
+  await(*issue([comm = data_] { MPI_Barrier(comm); }), "barrier");
 }
 
 void MpiCommunicator::fail(const std::string& reason) {

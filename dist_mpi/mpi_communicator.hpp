@@ -2,30 +2,42 @@
 // dist::Communicator over MPI, for ranks that are processes mpirun started on a backend without a
 // communicator of its own (the CPU backend). Part of the MPI plugin (libcas_mpi.so).
 //
-// How each collective maps onto MPI (every one non-blocking, on a duplicate of MPI_COMM_WORLD):
-//   all-reduce   MPI_Ireduce to rank 0, then, at its wait, MPI_Ibcast from rank 0: the sum is
-//                computed once and shared, so it is the same bits on every rank (an
-//                MPI_Allreduce may add in a different order on different ranks)
-//   broadcast    MPI_Ibcast of bytes, in pieces of at most 1 GiB
-//   all-gather   MPI_Iallgather of bytes
-//   barrier      MPI_Ibarrier
-// Every wait polls its request (MPI_Test, which also drives MPI's progress) until it completes,
-// until a failure notice arrives, or until the timeout passes.
+// How each collective maps onto MPI: a thread of the communicator's own issues them, in the
+// order they were asked for, as MPI's blocking collectives on a duplicate of MPI_COMM_WORLD (Open
+// MPI's blocking collectives pipeline large messages; its non-blocking ones took twice as long
+// here, and move only while they are polled). So a started bucket travels while its caller goes
+// on, and every wait is a wait for that thread, polled with the timeout:
+//   all-reduce   MPI_Reduce to rank 0, then MPI_Bcast from rank 0: the sum is computed once and
+//                shared, so it is the same bits on every rank (an MPI_Allreduce may add in a
+//                different order on different ranks)
+//   broadcast    MPI_Bcast of bytes, in pieces of at most 1 GiB
+//   all-gather   MPI_Allgather of bytes
+//   barrier      MPI_Barrier
+// A wait returns when its collective is done; it throws when a failure notice arrives or the
+// timeout passes. The collective thread may then stay inside MPI for good (its peer is gone): the
+// communicator's destructor gives it two seconds to finish, then leaves it behind, and the
+// process should leave through MpiWorld::abort (MPI_Finalize would pull MPI from under it).
 //
 // Failure notices: fail() sends its reason to every other rank on a second duplicate of the
 // world, with a tag of its own; the waits look for such a message (MPI_Iprobe) while they poll,
 // and throw CommunicatorError "rank R failed: reason" when one comes. A rank that stops without
 // a word is ended by mpirun (a process that exits without MPI_Finalize ends the job), or, when it
 // hangs, the others' waits time out. After any failure the collectives are out of step: every
-// later call throws, and the process should leave through MpiWorld::abort.
+// later call throws.
 //
 // Thread-safety: one thread drives the collectives; fail() may be called from any thread.
 #include <mpi.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/dist/communicator.hpp"
@@ -50,15 +62,28 @@ class MpiCommunicator final : public Communicator {
   void fail(const std::string& reason) override;
 
  private:
-  struct Reduction {
-    float* data = nullptr;
-    int count = 0;
-    MPI_Request request = MPI_REQUEST_NULL;
+  // One collective for the collective thread: `run` calls MPI; `done` is set after it returns.
+  struct Job {
+    std::function<void()> run;
+    std::atomic<bool> done{false};
   };
+  // What the collective thread shares with the communicator; the thread holds it too, so that a
+  // thread left behind inside MPI after a failure outlives the communicator safely.
+  struct Queue {
+    std::mutex mutex;
+    std::condition_variable changed;  // a job queued, or the thread told to stop
+    std::condition_variable jobDone;
+    std::deque<std::shared_ptr<Job>> jobs;
+    bool stopping = false;
+    bool finished = false;  // the thread has returned
+  };
+  static void runCollectives(const std::shared_ptr<Queue>& queue);  // the collective thread
 
-  // Polls `request` until it completes; throws CommunicatorError on a failure notice, an earlier
-  // failure or the timeout. `what` names the collective for the timeout's message.
-  void await(MPI_Request& request, const char* what);
+  // Queues `run` for the collective thread; returns its job, to wait for.
+  std::shared_ptr<Job> issue(std::function<void()> run);
+  // Waits until `job` is done; throws CommunicatorError on a failure notice, an earlier failure
+  // or the timeout. `what` names the collective for the timeout's message.
+  void await(const Job& job, const char* what);
   // Throws when this rank failed or another rank's notice has arrived.
   void throwIfFailed();
   // `count` as MPI's int, or CommunicatorError naming `what`.
@@ -68,7 +93,10 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm notices_ = MPI_COMM_NULL;  // failure notices
   int rank_ = 0, size_ = 1;
   std::chrono::duration<double> timeout_;
-  std::map<int, Reduction> reductions_;  // by bucket, those in flight
+  std::map<int, std::shared_ptr<Job>> reductions_;  // by bucket, those in flight
+
+  std::shared_ptr<Queue> queue_ = std::make_shared<Queue>();
+  std::thread collectives_;
 
   std::mutex failureMutex_;
   std::string failure_;                     // the first failure, as thrown; empty while none

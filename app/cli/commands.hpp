@@ -55,6 +55,16 @@ struct PpoBenchOptions {
   bool json = false;
 };
 
+struct AllReduceBenchOptions {
+  int ranks = 0;   // CPU threads (dist::ThreadedGroup; 0: two), unless --gpus or mpirun
+  int gpus = 0;    // threads with a GPU each (NCCL)
+  std::string device = "auto";  // under mpirun: the backend whose communicator is timed
+  std::uint64_t minBytes = 4096, maxBytes = 64 << 20;
+  int factor = 4;
+  int warmup = 5, iterations = 20;
+  bool json = false;
+};
+
 struct SolverBenchOptions {
   std::string env = "connect4", mode = "both";
   std::vector<int> depths = {8, 14, 20};
@@ -127,6 +137,7 @@ int runTrain(const TrainOptions& options);
 int runExport(const ExportOptions& options);
 int runBenchEnv(const EnvBenchOptions& options);
 int runBenchPpo(const PpoBenchOptions& options);
+int runBenchAllReduce(const AllReduceBenchOptions& options);
 int runEval(const EvalOptions& options);
 int runAnalyze(const AnalyzeOptions& options);
 int runPlay(const PlayOptions& options);

@@ -2,6 +2,7 @@
 // commands.cpp and core/.
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <iostream>
 #include <limits>
 #include <optional>
@@ -72,6 +73,9 @@ std::vector<std::string> gamesWhere(P property) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Whole lines on stderr: each message reaches the terminal in one write, so the lines of
+  // several ranks (mpirun, the --gpus launcher) or threads do not break into each other.
+  std::setvbuf(stderr, nullptr, _IOLBF, 1 << 12);
   CLI::App app{"cuda-agent: design, train, search-debug and export reinforcement-learning policies.\n"
                "Runs on the CUDA backend when an NVIDIA GPU is usable, else on the CPU reference backend."};
   app.set_version_flag("--version", std::string("cuda-agent ") + cas::kVersion);
@@ -167,6 +171,21 @@ int main(int argc, char** argv) {
   benchPpo->add_option("--set", ppoBench.sets, "Override a parameter, name=value (e.g. ppo.envs=4096); repeatable");
   benchPpo->add_option("--iterations", ppoBench.iterations, "Iterations timed")->check(integerIn(1, 100000))->capture_default_str();
   benchPpo->add_flag("--json", ppoBench.json, "Print one JSON object");
+
+  cas::cli::AllReduceBenchOptions allReduceBench;
+  auto* benchAllReduce = benchCmd->add_subcommand("allreduce",
+      "Time the all-reduce of data-parallel training (a sum of floats) over sizes from --min-bytes to --max-bytes,\n"
+      "with nccl-tests' bandwidths (algbw = bytes/time, busbw = algbw * 2(n-1)/n): --ranks N CPU threads, --gpus N\n"
+      "GPUs of this machine (NCCL, a thread each), or under mpirun -np N the processes (MPI on the CPU, NCCL on GPUs)");
+  auto* allReduceRanks = benchAllReduce->add_option("--ranks", allReduceBench.ranks, "Ranks on CPU threads (default 2)")->check(integerIn(1, 64));
+  benchAllReduce->add_option("--gpus", allReduceBench.gpus, "Ranks on this many GPUs (the CUDA backend's NCCL communicator)")->check(integerIn(1, 64))->excludes(allReduceRanks);
+  benchAllReduce->add_option("--device", allReduceBench.device, "Under mpirun: auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+  benchAllReduce->add_option("--min-bytes", allReduceBench.minBytes, "Smallest size")->check(integerIn(4, std::int64_t(1) << 31))->capture_default_str();
+  benchAllReduce->add_option("--max-bytes", allReduceBench.maxBytes, "Largest size")->check(integerIn(4, std::int64_t(1) << 31))->capture_default_str();
+  benchAllReduce->add_option("--factor", allReduceBench.factor, "Each size this many times the one before")->check(integerIn(2, 1024))->capture_default_str();
+  benchAllReduce->add_option("--warmup", allReduceBench.warmup, "Untimed all-reduces per size")->check(integerIn(0, 10000))->capture_default_str();
+  benchAllReduce->add_option("--iterations", allReduceBench.iterations, "Timed all-reduces per size")->check(integerIn(1, 100000))->capture_default_str();
+  benchAllReduce->add_flag("--json", allReduceBench.json, "Print one JSON object");
 
   cas::cli::KernelsOptions kernels;
   auto* kernelsCmd = app.add_subcommand("kernels", "Show the CUDA kernels generated for a project or benchmark network, timed, with their source");
@@ -302,6 +321,7 @@ int main(int argc, char** argv) {
   if (*benchSearch) return cas::cli::runBenchSearch(searchBench);
   if (*benchSolver) return cas::cli::runBenchSolver(solverBench);
   if (*benchEnv) return cas::cli::runBenchEnv(envBench);
+  if (*benchAllReduce) return cas::cli::runBenchAllReduce(allReduceBench);
   if (*benchPpo) return cas::cli::runBenchPpo(ppoBench);
   if (*kernelsCmd) return cas::cli::runKernels(kernels);
   if (*trainCmd) {

@@ -11,11 +11,7 @@
 #include "core/support/printable.hpp"
 
 namespace cas::cli {
-namespace {
 
-// Ranks that share a host take one GPU each, by their place on it: the local rank's entry of
-// CUDA_VISIBLE_DEVICES, or the device of that number. Set before the CUDA backend starts (it
-// reads the variable once). Returns what is wrong, if anything.
 std::optional<std::string> takeLocalGpu(const dist::MpiWorld& world, const std::string& device) {
   if (world.localSize() == 1) return std::nullopt;
   std::string mine = std::to_string(world.localRank());
@@ -37,8 +33,6 @@ std::optional<std::string> takeLocalGpu(const dist::MpiWorld& world, const std::
   ::setenv("CUDA_VISIBLE_DEVICES", mine.c_str(), 1);
   return std::nullopt;
 }
-
-}  // namespace
 
 int trainUnderMpi(const TrainOptions& o) {
   if (o.gpus > 0 || o.ranks > 1) {

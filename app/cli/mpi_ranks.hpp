@@ -9,12 +9,21 @@
 // A rank that fails says why and ends every rank (MPI_Abort); rank 0's newest checkpoint stays
 // valid, and --resume continues it with any number of ranks, under mpirun or not.
 // Thread-safety: called once, from the main thread.
+#include <optional>
+#include <string>
+
 #include "app/cli/commands.hpp"
+#include "core/dist/mpi_world.hpp"
 
 namespace cas::cli {
 
 // The whole of a process's `train` under mpirun. Returns the exit status (after a failure the
 // process does not return: MPI_Abort ends every rank with it).
 int trainUnderMpi(const TrainOptions& options);
+
+// Ranks that share a host take one GPU each, by their place on it: the local rank's entry of
+// CUDA_VISIBLE_DEVICES, or the device of that number. Call it before the CUDA backend starts (it
+// reads the variable once); `device` is --device. Returns what is wrong, if anything.
+std::optional<std::string> takeLocalGpu(const dist::MpiWorld& world, const std::string& device);
 
 }  // namespace cas::cli

@@ -10,6 +10,9 @@
 // `train --gpus` that a machine without a GPU can see.
 #include <QDir>
 #include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -414,6 +417,39 @@ class TestDataParallel : public QObject {
     QCOMPARE(p.exitCode(), 2);
     QVERIFY2(QString::fromUtf8(p.readAllStandardError()).contains(QStringLiteral("error: CAS_RANK, CAS_WORLD_SIZE and CAS_NCCL_ID are set by")), "");
     QVERIFY(!QDir(run).exists());  // nothing was started
+  }
+
+  // bench allreduce on three CPU-thread ranks: the sizes asked for (the sums are checked by the
+  // bench), nccl-tests' bus bandwidth (algbw * 2(n-1)/n), and its refusals.
+  void theAllReduceBenchTimesTheThreadedGroup() {
+    cas::test::Result r = cas::test::cli({QStringLiteral("bench"), QStringLiteral("allreduce"), QStringLiteral("--ranks"), QStringLiteral("3"),
+                                          QStringLiteral("--min-bytes"), QStringLiteral("1024"), QStringLiteral("--max-bytes"), QStringLiteral("8192"),
+                                          QStringLiteral("--factor"), QStringLiteral("2"), QStringLiteral("--json")});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(o.value(QStringLiteral("ranks")).toInt(), 3);
+    const QJsonArray results = o.value(QStringLiteral("results")).toArray();
+    QCOMPARE(results.size(), 4);
+    for (int i = 0; i < 4; ++i) {
+      const QJsonObject row = results[i].toObject();
+      QCOMPARE(row.value(QStringLiteral("bytes")).toInt(), 1024 << i);
+      const double alg = row.value(QStringLiteral("algbw_gbps")).toDouble();
+      QVERIFY(alg > 0);
+      QVERIFY(std::fabs(row.value(QStringLiteral("busbw_gbps")).toDouble() - alg * 4 / 3) <= 1e-6 * alg);
+    }
+    r = cas::test::cli({QStringLiteral("bench"), QStringLiteral("allreduce"), QStringLiteral("--max-bytes"), QStringLiteral("16384")});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains(QStringLiteral("all-reduce (sum of floats) over 2 ranks: CPU threads of one process")) && r.out.contains(QStringLiteral("16.0 KiB")),
+             qPrintable(r.out));
+    r = cas::test::cli({QStringLiteral("bench"), QStringLiteral("allreduce"), QStringLiteral("--min-bytes"), QStringLiteral("8192"), QStringLiteral("--max-bytes"),
+                        QStringLiteral("4096")});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("error: --min-bytes 8192 is more than --max-bytes 4096")), qPrintable(r.err));
+    if (!cas::exec::BackendRegistry::instance().find("cuda")->available()) {
+      r = cas::test::cli({QStringLiteral("bench"), QStringLiteral("allreduce"), QStringLiteral("--gpus"), QStringLiteral("2")});
+      QCOMPARE(r.status, 2);
+      QVERIFY2(r.err.contains(QStringLiteral("error: --gpus needs the CUDA backend: ")), qPrintable(r.err));
+    }
   }
 
   void theCliRefusesWhatItCannotRun() {
