@@ -136,19 +136,11 @@ int underMpi(const AllReduceBenchOptions& o) {
     std::cerr << "error: under mpirun each process is one rank, and mpirun -np N chooses how many: leave out " << (o.gpus > 0 ? "--gpus" : "--ranks") << "\n";
     return 2;
   }
-  std::string reason;
-  const std::unique_ptr<dist::MpiWorld> world = dist::loadMpiWorld(&reason);
-  if (!world) {
-    std::cerr << "error: this process was started by mpirun, but " << printable(reason) << "\n";
-    return 1;
-  }
   int status = 0;
+  const std::unique_ptr<dist::MpiWorld> world = startMpiRank(o.device, &status);
+  if (!world) return status;
+  std::string reason;
   std::shared_ptr<exec::Backend> backend;
-  if (o.device != "cpu")
-    if (auto problem = takeLocalGpu(*world, o.device)) {
-      std::cerr << "error: " << *problem << "\n";
-      status = 2;
-    }
   if (status == 0 && !(backend = exec::BackendRegistry::instance().select(o.device, &reason))) {
     std::cerr << "error: " << printable(reason) << "\n";
     status = 1;

@@ -12,20 +12,23 @@
 
 namespace cas::cli {
 
-std::optional<std::string> takeLocalGpu(const dist::MpiWorld& world, const std::string& device) {
-  if (world.localSize() == 1) return std::nullopt;
-  std::string mine = std::to_string(world.localRank());
+namespace {
+
+// Sets CUDA_VISIBLE_DEVICES to the GPU of the process `place` names; what is wrong, if anything.
+std::optional<std::string> takeLocalGpu(const dist::HostPlace& place, const std::string& device) {
+  if (place.localSize == 1) return std::nullopt;
+  std::string mine = std::to_string(place.localRank);
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v && *v) {
     std::vector<std::string> visible;
     std::stringstream list(v);
     for (std::string entry; std::getline(list, entry, ',');)
       if (!entry.empty()) visible.push_back(entry);
-    if (world.localRank() < int(visible.size())) {
-      mine = visible[size_t(world.localRank())];
+    if (place.localRank < int(visible.size())) {
+      mine = visible[size_t(place.localRank)];
     } else if (device == "cuda") {
-      return "rank " + std::to_string(world.rank()) + " is process " + std::to_string(world.localRank() + 1) + " of " +
-             std::to_string(world.localSize()) + " on host " + printable(world.hostName()) + ", whose CUDA_VISIBLE_DEVICES lists " +
-             std::to_string(visible.size()) + " GPUs: start at most one rank per GPU on each host";
+      return "this rank is process " + std::to_string(place.localRank + 1) + " of " + std::to_string(place.localSize) +
+             " on its host, whose CUDA_VISIBLE_DEVICES lists " + std::to_string(visible.size()) + (visible.size() == 1 ? " GPU" : " GPUs") +
+             ": start at most one rank per GPU on each host";
     } else {
       mine.clear();  // no GPU of its own: --device auto takes the CPU, and the backend check says so
     }
@@ -34,25 +37,43 @@ std::optional<std::string> takeLocalGpu(const dist::MpiWorld& world, const std::
   return std::nullopt;
 }
 
+}  // namespace
+
+std::unique_ptr<dist::MpiWorld> startMpiRank(const std::string& device, int* status) {
+  *status = 0;
+  const std::optional<dist::HostPlace> place = dist::mpiHostPlaceFromEnvironment();
+  std::optional<std::string> problem;
+  if (device != "cpu" && place) problem = takeLocalGpu(*place, device);
+  if (problem) {
+    std::cerr << "error: " << *problem << "\n";
+    *status = 2;
+    return nullptr;  // mpirun ends the other ranks when a process exits with an error
+  }
+  std::string reason;
+  std::unique_ptr<dist::MpiWorld> world = dist::loadMpiWorld(&reason);
+  if (!world) {
+    std::cerr << "error: this process was started by mpirun, but " << printable(reason)
+              << "; without mpirun, cuda-agent trains in one process (--ranks N: data-parallel on CPU threads, --gpus N: on this machine's GPUs)\n";
+    *status = 1;
+    return nullptr;
+  }
+  if (device != "cpu" && !place) problem = takeLocalGpu({world->localRank(), world->localSize()}, device);
+  if (problem) {
+    std::cerr << "error: " << *problem << "\n";
+    *status = 2;
+  }
+  return world;
+}
+
 int trainUnderMpi(const TrainOptions& o) {
   if (o.gpus > 0 || o.ranks > 1) {
     std::cerr << "error: under mpirun each process is one rank, and mpirun -np N chooses how many: leave out " << (o.gpus > 0 ? "--gpus" : "--ranks") << "\n";
     return 2;
   }
-  std::string reason;
-  const std::unique_ptr<dist::MpiWorld> world = dist::loadMpiWorld(&reason);
-  if (!world) {
-    std::cerr << "error: this process was started by mpirun, but " << printable(reason)
-              << "; without mpirun, cuda-agent train trains in one process (--ranks N: data-parallel on CPU threads, --gpus N: on this machine's GPUs)\n";
-    return 1;
-  }
-  const GroupMember member{world->rank(), world->size(), {}, world.get()};
   int status = 0;
-  if (o.device != "cpu")
-    if (auto problem = takeLocalGpu(*world, o.device)) {
-      std::cerr << "error: " << *problem << "\n";
-      status = 2;
-    }
+  const std::unique_ptr<dist::MpiWorld> world = startMpiRank(o.device, &status);
+  if (!world) return status;
+  const GroupMember member{world->rank(), world->size(), {}, world.get()};
   if (status == 0) {
     const std::optional<project::Project> project = loadRunProject(o);
     if (!project) {

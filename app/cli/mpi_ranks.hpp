@@ -21,9 +21,12 @@ namespace cas::cli {
 // process does not return: MPI_Abort ends every rank with it).
 int trainUnderMpi(const TrainOptions& options);
 
-// Ranks that share a host take one GPU each, by their place on it: the local rank's entry of
-// CUDA_VISIBLE_DEVICES, or the device of that number. Call it before the CUDA backend starts (it
-// reads the variable once); `device` is --device. Returns what is wrong, if anything.
-std::optional<std::string> takeLocalGpu(const dist::MpiWorld& world, const std::string& device);
+// A process mpirun started: takes its GPU (unless `device` is "cpu": ranks that share a host take
+// one each, by their place on it: the local rank's entry of CUDA_VISIBLE_DEVICES, or the device of
+// that number; set before MPI starts where the launcher says the place, since a CUDA-aware MPI
+// may start CUDA inside MPI_Init, which reads the variable once), then loads MPI. Null with the
+// error printed and `status` set when it cannot; after a non-zero status with a world, the caller
+// ends every rank through world->abort(status).
+std::unique_ptr<dist::MpiWorld> startMpiRank(const std::string& device, int* status);
 
 }  // namespace cas::cli

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
+#include <utility>
 
 #include "core/dist/mpi_world.hpp"
 
@@ -37,6 +38,18 @@ std::optional<int> mpiWorldSizeFromEnvironment() {
   // Open MPI's mpirun; PMI-1/2 launchers (MPICH's Hydra, Intel MPI, srun --mpi=pmi2); PMIx's.
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
     if (auto size = positive(name)) return size;
+  return std::nullopt;
+}
+
+std::optional<HostPlace> mpiHostPlaceFromEnvironment() {
+  for (const auto& [rank, size] : {std::pair{"OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"}, std::pair{"MPI_LOCALRANKID", "MPI_LOCALNRANKS"}}) {
+    const char* rankText = std::getenv(rank);
+    const auto localSize = positive(size);
+    if (!rankText || !*rankText || !localSize) continue;
+    char* end = nullptr;
+    const long localRank = std::strtol(rankText, &end, 10);
+    if (*end == '\0' && localRank >= 0 && localRank < *localSize) return HostPlace{int(localRank), *localSize};
+  }
   return std::nullopt;
 }
 

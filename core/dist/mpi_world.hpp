@@ -60,6 +60,13 @@ class MpiWorld {
 // this process, read from the variables it sets: the world's size, or nullopt.
 std::optional<int> mpiWorldSizeFromEnvironment();
 
+// This process's place among the ranks on its host (local rank, local size), from the launcher's
+// variables (Open MPI's, MPICH Hydra's), known before MPI starts; nullopt where it does not say.
+struct HostPlace {
+  int localRank = 0, localSize = 1;
+};
+std::optional<HostPlace> mpiHostPlaceFromEnvironment();
+
 // Loads the plugin (the file next to the executable, or CAS_MPI_PLUGIN) and initialises MPI. Null
 // with `reason` when it cannot: this build has no MPI plugin, the MPI library is missing, or MPI
 // cannot give threads what training needs. Call it once per process.

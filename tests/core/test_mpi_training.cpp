@@ -313,7 +313,15 @@ class TestMpiTraining : public QObject {
     r = mpi(2, trainArgs(run, 1), {QStringLiteral("CAS_MPI_PLUGIN=/nonexistent/libcas_mpi.so")});
     QVERIFY(r.status != 0);
     QVERIFY2(r.err.contains(QStringLiteral("error: this process was started by mpirun, but the MPI plugin is missing (/nonexistent/libcas_mpi.so); "
-                                           "without mpirun, cuda-agent train trains in one process")),
+                                           "without mpirun, cuda-agent trains in one process")),
+             qPrintable(r.err));
+    // Two ranks on this host, one GPU listed: the second has none of its own (refused before CUDA starts).
+    QStringList onCuda = trainArgs(run, 1);
+    onCuda[onCuda.indexOf(QStringLiteral("cpu"))] = QStringLiteral("cuda");
+    r = mpi(2, onCuda, {QStringLiteral("CUDA_VISIBLE_DEVICES=3")});
+    QVERIFY(r.status != 0);
+    QVERIFY2(r.err.contains(QStringLiteral("error: this rank is process 2 of 2 on its host, whose CUDA_VISIBLE_DEVICES lists 1 GPU: "
+                                           "start at most one rank per GPU on each host")),
              qPrintable(r.err));
     r = mpi(2, trainArgs(run, 1), {QStringLiteral("CAS_DIST_FAIL=2:1")});
     QVERIFY(r.status != 0);
