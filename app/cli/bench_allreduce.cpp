@@ -42,7 +42,7 @@ std::vector<SizeResult> measure(dist::Communicator& c, const AllReduceBenchOptio
   std::vector<SizeResult> results;
   const int n = c.size();
   for (std::uint64_t bytes = o.minBytes; bytes <= o.maxBytes; bytes *= std::uint64_t(o.factor)) {
-    const std::size_t count = std::max<std::size_t>(1, bytes / sizeof(float));
+    const std::size_t count = bytes / sizeof(float);
     std::vector<float> data(count);
     std::vector<double> slowest;
     for (int i = 0; i < o.warmup + o.iterations; ++i) {
@@ -172,6 +172,10 @@ int underMpi(const AllReduceBenchOptions& o) {
 }  // namespace
 
 int runBenchAllReduce(const AllReduceBenchOptions& o) {
+  if (o.minBytes % sizeof(float) != 0) {
+    std::cerr << "error: --min-bytes " << o.minBytes << " is not a whole number of floats: give a multiple of 4\n";
+    return 2;
+  }
   if (o.minBytes > o.maxBytes) {
     std::cerr << "error: --min-bytes " << o.minBytes << " is more than --max-bytes " << o.maxBytes << "\n";
     return 2;

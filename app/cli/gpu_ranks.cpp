@@ -182,12 +182,12 @@ bool spawnRank(Rank& rank, int size, const std::vector<std::string>& arguments, 
 
 }  // namespace
 
-std::optional<project::Project> loadRunProject(const TrainOptions& o) {
+std::optional<project::Project> loadRunProject(const TrainOptions& o, bool report) {
   if (!o.resume.empty() || !o.restart.empty()) {
     project::Project project;
     Diagnostic error;
     if (!engine::RunFolder::open(o.resume.empty() ? o.restart : o.resume, engine::RunAccess::Read, o.useProject, &project, &error, nullptr)) {
-      std::cerr << formatDiagnostic(error) << "\n";
+      if (report) std::cerr << formatDiagnostic(error) << "\n";
       return std::nullopt;
     }
     return project;
@@ -196,12 +196,13 @@ std::optional<project::Project> loadRunProject(const TrainOptions& o) {
   options.allowOutsidePaths = o.allowOutsideProject;
   project::LoadResult loaded = project::loadProject(o.project, options);
   if (!loaded.project) {
-    for (const Diagnostic& d : loaded.diagnostics.items()) std::cerr << formatDiagnostic(d, loaded.source) << "\n";
+    if (report)
+      for (const Diagnostic& d : loaded.diagnostics.items()) std::cerr << formatDiagnostic(d, loaded.source) << "\n";
     return std::nullopt;
   }
   for (const std::string& assignment : o.sets)
     if (auto problem = loaded.project->parameters.assign(assignment)) {
-      std::cerr << "error: --set " << printable(assignment) << ": " << printable(*problem) << "\n";
+      if (report) std::cerr << "error: --set " << printable(assignment) << ": " << printable(*problem) << "\n";
       return std::nullopt;
     }
   return loaded.project;

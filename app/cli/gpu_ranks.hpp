@@ -43,8 +43,9 @@ std::optional<GroupMember> groupMemberFromEnvironment(const TrainOptions& option
 
 // The project a run with these options trains, loaded as rank 0 loads it (a new run: the project
 // folder with --set applied; --resume, --restart: the run's copies and recorded values), reading
-// only. Prints what is wrong and returns nullopt when it cannot be loaded.
-std::optional<project::Project> loadRunProject(const TrainOptions& options);
+// only. Prints what is wrong (unless `report` is false: one rank of many says it) and returns
+// nullopt when it cannot be loaded.
+std::optional<project::Project> loadRunProject(const TrainOptions& options, bool report = true);
 
 // The launcher: spawns the ranks and waits for them. Returns the exit status.
 int launchGpuRanks(const TrainOptions& options);

@@ -75,7 +75,9 @@ std::vector<std::string> gamesWhere(P property) {
 int main(int argc, char** argv) {
   // Whole lines on stderr: each message reaches the terminal in one write, so the lines of
   // several ranks (mpirun, the --gpus launcher) or threads do not break into each other.
+  // (std::cerr's unitbuf would flush stdio's stderr after every <<, breaking lines again.)
   std::setvbuf(stderr, nullptr, _IOLBF, 1 << 12);
+  std::cerr.unsetf(std::ios_base::unitbuf);
   CLI::App app{"cuda-agent: design, train, search-debug and export reinforcement-learning policies.\n"
                "Runs on the CUDA backend when an NVIDIA GPU is usable, else on the CPU reference backend."};
   app.set_version_flag("--version", std::string("cuda-agent ") + cas::kVersion);

@@ -75,11 +75,13 @@ int trainUnderMpi(const TrainOptions& o) {
   if (!world) return status;
   const GroupMember member{world->rank(), world->size(), {}, world.get()};
   if (status == 0) {
-    const std::optional<project::Project> project = loadRunProject(o);
+    // Every rank loads the same project; rank 0 alone says what is wrong with it.
+    const std::optional<project::Project> project = loadRunProject(o, member.rank == 0);
     if (!project) {
       status = 2;
     } else if (project->algorithm != "alphazero") {
-      std::cerr << "error: data-parallel training (mpirun) is built for AlphaZero; a " << project->algorithm << " run trains in one process: start it without mpirun\n";
+      if (member.rank == 0)
+        std::cerr << "error: data-parallel training (mpirun) is built for AlphaZero; a " << project->algorithm << " run trains in one process: start it without mpirun\n";
       status = 2;
     }
   }

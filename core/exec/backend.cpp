@@ -83,6 +83,25 @@ void Executable::readOutput(const std::string& name, float* data, std::size_t co
   doReadOutput(id, data, count);
 }
 
+void Executable::runHandingOver(const std::vector<std::string>& outputs, const HandOver& ready) {
+  std::vector<ir::NodeId> nodes;
+  for (const std::string& name : outputs) {
+    const ir::NodeId id = graph().output(name);
+    nodes.push_back(checkedNode(graph(), id, "output", name, id == ir::kNoNode ? 0 : std::size_t(ir::numel(graph().node(id).shape))));
+  }
+  doRunHandingOver(nodes, ready);
+}
+
+void Executable::doRunHandingOver(const std::vector<ir::NodeId>& outputs, const HandOver& ready) {
+  run();
+  std::vector<float> values;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    values.resize(std::size_t(ir::numel(graph().node(outputs[i]).shape)));
+    doReadOutput(outputs[i], values.data(), values.size());
+    ready(i, values.data(), values.size());
+  }
+}
+
 void Executable::copyInputFrom(const std::string& name, const Executable& source, const std::string& sourceInput) {
   const ir::NodeId from = source.graph().findInput(sourceInput);
   if (from == ir::kNoNode) throw std::invalid_argument("the source program has no input named '" + sourceInput + "'");

@@ -5,6 +5,7 @@
 // Thread-safety: a Backend is driven from one thread at a time (the engine thread); the
 // registry's discovery runs once, guarded, and its results are immutable afterwards.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -39,7 +40,7 @@ struct RolloutSetup;
 namespace cas::exec {
 
 // Bumped whenever the Backend class layout changes, so a stale plugin is refused, not crashed.
-inline constexpr int kBackendPluginAbi = 9;
+inline constexpr int kBackendPluginAbi = 10;
 
 struct ProbeReport {
   bool passed = false;
@@ -65,6 +66,15 @@ class Executable {
   void readInput(const std::string& name, float* data, std::size_t count) const;
   void readOutput(const std::string& name, float* data, std::size_t count) const;
   virtual void run() = 0;  // throws NonFiniteError when checking is on and a node made NaN/Inf
+  // Runs as run() does, and hands each output named in `outputs` to `ready` (its index in
+  // `outputs`, its values, their count) as soon as its value is final, on this thread, before
+  // returning: data-parallel training starts a gradient bucket's all-reduce while the rest of the
+  // backward pass still runs. The order is the program's, the same on every run of it; the values
+  // are valid during the call only. An exception from `ready` ends the run. The default (a
+  // device's queued work) runs, then hands the outputs over in the order given. Names are checked
+  // as readOutput checks them, before anything runs.
+  using HandOver = std::function<void(std::size_t index, const float* values, std::size_t count)>;
+  void runHandingOver(const std::vector<std::string>& outputs, const HandOver& ready);
   // Check every node's result for NaN/Inf (slower; names the first node that produced one).
   virtual void setFiniteCheck(bool on) = 0;
   // Waits until the work that run() queued has finished (readOutput waits by itself).
@@ -90,6 +100,8 @@ class Executable {
   virtual void doSetInput(ir::NodeId input, const float* data, std::size_t count) = 0;
   virtual void doReadInput(ir::NodeId input, float* data, std::size_t count) const = 0;
   virtual void doReadOutput(ir::NodeId output, float* data, std::size_t count) const = 0;
+  // runHandingOver's run, given the checked output nodes.
+  virtual void doRunHandingOver(const std::vector<ir::NodeId>& outputs, const HandOver& ready);
   // copyInputFrom's copy, given both checked nodes; the default goes through host memory.
   virtual void doCopyInputFrom(ir::NodeId input, const Executable& source, ir::NodeId sourceInput, std::size_t count);
   // Whether the outputs hold a run's results (readOutput refuses with std::logic_error before).

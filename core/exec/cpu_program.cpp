@@ -65,28 +65,7 @@ class CpuProgram final : public Executable {
   const ir::Graph& graph() const override { return g_; }
   void setFiniteCheck(bool on) override { checkFinite_ = on; }
 
-  void run() override {
-    for (size_t i = 0; i < g_.nodes.size(); ++i) {
-      const Node& n = g_.nodes[i];
-      switch (n.op) {
-        case Op::Input: pointers_[i] = inputs_[NodeId(i)].data(); continue;
-        case Op::Constant: pointers_[i] = constants_[NodeId(i)].data(); continue;
-        case Op::Reshape: pointers_[i] = pointers_[size_t(n.inputs[0])]; continue;
-        default: break;
-      }
-      float* out = arena_.data() + slotOffset_[size_t(n.buffer)];
-      pointers_[i] = out;
-      std::vector<const float*> in;
-      for (NodeId id : n.inputs) in.push_back(pointers_[size_t(id)]);
-      execute(n, in, out);
-      if (checkFinite_) checkFinite(NodeId(i), out);
-    }
-    ran_ = true;
-    // Updates read outputs before any input changes, so an update may read another's input.
-    std::vector<std::vector<float>> values;
-    for (auto [out, in] : updates_) values.emplace_back(pointers_[size_t(out)], pointers_[size_t(out)] + numel(g_.node(out).shape));
-    for (size_t k = 0; k < updates_.size(); ++k) inputs_[updates_[k].second] = std::move(values[k]);
-  }
+  void run() override { runNodes({}, nullptr); }
 
  protected:
   void doSetInput(NodeId input, const float* data, std::size_t count) override { std::copy(data, data + count, inputs_[input].begin()); }
@@ -99,7 +78,40 @@ class CpuProgram final : public Executable {
   }
   bool hasRun() const override { return ran_; }
 
+  // An output's value is final once its node has run: outputs keep their slots to the end (the
+  // memory plan), so each is handed over right after its node, while later nodes still run.
+  void doRunHandingOver(const std::vector<NodeId>& outputs, const HandOver& ready) override {
+    std::multimap<NodeId, std::size_t> byNode;
+    for (std::size_t i = 0; i < outputs.size(); ++i) byNode.emplace(outputs[i], i);
+    runNodes(byNode, &ready);
+  }
+
  private:
+  void runNodes(const std::multimap<NodeId, std::size_t>& handOver, const HandOver* ready) {
+    for (size_t i = 0; i < g_.nodes.size(); ++i) {
+      const Node& n = g_.nodes[i];
+      switch (n.op) {
+        case Op::Input: pointers_[i] = inputs_[NodeId(i)].data(); break;
+        case Op::Constant: pointers_[i] = constants_[NodeId(i)].data(); break;
+        case Op::Reshape: pointers_[i] = pointers_[size_t(n.inputs[0])]; break;
+        default: {
+          float* out = arena_.data() + slotOffset_[size_t(n.buffer)];
+          pointers_[i] = out;
+          std::vector<const float*> in;
+          for (NodeId id : n.inputs) in.push_back(pointers_[size_t(id)]);
+          execute(n, in, out);
+          if (checkFinite_) checkFinite(NodeId(i), out);
+        }
+      }
+      for (auto [at, end] = handOver.equal_range(NodeId(i)); at != end; ++at)
+        (*ready)(at->second, pointers_[i], size_t(numel(n.shape)));
+    }
+    ran_ = true;
+    // Updates read outputs before any input changes, so an update may read another's input.
+    std::vector<std::vector<float>> values;
+    for (auto [out, in] : updates_) values.emplace_back(pointers_[size_t(out)], pointers_[size_t(out)] + numel(g_.node(out).shape));
+    for (size_t k = 0; k < updates_.size(); ++k) inputs_[updates_[k].second] = std::move(values[k]);
+  }
 
   void checkFinite(NodeId id, const float* out) const {
     const Node& n = g_.node(id);

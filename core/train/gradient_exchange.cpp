@@ -55,23 +55,34 @@ void GradientExchange::setLayout(const std::vector<pdl::ParameterSummary>& param
     buckets_.back().push_back(i);
     bytes += ir::numel(parameters_[i].shape) * std::int64_t(sizeof(float));
   }
-  for (const auto& bucket : buckets_) {
+  gradientNames_.clear();
+  placeInBucket_.assign(parameters_.size(), {0, 0});
+  for (const pdl::ParameterSummary& p : parameters_) gradientNames_.push_back(kGradientPrefix + p.name);
+  for (size_t b = 0; b < buckets_.size(); ++b) {
     size_t floats = 0;
-    for (size_t i : bucket) floats += size_t(ir::numel(parameters_[i].shape));
+    for (size_t i : buckets_[b]) {
+      placeInBucket_[i] = {b, floats};
+      floats += size_t(ir::numel(parameters_[i].shape));
+    }
     bucketData_.emplace_back(floats);
   }
 }
 
-void GradientExchange::averageGradients(const exec::Executable& gradients, exec::Executable& optimizer) {
-  for (size_t b = 0; b < buckets_.size(); ++b) {
-    float* at = bucketData_[b].data();
-    for (size_t i : buckets_[b]) {
-      const size_t count = size_t(ir::numel(parameters_[i].shape));
-      gradients.readOutput(kGradientPrefix + parameters_[i].name, at, count);
-      at += count;
+void GradientExchange::runAndAverageGradients(exec::Executable& gradients, exec::Executable& optimizer) {
+  std::vector<size_t> missing;  // by bucket: gradients not yet handed over
+  for (const auto& bucket : buckets_) missing.push_back(bucket.size());
+  size_t started = 0, handedOver = 0;
+  startedEarly_ = 0;
+  gradients.runHandingOver(gradientNames_, [&](size_t i, const float* values, size_t count) {
+    const auto [b, offset] = placeInBucket_[i];
+    std::copy(values, values + count, bucketData_[b].data() + offset);
+    --missing[b];
+    ++handedOver;
+    for (; started < buckets_.size() && missing[started] == 0; ++started) {
+      communicator_.startAllReduceSum(int(started), bucketData_[started].data(), bucketData_[started].size());
+      if (handedOver < gradientNames_.size()) ++startedEarly_;
     }
-    communicator_.startAllReduceSum(int(b), bucketData_[b].data(), bucketData_[b].size());
-  }
+  });
   const float inverse = 1.0f / float(ranks());
   for (size_t b = 0; b < buckets_.size(); ++b) {
     communicator_.waitAllReduce(int(b));
@@ -79,7 +90,7 @@ void GradientExchange::averageGradients(const exec::Executable& gradients, exec:
     for (float& g : bucketData_[b]) g *= inverse;
     for (size_t i : buckets_[b]) {
       const size_t count = size_t(ir::numel(parameters_[i].shape));
-      optimizer.setInput(kGradientPrefix + parameters_[i].name, at, count);
+      optimizer.setInput(gradientNames_[i], at, count);
       at += count;
     }
   }

@@ -6,11 +6,14 @@
 // loss), and the fault injection that makes a chosen rank fail at a chosen step.
 //
 // Buckets: the parameters in reverse order (the order a backward pass produces their gradients),
-// whole parameters grouped until a bucket holds about dist.bucket_kib KiB. Each bucket's
-// all-reduce starts as soon as its gradients are copied in; the next bucket is filled while it
-// runs. The gradients come to the host first (the gradient program's outputs, read after it has
-// finished), on a GPU too: the NCCL communicator stages each bucket back to its device, so its
-// buckets are neither started from the backward pass's stream nor captured in the update graph.
+// whole parameters grouped until a bucket holds about dist.bucket_kib KiB. The gradient program
+// runs handing its outputs over as they become final (Executable::runHandingOver): a bucket's
+// all-reduce starts as soon as its last gradient is copied in, while the rest of the backward
+// pass runs, buckets strictly in index order (so every rank starts them alike; a bucket whose
+// gradients come early waits for the ones before it). On the CPU backend an output is final
+// right after its node; on a GPU the program runs whole and hands its outputs over after (the
+// default), and the NCCL communicator stages each bucket back to its device: there the buckets
+// are neither started from the backward pass's stream nor captured in the update graph.
 // Thread-safety: driven by the rank's thread, like the Updater that uses it.
 #include <cstdint>
 #include <optional>
@@ -50,9 +53,12 @@ class GradientExchange {
   // Parameter indices (into setLayout's list) of each bucket, in the order they are reduced.
   const std::vector<std::vector<std::size_t>>& buckets() const { return buckets_; }
 
-  // The gradient program's "grad/<param>" outputs, averaged over the ranks, into the optimizer
-  // program's "grad/<param>" inputs.
-  void averageGradients(const exec::Executable& gradients, exec::Executable& optimizer);
+  // Runs the gradient program, its "grad/<param>" outputs summed over the ranks bucket by bucket
+  // as they come, then averaged into the optimizer program's "grad/<param>" inputs.
+  void runAndAverageGradients(exec::Executable& gradients, exec::Executable& optimizer);
+  // Of the last runAndAverageGradients' buckets, how many started their all-reduce before the
+  // gradient program had handed over its last gradient (overlapped with the backward pass).
+  std::size_t bucketsStartedEarly() const { return startedEarly_; }
   // After optimizer step `step`: every dist.checksum_every steps, compares the checksums of every
   // rank's stored tensors (parameters and optimizer state); throws std::runtime_error on every
   // rank, naming the ranks that differ, when they are not all equal.
@@ -73,6 +79,9 @@ class GradientExchange {
   std::vector<pdl::ParameterSummary> parameters_;
   std::vector<std::vector<std::size_t>> buckets_;
   std::vector<std::vector<float>> bucketData_;  // one buffer per bucket, reused every step
+  std::vector<std::string> gradientNames_;      // "grad/<param>", by parameter index
+  std::vector<std::pair<std::size_t, std::size_t>> placeInBucket_;  // by parameter index: bucket, offset in floats
+  std::size_t startedEarly_ = 0;
 };
 
 // FNV-1a over the bytes of every stored tensor (non-data input) of `program`, in graph order.

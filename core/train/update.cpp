@@ -304,8 +304,7 @@ void Updater::enqueueStep() {
     return;
   }
   exchange_->failIfInjected(steps_);
-  exe_->run();
-  exchange_->averageGradients(*exe_, *optimizer_);
+  exchange_->runAndAverageGradients(*exe_, *optimizer_);
   optimizer_->run();
   // The new weights back into the gradient program for the next step's forward pass.
   for (const pdl::ParameterSummary& p : parameters_) exe_->copyInputFrom(p.name, *optimizer_, p.name);

@@ -218,7 +218,34 @@ class TestDataParallel : public QObject {
       QCOMPARE(split.step(), fused.step());
       const std::string differs = firstDifference(fused.stateProgram(), split.stateProgram());
       QVERIFY2(differs.empty(), differs.c_str());
+      // The buckets' all-reduces started while the backward pass ran: all but the last (whose
+      // last gradient is the backward pass's last) before the last gradient was handed over.
+      QCOMPARE(exchange.bucketsStartedEarly(), exchange.buckets().size() - 1);
     }
+    // The gradient program's hand-over: each output once, its values those readOutput gives
+    // after the run, in the order the program makes them; an unknown name refused before a run.
+    std::vector<std::string> names;
+    for (const auto& parameter : split.parameters()) names.push_back("grad/" + parameter.name);
+    std::vector<std::vector<float>> handed(names.size());
+    std::vector<size_t> order;
+    split.executable().runHandingOver(names, [&](size_t i, const float* values, size_t count) {
+      handed[i].assign(values, values + count);
+      order.push_back(i);
+    });
+    QCOMPARE(order.size(), names.size());
+    QVERIFY2(order.front() == names.size() - 1 && order.back() == 0, "the backward pass makes the last parameter's gradient first");
+    for (size_t i = 0; i < names.size(); ++i) {
+      std::vector<float> read(handed[i].size());
+      split.executable().readOutput(names[i], read.data(), read.size());
+      QVERIFY(read == handed[i]);
+    }
+    bool refused = false;
+    try {
+      split.executable().runHandingOver({"grad/nothing"}, [](size_t, const float*, size_t) {});
+    } catch (const std::invalid_argument& e) {
+      refused = std::string(e.what()) == "the graph has no output named 'grad/nothing'";
+    }
+    QVERIFY(refused);
   }
 
   // The weight check: ranks whose state differs are stopped, every one with the same error.

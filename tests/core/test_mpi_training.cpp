@@ -49,7 +49,8 @@ const char* kRoleVariable = "CAS_TEST_MPI_ROLE";
 // The checks of the collectives role, on one rank; returns non-zero when one fails.
 int collectives(cas::dist::MpiWorld* world);
 
-// The collectives role: run by each of three processes under mpirun. Returns the exit status.
+// The collectives role: run by each of three processes under mpirun. Ends the process through
+// MPI_Abort; returns only when MPI did not start.
 int collectivesRole() {
   std::string reason;
   std::unique_ptr<cas::dist::MpiWorld> world = cas::dist::loadMpiWorld(&reason);
@@ -57,14 +58,20 @@ int collectivesRole() {
     std::cerr << "no MPI world: " << reason << "\n";
     return 1;
   }
+  int status = 1;
   try {
-    const int status = collectives(world.get());
-    if (status != 0) world->abort(status);
+    status = collectives(world.get());
   } catch (const std::exception& e) {
     std::cerr << "rank " << world->rank() << ": " << e.what() << "\n";
-    world->abort(1);
   }
-  return 0;
+  // After the failures above, collective threads may still wait inside MPI: the ranks leave as a
+  // failed run's do, through MPI_Abort (status 0, which mpirun passes on, once all are here).
+  if (status == 0) {
+    world->allGatherText("done");
+    std::cout.flush();
+  }
+  world->abort(status);  // ends every rank (GCC does not see [[noreturn]] through the virtual call)
+  return status;
 }
 
 int collectives(cas::dist::MpiWorld* world) {
@@ -130,7 +137,7 @@ int collectives(cas::dist::MpiWorld* world) {
       }
       RANK_CHECK(message == "rank " + std::to_string(rank) + ": the barrier did not complete within 0.5 s (dist.timeout_seconds): another rank stopped answering",
                  "the timeout: got '" + message + "'");
-      RANK_CHECK(clock.elapsed() >= 450 && clock.elapsed() < 1400, "the timeout's time");
+      RANK_CHECK(clock.elapsed() >= 450 && clock.elapsed() < 5000, "the timeout's time");
     }
     world->allGatherText("met");
   }
@@ -170,11 +177,16 @@ class TestMpiTraining : public QObject {
     p.start(mpirun_, QStringList{QStringLiteral("-np"), QString::number(ranks)} + exported + QStringList{program} + args);
   }
 
+  // Status -1 when mpirun crashed or did not finish within three minutes (then it is killed).
   cas::test::Result mpi(int ranks, const QStringList& args, const QStringList& extra = {}) {
     QProcess p;
     startMpi(p, ranks, cas::test::kCli, args, extra);
-    p.waitForFinished(180000);
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+    const bool finished = p.waitForFinished(180000);
+    if (!finished) {
+      p.kill();
+      p.waitForFinished();
+    }
+    return {finished && p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
             QString::fromUtf8(p.readAllStandardError())};
   }
 
@@ -246,6 +258,8 @@ class TestMpiTraining : public QObject {
     const cas::test::Result r = mpi(2, trainArgs(run, 20), {QStringLiteral("CAS_DIST_FAIL=1:5")});
     QVERIFY2(r.status != 0, qPrintable(r.err));
     QVERIFY2(r.err.contains(QStringLiteral("error: fault injected (CAS_DIST_FAIL=1:5): rank 1 stops before optimizer step 5")), qPrintable(r.err));
+    // Rank 0, the run, names the rank that failed first and why (its notice came through MPI).
+    QVERIFY2(r.err.contains(QStringLiteral("error: the run stopped: rank 1 failed: fault injected (CAS_DIST_FAIL=1:5)")), qPrintable(r.err));
     QVERIFY2(clock.elapsed() < 60000, "the run did not end soon after the failure");
     resumesAfterwards(run);
   }
