@@ -62,21 +62,22 @@ class TestDeviceEnvironments : public QObject {
     const int obs = device->observationSize();
     std::vector<float> deviceObs(size_t(kCopies) * size_t(obs)), hostObs(deviceObs.size());
     QString difference;
+    std::vector<int> actions(kCopies);  // this step's
     auto compareObservations = [&](int step) {
       device->observe(deviceObs.data());
       for (int g = 0; g < kCopies; ++g) host->observe(g, hostObs.data() + size_t(g) * size_t(obs));
       for (size_t i = 0; i < hostObs.size(); ++i) {
         const bool same = exact ? deviceObs[i] == hostObs[i] : std::abs(deviceObs[i] - hostObs[i]) <= 1e-5f;
         if (same) continue;
-        difference = QStringLiteral("%1, step %2, copy %3, entry %4: device %5, CPU twin %6")
-                         .arg(name).arg(step).arg(i / size_t(obs)).arg(i % size_t(obs)).arg(double(deviceObs[i])).arg(double(hostObs[i]));
+        difference = QStringLiteral("%1, step %2, copy %3, entry %4: device %5, CPU twin %6 (the copy's action: %7)")
+                         .arg(name).arg(step).arg(i / size_t(obs)).arg(i % size_t(obs)).arg(double(deviceObs[i])).arg(double(hostObs[i]))
+                         .arg(step == 0 ? -1 : actions[i / size_t(obs)]);
         return false;
       }
       return true;
     };
     QVERIFY2(compareObservations(0), qPrintable(difference));
     env::GameRandom actionDraws = env::GameRandom::forGame(99, 0);
-    std::vector<int> actions(kCopies);
     std::vector<float> rewards(kCopies);
     std::vector<std::uint8_t> terminated(kCopies), truncated(kCopies);
     std::int64_t episodes = 0;

@@ -60,9 +60,12 @@ class TestDeviceRollout : public QObject {
     std::vector<std::string> hostSets = sets;
     hostSets.back() = "ppo.device_rollout=false";
     train::PpoTrainer device(projectWith(folder, sets), cuda()), host(projectWith(folder, hostSets), cuda());
-    // MinAtar's rollouts agree to the bit; CartPole's states within the device's last-place
-    // differences of cos and sin, which the values then carry.
+    // MinAtar's observations and rewards agree to the bit; CartPole's states within the device's
+    // last-place differences of cos and sin. The values come from each trainer's own inference
+    // program, compiled apart, each timing its own cuDNN convolution algorithms: they may differ
+    // in the last places (on the H200, 1.1e-8 in Breakout's first value), hence `network`.
     const float exact = folder.startsWith(QStringLiteral("cartpole")) ? 1e-5f : 0.0f;
+    const float network = 1e-5f;
     QVERIFY2(device.rolloutOnDevice(), device.rolloutNote().c_str());
     QVERIFY(!host.rolloutOnDevice());
     QVERIFY2(host.rolloutNote().find("ppo.device_rollout is off") != std::string::npos, host.rolloutNote().c_str());
@@ -70,9 +73,9 @@ class TestDeviceRollout : public QObject {
       const train::IterationReport d = device.runIteration(), h = host.runIteration();
       const train::RolloutArrays a = device.lastRollout(), b = host.lastRollout();
       for (const QString& problem : {difference("observations", a.obs, b.obs, exact), difference("actions", a.actions, b.actions, 0),
-                                     difference("log-probabilities", a.logProbs, b.logProbs, 1e-6f), difference("values", a.values, b.values, exact),
+                                     difference("log-probabilities", a.logProbs, b.logProbs, 1e-6f), difference("values", a.values, b.values, network),
                                      difference("rewards", a.rewards, b.rewards, exact), difference("episode ends", a.dones, b.dones, 0),
-                                     difference("last values", a.lastValues, b.lastValues, exact),
+                                     difference("last values", a.lastValues, b.lastValues, network),
                                      difference("advantages", a.advantages, b.advantages, 1e-5f), difference("value targets", a.returns, b.returns, 1e-5f)})
         QVERIFY2(problem.isEmpty(), qPrintable(QStringLiteral("iteration %1, %2").arg(iteration).arg(problem)));
       QCOMPARE(d.episodes->episodes, h.episodes->episodes);
