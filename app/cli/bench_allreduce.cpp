@@ -132,12 +132,8 @@ void print(const std::vector<SizeResult>& results, int ranks, const std::string&
 }
 
 int underMpi(const AllReduceBenchOptions& o) {
-  if (o.ranks > 0 || o.gpus > 0) {
-    std::cerr << "error: under mpirun each process is one rank, and mpirun -np N chooses how many: leave out " << (o.gpus > 0 ? "--gpus" : "--ranks") << "\n";
-    return 2;
-  }
   int status = 0;
-  const std::unique_ptr<dist::MpiWorld> world = startMpiRank(o.device, &status);
+  const std::unique_ptr<dist::MpiWorld> world = startMpiRank(o.device, o.gpus > 0 ? "--gpus" : (o.ranks > 0 ? "--ranks" : ""), &status);
   if (!world) return status;
   std::string reason;
   std::shared_ptr<exec::Backend> backend;

@@ -39,8 +39,13 @@ std::optional<std::string> takeLocalGpu(const dist::HostPlace& place, const std:
 
 }  // namespace
 
-std::unique_ptr<dist::MpiWorld> startMpiRank(const std::string& device, int* status) {
+std::unique_ptr<dist::MpiWorld> startMpiRank(const std::string& device, const std::string& rankOption, int* status) {
   *status = 0;
+  if (!rankOption.empty()) {
+    std::cerr << "error: under mpirun each process is one rank, and mpirun -np N chooses how many: leave out " << rankOption << "\n";
+    *status = 2;
+    return nullptr;
+  }
   const std::optional<dist::HostPlace> place = dist::mpiHostPlaceFromEnvironment();
   std::optional<std::string> problem;
   if (device != "cpu" && place) problem = takeLocalGpu(*place, device);
@@ -66,12 +71,8 @@ std::unique_ptr<dist::MpiWorld> startMpiRank(const std::string& device, int* sta
 }
 
 int trainUnderMpi(const TrainOptions& o) {
-  if (o.gpus > 0 || o.ranks > 1) {
-    std::cerr << "error: under mpirun each process is one rank, and mpirun -np N chooses how many: leave out " << (o.gpus > 0 ? "--gpus" : "--ranks") << "\n";
-    return 2;
-  }
   int status = 0;
-  const std::unique_ptr<dist::MpiWorld> world = startMpiRank(o.device, &status);
+  const std::unique_ptr<dist::MpiWorld> world = startMpiRank(o.device, o.gpus > 0 ? "--gpus" : (o.ranks > 1 ? "--ranks" : ""), &status);
   if (!world) return status;
   const GroupMember member{world->rank(), world->size(), {}, world.get()};
   if (status == 0) {

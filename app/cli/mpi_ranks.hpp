@@ -27,6 +27,8 @@ int trainUnderMpi(const TrainOptions& options);
 // may start CUDA inside MPI_Init, which reads the variable once), then loads MPI. Null with the
 // error printed and `status` set when it cannot; after a non-zero status with a world, the caller
 // ends every rank through world->abort(status).
-std::unique_ptr<dist::MpiWorld> startMpiRank(const std::string& device, int* status);
+// `rankOption` names a rank-count option the user gave (--gpus, --ranks), which mpirun replaces:
+// refused with status 2 before anything starts; empty when none was given.
+std::unique_ptr<dist::MpiWorld> startMpiRank(const std::string& device, const std::string& rankOption, int* status);
 
 }  // namespace cas::cli
