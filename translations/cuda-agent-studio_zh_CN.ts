@@ -773,10 +773,6 @@ CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</tr
         </translation>
     </message>
     <message>
-        <source>Live</source>
-        <translation>实时</translation>
-    </message>
-    <message>
         <source>Device search kernels over the iterations profiled</source>
         <translation>各次分析迭代中的设备搜索内核</translation>
     </message>
@@ -799,6 +795,10 @@ CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</tr
     <message>
         <source>Profile the kernels again every %1 s while the run trains, at the end of an iteration.</source>
         <translation>训练进行时每 %1 秒在一次迭代结束时重新分析内核。</translation>
+    </message>
+    <message>
+        <source>L&amp;ive</source>
+        <translation>实时(&amp;I)</translation>
     </message>
 </context>
 <context>
@@ -1137,6 +1137,10 @@ CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</tr
     <message>
         <source>Iteration %1: %2 environment steps, no episode ended, %3 steps/s</source>
         <translation>第 %1 次迭代：%2 个环境步，没有回合结束，每秒 %3 步</translation>
+    </message>
+    <message>
+        <source>&amp;Go To</source>
+        <translation>转到(&amp;G)</translation>
     </message>
 </context>
 <context>
@@ -2514,6 +2518,10 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
     <message>
         <source>How the tree reaches the screen: written by the GPU into the view&apos;s OpenGL buffers (CUDA-GL interop), or meshed on the CPU from a snapshot copied to host memory</source>
         <translation>树如何显示到屏幕上：由 GPU 直接写入视图的 OpenGL 缓冲区（CUDA-GL 互操作），或由 CPU 根据复制到主机内存的快照生成网格</translation>
+    </message>
+    <message>
+        <source>Search tree: show the game&apos;s newest tree once (Refresh)</source>
+        <translation>搜索树：显示该对局最新的树一次（刷新）</translation>
     </message>
 </context>
 <context>

@@ -195,7 +195,7 @@ KernelView::KernelView(QWidget* parent)
       kernelTable_(new QTableView),
       timeline_(new SmTimeline),
       historyPlot_(new QCustomPlot),
-      live_(new QCheckBox(tr("Live"))),
+      live_(new QCheckBox(tr("L&ive"))),
       source_(new QPlainTextEdit) {
   setObjectName(QStringLiteral("kernelView"));
   sortedKernels_->setSourceModel(kernels_);

@@ -46,12 +46,12 @@ class KernelTableModel : public QAbstractTableModel {
     Kind,
     Time,
     Share,
+    SimtEfficiency,  // what a live run changes first, before the static columns
+    AchievedOccupancy,
+    TheoreticalOccupancy,
     Nodes,
     Registers,
     SharedMemory,
-    TheoreticalOccupancy,
-    AchievedOccupancy,
-    SimtEfficiency,
     Launch,
     Layers,
     ColumnCount

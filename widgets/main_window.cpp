@@ -124,6 +124,8 @@ MainWindow::MainWindow(QWidget* parent)
   iterationBudget_->setToolTip(tr("The next run's budget; the status bar shows its progress and ETA."));
   runBar->addWidget(iterationBudget_);
   viewMenu_ = menuBar()->addMenu(tr("&View"));
+  goToMenu_ = viewMenu_->addMenu(tr("&Go To"));  // addPanel fills it: Alt+1 to Alt+9, then Alt+0
+  viewMenu_->addSeparator();
   auto* helpMenu = menuBar()->addMenu(tr("&Help"));
   addHelpActions(helpMenu, this);
   helpMenu->addSeparator();
@@ -227,6 +229,15 @@ QDockWidget* MainWindow::addPanel(const QString& objectName, const QString& titl
   dock->setWidget(content);
   addDockWidget(area, dock);
   viewMenu_->addAction(dock->toggleViewAction());
+  // Brings the dock to the front, even as a hidden tab, and gives its content the keyboard.
+  const int number = goToMenu_->actions().size() + 1;
+  QAction* goTo = goToMenu_->addAction(title, this, [dock, content] {
+    dock->show();
+    dock->raise();
+    content->setFocus(Qt::ShortcutFocusReason);
+  });
+  goTo->setObjectName(objectName + QStringLiteral("GoTo"));
+  if (number <= 10) goTo->setShortcut(QKeySequence(Qt::ALT | Qt::Key(Qt::Key_0 + number % 10)));
   return dock;
 }
 

@@ -116,6 +116,7 @@ class MainWindow : public QMainWindow {
   QLabel* backendLabel_;
   QMenu* recentMenu_ = nullptr;
   QMenu* viewMenu_ = nullptr;
+  QMenu* goToMenu_ = nullptr;  // View > Go To: one action per dock, with Alt+number
   QStringList recent_;
   std::optional<project::Project> project_;
   project::LoadOptions loadOptions_;

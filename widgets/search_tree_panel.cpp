@@ -156,6 +156,11 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
   auto* f12 = new QShortcut(QKeySequence(Qt::Key_F12), this, nullptr, nullptr, Qt::WidgetWithChildrenShortcut);
   f12->setWhatsThis(tr("Search tree: show or hide the debug overlay"));  // Help > Keyboard Shortcuts lists it
   connect(f12, &QShortcut::activated, this, [this] { view_->setDebugOverlayVisible(!view_->debugOverlayVisible()); });
+  auto* f5 = new QShortcut(QKeySequence(Qt::Key_F5), this, nullptr, nullptr, Qt::WidgetWithChildrenShortcut);
+  f5->setWhatsThis(tr("Search tree: show the game's newest tree once (Refresh)"));
+  connect(f5, &QShortcut::activated, refreshButton_, [this] {
+    if (refreshButton_->isEnabled()) refreshButton_->animateClick();
+  });
   connect(teaching_, &QCheckBox::toggled, this, &SearchTreePanel::setTeachingMode);
   connect(step_, &QPushButton::clicked, this, &SearchTreePanel::stepSimulation);
   connect(gameBox_, &QSpinBox::valueChanged, this, [this](int shown) { setGame(shown - 1); });

@@ -46,11 +46,20 @@ struct SpaceInvadersRules {
   }
   CAS_HD static int difficulty(const State& state) { return state.game.rampIndex; }
 
+  // minatar's action number for ours (none, left, right, fire: 0, 1, 3, 5), out-of-range actions
+  // clamped. Written without clamping first: CUDA 13.0's ptxas (sm_90, -O2) folds
+  // `clamp(action, 0, 3) == 3` into the predicate output of a VIMNMX.RELU that is true for every
+  // action, so every unsticky action became fire on the device (bench/diagnostics/si_probe.cu).
+  CAS_HD static int minatarAction(int action) {
+    if (action >= 3) return 5;
+    if (action == 2) return 3;
+    return action == 1 ? 1 : 0;
+  }
+
   CAS_HD static MinatarStep step(State& state, int action) { return step(state, action, state.random.uniform()); }
   // minatar's Space Invaders `act`, branch for branch; `stickyDraw` in [0, 1).
   CAS_HD static MinatarStep step(State& state, int action, double stickyDraw) {
-    const int chosen = grid::clampInt(action, 0, kActions - 1);
-    const int a = state.sticky.take(chosen == 3 ? 5 : (chosen == 2 ? 3 : chosen), stickyDraw);  // none, left, right, fire: 0, 1, 3, 5
+    const int a = state.sticky.take(minatarAction(action), stickyDraw);
     Game& s = state.game;
     if (s.terminal) return {0.0f, true};
 

@@ -1,6 +1,7 @@
 // The studio shell, offscreen: docks, the example project, the status bar, persisted state,
 // the parameter model, the zh_CN translation, and English's plural forms.
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QDockWidget>
 #include <QFile>
 #include <QMenuBar>
@@ -44,6 +45,28 @@ class TestMainWindow : public QObject {
     QStringList menus;
     for (QAction* a : w.menuBar()->actions()) menus << a->text();
     QCOMPARE(menus, (QStringList{QStringLiteral("&File"), QStringLiteral("&Run"), QStringLiteral("&View"), QStringLiteral("&Help")}));
+  }
+
+  // View > Go To: Alt+6 brings the Kernels dock, a hidden tab behind Metrics, to the front with
+  // the keyboard inside it; every dock has such a key.
+  void goToKeysBringADockForward() {
+    MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto* kernels = w.findChild<QDockWidget*>(QStringLiteral("kernelsDock"));
+    QVERIFY(kernels);
+    QVERIFY(kernels->visibleRegion().isEmpty());  // behind the Metrics tab at first
+    QSet<QKeySequence> keys;
+    for (const char* name : {"projectDock", "tuningDock", "policyDock", "searchTreeDock", "metricsDock", "kernelsDock", "logDock", "runsDock",
+                             "boardDock", "episodeDock"}) {
+      auto* action = w.findChild<QAction*>(QLatin1String(name) + QStringLiteral("GoTo"));
+      QVERIFY2(action && !action->shortcut().isEmpty(), name);
+      keys.insert(action->shortcut());
+    }
+    QCOMPARE(keys.size(), 10);  // no two docks share a key
+    QTest::keyClick(&w, Qt::Key_6, Qt::AltModifier);
+    QTRY_VERIFY(!kernels->visibleRegion().isEmpty());
+    QVERIFY(kernels->isAncestorOf(QApplication::focusWidget()) || QApplication::focusWidget() == kernels->widget());
   }
 
   void opensTheExampleProject() {
