@@ -60,10 +60,11 @@ int runBenchPpo(const PpoBenchOptions& o) {
   const double steps = double(o.iterations) * double(ppo.envs) * double(ppo.rolloutSteps), rate = steps / seconds;
   const double meanReturn = episodes ? returnSum / double(episodes) : 0;
   if (o.json) {
-    std::printf("{\"project\": \"%s\", \"env\": \"%s\", \"device\": \"%s\", \"envs\": %lld, \"rollout_steps\": %lld, \"iterations\": %d, "
+    std::printf("{\"project\": %s, \"policy\": %s, \"env\": %s, \"device\": \"%s\", \"envs\": %lld, \"rollout_steps\": %lld, \"iterations\": %d, "
                 "\"rollout_on_device\": %s, \"seconds\": %.6g, \"env_steps_per_second\": %.6g, \"rollout_seconds\": %.6g, \"update_seconds\": %.6g, \"episodes\": %lld, "
                 "\"mean_return\": %.6g}\n",
-                loaded.project->name.c_str(), loaded.project->environment.c_str(), backend->id().c_str(), static_cast<long long>(ppo.envs),
+                jsonString(loaded.project->name).c_str(), jsonString(loaded.project->policyFile.filename().string()).c_str(),
+                jsonString(loaded.project->environment).c_str(), backend->id().c_str(), static_cast<long long>(ppo.envs),
                 static_cast<long long>(ppo.rolloutSteps), o.iterations, trainer->rolloutOnDevice() ? "true" : "false", seconds, rate, rolloutSeconds, seconds - rolloutSeconds,
                 static_cast<long long>(episodes), meanReturn);
     return 0;

@@ -13,6 +13,13 @@ namespace cas::cli {
 inline std::string jsonString(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20) {  // a control character in a name stays one JSON string
+      static const char* hex = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[(c >> 4) & 0xf];
+      out += hex[c & 0xf];
+      continue;
+    }
     if (c == '"' || c == '\\') out += '\\';
     out += c;
   }
