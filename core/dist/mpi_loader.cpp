@@ -1,27 +1,18 @@
 // Finds and loads the MPI plugin (built from dist_mpi/ as libcas_mpi.so) for a process mpirun
 // started, and turns every way that can fail into a sentence a user can act on.
 #include <dlfcn.h>
-#include <unistd.h>
 
-#include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <utility>
 
 #include "core/dist/mpi_world.hpp"
+#include "core/support/executable_dir.hpp"
 
 namespace cas::dist {
 namespace {
 
 constexpr const char* kPluginFile = "libcas_mpi.so";
-
-std::filesystem::path executableDir() {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return {};
-  buf[n] = '\0';
-  return std::filesystem::path(buf).parent_path();
-}
 
 std::optional<int> positive(const char* name) {
   const char* text = std::getenv(name);

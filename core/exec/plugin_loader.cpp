@@ -1,26 +1,17 @@
 // Finds and loads the CUDA backend plugin (built from gpu/ as libcas_cuda_backend.so) with
 // dlopen, and turns every way that can fail into a sentence a user can act on.
 #include <dlfcn.h>
-#include <unistd.h>
 
-#include <climits>
 #include <cstdlib>
 #include <filesystem>
 
 #include "core/exec/backend.hpp"
+#include "core/support/executable_dir.hpp"
 
 namespace cas::exec {
 namespace {
 
 constexpr const char* kPluginFile = "libcas_cuda_backend.so";
-
-std::filesystem::path executableDir() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return {};
-  buf[n] = '\0';
-  return std::filesystem::path(buf).parent_path();
-}
 
 std::string explainDlopenError(const std::string& err) {
   if (err.find("libcuda.so") != std::string::npos) return "no NVIDIA driver (libcuda.so.1 not found)";
