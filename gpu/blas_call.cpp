@@ -83,6 +83,24 @@ void enqueueBlasCall(DeviceRuntime& rt, const BlasCall& c, CUdeviceptr a, CUdevi
     }
     return;
   }
+  if (c.precision == ir::Precision::TF32) {  // fp32 operands and results; tensor cores round the operands to TF32
+    const cublasComputeType_t tf32 = CUBLAS_COMPUTE_32F_FAST_TF32;
+    auto fa = reinterpret_cast<const float*>(a), fb = reinterpret_cast<const float*>(b);
+    auto fc = reinterpret_cast<float*>(out);
+    if (!c.perBatch.empty()) {
+      for (int i = 0; i < c.batches; ++i)
+        CAS_BLAS(cublasGemmEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, fb + c.perBatch[size_t(i)].second, CUDA_R_32F, c.ldb,
+                              fa + c.perBatch[size_t(i)].first, CUDA_R_32F, c.lda, &zero, fc + std::int64_t(i) * c.m * c.n, CUDA_R_32F, c.ldc,
+                              tf32, CUBLAS_GEMM_DEFAULT));
+    } else if (c.strided) {
+      CAS_BLAS(cublasGemmStridedBatchedEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, fb, CUDA_R_32F, c.ldb, c.strideB, fa, CUDA_R_32F, c.lda,
+                                          c.strideA, &zero, fc, CUDA_R_32F, c.ldc, c.strideC, c.batches, tf32, CUBLAS_GEMM_DEFAULT));
+    } else {
+      CAS_BLAS(cublasGemmEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, fb, CUDA_R_32F, c.ldb, fa, CUDA_R_32F, c.lda, &zero, fc, CUDA_R_32F, c.ldc,
+                            tf32, CUBLAS_GEMM_DEFAULT));
+    }
+    return;
+  }
   const bool bf16 = c.precision == ir::Precision::BF16;
   cast(rt, bf16 ? "cas_to_bf16" : "cas_to_f16", a, c.lowA, aCount, s);
   cast(rt, bf16 ? "cas_to_bf16" : "cas_to_f16", b, c.lowB, bCount, s);

@@ -1,8 +1,9 @@
 #pragma once
 // A matmul through cuBLAS: the row-major IR product mapped once, when a graph is compiled, onto
 // cuBLAS's column-major calls (C^T = op(B)^T op(A)^T), and enqueued on a stream at every run.
-// fp32 stays fp32 (no TF32); bf16/fp16 products take 16-bit copies of the operands (made by the
-// runtime's cast kernels into lowA/lowB) and accumulate in fp32 on tensor cores.
+// fp32 stays fp32 (no TF32); tf32 passes the fp32 operands with CUBLAS_COMPUTE_32F_FAST_TF32;
+// bf16/fp16 products take 16-bit copies of the operands (made by the runtime's cast kernels into
+// lowA/lowB) and accumulate in fp32 on tensor cores.
 // Thread-safety: a BlasCall is a plain value; enqueueBlasCall uses the runtime's cuBLAS handle,
 // so it runs on the thread that drives that runtime.
 #include <cublas_v2.h>

@@ -349,7 +349,7 @@ class CudaProgram final : public DeviceProgram {
 
   void prepareBlas(const Node& n, BlasCall& c) {
     c = planBlasCall(g_, n);
-    if (c.precision != ir::Precision::F32) {
+    if (ir::isHalfWidth(c.precision)) {
       c.lowA = scratch(std::uint64_t(numel(g_.node(n.inputs[0]).shape)) * 2, "a low-precision operand of " + n.label);
       c.lowB = scratch(std::uint64_t(numel(g_.node(n.inputs[1]).shape)) * 2, "a low-precision operand of " + n.label);
     }
@@ -369,7 +369,7 @@ class CudaProgram final : public DeviceProgram {
     else { xs = g_.node(n.inputs[0]).shape; ws = n.shape; ys = g_.node(n.inputs[1]).shape; }
     c.precision = n.precision;
     const cudnnDataType_t type = dnnType(n.precision);
-    const bool low = n.precision != ir::Precision::F32;
+    const bool low = ir::isHalfWidth(n.precision);
     const auto& a = n.attrs;
     const int f = step.fold;
     const int xc = int(xs[1]) * f * f, xh = int(xs[2]) / f, xw = int(xs[3]) / f;
@@ -383,8 +383,10 @@ class CudaProgram final : public DeviceProgram {
     CAS_DNN(cudnnSetFilter4dDescriptor(c.w, type, layout, int(ws[0]), xc, int(ws[2]) / f, int(ws[3]) / f));
     CAS_DNN(cudnnSetConvolution2dDescriptor(c.conv, int(a.padTop), int(a.padLeft), int(a.strideH) / f, int(a.strideW) / f, 1, 1,
                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    // fp32 stays fp32 (no TF32); bf16/fp16 use tensor cores with fp32 accumulation.
-    CAS_DNN(cudnnSetConvolutionMathType(c.conv, low ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+    // fp32 stays fp32 (FMA only); tf32 lets cuDNN round fp32 operands to TF32 on tensor cores;
+    // bf16/fp16 use tensor cores with fp32 accumulation.
+    const bool tensorCores = low || n.precision == ir::Precision::TF32;
+    CAS_DNN(cudnnSetConvolutionMathType(c.conv, tensorCores ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
     if (low) {
       // cuDNN runs only input gradients in low precision (the layout kernels of gpu/kernels/relayout.cuh).
       c.operand[0] = lowCopy(step, n.inputs[0], "_in0", numel(ys));
@@ -540,7 +542,7 @@ class CudaProgram final : public DeviceProgram {
   void enqueueConv(NodeId id, const ConvCall& c, CUstream s) {
     const Node& n = g_.node(id);
     CUdeviceptr in0 = address(n.inputs[0]), in1 = address(n.inputs[1]), out = address(id);
-    const bool low = c.precision != ir::Precision::F32;
+    const bool low = ir::isHalfWidth(c.precision);
     if (low) {
       for (const LowCopy& copy : c.operand) makeLowCopy(copy, s);
       in0 = c.operand[0].buffer;
@@ -708,7 +710,10 @@ std::vector<exec::KernelReport> CudaProgram::profileKernels(int runs) {
         r.achievedOccupancy = achieved[k];
         break;
       }
-      case StepKind::Blas: r.kind = "cuBLAS"; r.launch = blas_[k].precision == ir::Precision::F32 ? "fp32" : "bf16/fp16 tensor cores"; break;
+      case StepKind::Blas: r.kind = "cuBLAS"; r.launch = blas_[k].precision == ir::Precision::F32    ? "fp32"
+                                                        : blas_[k].precision == ir::Precision::TF32 ? "tf32 tensor cores"
+                                                                                                    : "bf16/fp16 tensor cores";
+        break;
       case StepKind::Conv:
         r.kind = "cuDNN";
         r.launch = "algorithm " + std::to_string(conv_[k].algo) + (step.fold > 1 ? ", space-to-depth " + std::to_string(step.fold) : "");

@@ -413,7 +413,7 @@ class Renderer {
       case StepKind::Blas: step.name = "cublas_" + st.name; break;
       case StepKind::Conv:
         step.name = "cudnn_" + st.name;
-        if (node(st.node).precision != ir::Precision::F32) renderRelayouts(step, kernelIndex(st));
+        if (ir::isHalfWidth(node(st.node).precision)) renderRelayouts(step, kernelIndex(st));
         break;
       case StepKind::Fill:
       case StepKind::Copy: break;

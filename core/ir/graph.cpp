@@ -37,6 +37,7 @@ const char* precisionName(Precision p) {
     case Precision::F32: return "f32";
     case Precision::BF16: return "bf16";
     case Precision::F16: return "f16";
+    case Precision::TF32: return "tf32";
   }
   return "f32";
 }

@@ -28,8 +28,15 @@ std::vector<std::int64_t> reductionOutputStrides(const Shape& input, const std::
 std::string shapeText(const Shape& s, std::string_view separator = ",");
 
 enum class InputRole : std::uint8_t { Data, Parameter, State };
-enum class Precision : std::uint8_t { F32, BF16, F16 };
+// The arithmetic of a node's products (matmul, convolution). F32 stores and multiplies in fp32.
+// BF16/F16 multiply 16-bit copies of the operands with fp32 sums. TF32 keeps fp32 operands and
+// results but lets tensor cores round the operands to TF32 (10-bit mantissa) for the products,
+// as JAX (DEFAULT precision) and cuDNN do by default on Ampere and later. The CPU backend
+// computes all of them in fp32.
+enum class Precision : std::uint8_t { F32, BF16, F16, TF32 };
 const char* precisionName(Precision p);
+// BF16 and F16: the precisions whose operands are 16-bit copies (relayouts, implicit GEMMs).
+inline bool isHalfWidth(Precision p) { return p == Precision::BF16 || p == Precision::F16; }
 
 // How a parameter is initialised (CPU and GPU backends use the same seeded procedure).
 enum class Init : std::uint8_t { None, FanInUniform, Ones, Zeros, Normal };

@@ -275,8 +275,8 @@ class Planner {
         if (split != 1) work_[size_t(u)].closed = true;
       } else if (isConv(n.op)) {
         // bf16/fp16 forward and weight gradient: generated implicit GEMMs; the forward one is
-        // open, so the bias and activation after it become its epilogue.
-        const bool implicit = n.precision != Precision::F32 && n.op != Op::Conv2dGradInput;
+        // open, so the bias and activation after it become its epilogue. tf32 goes to cuDNN.
+        const bool implicit = isHalfWidth(n.precision) && n.op != Op::Conv2dGradInput;
         const UnitKind library = target_.vendorLibraries ? UnitKind::Conv : UnitKind::Special;
         u = newUnit(implicit ? UnitKind::ImplicitConv : library, id);
         work_[size_t(u)].closed = !implicit || n.op == Op::Conv2dGradWeight;

@@ -324,9 +324,9 @@ class Compiler {
         if (!d.args.empty()) error(d.args[0]->pos, "@parallel takes only axis='batch'");
       } else if (d.name == "precision") {
         if (d.args.size() != 1 || !d.keywords.empty() || d.args[0]->kind != Expr::Kind::String) {
-          error(d.pos, "@precision takes one string: 'fp32', 'bf16' or 'fp16'");
-        } else if (const std::string& p = d.args[0]->text; p != "fp32" && p != "bf16" && p != "fp16") {
-          error(d.args[0]->pos, "unknown precision '" + p + "'; expected 'fp32', 'bf16' or 'fp16'");
+          error(d.pos, "@precision takes one string: 'fp32', 'tf32', 'bf16' or 'fp16'");
+        } else if (const std::string& p = d.args[0]->text; p != "fp32" && p != "tf32" && p != "bf16" && p != "fp16") {
+          error(d.args[0]->pos, "unknown precision '" + p + "'; expected 'fp32', 'tf32', 'bf16' or 'fp16'");
         }
       } else {
         error(d.pos, "unknown decorator '@" + d.name + "'; PDL knows @parallel and @precision");
@@ -340,6 +340,7 @@ class Compiler {
         if (d.args[0]->text == "bf16") return ir::Precision::BF16;
         if (d.args[0]->text == "fp16") return ir::Precision::F16;
         if (d.args[0]->text == "fp32") return ir::Precision::F32;
+        if (d.args[0]->text == "tf32") return ir::Precision::TF32;
       }
     return inherited;
   }

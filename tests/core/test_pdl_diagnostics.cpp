@@ -116,7 +116,7 @@ class TestPdlDiagnostics : public QObject {
         "1:18 expected a new line after ':', got 'return'; the body of the function 'policy' goes on the following lines, indented");
     row("unknown decorator", "@vectorize\n" + P + "    return obs\n", "1:1 unknown decorator '@vectorize'; PDL knows @parallel and @precision");
     row("parallel over another axis", "@parallel(axis='time')\n" + P + "    return obs\n", "1:16 @parallel supports only axis='batch'");
-    row("unknown precision", "@precision('int8')\n" + P + "    return obs\n", "1:12 unknown precision 'int8'; expected 'fp32', 'bf16' or 'fp16'");
+    row("unknown precision", "@precision('int8')\n" + P + "    return obs\n", "1:12 unknown precision 'int8'; expected 'fp32', 'tf32', 'bf16' or 'fp16'");
     row("decorator without a name", "@3\n" + P + "    return obs\n", "1:2 expected a decorator name after '@', got the number 3");
     row("decorator without def", "@parallel(axis='batch')\nconst x = 1\n", "2:1 expected 'def' after the decorators, got 'const'");
     row("keyword as a variable", P + "    class = 3\n    return obs\n", "2:5 'class' is a keyword and cannot be used as a variable name");

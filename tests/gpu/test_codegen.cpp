@@ -44,13 +44,17 @@ std::string compileError(const std::string& source) {
   return log;
 }
 
-ir::Graph updateGraph(const train::BenchmarkNet& net, std::int64_t batch, bool mixed = false) {
+// `precision`: "fp32" (the net's source), or the precision of its mixed source's trunk.
+ir::Graph updateGraph(const train::BenchmarkNet& net, std::int64_t batch, const std::string& precision = "fp32") {
+  const bool mixed = precision != "fp32";
+  std::string source = mixed ? net.mixedSource : net.source;
+  if (mixed && precision != "bf16") source.replace(source.find("'bf16'"), 6, "'" + precision + "'");
   pdl::CompileOptions o;
   o.fileName = net.name + ".pdl";
   o.observationShape = net.observationShape;
   o.actionCount = net.actionCount;
   o.batch = batch;
-  auto compiled = pdl::compile(mixed ? net.mixedSource : net.source, o);
+  auto compiled = pdl::compile(source, o);
   if (!compiled.policy) throw std::runtime_error("benchmark net does not compile");
   return train::buildUpdateGraph(*compiled.policy, train::LossKind::PolicyGradient, train::OptimizerConfig{}, net.actionCount);
 }
@@ -214,17 +218,21 @@ class TestCodegen : public QObject {
   void updateGraphsCompileAndFuse_data() {
     QTest::addColumn<QString>("net");
     QTest::addColumn<int>("batch");
-    QTest::addColumn<bool>("mixed");
+    QTest::addColumn<QString>("precision");
     for (const auto& n : train::benchmarkNets())
-      for (int batch : {1, 1024}) QTest::newRow(qPrintable(QString::fromStdString(n.name) + "/" + QString::number(batch))) << QString::fromStdString(n.name) << batch << false;
+      for (int batch : {1, 1024})
+        QTest::newRow(qPrintable(QString::fromStdString(n.name) + "/" + QString::number(batch))) << QString::fromStdString(n.name) << batch << QStringLiteral("fp32");
     // bf16: the CNN's convolutions become implicit GEMMs, its input gradients cuDNN with relayouts.
-    QTest::newRow("atari_nature_cnn/1024/bf16") << QStringLiteral("atari_nature_cnn") << 1024 << true;
+    QTest::newRow("atari_nature_cnn/1024/bf16") << QStringLiteral("atari_nature_cnn") << 1024 << QStringLiteral("bf16");
+    // tf32: every convolution and product of the trunk goes to cuDNN and cuBLAS on the fp32 buffers.
+    QTest::newRow("atari_nature_cnn/1024/tf32") << QStringLiteral("atari_nature_cnn") << 1024 << QStringLiteral("tf32");
   }
   void updateGraphsCompileAndFuse() {
     QFETCH(QString, net);
     QFETCH(int, batch);
-    QFETCH(bool, mixed);
-    const ir::Graph g = updateGraph(*train::findBenchmarkNet(net.toStdString()), batch, mixed);
+    QFETCH(QString, precision);
+    const bool mixed = precision == QStringLiteral("bf16");
+    const ir::Graph g = updateGraph(*train::findBenchmarkNet(net.toStdString()), batch, precision.toStdString());
     const gpu::Schedule s = gpu::renderSchedule(g);
     if (qEnvironmentVariableIsSet("CAS_DUMP_SCHEDULE"))
       for (const auto& step : s.steps) qInfo("%s", step.describe().c_str());
@@ -253,6 +261,15 @@ class TestCodegen : public QObject {
         if (step.kind == gpu::StepKind::ImplicitConv && g.node(step.node).op == ir::Op::Conv2d) {
           const auto& members = step.segments[0].members;
           QVERIFY2(std::any_of(members.begin(), members.end(), [&](ir::NodeId m) { return g.node(m).op == ir::Op::Relu; }), step.describe().c_str());
+        }
+    }
+    if (precision == QStringLiteral("tf32")) {
+      QCOMPARE(count(s, gpu::StepKind::ImplicitConv), 0);
+      QCOMPARE(count(s, gpu::StepKind::Conv), 8);  // three forward, three weight and two input gradients
+      for (const auto& step : s.steps)
+        if (step.kind == gpu::StepKind::Conv) {
+          QCOMPARE(g.node(step.node).precision, ir::Precision::TF32);
+          QVERIFY2(step.source.empty(), step.describe().c_str());  // no 16-bit relayouts around it
         }
     }
     const int launches = count(s, gpu::StepKind::Kernel) + count(s, gpu::StepKind::Gemm) + count(s, gpu::StepKind::Blas) +

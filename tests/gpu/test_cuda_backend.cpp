@@ -238,7 +238,8 @@ class TestCudaBackend : public QObject {
   }
 
   // Low-precision gradients through the implicit-GEMM convolutions and the NHWC (space-to-depth)
-  // cuDNN input gradients, against the fp32 CPU gradients, in norm: the Nature CNN, and a net
+  // cuDNN input gradients (tf32: cuDNN and cuBLAS on tensor cores with fp32 operands), against
+  // the fp32 CPU gradients, in norm: the Nature CNN, and a net
   // with padding, a stride, sizes that fill no tile and a fold that leaves pixels uncovered (the
   // kernels' edge paths). A misplaced element (a wrong layout) is off by about 100% at either
   // precision. What rounding leaves is dominated by ReLU masks that flip where a pre-activation
@@ -253,6 +254,8 @@ class TestCudaBackend : public QObject {
     for (const char* net : {"atari_nature_cnn", "padded_cnn"}) {
       QTest::newRow(qPrintable(QStringLiteral("%1/bf16").arg(net))) << QString(net) << QStringLiteral("bf16") << 0.15;
       QTest::newRow(qPrintable(QStringLiteral("%1/fp16").arg(net))) << QString(net) << QStringLiteral("fp16") << 0.05;
+      // tf32 (10 stored mantissa bits, like fp16) through cuDNN and cuBLAS on fp32 operands.
+      QTest::newRow(qPrintable(QStringLiteral("%1/tf32").arg(net))) << QString(net) << QStringLiteral("tf32") << 0.05;
     }
   }
   void lowPrecisionGradientsAreCloseToFp32() {
@@ -271,7 +274,7 @@ class TestCudaBackend : public QObject {
       n.observationShape = {3, 11, 13};
       n.actionCount = 3;
     }
-    if (precision == QStringLiteral("fp16")) n.mixedSource.replace(n.mixedSource.find("'bf16'"), 6, "'fp16'");
+    if (precision != QStringLiteral("bf16")) n.mixedSource.replace(n.mixedSource.find("'bf16'"), 6, "'" + precision.toStdString() + "'");
     const pdl::CompiledPolicy mixed = benchmarkPolicy(n, 8, true), full = benchmarkPolicy(n, 8, false);
     auto low = cuda()->compile(golden::gradientGraph(mixed));
     auto ref = cpu()->compile(golden::gradientGraph(full));

@@ -52,7 +52,8 @@ class TestMainWindow : public QObject {
   void goToKeysBringADockForward() {
     MainWindow w;
     w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    w.activateWindow();  // a window shortcut needs the active window (there is no window manager to give it)
+    QVERIFY(QTest::qWaitForWindowActive(&w));
     auto* kernels = w.findChild<QDockWidget*>(QStringLiteral("kernelsDock"));
     QVERIFY(kernels);
     QVERIFY(kernels->visibleRegion().isEmpty());  // behind the Metrics tab at first
