@@ -84,6 +84,23 @@ class TestCli : public QObject {
     QVERIFY2(bad.err.contains(QStringLiteral("pong")), qPrintable(bad.err));
   }
 
+  // `bench ppo --json` is one JSON object even for a project whose name holds quotes and a tab,
+  // and it names the policy file it timed.
+  void benchPpoJsonNamesTheProjectAndPolicy() {
+    const QString folder = project(QStringLiteral("odd-name"), "name = \"a \\\"quoted\\\"\\tname\"\nenvironment = \"cartpole\"\nalgorithm = \"ppo\"\n"
+                                                             "policy = \"policy.pdl\"\n");
+    const Run r = cli({QStringLiteral("bench"), QStringLiteral("ppo"), folder, QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--set"),
+                       QStringLiteral("ppo.envs=4"), QStringLiteral("--set"), QStringLiteral("ppo.rollout_steps=8"), QStringLiteral("--set"),
+                       QStringLiteral("ppo.minibatches=1"), QStringLiteral("--iterations"), QStringLiteral("1"), QStringLiteral("--json")});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QJsonParseError error;
+    const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8(), &error).object();
+    QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(r.out));
+    QCOMPARE(o.value(QStringLiteral("project")).toString(), QStringLiteral("a \"quoted\"\tname"));
+    QCOMPARE(o.value(QStringLiteral("policy")).toString(), QStringLiteral("policy.pdl"));
+    QCOMPARE(o.value(QStringLiteral("envs")).toInt(), 4);
+  }
+
   void devicesNamesBackendsAndReasons() {
     Run d = cli({QStringLiteral("devices")});
     QCOMPARE(d.status, 0);
