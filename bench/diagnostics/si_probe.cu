@@ -1,5 +1,8 @@
 // Diagnostic (run on the GPU machine): MinAtar Space Invaders' state after init and after 1 to 3 steps
 // with the same actions, device kernel vs host, copy by copy; prints the first copy that differs.
+// On 2026-12-05 it showed every unsticky action turning to fire on the device (682 of 1000 copies
+// differing after one step): ptxas's VIMNMX predicate, see SpaceInvadersRules::minatarAction.
+// With that fixed it should print 0 copies differing at every step count.
 //   nvcc -std=c++17 -arch=sm_90 -O2 -fmad=false -prec-div=true -prec-sqrt=true --expt-relaxed-constexpr -I. \
 //        -o /tmp/si_probe bench/diagnostics/si_probe.cu
 #include <cstdio>
