@@ -83,40 +83,35 @@ void enqueueBlasCall(DeviceRuntime& rt, const BlasCall& c, CUdeviceptr a, CUdevi
     }
     return;
   }
-  if (c.precision == ir::Precision::TF32) {  // fp32 operands and results; tensor cores round the operands to TF32
-    const cublasComputeType_t tf32 = CUBLAS_COMPUTE_32F_FAST_TF32;
-    auto fa = reinterpret_cast<const float*>(a), fb = reinterpret_cast<const float*>(b);
-    auto fc = reinterpret_cast<float*>(out);
-    if (!c.perBatch.empty()) {
-      for (int i = 0; i < c.batches; ++i)
-        CAS_BLAS(cublasGemmEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, fb + c.perBatch[size_t(i)].second, CUDA_R_32F, c.ldb,
-                              fa + c.perBatch[size_t(i)].first, CUDA_R_32F, c.lda, &zero, fc + std::int64_t(i) * c.m * c.n, CUDA_R_32F, c.ldc,
-                              tf32, CUBLAS_GEMM_DEFAULT));
-    } else if (c.strided) {
-      CAS_BLAS(cublasGemmStridedBatchedEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, fb, CUDA_R_32F, c.ldb, c.strideB, fa, CUDA_R_32F, c.lda,
-                                          c.strideA, &zero, fc, CUDA_R_32F, c.ldc, c.strideC, c.batches, tf32, CUBLAS_GEMM_DEFAULT));
-    } else {
-      CAS_BLAS(cublasGemmEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, fb, CUDA_R_32F, c.ldb, fa, CUDA_R_32F, c.lda, &zero, fc, CUDA_R_32F, c.ldc,
-                            tf32, CUBLAS_GEMM_DEFAULT));
-    }
-    return;
+  // The tensor-core products: tf32 multiplies the fp32 buffers themselves (cuBLAS rounds the
+  // operands); bf16/fp16 multiply the 16-bit copies the cast kernels make. Sums are fp32.
+  const bool tf32 = c.precision == ir::Precision::TF32;
+  cudaDataType_t type = CUDA_R_32F;
+  std::size_t elementBytes = sizeof(float);
+  CUdeviceptr pa = a, pb = b;
+  if (!tf32) {
+    const bool bf16 = c.precision == ir::Precision::BF16;
+    cast(rt, bf16 ? "cas_to_bf16" : "cas_to_f16", a, c.lowA, aCount, s);
+    cast(rt, bf16 ? "cas_to_bf16" : "cas_to_f16", b, c.lowB, bCount, s);
+    type = bf16 ? CUDA_R_16BF : CUDA_R_16F;
+    elementBytes = sizeof(std::uint16_t);
+    pa = c.lowA;
+    pb = c.lowB;
   }
-  const bool bf16 = c.precision == ir::Precision::BF16;
-  cast(rt, bf16 ? "cas_to_bf16" : "cas_to_f16", a, c.lowA, aCount, s);
-  cast(rt, bf16 ? "cas_to_bf16" : "cas_to_f16", b, c.lowB, bCount, s);
-  const cudaDataType_t type = bf16 ? CUDA_R_16BF : CUDA_R_16F;
-  auto la = reinterpret_cast<const std::uint16_t*>(c.lowA), lb = reinterpret_cast<const std::uint16_t*>(c.lowB);
+  const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  auto operand = [&](CUdeviceptr base, long long elements) { return reinterpret_cast<const void*>(base + CUdeviceptr(elements) * elementBytes); };
   auto fc = reinterpret_cast<float*>(out);
   if (!c.perBatch.empty()) {
     for (int i = 0; i < c.batches; ++i)
-      CAS_BLAS(cublasGemmEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, lb + c.perBatch[size_t(i)].second, type, c.ldb, la + c.perBatch[size_t(i)].first,
-                            type, c.lda, &zero, fc + std::int64_t(i) * c.m * c.n, CUDA_R_32F, c.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      CAS_BLAS(cublasGemmEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, operand(pb, c.perBatch[size_t(i)].second), type, c.ldb,
+                            operand(pa, c.perBatch[size_t(i)].first), type, c.lda, &zero, fc + std::int64_t(i) * c.m * c.n, CUDA_R_32F, c.ldc,
+                            compute, CUBLAS_GEMM_DEFAULT));
   } else if (c.strided) {
-    CAS_BLAS(cublasGemmStridedBatchedEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, lb, type, c.ldb, c.strideB, la, type, c.lda, c.strideA, &zero, fc,
-                                        CUDA_R_32F, c.ldc, c.strideC, c.batches, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    CAS_BLAS(cublasGemmStridedBatchedEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, operand(pb, 0), type, c.ldb, c.strideB, operand(pa, 0), type, c.lda,
+                                        c.strideA, &zero, fc, CUDA_R_32F, c.ldc, c.strideC, c.batches, compute, CUBLAS_GEMM_DEFAULT));
   } else {
-    CAS_BLAS(cublasGemmEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, lb, type, c.ldb, la, type, c.lda, &zero, fc, CUDA_R_32F, c.ldc,
-                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    CAS_BLAS(cublasGemmEx(h, c.opB, c.opA, c.m, c.n, c.k, &one, operand(pb, 0), type, c.ldb, operand(pa, 0), type, c.lda, &zero, fc, CUDA_R_32F,
+                          c.ldc, compute, CUBLAS_GEMM_DEFAULT));
   }
 }
 

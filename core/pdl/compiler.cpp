@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "core/ir/builder.hpp"
 #include "core/pdl/lexer.hpp"
@@ -178,6 +179,25 @@ struct Abort {};  // a limit was hit: stop evaluating (one diagnostic already sa
 // Limits of the evaluator besides those in compiler.hpp. They bound compile time, memory and the
 // C++ stack on any input: without them a loop can copy ever larger tuples (`t = t, t`), run a
 // very long argument list many times, or nest inlined calls deeper than the stack allows.
+// @precision's names, in the order the diagnostics list them.
+constexpr std::pair<std::string_view, ir::Precision> kPrecisionNames[] = {
+    {"fp32", ir::Precision::F32}, {"tf32", ir::Precision::TF32}, {"bf16", ir::Precision::BF16}, {"fp16", ir::Precision::F16}};
+
+// "'fp32', 'tf32', 'bf16' or 'fp16'"
+std::string precisionChoices() {
+  std::string text;
+  const size_t count = std::size(kPrecisionNames);
+  for (size_t i = 0; i < count; ++i)
+    text += (i == 0 ? "'" : i + 1 == count ? " or '" : ", '") + std::string(kPrecisionNames[i].first) + "'";
+  return text;
+}
+
+std::optional<ir::Precision> precisionNamed(std::string_view name) {
+  for (const auto& [n, p] : kPrecisionNames)
+    if (n == name) return p;
+  return std::nullopt;
+}
+
 constexpr std::int64_t kMaxEvaluations = 2000000;  // expressions evaluated after unrolling and inlining; a tuple counts its values
 constexpr std::int64_t kMaxTupleValues = 1024;     // values in one tuple, nested tuples counted with their values
 constexpr int kMaxSemanticErrors = 20;            // errors reported before the compiler stops, as in the parser
@@ -324,9 +344,9 @@ class Compiler {
         if (!d.args.empty()) error(d.args[0]->pos, "@parallel takes only axis='batch'");
       } else if (d.name == "precision") {
         if (d.args.size() != 1 || !d.keywords.empty() || d.args[0]->kind != Expr::Kind::String) {
-          error(d.pos, "@precision takes one string: 'fp32', 'tf32', 'bf16' or 'fp16'");
-        } else if (const std::string& p = d.args[0]->text; p != "fp32" && p != "tf32" && p != "bf16" && p != "fp16") {
-          error(d.args[0]->pos, "unknown precision '" + p + "'; expected 'fp32', 'tf32', 'bf16' or 'fp16'");
+          error(d.pos, "@precision takes one string: " + precisionChoices());
+        } else if (!precisionNamed(d.args[0]->text)) {
+          error(d.args[0]->pos, "unknown precision '" + d.args[0]->text + "'; expected " + precisionChoices());
         }
       } else {
         error(d.pos, "unknown decorator '@" + d.name + "'; PDL knows @parallel and @precision");
@@ -336,12 +356,8 @@ class Compiler {
 
   static ir::Precision precisionOf(const Function& f, ir::Precision inherited) {
     for (const Decorator& d : f.decorators)
-      if (d.name == "precision" && d.args.size() == 1 && d.args[0]->kind == Expr::Kind::String) {
-        if (d.args[0]->text == "bf16") return ir::Precision::BF16;
-        if (d.args[0]->text == "fp16") return ir::Precision::F16;
-        if (d.args[0]->text == "fp32") return ir::Precision::F32;
-        if (d.args[0]->text == "tf32") return ir::Precision::TF32;
-      }
+      if (d.name == "precision" && d.args.size() == 1 && d.args[0]->kind == Expr::Kind::String)
+        if (const std::optional<ir::Precision> p = precisionNamed(d.args[0]->text)) return *p;
     return inherited;
   }
 

@@ -231,7 +231,7 @@ class TestCodegen : public QObject {
     QFETCH(QString, net);
     QFETCH(int, batch);
     QFETCH(QString, precision);
-    const bool mixed = precision == QStringLiteral("bf16");
+    const bool bf16 = precision == QStringLiteral("bf16");
     const ir::Graph g = updateGraph(*train::findBenchmarkNet(net.toStdString()), batch, precision.toStdString());
     const gpu::Schedule s = gpu::renderSchedule(g);
     if (qEnvironmentVariableIsSet("CAS_DUMP_SCHEDULE"))
@@ -239,7 +239,7 @@ class TestCodegen : public QObject {
     const std::string error = compileError(moduleSource(s));
     QVERIFY2(error.empty(), error.c_str());
     for (const auto& step : s.steps)
-      if (step.kind == gpu::StepKind::Conv && mixed) {
+      if (step.kind == gpu::StepKind::Conv && bf16) {
         // Input gradients: cuDNN, where the Nature CNN's 8x8/4 and 4x4/2 layers fold
         // (space-to-depth) and the 3x3/1 layer cannot.
         const ir::Node& conv = g.node(step.node);
@@ -255,7 +255,7 @@ class TestCodegen : public QObject {
     QVERIFY(adamInOneKernel);
     // bf16: three forward and three weight-gradient implicit convolutions; the forward ones
     // compute their bias and ReLU as epilogues.
-    if (mixed) {
+    if (bf16) {
       QCOMPARE(count(s, gpu::StepKind::ImplicitConv), 6);
       for (const auto& step : s.steps)
         if (step.kind == gpu::StepKind::ImplicitConv && g.node(step.node).op == ir::Op::Conv2d) {
