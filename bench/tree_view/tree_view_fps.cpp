@@ -5,6 +5,13 @@
 // to the view as the panel hands a snapshot; each frame is rendered and read back
 // (grabFramebuffer), which makes llvmpipe finish it. Prints one JSON line.
 //   xvfb-run -s "-screen 0 1920x1080x24" build/bench/tree_view/cas-bench-tree-view --nodes 100000
+// With --device (the GPU machine, a GL context on the NVIDIA GPU): the tree is a real one, grown
+// by the CUDA backend's search on Connect Four (uniform leaf values) in device memory, and handed
+// to the view as the engine hands a live snapshot: --nodes of it laid out on the device, written
+// into the view's GL buffers through CUDA-GL interop, the host snapshot (the panel's 100,000
+// nodes) for hit testing. Then --frames frames drawn, and --frames frames that each lay the tree
+// out again, write it through interop and draw it (a live run's worst case: a new snapshot every
+// frame); the JSON line adds the path the view names and the device's times per snapshot.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
@@ -15,6 +22,9 @@
 #include <cstdio>
 #include <random>
 
+#include "core/exec/backend.hpp"
+#include "core/search/self_play_search.hpp"
+#include "core/train/self_play.hpp"
 #include "widgets/search_tree_view.hpp"
 
 namespace {
@@ -45,6 +55,44 @@ cas::train::TreeSnapshot syntheticTree(int nodes, std::uint32_t seed) {
   return s;
 }
 
+// The text inside a JSON string: quotes and backslashes escaped, control characters dropped.
+QString jsonText(const QString& text) {
+  QString out;
+  for (const QChar c : text) {
+    if (c == u'"' || c == u'\\') out += u'\\';
+    if (c.unicode() >= 0x20) out += c;
+  }
+  return out;
+}
+
+// A Connect Four search tree of at least `nodes` nodes in the CUDA backend's device memory
+// (each expansion adds 7 children), as the view's snapshot: host nodes for hit testing, the
+// device layout of `nodes` nodes. Null with `error` set when there is no device search.
+std::unique_ptr<cas::search::SelfPlaySearch> deviceTree(int nodes, cas::train::TreeSnapshot* snapshot, std::string* error) {
+  const cas::exec::BackendEntry* cuda = cas::exec::BackendRegistry::instance().find("cuda");
+  if (!cuda || !cuda->available()) {
+    *error = cuda ? cuda->unavailableReason : "no CUDA backend was built";
+    return nullptr;
+  }
+  cas::search::SearchConfig config;
+  config.nodeBudget = 2 * nodes;
+  config.leavesPerStep = 16;
+  config.dirichletFraction = 0;
+  cas::search::SearchSetup setup{"connect4", 1, config, 7, {cas::search::LeafEvaluator::Kind::Uniform, nullptr}};
+  auto search = cuda->backend->createSearch(setup, error);
+  if (!search) return nullptr;
+  search->search({0}, nodes / 6 + 1);
+  *snapshot = cas::train::snapshotTree(*search, 0, cas::widgets::SearchTreePanel::kMaxNodes);
+  snapshot->environment = "connect4";
+  snapshot->deviceSunburst = search->deviceSunburst();
+  if (!snapshot->deviceSunburst) {
+    *error = "the CUDA backend's search keeps no device tree";
+    return nullptr;
+  }
+  snapshot->deviceCounts = snapshot->deviceSunburst->layOut(0, nodes);
+  return search;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,6 +103,7 @@ int main(int argc, char** argv) {
   parser.addOption({"frames", "Frames timed.", "N", "120"});
   parser.addOption({"size", "Window size, WxH.", "WxH", "1280x800"});
   parser.addOption({"save", "Also save the last frame as this image (to look at).", "FILE"});
+  parser.addOption({"device", "Grow the tree with the CUDA backend's search and draw it from device memory (CUDA-GL interop)."});
   parser.process(app);
   const int nodes = parser.value("nodes").toInt(), frames = parser.value("frames").toInt();
   const QStringList size = parser.value("size").split('x');
@@ -67,7 +116,21 @@ int main(int argc, char** argv) {
 
   QElapsedTimer timer;
   timer.start();
-  cas::widgets::PreparedTree tree = cas::widgets::prepareTree(syntheticTree(nodes, 1));
+  const bool device = parser.isSet("device");
+  cas::train::TreeSnapshot snapshot;
+  std::unique_ptr<cas::search::SelfPlaySearch> search;
+  if (device) {
+    std::string error;
+    search = deviceTree(nodes, &snapshot, &error);
+    if (!search) {
+      std::fprintf(stderr, "cas-bench-tree-view: --device: %s\n", error.c_str());
+      return 2;
+    }
+  } else {
+    snapshot = syntheticTree(nodes, 1);
+  }
+  const std::shared_ptr<cas::search::DeviceSunburst> sunburst = snapshot.deviceSunburst;  // laid out again per frame below
+  cas::widgets::PreparedTree tree = cas::widgets::prepareTree(std::move(snapshot));
   const double buildMs = double(timer.nsecsElapsed()) / 1e6;
   cas::widgets::SearchTreeView view;
   view.resize(size[0].toInt(), size[1].toInt());
@@ -82,12 +145,37 @@ int main(int argc, char** argv) {
   for (int i = 0; i < frames; ++i) frame = view.grabFramebuffer();
   const double seconds = double(timer.nsecsElapsed()) / 1e9;
   if (parser.isSet("save") && !frame.save(parser.value("save"))) std::fprintf(stderr, "cas-bench-tree-view: could not write %s\n", qPrintable(parser.value("save")));
+  const qint64 drawn = view.drawnNodes();
+  const cas::widgets::TreeDrawingPath path = view.drawingPath();
+
+  // A new snapshot every frame: the device lays the tree out again, the view writes it into its
+  // buffers through interop (a new layout generation) and draws it; the host parts are reused.
+  double liveSeconds = 0, layoutMs = 0, mapMs = 0, writeMs = 0;
+  if (device && path.interop) {
+    const auto host = std::static_pointer_cast<const cas::widgets::CpuTreeGeometry>(tree.geometry);  // prepareTree's
+    timer.restart();
+    for (int i = 0; i < frames; ++i) {
+      const cas::search::DeviceSunburst::Counts counts = sunburst->layOut(0, nodes);
+      view.showTree({tree.layout, tree.geometry, std::make_shared<const cas::widgets::DeviceTreeGeometry>(sunburst, counts, host), 0});
+      view.grabFramebuffer();
+      const cas::search::DeviceSunburst::Timing t = sunburst->timing();
+      layoutMs += t.layoutMs, mapMs += t.mapMs, writeMs += t.writeMs;
+    }
+    liveSeconds = double(timer.nsecsElapsed()) / 1e9;
+  }
   view.makeCurrent();
   const auto* renderer = reinterpret_cast<const char*>(view.context()->functions()->glGetString(GL_RENDERER));
-  std::printf("{\"nodes\": %d, \"frames\": %d, \"width\": %d, \"height\": %d, \"build_ms\": %.1f, \"frame_ms\": %.2f, \"fps\": %.1f, "
-              "\"renderer\": \"%s\"}\n",
-              int(tree.layout->snapshot().nodes.size()), frames, view.width(), view.height(), buildMs, seconds * 1e3 / frames, frames / seconds,
+  std::printf("{\"nodes\": %lld, \"frames\": %d, \"width\": %d, \"height\": %d, \"build_ms\": %.1f, \"frame_ms\": %.2f, \"fps\": %.1f, "
+              "\"renderer\": \"%s\"",
+              static_cast<long long>(drawn), frames, view.width(), view.height(), buildMs, seconds * 1e3 / frames, frames / seconds,
               renderer ? renderer : "unknown");
+  if (device) {
+    std::printf(", \"interop\": %s, \"path\": \"%s\"", path.interop ? "true" : "false", qPrintable(jsonText(path.sentence)));
+    if (liveSeconds > 0)
+      std::printf(", \"live_fps\": %.1f, \"live_layout_ms\": %.3f, \"live_map_ms\": %.3f, \"live_write_ms\": %.3f", frames / liveSeconds,
+                  layoutMs / frames, mapMs / frames, writeMs / frames);
+  }
+  std::printf("}\n");
   view.doneCurrent();
   return 0;
 }
