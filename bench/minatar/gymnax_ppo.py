@@ -388,6 +388,9 @@ def bench_ppo(args):
         "device": str(jax.devices()[0]),
         "jax": jax.__version__,
         "gymnax": GYMNAX_VERSION,
+        # JAX's default on this GPU lets fp32 products and convolutions round their operands to
+        # TF32; JAX_DEFAULT_MATMUL_PRECISION=highest keeps them in fp32.
+        "matmul_precision": getattr(jax.config, "jax_default_matmul_precision", None) or "default",
     }
 
 
