@@ -1,12 +1,16 @@
 #include "core/support/toml_parse.hpp"
 
+#include <vector>
+
 namespace cas {
 namespace {
 
 bool nonAscii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
 
 // Walks the text as TOML's lexer would, far enough to know whether each byte is in a comment, a
-// string of which kind, or between tokens; throws at the first byte that would reach the bug.
+// string of which kind, an unquoted value, or between tokens; throws at the first byte that would
+// reach the bug. Only the text before the parser's first error matters (it stops there), so on
+// malformed text the walk may part from the parser's after that point.
 class Screen {
  public:
   Screen(std::string_view text, std::string source) : text_(text), path_(std::make_shared<const std::string>(std::move(source))) {}
@@ -20,11 +24,49 @@ class Screen {
       else if (c == '"') singleLine('"', true);
       else if (c == '\'') singleLine('\'', false);
       else if (nonAscii(c)) fail("a non-ASCII character outside a string or comment is not valid TOML; put it inside a quoted string");
-      else step();
+      else if (expectValue_ && !isSpace(c) && !structural(c)) bareValue();
+      else punctuation(c);
     }
   }
 
  private:
+  static bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+  static bool structural(char c) { return c == '=' || c == '[' || c == ']' || c == '{' || c == '}' || c == ','; }
+
+  // Whether a value (after '=', or '[' or ',' in an array) or a key comes next: the parser scans
+  // an unquoted value (a number, a date, true, ...) to a value terminator, a key by its segments.
+  void punctuation(char c) {
+    const char open = open_.empty() ? 0 : open_.back();
+    if (c == '=' && open != 'h') {
+      expectValue_ = true;
+    } else if (c == '[') {
+      open_.push_back(expectValue_ ? '[' : 'h');  // an array, or a table header's [ or [[
+    } else if (c == '{') {
+      open_.push_back('{');
+      expectValue_ = false;
+    } else if ((c == ']' || c == '}') && !open_.empty()) {
+      open_.pop_back();
+      expectValue_ = false;
+    } else if (c == ',') {
+      expectValue_ = open == '[';
+    } else if (c == '\n' && open != '[') {
+      open_.clear();  // only an array goes on past its line; the parser stops at any other
+      expectValue_ = false;
+    }
+    step();
+  }
+
+  // An unquoted value, which the parser reads up to whitespace, ']', '}', ',' or '#', classifying
+  // every character on the way: a quote inside it starts no string.
+  void bareValue() {
+    while (i_ < text_.size() && !isSpace(text_[i_]) && text_[i_] != ']' && text_[i_] != '}' && text_[i_] != ',' && text_[i_] != '#') {
+      if (nonAscii(text_[i_]))
+        fail("a non-ASCII character in an unquoted value is not valid TOML (a quote inside a value starts no string); "
+             "put the whole value in quotes");
+      step();
+    }
+    expectValue_ = false;
+  }
   void step() {
     if (text_[i_] == '\n') {
       ++line_;
@@ -90,6 +132,8 @@ class Screen {
   toml::source_path_ptr path_;
   size_t i_ = 0, lineStart_ = 0;
   int line_ = 1;
+  std::vector<char> open_;    // brackets open here: '[' an array, '{' an inline table, 'h' a table header
+  bool expectValue_ = false;  // a value, not a key, starts at the next token
 };
 
 }  // namespace

@@ -2,8 +2,9 @@
 // The one way the project parses TOML text (project.toml, a run's config.toml, the values of
 // --set). toml++ 3.3.0, the version Debian ships, reaches __builtin_unreachable() when it
 // classifies some non-ASCII characters as whitespace or not (marzer/tomlplusplus issues 190 and
-// 295, fixed upstream in pull request 305): after a bare key ("-ύ = 1"), between tokens, and in a
-// multi-line basic string after a backslash. Such text is refused here first, at its line and
+// 295, fixed upstream in pull request 305): after a bare key ("-ύ = 1"), between tokens, inside an
+// unquoted value (where a quote starts no string: 'seed = 1"ҋ"'), and in a multi-line basic string
+// after a backslash. Such text is refused here first, at its line and
 // column, with a toml::parse_error like the parser's own, so no input reaches that code.
 // Everywhere else toml::parse is used as it is.
 // Thread-safety: plain function.

@@ -16,6 +16,7 @@
 #include "core/pdl/lexer.hpp"
 #include "core/project/project.hpp"
 #include "core/support/printable.hpp"
+#include "core/support/toml_parse.hpp"
 #include "core/train/baselines.hpp"
 
 namespace {
@@ -183,6 +184,21 @@ class TestHostileInput : public QObject {
     QCOMPARE(firstError(kHeader + "description = \"\"\"\\\n\xc2\xa7\"\"\"\n"),
              std::string("6:1 TOML syntax error: a multi-line string cannot go on with a non-ASCII character right after a line-ending backslash; "
                          "end the previous line without the backslash, or write the character as \\uXXXX"));
+    // Inside an unquoted value a quote starts no string: the parser classifies the character
+    // after it (found by the project fuzzer: crashes-found/project-crash-4c06771a...).
+    QCOMPARE(firstError(kHeader + "[runtime]\nseed = 1\"\xd2\x8b\"\n"),
+             std::string("6:10 TOML syntax error: a non-ASCII character in an unquoted value is not valid TOML (a quote inside a value "
+                         "starts no string); put the whole value in quotes"));
+    QCOMPARE(firstError(kHeader + "[runtime]\nseed = [1, 2\"\xc3\xa9\"]\n"),
+             std::string("6:14 TOML syntax error: a non-ASCII character in an unquoted value is not valid TOML (a quote inside a value "
+                         "starts no string); put the whole value in quotes"));
+    // Non-ASCII text in strings and comments is as welcome as ever, in values, arrays, inline
+    // tables and quoted keys.
+    QCOMPARE(cas::parseToml("a = \"\xc3\xa9\"\nb = [\"\xc3\xa9\", '\xd2\x8b']\nc = { d = \"\xc3\xa9\", e.\"\xc3\xa9\" = 1 }\n"
+                            "f.\"\xd2\x8b\" = 2\n[g.\"\xc3\xa9\"]\nh = [\n  1,\n  \"\xc3\xa9\",\n]\n",
+                            "t.toml")
+                 .size(),
+             size_t(5));  // a, b, c, f and the table g (which holds h)
     // Non-ASCII text in strings and comments is as welcome as ever.
     QCOMPARE(firstError(QByteArray(kHeader).replace("name = \"t\"", "name = \"caf\xc3\xa9\" # \xc3\xa9\ndescription = '''\xc3\xa9 \"\"\"'''")),
              std::string());
