@@ -58,12 +58,16 @@ class Screen {
 
   // An unquoted value, which the parser reads up to whitespace, ']', '}', ',' or '#', classifying
   // every character on the way: a quote inside it starts no string.
+  // A date followed by a space and a digit goes on as a date-time ("1979-05-27 07:32:00").
   void bareValue() {
+    const size_t start = i_;
     while (i_ < text_.size() && !isSpace(text_[i_]) && text_[i_] != ']' && text_[i_] != '}' && text_[i_] != ',' && text_[i_] != '#') {
       if (nonAscii(text_[i_]))
         fail("a non-ASCII character in an unquoted value is not valid TOML (a quote inside a value starts no string); "
              "put the whole value in quotes");
       step();
+      const bool date = i_ - start == 10 && text_[start + 4] == '-' && text_[start + 7] == '-';
+      if (date && i_ + 1 < text_.size() && text_[i_] == ' ' && text_[i_ + 1] >= '0' && text_[i_ + 1] <= '9') step();
     }
     expectValue_ = false;
   }

@@ -192,8 +192,12 @@ class TestHostileInput : public QObject {
     QCOMPARE(firstError(kHeader + "[runtime]\nseed = [1, 2\"\xc3\xa9\"]\n"),
              std::string("6:14 TOML syntax error: a non-ASCII character in an unquoted value is not valid TOML (a quote inside a value "
                          "starts no string); put the whole value in quotes"));
-    // Non-ASCII text in strings and comments is as welcome as ever, in values, arrays, inline
-    // tables and quoted keys.
+    // A date, a space and a digit are read on as one date-time.
+    QCOMPARE(firstError(kHeader + "[runtime]\nseed = 1979-05-27 0\"\xc3\xa9\"\n"),
+             std::string("6:21 TOML syntax error: a non-ASCII character in an unquoted value is not valid TOML (a quote inside a value "
+                         "starts no string); put the whole value in quotes"));
+    // Strings keep their non-ASCII text wherever they stand: values, arrays (over several
+    // lines), inline tables, quoted keys and table headers.
     QCOMPARE(cas::parseToml("a = \"\xc3\xa9\"\nb = [\"\xc3\xa9\", '\xd2\x8b']\nc = { d = \"\xc3\xa9\", e.\"\xc3\xa9\" = 1 }\n"
                             "f.\"\xd2\x8b\" = 2\n[g.\"\xc3\xa9\"]\nh = [\n  1,\n  \"\xc3\xa9\",\n]\n",
                             "t.toml")
