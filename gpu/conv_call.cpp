@@ -28,8 +28,9 @@ LowCopy lowCopy(const ir::Graph& g, const Step& step, const ConvProgram& program
   return copy;
 }
 
-// The fastest of cuDNN's timed algorithms that succeeded; an fp32 node takes only those without
-// tensor-core math.
+// The fastest of cuDNN's timed algorithms that succeeded; an fp32 node takes one timed with FMA
+// or default math (the search ran with the descriptor's FMA math; on Ampere and later default
+// math would allow TF32, so `cuda-agent kernels` names the math each convolution runs with).
 template <typename Perf>
 void pickAlgorithm(const Perf* perf, int found, ConvCall& c, const ir::Graph& g, NodeId id) {
   const Node& n = g.node(id);
@@ -37,6 +38,7 @@ void pickAlgorithm(const Perf* perf, int found, ConvCall& c, const ir::Graph& g,
     if (perf[i].status == CUDNN_STATUS_SUCCESS && (n.precision != ir::Precision::F32 || perf[i].mathType == CUDNN_FMA_MATH ||
                                                     perf[i].mathType == CUDNN_DEFAULT_MATH)) {
       c.algo = int(perf[i].algo);
+      c.math = perf[i].mathType;
       c.workspace = perf[i].memory;
       CAS_DNN(cudnnSetConvolutionMathType(c.conv, perf[i].mathType));
       return;
@@ -155,6 +157,14 @@ void destroyConvCall(ConvCall& c) {
   if (c.w) cudnnDestroyFilterDescriptor(c.w);
   if (c.conv) cudnnDestroyConvolutionDescriptor(c.conv);
   c.x = nullptr, c.y = nullptr, c.w = nullptr, c.conv = nullptr;
+}
+
+std::string describeConvCall(const ConvCall& c) {
+  const char* math = c.math == CUDNN_FMA_MATH            ? "FMA math"
+                     : c.math == CUDNN_TENSOR_OP_MATH     ? "tensor-op math"
+                     : c.math == CUDNN_DEFAULT_MATH       ? "default math"
+                                                          : "tensor-op math with conversion";
+  return "algorithm " + std::to_string(c.algo) + ", " + math;
 }
 
 }  // namespace cas::gpu

@@ -37,6 +37,7 @@ struct ConvCall {
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
   int algo = 0;
+  cudnnMathType_t math = CUDNN_FMA_MATH;  // the math type the algorithm was timed with
   std::size_t workspace = 0;  // bytes the algorithm needs
   ir::Precision precision = ir::Precision::F32;
   // bf16/fp16 input gradient: the two operands as low-precision NHWC copies; cuDNN's NHWC
@@ -67,5 +68,8 @@ void enqueueConvCall(DeviceRuntime& rt, const ir::Graph& g, ir::NodeId id, const
                      const std::function<CUdeviceptr(ir::NodeId)>& address, CUdeviceptr workspace, CUstream s);
 
 void destroyConvCall(ConvCall& c);
+
+// "algorithm 1, FMA math" (tensor-op math, default math), for kernel reports.
+std::string describeConvCall(const ConvCall& c);
 
 }  // namespace cas::gpu

@@ -568,7 +568,7 @@ std::vector<exec::KernelReport> CudaProgram::profileKernels(int runs) {
         break;
       case StepKind::Conv:
         r.kind = "cuDNN";
-        r.launch = "algorithm " + std::to_string(conv_[k].algo) + (step.fold > 1 ? ", space-to-depth " + std::to_string(step.fold) : "");
+        r.launch = describeConvCall(conv_[k]) + (step.fold > 1 ? ", space-to-depth " + std::to_string(step.fold) : "");
         break;
       case StepKind::Copy: r.kind = "copy"; break;
       case StepKind::Fill: break;
