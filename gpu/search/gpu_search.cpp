@@ -240,10 +240,16 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     std::vector<std::int32_t> freeBlocks(static_cast<std::size_t>(blocks_));
     ContextScope scope(rt_->context);
     kernels_.gatherTree(buffers(), game, devicePointer<void>(snapshot_), rt_->compute);
+    CAS_CU(cuMemcpyDtoHAsync(&slot, slots_ + std::uint64_t(game) * sizeof(GameSlot), sizeof slot, rt_->compute));
+    CAS_CU(cuMemcpyDtoHAsync(freeBlocks.data(), freeBlocks_ + std::uint64_t(game) * std::uint64_t(blocks_) * 4, freeBlocks.size() * 4, rt_->compute));
+    CAS_CU(cuStreamSynchronize(rt_->compute));
+    // Slots from the next never-used block on hold nothing the tree reaches: only the prefix
+    // before it crosses to the host (a few thousand nodes of a budget of millions, early on).
+    const auto used = std::size_t(std::clamp(slot.nextBlock, 1, budget_));
     CUdeviceptr from = snapshot_;
     auto copy = [&](auto& vec) {
       using T = typename std::decay_t<decltype(vec)>::value_type;
-      CAS_CU(cuMemcpyDtoHAsync(vec.data(), from, std::size_t(budget_) * sizeof(T), rt_->compute));
+      CAS_CU(cuMemcpyDtoHAsync(vec.data(), from, used * sizeof(T), rt_->compute));
       from += std::uint64_t(budget_) * sizeof(T);
     };
     copy(t.visits);
@@ -255,8 +261,6 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     copy(t.childCount);
     copy(t.action);
     copy(t.virtualLoss);
-    CAS_CU(cuMemcpyDtoHAsync(&slot, slots_ + std::uint64_t(game) * sizeof(GameSlot), sizeof slot, rt_->compute));
-    CAS_CU(cuMemcpyDtoHAsync(freeBlocks.data(), freeBlocks_ + std::uint64_t(game) * std::uint64_t(blocks_) * 4, freeBlocks.size() * 4, rt_->compute));
     CAS_CU(cuStreamSynchronize(rt_->compute));
     freeBlocks.resize(std::size_t(std::clamp(slot.freeCount, 0, blocks_)));
     t.adopt({slot.nextBlock, slot.inUse, slot.recycled, std::move(freeBlocks)});
