@@ -11,7 +11,9 @@
 // into the view's GL buffers through CUDA-GL interop, the host snapshot (the panel's 100,000
 // nodes) for hit testing. Then --frames frames drawn, and --frames frames that each lay the tree
 // out again, write it through interop and draw it (a live run's worst case: a new snapshot every
-// frame); the JSON line adds the path the view names and the device's times per snapshot.
+// frame); the JSON line adds the path the view names and the device's times per snapshot (the
+// layout's from its kernels' start, after the tree's gather). With --device, build_ms includes
+// growing the tree; every frame's time includes reading the frame back (grabFramebuffer).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
@@ -65,9 +67,10 @@ QString jsonText(const QString& text) {
   return out;
 }
 
-// A Connect Four search tree of at least `nodes` nodes in the CUDA backend's device memory
-// (each expansion adds 7 children), as the view's snapshot: host nodes for hit testing, the
-// device layout of `nodes` nodes. Null with `error` set when there is no device search.
+// A Connect Four search tree grown towards `nodes` nodes in the CUDA backend's device memory
+// (nodes / 6 simulations; each expansion adds 7 children), as the view's snapshot: host nodes for
+// hit testing, the device layout of up to `nodes` nodes (the JSON line says how many were drawn).
+// Null with `error` set when there is no device search.
 std::unique_ptr<cas::search::SelfPlaySearch> deviceTree(int nodes, cas::train::TreeSnapshot* snapshot, std::string* error) {
   const cas::exec::BackendEntry* cuda = cas::exec::BackendRegistry::instance().find("cuda");
   if (!cuda || !cuda->available()) {
@@ -151,6 +154,7 @@ int main(int argc, char** argv) {
   // A new snapshot every frame: the device lays the tree out again, the view writes it into its
   // buffers through interop (a new layout generation) and draws it; the host parts are reused.
   double liveSeconds = 0, layoutMs = 0, mapMs = 0, writeMs = 0;
+  QString liveFallback;  // why the live frames left the interop path, if they did
   if (device && path.interop) {
     const auto host = std::static_pointer_cast<const cas::widgets::CpuTreeGeometry>(tree.geometry);  // prepareTree's
     timer.restart();
@@ -158,6 +162,10 @@ int main(int argc, char** argv) {
       const cas::search::DeviceSunburst::Counts counts = sunburst->layOut(0, nodes);
       view.showTree({tree.layout, tree.geometry, std::make_shared<const cas::widgets::DeviceTreeGeometry>(sunburst, counts, host), 0});
       view.grabFramebuffer();
+      if (!view.drawingPath().interop) {  // a write failed: the view went back to the host's meshes
+        liveFallback = view.drawingPath().sentence;
+        break;
+      }
       const cas::search::DeviceSunburst::Timing t = sunburst->timing();
       layoutMs += t.layoutMs, mapMs += t.mapMs, writeMs += t.writeMs;
     }
@@ -171,7 +179,9 @@ int main(int argc, char** argv) {
               renderer ? renderer : "unknown");
   if (device) {
     std::printf(", \"interop\": %s, \"path\": \"%s\"", path.interop ? "true" : "false", qPrintable(jsonText(path.sentence)));
-    if (liveSeconds > 0)
+    if (!liveFallback.isEmpty())
+      std::printf(", \"live_fallback\": \"%s\"", qPrintable(jsonText(liveFallback)));
+    else if (liveSeconds > 0)
       std::printf(", \"live_fps\": %.1f, \"live_layout_ms\": %.3f, \"live_map_ms\": %.3f, \"live_write_ms\": %.3f", frames / liveSeconds,
                   layoutMs / frames, mapMs / frames, writeMs / frames);
   }

@@ -16,6 +16,7 @@ class Screen {
   Screen(std::string_view text, std::string source) : text_(text), path_(std::make_shared<const std::string>(std::move(source))) {}
 
   void run() {
+    if (text_.substr(0, 3) == "\xEF\xBB\xBF") i_ = lineStart_ = 3;  // a UTF-8 byte order mark, which the parser skips
     while (i_ < text_.size()) {
       const char c = text_[i_];
       if (c == '#') skipTo('\n');
@@ -58,16 +59,16 @@ class Screen {
 
   // An unquoted value, which the parser reads up to whitespace, ']', '}', ',' or '#', classifying
   // every character on the way: a quote inside it starts no string.
-  // A date followed by a space and a digit goes on as a date-time ("1979-05-27 07:32:00").
+  // A space and a digit carry the value on: the parser reads a date and a time so
+  // ("1979-05-27 07:32:00"; it decides by the characters other than '_'), and in valid TOML a
+  // value is never followed by a space and a digit otherwise.
   void bareValue() {
-    const size_t start = i_;
     while (i_ < text_.size() && !isSpace(text_[i_]) && text_[i_] != ']' && text_[i_] != '}' && text_[i_] != ',' && text_[i_] != '#') {
       if (nonAscii(text_[i_]))
         fail("a non-ASCII character in an unquoted value is not valid TOML (a quote inside a value starts no string); "
              "put the whole value in quotes");
       step();
-      const bool date = i_ - start == 10 && text_[start + 4] == '-' && text_[start + 7] == '-';
-      if (date && i_ + 1 < text_.size() && text_[i_] == ' ' && text_[i_ + 1] >= '0' && text_[i_ + 1] <= '9') step();
+      if (i_ + 1 < text_.size() && text_[i_] == ' ' && text_[i_ + 1] >= '0' && text_[i_ + 1] <= '9') step();
     }
     expectValue_ = false;
   }
