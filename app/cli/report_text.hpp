@@ -1,30 +1,15 @@
 #pragma once
-// Small pieces the CLI's reports share: JSON strings, runtime-statistics lookups and the extent
-// of a kernel's SM timeline.
+// Small pieces the CLI's reports share: JSON strings (core/support/json_string.hpp), runtime-
+// statistics lookups and the extent of a kernel's SM timeline.
 #include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/exec/kernel_report.hpp"
+#include "core/support/json_string.hpp"
 
 namespace cas::cli {
-
-inline std::string jsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) < 0x20) {  // a control character in a name stays one JSON string
-      static const char* hex = "0123456789abcdef";
-      out += "\\u00";
-      out += hex[(c >> 4) & 0xf];
-      out += hex[c & 0xf];
-      continue;
-    }
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // The value of `key` in name/value lines (runtimeStats()); empty when there is none.
 inline std::string statValue(const std::vector<std::pair<std::string, std::string>>& stats, const std::string& key) {

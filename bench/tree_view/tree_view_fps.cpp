@@ -26,6 +26,7 @@
 
 #include "core/exec/backend.hpp"
 #include "core/search/self_play_search.hpp"
+#include "core/support/json_string.hpp"
 #include "core/train/self_play.hpp"
 #include "widgets/search_tree_view.hpp"
 
@@ -55,16 +56,6 @@ cas::train::TreeSnapshot syntheticTree(int nodes, std::uint32_t seed) {
   for (size_t i = s.nodes.size(); i-- > 1;) s.nodes[size_t(s.nodes[i].parent)].visits += s.nodes[i].visits;
   s.treeNodes = int(s.nodes.size());
   return s;
-}
-
-// The text inside a JSON string: quotes and backslashes escaped, control characters dropped.
-QString jsonText(const QString& text) {
-  QString out;
-  for (const QChar c : text) {
-    if (c == u'"' || c == u'\\') out += u'\\';
-    if (c.unicode() >= 0x20) out += c;
-  }
-  return out;
 }
 
 // A Connect Four search tree grown towards `nodes` nodes in the CUDA backend's device memory
@@ -178,9 +169,9 @@ int main(int argc, char** argv) {
               static_cast<long long>(drawn), frames, view.width(), view.height(), buildMs, seconds * 1e3 / frames, frames / seconds,
               renderer ? renderer : "unknown");
   if (device) {
-    std::printf(", \"interop\": %s, \"path\": \"%s\"", path.interop ? "true" : "false", qPrintable(jsonText(path.sentence)));
+    std::printf(", \"interop\": %s, \"path\": %s", path.interop ? "true" : "false", cas::jsonString(path.sentence.toStdString()).c_str());
     if (!liveFallback.isEmpty())
-      std::printf(", \"live_fallback\": \"%s\"", qPrintable(jsonText(liveFallback)));
+      std::printf(", \"live_fallback\": %s", cas::jsonString(liveFallback.toStdString()).c_str());
     else if (liveSeconds > 0)
       std::printf(", \"live_fps\": %.1f, \"live_layout_ms\": %.3f, \"live_map_ms\": %.3f, \"live_write_ms\": %.3f", frames / liveSeconds,
                   layoutMs / frames, mapMs / frames, writeMs / frames);

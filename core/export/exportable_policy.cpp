@@ -1,6 +1,7 @@
 #include "core/export/exportable_policy.hpp"
 
 #include "core/ir/passes.hpp"
+#include "core/support/json_string.hpp"
 
 namespace cas::exports {
 
@@ -46,14 +47,7 @@ std::string jsonShape(const std::vector<std::int64_t>& shape) { return ir::shape
 
 std::string jsonStrings(const std::vector<std::string>& items) {
   std::string s = "[";
-  for (size_t i = 0; i < items.size(); ++i) {
-    s += i ? ", \"" : "\"";
-    for (char c : items[i]) {
-      if (c == '"' || c == '\\') s += '\\';
-      s += c;
-    }
-    s += '"';
-  }
+  for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + jsonString(items[i]);
   return s + "]";
 }
 
