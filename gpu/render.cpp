@@ -614,6 +614,7 @@ std::string Step::describe() const {
 ir::ScheduleTarget cudaTarget() {
   ir::ScheduleTarget t;
   t.splitChunk = envInt("CAS_GEMM_SPLIT_CHUNK", t.splitChunk);
+  t.gemmMaxWork = envInt("CAS_GEMM_MAX_WORK", t.gemmMaxWork);
   return t;
 }
 

@@ -55,7 +55,8 @@ struct Schedule {
 };
 
 // The CUDA backend's scheduling target: its measured cost model, with the hand-tuning
-// overrides CAS_GEMM_SPLIT_CHUNK (split-K rows per block) from the environment.
+// overrides CAS_GEMM_SPLIT_CHUNK (split-K rows per block) and CAS_GEMM_MAX_WORK (M*N*K above
+// which fp32 products go to cuBLAS) from the environment.
 ir::ScheduleTarget cudaTarget();
 
 // Plans `g` for the CUDA target (or `target`) and renders every step. Throws
