@@ -12,9 +12,12 @@
 #include "core/exec/initialise.hpp"
 #include "core/ir/passes.hpp"
 #include "core/ir/schedule.hpp"
+#include "core/ir/schedule_cost.hpp"
 #include "core/project/project.hpp"
 #include "core/support/atomic_file.hpp"
 #include "core/support/printable.hpp"
+#include "core/train/training_step.hpp"
+#include "core/train/update.hpp"
 
 namespace cas::cli {
 namespace {
@@ -32,8 +35,45 @@ void printDiagnostics(const DiagnosticList& diags, const std::string& source) {
   for (const Diagnostic& d : diags.items()) std::cerr << formatDiagnostic(d, source) << "\n";
 }
 
+// The kernels the CUDA backend launches for `g` and what they cost at least (the schedule is
+// target data, so it is printed on any machine); a graph it cannot run says why instead.
+void printSchedule(const ir::Graph& g) {
+  try {
+    const ir::Schedule s = ir::planSchedule(g);
+    std::cout << printable(ir::toText(s, g), Keep::TabsAndNewlines) << printable(ir::costText(s, ir::estimateStepCosts(s, g)), Keep::TabsAndNewlines);
+  } catch (const std::exception& e) {
+    std::cout << "schedule: none (" << printable(e.what()) << ")\n";
+  }
+}
+
+// `check --ir --update`: the project's training step (its algorithm's loss, the gradients and
+// the optimizer, as the trainer builds it) at --batch rows, its IR and schedule.
+int printUpdate(const project::Project& p, const CheckOptions& options) {
+  std::string source;
+  pdl::CompileResult compiled = project::compilePolicy(p, options.batch, &source, true);
+  printDiagnostics(compiled.diagnostics, source);
+  if (!compiled.policy) return 1;
+  const bool ppo = p.algorithm == "ppo";
+  train::OptimizerConfig optimizer = train::optimizerConfig(params::readTrainParams(p.parameters));
+  if (ppo) {
+    optimizer.kind = "adam";
+    optimizer.gradClip = float(params::readPpoParams(p.parameters).maxGradNorm);
+    optimizer.weightDecay = 0;
+  }
+  const std::int64_t actions = compiled.policy->outputShapes.front().back();
+  try {
+    const ir::Graph g = train::buildUpdateGraph(*compiled.policy, ppo ? train::LossKind::Ppo : train::LossKind::AlphaZero, optimizer, actions);
+    std::cout << "  the training step at batch " << options.batch << ":\n" << printable(ir::toText(g), Keep::TabsAndNewlines);
+    printSchedule(g);
+  } catch (const std::exception& e) {
+    std::cerr << "  the training step does not build: " << printable(e.what()) << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 // Prints the policy's summary and runs it once on the CPU; returns false if the run fails.
-bool describePolicy(const pdl::CompiledPolicy& p, const CheckOptions& options) {
+bool describePolicy(const pdl::CompiledPolicy& p, std::int64_t batch, bool printIr) {
   std::cout << "  outputs:";
   for (size_t i = 0; i < p.outputNames.size(); ++i)
     std::cout << (i ? ", " : " ") << printable(p.outputNames[i]) << " " << ir::shapeText(p.outputShapes[i], ", ");
@@ -47,15 +87,11 @@ bool describePolicy(const pdl::CompiledPolicy& p, const CheckOptions& options) {
 
   ir::Graph g = p.graph;
   ir::runPasses(g, ir::defaultPipeline());
-  if (options.printIr) {
+  if (printIr) {
     std::cout << printable(ir::toText(g), Keep::TabsAndNewlines);
     // The kernels the CUDA backend launches for this graph (the schedule is target data, so it
     // is printed on any machine); a graph it cannot run says why instead.
-    try {
-      std::cout << printable(ir::toText(ir::planSchedule(g), g), Keep::TabsAndNewlines);
-    } catch (const std::exception& e) {
-      std::cout << "schedule: none (" << printable(e.what()) << ")\n";
-    }
+    printSchedule(g);
   }
   try {
     auto exe = exec::BackendRegistry::instance().find("cpu")->backend->compile(g);
@@ -77,7 +113,7 @@ bool describePolicy(const pdl::CompiledPolicy& p, const CheckOptions& options) {
     for (int i = 0; i < runs; ++i) exe->run();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / runs;
     std::printf("  CPU forward pass, batch %lld: %.3f ms (mean of %d runs, random observation)\n",
-                static_cast<long long>(options.batch), ms, runs);
+                static_cast<long long>(batch), ms, runs);
   } catch (const std::exception& e) {
     std::cerr << "  the forward pass failed on the CPU backend: " << printable(e.what()) << "\n";
     return false;
@@ -110,7 +146,11 @@ int checkPdlFile(const std::string& path, const CheckOptions& options) {
     return 1;
   }
   std::cout << printable(path) << ": ok (observation " << ir::shapeText(o.observationShape, ", ") << ", " << o.actionCount << " actions)\n";
-  return describePolicy(*r.policy, options) ? 0 : 1;
+  if (options.update) {
+    std::cerr << printable(path) << ": error: --update needs a project (its algorithm says which loss the training step has), not a .pdl file\n";
+    return 2;
+  }
+  return describePolicy(*r.policy, options.batch, options.printIr) ? 0 : 1;
 }
 
 int checkProject(const std::string& path, const CheckOptions& options) {
@@ -125,7 +165,9 @@ int checkProject(const std::string& path, const CheckOptions& options) {
   }
   const project::Project& p = *result.project;
   std::string source;
-  pdl::CompileResult compiled = project::compilePolicy(p, options.batch, &source);
+  // With --update the forward pass that shows the policy runs at batch 1; --batch sizes the step.
+  const std::int64_t forwardBatch = options.update ? 1 : options.batch;
+  pdl::CompileResult compiled = project::compilePolicy(p, forwardBatch, &source);
   printDiagnostics(compiled.diagnostics, source);
   if (!compiled.policy) {
     std::cerr << printable(path) << ": rejected: the policy does not compile (" << compiled.diagnostics.errorCount() << " error"
@@ -142,7 +184,8 @@ int checkProject(const std::string& path, const CheckOptions& options) {
   for (const params::ParameterSpec& spec : params::ParameterRegistry::standard().all())
     if (!p.parameters.isDefault(spec.name))
       std::cout << "  " << spec.name << " = " << printable(params::formatValue(p.parameters.get(spec.name))) << "\n";
-  return describePolicy(*compiled.policy, options) ? 0 : 1;
+  if (!describePolicy(*compiled.policy, forwardBatch, options.printIr && !options.update)) return 1;
+  return options.update ? printUpdate(p, options) : 0;
 }
 
 }  // namespace

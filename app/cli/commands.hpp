@@ -13,6 +13,7 @@ namespace cas::cli {
 
 struct CheckOptions {
   bool printIr = false;
+  bool update = false;               // with printIr: the training step's graph, not the forward pass
   bool allowOutsideProject = false;  // a project's policy may lie outside its folder
   std::int64_t batch = 1;
   // Standalone .pdl files:

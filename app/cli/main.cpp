@@ -93,7 +93,11 @@ int main(int argc, char** argv) {
       "Validate projects (folders with project.toml) or standalone .pdl files; print each policy's layers,\n"
       "parameters and FLOPs, and run one forward pass on the CPU backend");
   check->add_option("paths", checkPaths, "Project folders or .pdl files")->required()->check(CLI::ExistingPath);
-  check->add_flag("--ir", checkOptions.printIr, "Print the IR after the passes (fold, dce, fuse, plan-memory)");
+  check->add_flag("--ir", checkOptions.printIr,
+                  "Print the IR after the passes (fold, dce, fuse, plan-memory), the CUDA backend's schedule and its cost floor");
+  check->add_flag("--update", checkOptions.update,
+                  "With --ir, for a project: the training step's graph (loss, gradients, optimizer) instead of the forward pass")
+      ->needs("--ir");
   check->add_option("--batch", checkOptions.batch, "Batch size to compile and run with")->check(integerIn(1, 65536))->capture_default_str();
   check->add_option("--obs-shape", obsShape, "Observation shape for a .pdl file, e.g. 4,84,84");
   check->add_option("--action-dim", checkOptions.actionCount, "Number of actions for a .pdl file")->check(integerIn(1, 1 << 20));

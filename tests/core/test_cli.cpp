@@ -125,6 +125,35 @@ class TestCli : public QObject {
     QCOMPARE(c.out.count(QStringLiteral(": ok\n")), args.size() - 1);
   }
 
+  // The training step's schedule and its cost floor, for a project: the products' arithmetic
+  // counted here from the layer shapes (minatar-breakout-ppo: a 16-filter 3x3 convolution over
+  // 4 channels of 10x10, then dense 1600 -> 128 -> 3 and 128 -> 1; forward, and the weight and
+  // input gradients, no input gradient into the observation).
+  void checkPrintsTheTrainingStepAndItsCost() {
+    const std::int64_t rows = 65536, pixels = 100;
+    const double conv = 2.0 * rows * pixels * 16 * (4 * 3 * 3);
+    const double dense = 2.0 * rows * (1600 * 128 + 128 * 3 + 128 * 1);
+    const double flops = 2 * conv + 3 * dense;
+    Run c = cli({QStringLiteral("check"), QStringLiteral(CAS_SOURCE_DIR "/projects/minatar-breakout-ppo"), QStringLiteral("--ir"),
+                 QStringLiteral("--update"), QStringLiteral("--batch"), QString::number(rows)});
+    QCOMPARE(c.status, 0);
+    QVERIFY2(c.out.contains(QStringLiteral("CPU forward pass, batch 1:")), qPrintable(c.out));
+    QVERIFY2(c.out.contains(QStringLiteral("the training step at batch 65536:\ngraph policy_update")), qPrintable(c.out));
+    QVERIFY2(c.out.contains(QStringLiteral("conv2d_grad_weight")), qPrintable(c.out));
+    // The convolution reads the observations (65,536 x 400 floats) and writes its output once.
+    QVERIFY2(c.out.contains(QStringLiteral("conv  conv2d: 104.9 MB read, 419.4 MB written, 7.55 GFLOP")), qPrintable(c.out));
+    const QString total = QStringLiteral(" GFLOP in products\n");
+    const qsizetype end = c.out.indexOf(total);
+    QVERIFY2(end > 0, qPrintable(c.out));
+    const qsizetype start = c.out.lastIndexOf(QLatin1Char(' '), end - 1) + 1;
+    QCOMPARE(c.out.mid(start, end - start), QString::number(flops / 1e9, 'f', 2));
+
+    Run pdlFile = cli({QStringLiteral("check"), QStringLiteral(CAS_SOURCE_DIR "/projects/cartpole-ppo/policy.pdl"), QStringLiteral("--obs-shape"),
+                       QStringLiteral("4"), QStringLiteral("--action-dim"), QStringLiteral("2"), QStringLiteral("--ir"), QStringLiteral("--update")});
+    QCOMPARE(pdlFile.status, 2);
+    QVERIFY2(pdlFile.err.contains(QStringLiteral("--update needs a project")), qPrintable(pdlFile.err));
+  }
+
   void checkRejectsWithLocations_data() {
     QTest::addColumn<QByteArray>("toml");
     QTest::addColumn<bool>("policy");
