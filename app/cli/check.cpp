@@ -57,6 +57,7 @@ int printUpdate(const project::Project& p, const CheckOptions& options) {
   train::OptimizerConfig optimizer = train::optimizerConfig(params::readTrainParams(p.parameters));
   if (ppo) {
     optimizer.kind = "adam";
+    optimizer.epsilon = 1e-5f;  // as PpoTrainer::optimizerConfig
     optimizer.gradClip = float(params::readPpoParams(p.parameters).maxGradNorm);
     optimizer.weightDecay = 0;
   }

@@ -68,9 +68,9 @@ std::vector<StepCost> estimateStepCosts(const Schedule& s, const Graph& g) {
         for (NodeId in : n.inputs) {
           if (s.unitOf[size_t(in)] == u) continue;  // computed in this kernel, in registers
           const Node& source = g.node(in);
-          if (source.op == Op::Constant && numel(source.shape) == 1) continue;  // a literal
-          // A slice is loaded through its index mapping (its own size); a reshape is its root.
-          const NodeId key = s.view[size_t(in)] ? in : s.root[size_t(in)];
+          if (source.op == Op::Constant && source.attrs.values.size() == 1) continue;  // a literal (uniform, any shape)
+          // A reshape reads its root's buffer; a slice (its own root) loads only its own elements.
+          const NodeId key = s.root[size_t(in)];
           if (read.insert(key).second) c.bytesRead += bytesOf(key);
         }
       }

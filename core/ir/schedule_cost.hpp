@@ -3,8 +3,9 @@
 // the chip (the stored values they read and write, each buffer counted once a step) and the
 // arithmetic of its products and convolutions. A floor, not a timing: it says how far a measured
 // step (`cuda-agent kernels`) is from the device's bandwidth and rate, and what a different
-// schedule could save. Buffers are counted as fp32 (the IR's tensors are), scalars that kernels
-// take as literals as nothing; library calls' workspaces and a split-K's atomic traffic are not
+// schedule could save. Buffers are counted as fp32 (the IR's tensors are), uniform constants that
+// kernels take as literals as nothing, and a value read through two names (an in-place update's
+// input and output) twice; library calls' workspaces and a split-K's atomic traffic are not
 // counted. Printed by `cuda-agent check --ir` (and `--update`).
 // Thread-safety: pure functions of their arguments.
 #include <cstdint>
