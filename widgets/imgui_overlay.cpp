@@ -12,6 +12,8 @@
 #include <cfloat>
 #include <type_traits>
 
+#include <fontconfig/fontconfig.h>
+
 #include "backends/imgui_impl_opengl3.h"
 #include "imgui.h"
 
@@ -62,7 +64,25 @@ std::pair<QString, int> cjkFont() {
     const QString found = QStandardPaths::locate(QStandardPaths::GenericDataLocation, QString::fromLatin1(path));
     if (!found.isEmpty()) return {found, face};
   }
-  return {};
+  // Else the font fontconfig picks for Simplified Chinese, if it has Chinese at all (its fallback
+  // for any request is a Latin font): a relocated install's fonts.conf names its own fonts.
+  std::pair<QString, int> picked;
+  FcPattern* pattern = FcNameParse(reinterpret_cast<const FcChar8*>(":lang=zh-cn"));
+  if (!pattern) return picked;
+  FcConfigSubstitute(nullptr, pattern, FcMatchPattern);
+  FcDefaultSubstitute(pattern);
+  FcResult result = FcResultNoMatch;
+  if (FcPattern* match = FcFontMatch(nullptr, pattern, &result)) {
+    FcChar8* file = nullptr;
+    FcCharSet* characters = nullptr;
+    int index = 0;
+    if (FcPatternGetString(match, FC_FILE, 0, &file) == FcResultMatch && FcPatternGetCharSet(match, FC_CHARSET, 0, &characters) == FcResultMatch &&
+        FcCharSetHasChar(characters, 0x4E2D))  // 中
+      picked = {QFile::decodeName(reinterpret_cast<const char*>(file)), FcPatternGetInteger(match, FC_INDEX, 0, &index) == FcResultMatch ? index : 0};
+    FcPatternDestroy(match);
+  }
+  FcPatternDestroy(pattern);
+  return picked;
 }
 
 // ImGui's state lives in a current-context global: make this overlay's current for a scope.
