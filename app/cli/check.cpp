@@ -16,6 +16,7 @@
 #include "core/project/project.hpp"
 #include "core/support/atomic_file.hpp"
 #include "core/support/printable.hpp"
+#include "core/train/ppo.hpp"
 #include "core/train/training_step.hpp"
 #include "core/train/update.hpp"
 
@@ -54,13 +55,8 @@ int printUpdate(const project::Project& p, const CheckOptions& options) {
   printDiagnostics(compiled.diagnostics, source);
   if (!compiled.policy) return 1;
   const bool ppo = p.algorithm == "ppo";
-  train::OptimizerConfig optimizer = train::optimizerConfig(params::readTrainParams(p.parameters));
-  if (ppo) {
-    optimizer.kind = "adam";
-    optimizer.epsilon = 1e-5f;  // as PpoTrainer::optimizerConfig
-    optimizer.gradClip = float(params::readPpoParams(p.parameters).maxGradNorm);
-    optimizer.weightDecay = 0;
-  }
+  const train::OptimizerConfig optimizer =
+      ppo ? train::ppoOptimizerConfig(params::readPpoParams(p.parameters)) : train::optimizerConfig(params::readTrainParams(p.parameters));
   const std::int64_t actions = compiled.policy->outputShapes.front().back();
   try {
     const ir::Graph g = train::buildUpdateGraph(*compiled.policy, ppo ? train::LossKind::Ppo : train::LossKind::AlphaZero, optimizer, actions);

@@ -110,16 +110,20 @@ void PpoTrainer::startEpisodes() {
   episodeLength_.assign(size_t(n), 0);
 }
 
-OptimizerConfig PpoTrainer::optimizerConfig() const {
+OptimizerConfig ppoOptimizerConfig(const params::PpoParams& p, double learningRateFraction) {
   OptimizerConfig c;
   c.kind = "adam";
   c.epsilon = 1e-5f;  // CleanRL's ppo.py
-  c.gradClip = float(ppo_.maxGradNorm);
+  c.gradClip = float(p.maxGradNorm);
+  c.learningRate = float(p.learningRate * learningRateFraction);
+  return c;
+}
+
+OptimizerConfig PpoTrainer::optimizerConfig() const {
   // Annealed as CleanRL does: iteration i (from 0) of I steps with (1 - i / I) of the rate.
   const double iterations = std::ceil(double(ppo_.totalSteps) / double(rolloutSize()));
   const double fraction = ppo_.annealLearningRate ? std::max(0.0, 1.0 - double(iteration_) / iterations) : 1.0;
-  c.learningRate = float(ppo_.learningRate * fraction);
-  return c;
+  return ppoOptimizerConfig(ppo_, fraction);
 }
 
 std::optional<std::string> PpoTrainer::setParameter(const std::string& name, const params::ParamValue& value) {

@@ -29,6 +29,10 @@
 
 namespace cas::train {
 
+// PPO's optimizer (Adam with CleanRL's epsilon, gradients clipped to ppo.max_grad_norm) at
+// `learningRateFraction` of ppo.learning_rate: the trainer's, and `check --ir --update`'s.
+OptimizerConfig ppoOptimizerConfig(const params::PpoParams& p, double learningRateFraction = 1.0);
+
 // The returns of `episodes` whole episodes of a policy (PpoTrainer::evaluate).
 struct EpisodeEvaluation {
   std::vector<double> returns;  // in the order the episodes started
