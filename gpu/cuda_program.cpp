@@ -6,7 +6,7 @@
 #include <cstring>
 #include <map>
 #include <set>
-#include <sstream>
+#include <cstdio>
 
 #include "gpu/blas_call.hpp"
 #include "gpu/conv_call.hpp"
@@ -133,7 +133,7 @@ class CudaProgram final : public DeviceProgram {
   }
 
   std::vector<exec::KernelReport> profileKernels(int runs) override;
-  std::vector<std::pair<std::string, std::string>> runtimeStats() const override;
+  std::vector<exec::RuntimeStat> runtimeStats() const override;
 
   CUdeviceptr inputAddress(const std::string& name) const override {
     const NodeId id = g_.findInput(name);
@@ -350,14 +350,14 @@ class CudaProgram final : public DeviceProgram {
       CUgraph broken = nullptr;
       cuStreamEndCapture(s, &broken);
       if (broken) cuGraphDestroy(broken);
-      captureNote_ = std::string("not captured (") + e.what() + "); steps are launched one by one";
+      captureNote_ = {kGraphStat, QT_TRANSLATE_NOOP("cas::RuntimeStats", "not captured (%1); steps are launched one by one"), {e.what()}};
       return;
     }
     CAS_CU(cuStreamEndCapture(s, &graph_));
     CAS_CU(cuGraphInstantiate(&graphExec_, graph_, 0));
     size_t nodes = 0;
     cuGraphGetNodes(graph_, nullptr, &nodes);
-    captureNote_ = "captured: " + std::to_string(nodes) + " graph nodes, replayed per run";
+    captureNote_ = {kGraphStat, QT_TRANSLATE_NOOP("cas::RuntimeStats", "captured: %1 graph nodes, replayed per run"), {std::to_string(nodes)}};
   }
 
   // The changed part of the staging area goes up on the compute stream, so it lands after the
@@ -488,8 +488,9 @@ class CudaProgram final : public DeviceProgram {
   std::vector<ConvCall> conv_;
   CUgraph graph_ = nullptr;
   CUgraphExec graphExec_ = nullptr;
-  std::string captureNote_;
-  std::string occupancyNote_;  // how profileKernels measured achieved occupancy, or why it could not
+  static constexpr const char* kGraphStat = QT_TRANSLATE_NOOP("cas::RuntimeStats", "graph");
+  exec::RuntimeStat captureNote_{kGraphStat, "", {}};
+  exec::RuntimeStat occupancyNote_;  // how profileKernels measured achieved occupancy, or why it could not
   CacheOutcome cacheOutcome_ = CacheOutcome::Compiled;
   double compileMs_ = 0, kernelCompileMs_ = 0;
   bool checkFinite_ = false, ran_ = false;
@@ -535,8 +536,12 @@ std::vector<exec::KernelReport> CudaProgram::profileKernels(int runs) {
     for (size_t k : generated) enqueueStep(k, s);
   });
   CAS_CU(cuStreamSynchronize(s));
-  occupancyNote_ = occupancy.error.empty() ? "measured through CUPTI's range profiler (sm__warps_active, kernel replay) for generated kernels"
-                                           : "not measured: " + occupancy.error;
+  const char* occupancyStat = QT_TRANSLATE_NOOP("cas::RuntimeStats", "achieved occupancy");
+  occupancyNote_ = occupancy.error.empty()
+                       ? exec::RuntimeStat{occupancyStat,
+                                           QT_TRANSLATE_NOOP("cas::RuntimeStats", "measured through CUPTI's range profiler (%1, kernel replay) for generated kernels"),
+                                           {"sm__warps_active"}}
+                       : exec::RuntimeStat{occupancyStat, QT_TRANSLATE_NOOP("cas::RuntimeStats", "not measured: %1"), {occupancy.error}};
   std::vector<double> achieved(count, -1.0);
   for (size_t i = 0; i < occupancy.achieved.size(); ++i) achieved[generated[i]] = occupancy.achieved[i];
   std::vector<exec::KernelReport> out;
@@ -578,7 +583,7 @@ std::vector<exec::KernelReport> CudaProgram::profileKernels(int runs) {
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>> CudaProgram::runtimeStats() const {
+std::vector<exec::RuntimeStat> CudaProgram::runtimeStats() const {
   const KernelCacheStats cache = rt_->cache.stats();
   const PoolStats pool = rt_->pool.stats();
   int kernels = 0, library = 0;
@@ -586,23 +591,29 @@ std::vector<std::pair<std::string, std::string>> CudaProgram::runtimeStats() con
     if (isGenerated(s.kind)) ++kernels;
     if (s.kind == StepKind::Blas || s.kind == StepKind::Conv) ++library;
   }
-  const char* outcome = cacheOutcome_ == CacheOutcome::Hit ? "hit (loaded from the kernel cache)"
-                        : cacheOutcome_ == CacheOutcome::Rebuilt ? "rebuilt (the cached entry was corrupt)" : "compiled by NVRTC";
-  std::ostringstream compile;
-  compile.precision(1);
-  compile << std::fixed << compileMs_ << " ms in all, " << kernelCompileMs_ << " ms for the module";
-  std::vector<std::pair<std::string, std::string>> stats = {{"kernels", std::to_string(kernels) + " generated, " + std::to_string(library) + " library calls, " +
-                          std::to_string(schedule_.plan.fusedNodes) + " nodes fused without a buffer"},
-          {"module", outcome},
-          {"kernel cache", std::to_string(cache.hits) + " hits, " + std::to_string(cache.compiled) + " compiled, " +
-                               std::to_string(cache.rebuilt) + " rebuilt (" + rt_->cache.folder().string() + ")"},
-          {"compile", compile.str()},
-          {"graph", captureNote_},
-          {"buffers", formatBytes(totalBytes_)},
-          {"pool", rt_->pool.describe()},
-          {"pool allocations", std::to_string(pool.allocations)},
-          {"pool device allocations", std::to_string(pool.deviceAllocations)}};
-  if (!occupancyNote_.empty()) stats.push_back({"achieved occupancy", occupancyNote_});
+  const char* outcome = cacheOutcome_ == CacheOutcome::Hit       ? QT_TRANSLATE_NOOP("cas::RuntimeStats", "hit (loaded from the kernel cache)")
+                        : cacheOutcome_ == CacheOutcome::Rebuilt ? QT_TRANSLATE_NOOP("cas::RuntimeStats", "rebuilt (the cached entry was corrupt)")
+                                                                 : QT_TRANSLATE_NOOP("cas::RuntimeStats", "compiled by NVRTC");
+  const auto milliseconds = [](double ms) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f", ms);
+    return std::string(text);
+  };
+  std::vector<exec::RuntimeStat> stats = {
+      {QT_TRANSLATE_NOOP("cas::RuntimeStats", "kernels"),
+       QT_TRANSLATE_NOOP("cas::RuntimeStats", "%1 generated, %2 library calls, %3 nodes fused without a buffer"),
+       {std::to_string(kernels), std::to_string(library), std::to_string(schedule_.plan.fusedNodes)}},
+      {QT_TRANSLATE_NOOP("cas::RuntimeStats", "module"), outcome, {}},
+      {QT_TRANSLATE_NOOP("cas::RuntimeStats", "kernel cache"), QT_TRANSLATE_NOOP("cas::RuntimeStats", "%1 hits, %2 compiled, %3 rebuilt (%4)"),
+       {std::to_string(cache.hits), std::to_string(cache.compiled), std::to_string(cache.rebuilt), rt_->cache.folder().string()}},
+      {QT_TRANSLATE_NOOP("cas::RuntimeStats", "compile"), QT_TRANSLATE_NOOP("cas::RuntimeStats", "%1 ms in all, %2 ms for the module"),
+       {milliseconds(compileMs_), milliseconds(kernelCompileMs_)}},
+      captureNote_,
+      {QT_TRANSLATE_NOOP("cas::RuntimeStats", "buffers"), "%1", {formatBytes(totalBytes_)}},
+      rt_->pool.describe(),
+      {QT_TRANSLATE_NOOP("cas::RuntimeStats", "pool allocations"), "%1", {std::to_string(pool.allocations)}},
+      {QT_TRANSLATE_NOOP("cas::RuntimeStats", "pool device allocations"), "%1", {std::to_string(pool.deviceAllocations)}}};
+  if (!occupancyNote_.format.empty()) stats.push_back(occupancyNote_);
   return stats;
 }
 

@@ -34,14 +34,14 @@ void DevicePool::addChunkLocked(std::uint64_t bytes, const std::string& what) {
   const std::uint64_t size = std::max(chunkBytes_, (bytes + kAlignment - 1) / kAlignment * kAlignment);
   if (limitBytes_ != 0 && counters_.reservedBytes + size > limitBytes_)
     throw DeviceOutOfMemory("out of GPU memory: " + what + " needs " + formatBytes(bytes) + ", a new chunk of " + formatBytes(size) +
-                            " would pass the pool's limit of " + formatBytes(limitBytes_) + " (pool: " + describeLocked() + ")");
+                            " would pass the pool's limit of " + formatBytes(limitBytes_) + " (pool: " + describeLocked().value() + ")");
   CUdeviceptr base = 0;
   const CUresult r = cuMemAlloc(&base, size);
   if (r == CUDA_ERROR_OUT_OF_MEMORY) {
     size_t freeBytes = 0, totalBytes = 0;
     cuMemGetInfo(&freeBytes, &totalBytes);
     throw DeviceOutOfMemory("out of GPU memory: " + what + " needs " + formatBytes(bytes) + "; the device has " +
-                            formatBytes(freeBytes) + " free of " + formatBytes(totalBytes) + " (pool: " + describeLocked() + ")");
+                            formatBytes(freeBytes) + " free of " + formatBytes(totalBytes) + " (pool: " + describeLocked().value() + ")");
   }
   checkDriver(r, "cuMemAlloc");
   chunks_.push_back({base, size});
@@ -119,17 +119,17 @@ PoolStats DevicePool::stats() const {
   return statsLocked();
 }
 
-std::string DevicePool::describeLocked() const {
+exec::RuntimeStat DevicePool::describeLocked() const {
   const PoolStats s = statsLocked();
-  char text[256];
-  std::snprintf(text, sizeof text, "reserved %s in %llu chunk(s), in use %s, peak %s, fragmentation %.1f%%, %llu allocations, %llu releases",
-                formatBytes(s.reservedBytes).c_str(), static_cast<unsigned long long>(s.deviceAllocations), formatBytes(s.inUseBytes).c_str(),
-                formatBytes(s.peakInUseBytes).c_str(), 100.0 * s.fragmentation(), static_cast<unsigned long long>(s.allocations),
-                static_cast<unsigned long long>(s.releases));
-  return text;
+  char fragmentation[32];
+  std::snprintf(fragmentation, sizeof fragmentation, "%.1f", 100.0 * s.fragmentation());
+  return {QT_TRANSLATE_NOOP("cas::RuntimeStats", "pool"),
+          QT_TRANSLATE_NOOP("cas::RuntimeStats", "reserved %1 in %2 chunk(s), in use %3, peak %4, fragmentation %5%, %6 allocations, %7 releases"),
+          {formatBytes(s.reservedBytes), std::to_string(s.deviceAllocations), formatBytes(s.inUseBytes), formatBytes(s.peakInUseBytes),
+           fragmentation, std::to_string(s.allocations), std::to_string(s.releases)}};
 }
 
-std::string DevicePool::describe() const {
+exec::RuntimeStat DevicePool::describe() const {
   std::lock_guard lock(mutex_);
   return describeLocked();
 }

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "core/exec/runtime_stat.hpp"
+
 namespace cas::gpu {
 
 struct PoolStats {
@@ -46,7 +48,7 @@ class DevicePool {
   CUdeviceptr allocate(std::uint64_t bytes, const std::string& what);
   void release(CUdeviceptr ptr);
   PoolStats stats() const;
-  std::string describe() const;  // one line: reserved, in use, peak, fragmentation, counts
+  exec::RuntimeStat describe() const;  // "pool": reserved, in use, peak, fragmentation, counts
 
  private:
   struct Chunk {
@@ -54,7 +56,7 @@ class DevicePool {
     std::uint64_t size;
   };
   PoolStats statsLocked() const;
-  std::string describeLocked() const;
+  exec::RuntimeStat describeLocked() const;
   void addChunkLocked(std::uint64_t bytes, const std::string& what);
 
   mutable std::mutex mutex_;

@@ -205,6 +205,125 @@
     </message>
 </context>
 <context>
+    <name>cas::RuntimeStats</name>
+    <message>
+        <source>not captured (%1); steps are launched one by one</source>
+        <translation>未捕获（%1）；各步逐一启动</translation>
+    </message>
+    <message>
+        <source>captured: %1 graph nodes, replayed per run</source>
+        <translation>已捕获：%1 个图节点，每次运行重放</translation>
+    </message>
+    <message>
+        <source>graph</source>
+        <translation>图</translation>
+    </message>
+    <message>
+        <source>achieved occupancy</source>
+        <translation>实际占用率</translation>
+    </message>
+    <message>
+        <source>measured through CUPTI&apos;s range profiler (%1, kernel replay) for generated kernels</source>
+        <translation>对生成的内核通过 CUPTI 范围分析器测得（%1，内核重放）</translation>
+    </message>
+    <message>
+        <source>not measured: %1</source>
+        <translation>未测量：%1</translation>
+    </message>
+    <message>
+        <source>hit (loaded from the kernel cache)</source>
+        <translation>命中（从内核缓存加载）</translation>
+    </message>
+    <message>
+        <source>rebuilt (the cached entry was corrupt)</source>
+        <translation>已重建（缓存条目已损坏）</translation>
+    </message>
+    <message>
+        <source>compiled by NVRTC</source>
+        <translation>由 NVRTC 编译</translation>
+    </message>
+    <message>
+        <source>kernels</source>
+        <translation>内核</translation>
+    </message>
+    <message>
+        <source>%1 generated, %2 library calls, %3 nodes fused without a buffer</source>
+        <translation>生成 %1 个，库调用 %2 次，%3 个节点融合而无需缓冲区</translation>
+    </message>
+    <message>
+        <source>module</source>
+        <translation>模块</translation>
+    </message>
+    <message>
+        <source>kernel cache</source>
+        <translation>内核缓存</translation>
+    </message>
+    <message>
+        <source>%1 hits, %2 compiled, %3 rebuilt (%4)</source>
+        <translation>命中 %1 次，编译 %2 次，重建 %3 次（%4）</translation>
+    </message>
+    <message>
+        <source>compile</source>
+        <translation>编译</translation>
+    </message>
+    <message>
+        <source>%1 ms in all, %2 ms for the module</source>
+        <translation>共 %1 毫秒，其中模块 %2 毫秒</translation>
+    </message>
+    <message>
+        <source>buffers</source>
+        <translation>缓冲区</translation>
+    </message>
+    <message>
+        <source>pool allocations</source>
+        <translation>内存池分配次数</translation>
+    </message>
+    <message>
+        <source>pool device allocations</source>
+        <translation>内存池设备分配次数</translation>
+    </message>
+    <message>
+        <source>pool</source>
+        <translation>内存池</translation>
+    </message>
+    <message>
+        <source>reserved %1 in %2 chunk(s), in use %3, peak %4, fragmentation %5%, %6 allocations, %7 releases</source>
+        <translation>已预留 %1（%2 块），使用中 %3，峰值 %4，碎片率 %5%，分配 %6 次，释放 %7 次</translation>
+    </message>
+    <message>
+        <source>search</source>
+        <translation>搜索</translation>
+    </message>
+    <message>
+        <source>device trees: %1 games x %2 nodes (%3 with the rerooting copy), up to %4 leaves per game per step</source>
+        <translation>设备上的树：%1 局 × %2 个节点（含换根副本共 %3），每局每步最多 %4 个叶节点</translation>
+    </message>
+    <message>
+        <source>search evaluator</source>
+        <translation>搜索评估器</translation>
+    </message>
+    <message>
+        <source>search graphs</source>
+        <translation>搜索图</translation>
+    </message>
+    <message>
+        <source>%1 captured (a root and a step graph per k, selection kernel and instrumentation)</source>
+        <translation>已捕获 %1 个（每个 k、选择内核和插桩方式各有一个根图和一个步图）</translation>
+    </message>
+    <message>
+        <source>the compiled network (its input and output buffers are the search&apos;s rows)</source>
+        <translation>编译后的网络（其输入和输出缓冲区即搜索的行）</translation>
+    </message>
+    <message>
+        <source>hashed (test evaluator, search_math.hpp)</source>
+        <translation>哈希（测试用评估器，search_math.hpp）</translation>
+    </message>
+    <message>
+        <source>uniform priors, value 0 (no network)</source>
+        <translation>均匀先验，价值 0（无网络）</translation>
+    </message>
+</context>
+<context>
     <name>cas::env::Environments</name>
     <message>
         <source>no-op</source>

@@ -1,6 +1,7 @@
 #include "widgets/kernel_view.hpp"
 
 #include <QCheckBox>
+#include <QCoreApplication>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -369,7 +370,12 @@ void KernelView::showProfile(const KernelProfile& profile) {
                 "that add simulations to the games' current trees).", nullptr,
                 int(profile.searchKernels.size()))
                  .arg(profile.searchSteps);
-  for (const auto& [name, value] : profile.runtimeStats) lines << tr("%1: %2").arg(QString::fromStdString(name), QString::fromStdString(value));
+  for (const cas::exec::RuntimeStat& stat : profile.runtimeStats) {
+    // The backend's template in the interface's language, filled with its arguments as given.
+    const QString format = QCoreApplication::translate("cas::RuntimeStats", stat.format.c_str());
+    lines << tr("%1: %2").arg(QCoreApplication::translate("cas::RuntimeStats", stat.name.c_str()),
+                              QString::fromStdString(cas::exec::fillPlaceholders(format.toStdString(), stat.args)));
+  }
   kernelSummary_->setText(lines.join(QLatin1Char('\n')));
   if (sortedKernels_->rowCount() > 0) kernelTable_->selectRow(0);
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/engine/engine.hpp"
+#include "core/exec/runtime_stat.hpp"
 
 namespace cas::widgets {
 
@@ -25,7 +26,7 @@ struct KernelProfile {
   qint64 batch = 0;      // positions per inference call
   QString graph;         // the inference graph's name
   std::vector<cas::exec::KernelReport> kernels;
-  std::vector<std::pair<std::string, std::string>> runtimeStats;
+  std::vector<cas::exec::RuntimeStat> runtimeStats;  // shown in the interface's language
   // The device search's kernels, instrumented (SIMT efficiency, SM timeline), each timed per
   // simulation step over searchSteps steps of the run's own search (they add simulations to the
   // games' current trees, as the search would); empty for the CPU search and for PPO.

@@ -85,9 +85,9 @@ int runBenchUpdate(const BenchOptions& o) {
     exe.setInput("returns", returns.data(), returns.size());
     auto finishUpdates = [&] { exe.finish(); };
     auto [syncUs, syncCalls] = timeCalls([&] { updater.step(); }, [] {}, o.seconds / 4, 5);
-    const std::string allocationsBefore = statValue(exe.runtimeStats(), "pool device allocations");
+    const std::string allocationsBefore = exec::statValue(exe.runtimeStats(), "pool device allocations");
     auto [updateUs, updateCalls] = timeCalls([&] { updater.enqueueStep(); }, finishUpdates, o.seconds, 5);
-    const std::string allocationsAfter = statValue(exe.runtimeStats(), "pool device allocations");
+    const std::string allocationsAfter = exec::statValue(exe.runtimeStats(), "pool device allocations");
 
     ir::Graph forward = compiled.policy->graph;
     ir::runPasses(forward, ir::defaultPipeline());
@@ -112,14 +112,14 @@ int runBenchUpdate(const BenchOptions& o) {
                   updateCalls, syncUs, forwardUs, forwardCalls);
       if (!allocationsBefore.empty())
         std::printf(", \"device_allocations_during_timing\": %lld", std::stoll(allocationsAfter) - std::stoll(allocationsBefore));
-      for (const auto& [k, v] : exe.runtimeStats()) std::printf(", %s: %s", jsonString(k).c_str(), jsonString(v).c_str());
+      for (const exec::RuntimeStat& s : exe.runtimeStats()) std::printf(", %s: %s", jsonString(s.name).c_str(), jsonString(s.value()).c_str());
       std::printf("}\n");
     } else {
       std::printf("%s, batch %lld, %s%s, %s: update %.1f us (%d calls; %.1f us waiting for each loss), forward %.1f us (%d calls)\n",
                   net->name.c_str(), static_cast<long long>(o.batch), backend->statusText().c_str(),
                   threads.empty() ? "" : (" (" + threads + " threads)").c_str(), o.precision.c_str(), updateUs, updateCalls, syncUs,
                   forwardUs, forwardCalls);
-      for (const auto& [k, v] : exe.runtimeStats()) std::printf("  %s: %s\n", k.c_str(), v.c_str());
+      for (const exec::RuntimeStat& s : exe.runtimeStats()) std::printf("  %s: %s\n", s.name.c_str(), s.value().c_str());
       if (!allocationsBefore.empty())
         std::printf("  device allocations while timing: %lld\n", std::stoll(allocationsAfter) - std::stoll(allocationsBefore));
     }

@@ -128,12 +128,12 @@ int runBenchSearch(const SearchBenchOptions& o) {
       return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     };
     for (int i = 0; i < 3; ++i) call();
-    const std::string before = statValue(search->runtimeStats(), "pool device allocations");
+    const std::string before = exec::statValue(search->runtimeStats(), "pool device allocations");
     std::vector<double> times;
     const auto budgetStart = Clock::now();
     while (int(times.size()) < o.minCalls || (std::chrono::duration<double>(Clock::now() - budgetStart).count() < o.seconds && times.size() < 10000))
       times.push_back(call());
-    const std::string after = statValue(search->runtimeStats(), "pool device allocations");
+    const std::string after = exec::statValue(search->runtimeStats(), "pool device allocations");
     std::sort(times.begin(), times.end());
     const double ms = times[times.size() / 2];
     std::int64_t nodes = 0;
@@ -164,7 +164,7 @@ int runBenchSearch(const SearchBenchOptions& o) {
                   search->device() == "cuda" ? (", " + o.selection + " selection" + (o.instrument ? ", instrumented" : "")).c_str() : "", o.leaves,
                   ms, times.size(), times.front(), simsPerSecond / 1e6, nodesPerSecond / 1e6);
       std::printf("  %s\n", note.c_str());
-      for (const auto& [k, v] : search->runtimeStats()) std::printf("  %s: %s\n", k.c_str(), v.c_str());
+      for (const exec::RuntimeStat& s : search->runtimeStats()) std::printf("  %s: %s\n", s.name.c_str(), s.value().c_str());
       if (allocations >= 0) std::printf("  device allocations while timing: %lld\n", allocations);
       if (!kernels.empty()) printKernels(kernels, false);
     }

@@ -40,7 +40,7 @@ int printSearchKernels(const KernelsOptions& o, exec::Backend& backend, exec::Ex
   std::printf("device search of %lld %s games, %d simulations (k = %d, %s selection) on %s, instrumented:\n", static_cast<long long>(o.batch),
               environment.c_str(), config.simulations, config.leavesPerStep, config.selection == search::SelectionKernel::Masked ? "masked" : "branchy",
               backend.statusText().c_str());
-  for (const auto& [k, v] : s->runtimeStats()) std::printf("  %s: %s\n", k.c_str(), v.c_str());
+  for (const exec::RuntimeStat& stat : s->runtimeStats()) std::printf("  %s: %s\n", stat.name.c_str(), stat.value().c_str());
   std::printf("\n%-4s %-26s %-8s %9s %5s %6s %12s  %s\n", "#", "kernel", "kind", "time us", "regs", "SIMT", "SMs, span us", "what");
   for (size_t i = 0; i < reports.size(); ++i) {
     const auto& r = reports[i];
@@ -146,7 +146,7 @@ int runKernels(const KernelsOptions& o) {
     std::printf("%s graph '%s' at batch %lld on %s: %zu steps, %.1f us per run when launched one by one (%d runs)\n",
                 o.graph.c_str(), program.graph().name.c_str(), static_cast<long long>(o.batch), backend->statusText().c_str(),
                 reports.size(), total, o.runs);
-    for (const auto& [k, v] : program.runtimeStats()) std::printf("  %s: %s\n", k.c_str(), v.c_str());
+    for (const exec::RuntimeStat& s : program.runtimeStats()) std::printf("  %s: %s\n", s.name.c_str(), s.value().c_str());
     std::printf("\n%-4s %-34s %-9s %9s %6s %5s %7s %9s %9s  %s\n", "#", "kernel", "kind", "time us", "nodes", "regs", "smem B",
                 "theo occ", "achieved", "launch");
     for (size_t i = 0; i < reports.size(); ++i) {

@@ -1,22 +1,16 @@
 #pragma once
 // Small pieces the CLI's reports share: JSON strings (core/support/json_string.hpp), runtime-
-// statistics lookups and the extent of a kernel's SM timeline.
+// the extent of a kernel's SM timeline.
 #include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/exec/kernel_report.hpp"
+#include "core/exec/runtime_stat.hpp"
 #include "core/support/json_string.hpp"
 
 namespace cas::cli {
-
-// The value of `key` in name/value lines (runtimeStats()); empty when there is none.
-inline std::string statValue(const std::vector<std::pair<std::string, std::string>>& stats, const std::string& key) {
-  for (const auto& [k, v] : stats)
-    if (k == key) return v;
-  return {};
-}
 
 // How many SMs a kernel's last launch ran on, and for how long its blocks ran in all.
 struct TimelineExtent {

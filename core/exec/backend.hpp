@@ -16,6 +16,7 @@
 
 #include "core/dist/communicator.hpp"
 #include "core/exec/kernel_report.hpp"
+#include "core/exec/runtime_stat.hpp"
 #include "core/ir/graph.hpp"
 
 // The search a backend may provide (createSearch) is declared by core/search, which builds on
@@ -91,8 +92,8 @@ class Executable {
   // Times each kernel over `runs` runs (outside any captured graph). Empty when the backend
   // has no kernels to report (the CPU backend interprets the graph node by node).
   virtual std::vector<KernelReport> profileKernels(int runs) { (void)runs; return {}; }
-  // Name/value lines about the compiled program: memory pool, kernel cache, graph capture.
-  virtual std::vector<std::pair<std::string, std::string>> runtimeStats() const { return {}; }
+  // Lines about the compiled program: memory pool, kernel cache, graph capture.
+  virtual std::vector<RuntimeStat> runtimeStats() const { return {}; }
 
  protected:
   // The backend's copies, given the checked node (an Input node of graph(), or the node an

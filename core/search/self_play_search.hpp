@@ -18,6 +18,7 @@
 
 #include "core/env/games.hpp"
 #include "core/exec/kernel_report.hpp"
+#include "core/exec/runtime_stat.hpp"
 #include "core/search/device_sunburst.hpp"
 #include "core/search/tree.hpp"
 
@@ -144,8 +145,8 @@ class SelfPlaySearch {
   // studio's CUDA-GL interop path (device_sunburst.hpp); null for the CPU search, whose trees the
   // view lays out from treeSnapshot. It must not outlive this search.
   virtual std::unique_ptr<DeviceSunburst> deviceSunburst() { return nullptr; }
-  // Name/value lines about where the search runs: memory, captured graphs.
-  virtual std::vector<std::pair<std::string, std::string>> runtimeStats() const { return {}; }
+  // Lines about where the search runs: memory, captured graphs.
+  virtual std::vector<exec::RuntimeStat> runtimeStats() const { return {}; }
 
   // One game at a time, for analysis and play.
   RootStats rootStats(int game) const { return rootStats(std::vector<int>{game}).front(); }

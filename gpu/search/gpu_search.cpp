@@ -283,14 +283,17 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
 
   std::vector<exec::KernelReport> profileKernels(int steps) override;
 
-  std::vector<std::pair<std::string, std::string>> runtimeStats() const override {
+  std::vector<exec::RuntimeStat> runtimeStats() const override {
     const double treeBytes = double(setup_.games) * double(budget_) * double(bytesPerNode());
-    return {{"search", "device trees: " + std::to_string(setup_.games) + " games x " + std::to_string(budget_) + " nodes (" +
-                           formatBytes(std::uint64_t(treeBytes)) + " with the rerooting copy), up to " + std::to_string(maxLeaves_) + " leaves per game per step"},
-            {"search evaluator", evaluatorName()},
-            {"search graphs", std::to_string(2 * graphs_.size()) + " captured (a root and a step graph per k, selection kernel and instrumentation)"},
-            {"pool", rt_->pool.describe()},
-            {"pool device allocations", std::to_string(rt_->pool.stats().deviceAllocations)}};
+    return {{QT_TRANSLATE_NOOP("cas::RuntimeStats", "search"),
+             QT_TRANSLATE_NOOP("cas::RuntimeStats", "device trees: %1 games x %2 nodes (%3 with the rerooting copy), up to %4 leaves per game per step"),
+             {std::to_string(setup_.games), std::to_string(budget_), formatBytes(std::uint64_t(treeBytes)), std::to_string(maxLeaves_)}},
+            {QT_TRANSLATE_NOOP("cas::RuntimeStats", "search evaluator"), evaluatorName(), {}},
+            {QT_TRANSLATE_NOOP("cas::RuntimeStats", "search graphs"),
+             QT_TRANSLATE_NOOP("cas::RuntimeStats", "%1 captured (a root and a step graph per k, selection kernel and instrumentation)"),
+             {std::to_string(2 * graphs_.size())}},
+            rt_->pool.describe(),
+            {QT_TRANSLATE_NOOP("cas::RuntimeStats", "pool device allocations"), "%1", {std::to_string(rt_->pool.stats().deviceAllocations)}}};
   }
 
  private:
@@ -299,9 +302,9 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
 
   std::string evaluatorName() const {
     switch (setup_.evaluator.kind) {
-      case LeafEvaluator::Kind::Network: return "the compiled network (its input and output buffers are the search's rows)";
-      case LeafEvaluator::Kind::Hashed: return "hashed (test evaluator, search_math.hpp)";
-      case LeafEvaluator::Kind::Uniform: return "uniform priors, value 0 (no network)";
+      case LeafEvaluator::Kind::Network: return QT_TRANSLATE_NOOP("cas::RuntimeStats", "the compiled network (its input and output buffers are the search's rows)");
+      case LeafEvaluator::Kind::Hashed: return QT_TRANSLATE_NOOP("cas::RuntimeStats", "hashed (test evaluator, search_math.hpp)");
+      case LeafEvaluator::Kind::Uniform: return QT_TRANSLATE_NOOP("cas::RuntimeStats", "uniform priors, value 0 (no network)");
     }
     return {};
   }

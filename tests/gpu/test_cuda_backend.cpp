@@ -34,11 +34,7 @@ QStringList caseNames() {
   return names;
 }
 
-std::string stat(const exec::Executable& exe, const std::string& key) {
-  for (const auto& [k, v] : exe.runtimeStats())
-    if (k == key) return v;
-  return {};
-}
+std::string stat(const exec::Executable& exe, const std::string& key) { return exec::statValue(exe.runtimeStats(), key); }
 
 QString mismatch(const std::string& what, const std::vector<float>& got, const std::vector<float>& ref, double atol, double rtol) {
   double worst = 0;

@@ -295,9 +295,8 @@ class TestGpuSearch : public QObject {
     auto net = network(*backend("cuda"), 1024);
     auto s = deviceSearch("connect4", 1024, config(64, 1, false), 1, {search::LeafEvaluator::Kind::Network, net.get()});
     auto allocations = [&] {
-      for (const auto& [k, v] : s->runtimeStats())
-        if (k == "pool device allocations") return std::stoll(v);
-      return -1LL;
+      const std::string value = exec::statValue(s->runtimeStats(), "pool device allocations");
+      return value.empty() ? -1LL : std::stoll(value);
     };
     s->search(range(1024));
     s->rootStats(range(1024));

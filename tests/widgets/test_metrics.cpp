@@ -408,11 +408,12 @@ class TestMetrics : public QObject {
     profile.batch = 64;
     profile.graph = QStringLiteral("policy_forward");
     profile.kernels = {generatedKernel(), libraryCall()};
-    profile.runtimeStats = {{"graph capture", "on"}};
+    profile.runtimeStats = {{"graph", "captured: %1 graph nodes, replayed per run", {"12"}}, {"buffers", "%1", {"1.5 MiB"}}};
     view.showProfile(profile);
     QVERIFY2(view.explanation().contains(QStringLiteral("'policy_forward' at batch 64, after iteration 3: 2 kernels, 10.0 µs")),
              qPrintable(view.explanation()));
-    QVERIFY(view.explanation().contains(QStringLiteral("graph capture: on")));
+    QVERIFY2(view.explanation().contains(QStringLiteral("graph: captured: 12 graph nodes, replayed per run\nbuffers: 1.5 MiB")),
+             qPrintable(view.explanation()));
     QVERIFY2(view.selectedSource().contains(QStringLiteral("__global__ void k0_MatMul_Add_Tanh")), qPrintable(view.selectedSource()));
     auto* table = view.findChild<QTableView*>(QStringLiteral("kernelTable"));
     QVERIFY(table);
@@ -420,6 +421,26 @@ class TestMetrics : public QObject {
     QCOMPARE(view.selectedSource(), QStringLiteral("cublas_MatMul is a cuBLAS call; it has no generated source."));
     table->sortByColumn(KernelTableModel::Time, Qt::AscendingOrder);  // numeric: 2.5 before 7.5
     QCOMPARE(table->model()->index(0, KernelTableModel::Kernel).data().toString(), QStringLiteral("cublas_MatMul"));
+  }
+
+  // The backend's runtime lines in the interface's language: the name and the template come from
+  // the catalogue, the arguments (numbers, a folder whose name holds "%1") are shown as given.
+  void runtimeLinesAreTranslated() {
+    QTranslator chinese;
+    QVERIFY(chinese.load(QStringLiteral(":/i18n/cuda-agent-studio_zh_CN.qm")));
+    QVERIFY(QCoreApplication::installTranslator(&chinese));
+    KernelView view;
+    view.runStarted(QStringLiteral("cuda"));
+    cas::widgets::KernelProfile profile;
+    profile.runs = 20;
+    profile.batch = 64;
+    profile.graph = QStringLiteral("policy_forward");
+    profile.kernels = {generatedKernel()};
+    profile.runtimeStats = {{"kernel cache", "%1 hits, %2 compiled, %3 rebuilt (%4)", {"3", "1", "0", "/tmp/cache%1"}},
+                            {"module", "hit (loaded from the kernel cache)", {}}};
+    view.showProfile(profile);
+    QVERIFY2(view.explanation().contains(QStringLiteral("内核缓存：命中 3 次，编译 1 次，重建 0 次（/tmp/cache%1）\n模块：命中（从内核缓存加载）")),
+             qPrintable(view.explanation()));
   }
 
   void searchKernelsShowTheirDivergenceAndTheSmTimeline() {
