@@ -9,6 +9,7 @@
 #include "core/ir/graph.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_program.hpp"
+#include "gpu/pinned_buffer.hpp"
 #include "gpu/search/device_replay.hpp"
 #include "gpu/search/device_sunburst.hpp"
 #include "gpu/search/search_launch.hpp"
@@ -27,34 +28,6 @@ template <typename T>
 T* devicePointer(CUdeviceptr p) {
   return reinterpret_cast<T*>(p);
 }
-
-// Host memory the copy engines read from directly (uploads of the call's games and moves),
-// taken and freed with its context current, whichever thread ends the search.
-class PinnedBuffer {
- public:
-  PinnedBuffer(CUcontext context, std::size_t bytes) : context_(context), bytes_(std::max<std::size_t>(bytes, 64)) {
-    ContextScope scope(context_);
-    CAS_CU(cuMemHostAlloc(&data_, bytes_, 0));
-    std::memset(data_, 0, bytes_);
-  }
-  ~PinnedBuffer() {
-    if (cuCtxPushCurrent(context_) != CUDA_SUCCESS) return;
-    cuMemFreeHost(data_);
-    CUcontext c;
-    cuCtxPopCurrent(&c);
-  }
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(data_);
-  }
-
- private:
-  CUcontext context_;
-  std::size_t bytes_;
-  void* data_ = nullptr;
-};
 
 class DeviceSearch final : public cas::search::SelfPlaySearch {
  public:
