@@ -64,22 +64,33 @@ std::pair<QString, int> cjkFont() {
     const QString found = QStandardPaths::locate(QStandardPaths::GenericDataLocation, QString::fromLatin1(path));
     if (!found.isEmpty()) return {found, face};
   }
-  // Else the font fontconfig picks for Simplified Chinese, if it has Chinese at all (its fallback
-  // for any request is a Latin font): a relocated install's fonts.conf names its own fonts.
+  // Else the first font fontconfig ranks for Simplified Chinese that has Chinese at all: a
+  // relocated install's fonts.conf names its own fonts, and a font cut down to the translation's
+  // characters covers too little of the language for fontconfig to list it as zh-cn, so the
+  // request also names a character and the ranking, not the best match, is searched.
+  constexpr FcChar32 kZhong = 0x4E2D;  // 中
   std::pair<QString, int> picked;
   FcPattern* pattern = FcNameParse(reinterpret_cast<const FcChar8*>(":lang=zh-cn"));
-  if (!pattern) return picked;
+  FcCharSet* wanted = FcCharSetCreate();
+  if (!pattern || !wanted || !FcCharSetAddChar(wanted, kZhong) || !FcPatternAddCharSet(pattern, FC_CHARSET, wanted)) {
+    if (wanted) FcCharSetDestroy(wanted);
+    if (pattern) FcPatternDestroy(pattern);
+    return picked;
+  }
+  FcCharSetDestroy(wanted);  // the pattern holds its own reference
   FcConfigSubstitute(nullptr, pattern, FcMatchPattern);
   FcDefaultSubstitute(pattern);
   FcResult result = FcResultNoMatch;
-  if (FcPattern* match = FcFontMatch(nullptr, pattern, &result)) {
-    FcChar8* file = nullptr;
-    FcCharSet* characters = nullptr;
-    int index = 0;
-    if (FcPatternGetString(match, FC_FILE, 0, &file) == FcResultMatch && FcPatternGetCharSet(match, FC_CHARSET, 0, &characters) == FcResultMatch &&
-        FcCharSetHasChar(characters, 0x4E2D))  // 中
-      picked = {QFile::decodeName(reinterpret_cast<const char*>(file)), FcPatternGetInteger(match, FC_INDEX, 0, &index) == FcResultMatch ? index : 0};
-    FcPatternDestroy(match);
+  if (FcFontSet* ranked = FcFontSort(nullptr, pattern, FcFalse, nullptr, &result)) {
+    for (int i = 0; i < ranked->nfont && picked.first.isEmpty(); ++i) {
+      FcChar8* file = nullptr;
+      FcCharSet* characters = nullptr;
+      int index = 0;
+      if (FcPatternGetString(ranked->fonts[i], FC_FILE, 0, &file) == FcResultMatch &&
+          FcPatternGetCharSet(ranked->fonts[i], FC_CHARSET, 0, &characters) == FcResultMatch && FcCharSetHasChar(characters, kZhong))
+        picked = {QFile::decodeName(reinterpret_cast<const char*>(file)), FcPatternGetInteger(ranked->fonts[i], FC_INDEX, 0, &index) == FcResultMatch ? index : 0};
+    }
+    FcFontSetDestroy(ranked);
   }
   FcPatternDestroy(pattern);
   return picked;
