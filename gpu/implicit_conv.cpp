@@ -11,6 +11,7 @@ constexpr int kRows = 128;                   // tile rows per block (implicit_co
 constexpr int kStep = 32;                    // reduction per shared tile (kConvStep)
 constexpr int kThreads = 256;                // kConvThreads
 constexpr std::int64_t kTargetBlocks = 512;  // weight gradient: slabs enough for ~4 blocks per SM
+constexpr std::int64_t kImageBlocks = 2048;  // fp32 weight gradient over small images: ~16 blocks per SM
 
 // Blocks per SM the kernels ask the compiler to fit (it caps registers to allow them);
 // CAS_CONV_BLOCKS_PER_SM overrides it (for tuning by hand).
@@ -77,6 +78,30 @@ ImplicitConvKernel implicitConv(ConvPass pass, const ConvGeometry& g, bool bf16,
     k.call = "cas_conv_wgrad<" + args.str() + ", " + str(chunk) + ">(" + x + ", " + other + ", " + tail + ");\n";
   }
   k.comment = c.str();
+  return k;
+}
+
+ImplicitConvKernel imageWeightGradient(const ConvGeometry& g, const std::string& x, const std::string& dy, const std::string& dw) {
+  const std::int64_t taps = g.c * g.r * g.s;
+  // Filters per thread: 8 (a dy value read for each tap and pixel serves 8 products), more where
+  // the threads would pass 1024; the schedule keeps the taps to at most 512.
+  std::int64_t perThread = std::min<std::int64_t>(g.k, 8);
+  while (taps * ceilDiv(g.k, perThread) > 1024) perThread *= 2;
+  const std::int64_t owners = taps * ceilDiv(g.k, perThread);
+  ImplicitConvKernel k;
+  k.blockSize = int(ceilDiv(owners, 32) * 32);
+  k.blocksPerSm = 4;
+  k.gridX = std::min(g.n, kImageBlocks);
+  k.gridY = 1;
+  std::ostringstream c;
+  c << "// x " << ir::shapeText({g.n, g.c, g.h, g.w}, ", ") << ", dy " << ir::shapeText({g.n, g.k, g.ho, g.wo}, ", ") << " -> filters "
+    << ir::shapeText({g.k, g.c, g.r, g.s}, ", ") << ", stride " << g.strideH << "x" << g.strideW << ", padding " << g.padTop << "," << g.padLeft << "\n"
+    << "// Launch: grid " << k.gridX << " (images n = block, + " << k.gridX << ", ...), " << k.blockSize << " threads: " << owners << " own a tap and "
+    << perThread << " filter(s) each.\n";
+  k.comment = c.str();
+  k.call = "cas_conv_wgrad_images<" + str(g.n) + ", " + str(g.c) + ", " + str(g.h) + ", " + str(g.w) + ", " + str(g.k) + ", " + str(g.r) + ", " +
+           str(g.s) + ", " + str(g.ho) + ", " + str(g.wo) + ", " + str(g.strideH) + ", " + str(g.strideW) + ", " + str(g.padTop) + ", " +
+           str(g.padLeft) + ", " + str(perThread) + ">(" + x + ", " + dy + ", " + dw + ");\n";
   return k;
 }
 

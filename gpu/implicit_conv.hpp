@@ -1,7 +1,8 @@
 #pragma once
-// Host side of the 16-bit convolutions: the launch shape and template arguments of the
-// implicit-GEMM kernels (gpu/kernels/implicit_conv.cuh, whose header draws the tiles), and the
-// layout kernels around cuDNN's NHWC input gradients (gpu/kernels/relayout.cuh).
+// Host side of the generated convolutions: the launch shape and template arguments of the 16-bit
+// implicit-GEMM kernels (gpu/kernels/implicit_conv.cuh, whose header draws the tiles) and of the
+// fp32 weight gradient over small images (gpu/kernels/conv_wgrad_images.cuh), and the layout
+// kernels around cuDNN's NHWC input gradients (gpu/kernels/relayout.cuh).
 // Thread-safety: pure functions.
 #include <cstdint>
 #include <string>
@@ -36,6 +37,11 @@ struct ImplicitConvKernel {
 // weight gradient's output buffer.
 ImplicitConvKernel implicitConv(ConvPass pass, const ConvGeometry& g, bool bf16, const std::string& x, const std::string& other,
                                 const std::string& tail);
+
+// An fp32 (or tf32) weight gradient over small images, staged one image at a time in shared
+// memory (gpu/kernels/conv_wgrad_images.cuh; ir::ScheduleTarget::imageWgradMaxBytes says which):
+// x and dy name its inputs, dw its zero-filled output.
+ImplicitConvKernel imageWeightGradient(const ConvGeometry& g, const std::string& x, const std::string& dy, const std::string& dw);
 
 // A Conv2dGradInput's space-to-depth factor: its stride when it is unpadded and its kernel a
 // multiple of it, else 1.

@@ -1,64 +1,141 @@
-// Diagnostic (run on the GPU machine): MinAtar Space Invaders' state after init and after 1 to 3 steps
-// with the same actions, device kernel vs host, copy by copy; prints the first copy that differs.
-// On 2026-12-05 it showed every unsticky action turning to fire on the device (682 of 1000 copies
-// differing after one step): ptxas's VIMNMX predicate, see SpaceInvadersRules::minatarAction.
-// With that fixed it should print 0 copies differing at every step count.
+// Diagnostic (run on the GPU machine): MinAtar Space Invaders stepped on the device and on the host
+// with the same actions as tests/gpu/test_device_environments.cpp (1000 copies, seed 7, actions from
+// GameRandom(99, 0)), step by step: after each step it compares every copy's state, and the
+// observation written by observeMinatar (a whole row per thread) and by clearing first and then
+// marking the ones (as the environment kernels' sparse path does). Prints the first steps and
+// copies where the state or an observation differs, with both states and the differing entries.
+// History: on 2026-12-05 (morning) it showed every unsticky action turning to fire on the device
+// (682 of 1000 copies differing after one step): ptxas's VIMNMX predicate, see
+// SpaceInvadersRules::minatarAction. After that fix the GPU suite still differed at step 150,
+// copy 111 (channel 2, row 6, column 1 set on the device alone).
 //   nvcc -std=c++17 -arch=sm_90 -O2 -fmad=false -prec-div=true -prec-sqrt=true --expt-relaxed-constexpr -I. \
-//        -o /tmp/si_probe bench/diagnostics/si_probe.cu
+//        -o /tmp/si_probe bench/diagnostics/si_probe.cu && /tmp/si_probe [STEPS]
+#include <cuda_runtime.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
-#include <cuda_runtime.h>
+
 #include "core/env/minatar_environments.hpp"
 #include "core/env/minatar_space_invaders.hpp"
 using namespace cas::env;
 using R = MinAtarSingleAgentRules<SpaceInvadersRules>;
 using S = R::State;
-__global__ void probe(S* out, int count, std::uint64_t seed, const int* actions, int steps, unsigned long long* size) {
+constexpr int kObs = SpaceInvadersRules::kObservationSize;
+
+__global__ void init(S* states, int count, std::uint64_t seed) {
   const int g = blockIdx.x * blockDim.x + threadIdx.x;
-  if (g == 0) *size = sizeof(S);
   if (g >= count) return;
   S s{};
   s.random = GameRandom::forGame(seed, g);
   R::reset(s);
-  for (int k = 0; k < steps; ++k) {
-    const auto r = R::step(s, actions[k * count + g]);
-    if (r.terminated) R::reset(s);
-  }
-  out[g] = s;
+  states[g] = s;
 }
+__global__ void step(S* states, int count, const int* actions) {
+  const int g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= count) return;
+  S s = states[g];
+  const auto r = R::step(s, actions[g]);
+  if (r.terminated || r.truncated) R::reset(s);
+  states[g] = s;
+}
+__global__ void observeWhole(const S* states, int count, float* out) {
+  const int g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= count) return;
+  const S s = states[g];
+  observeMinatar<R>(s, out + std::int64_t(g) * kObs);
+}
+__global__ void observeMarked(const S* states, int count, float* out) {
+  const int g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= count) return;
+  const S s = states[g];
+  float* mine = out + std::int64_t(g) * kObs;
+  for (int i = 0; i < kObs; ++i) mine[i] = 0.f;
+  R::mark(s, mine);
+}
+
 void dump(const char* who, const S& s) {
-  printf("%s: cannon %d dir %d moveInt %d moveTimer %d alienShot %d shotTimer %d ramp %d term %d sticky %d bullets",
-         who, s.game.cannon, s.game.direction, s.game.moveInterval, s.game.moveTimer, s.game.alienShotTimer, s.game.shotTimer, s.game.rampIndex, int(s.game.terminal), s.sticky.last);
-  for (int r = 0; r < 10; ++r) printf(" %x", s.game.bullets.row[r]);
+  printf("    %s: cannon %d dir %d moveInterval %d moveTimer %d alienShot %d shotTimer %d ramp %d terminal %d sticky %d\n", who, s.game.cannon,
+         s.game.direction, s.game.moveInterval, s.game.moveTimer, s.game.alienShotTimer, s.game.shotTimer, s.game.rampIndex, int(s.game.terminal),
+         s.sticky.last);
+  printf("      aliens");
+  for (int r = 0; r < 10; ++r) printf(" %03x", s.game.aliens.row[r]);
+  printf("\n      bullets");
+  for (int r = 0; r < 10; ++r) printf(" %03x", s.game.bullets.row[r]);
+  printf("\n      alien bullets");
+  for (int r = 0; r < 10; ++r) printf(" %03x", s.game.alienBullets.row[r]);
   printf("\n");
 }
-int main() {
-  const int count = 1000, maxSteps = 3; const std::uint64_t seed = 7;
+bool sameState(const S& a, const S& b) {
+  const auto& x = a.game;
+  const auto& y = b.game;
+  return std::memcmp(&x.aliens, &y.aliens, sizeof x.aliens) == 0 && std::memcmp(&x.bullets, &y.bullets, sizeof x.bullets) == 0 &&
+         std::memcmp(&x.alienBullets, &y.alienBullets, sizeof x.alienBullets) == 0 && x.cannon == y.cannon && x.direction == y.direction &&
+         x.moveInterval == y.moveInterval && x.moveTimer == y.moveTimer && x.alienShotTimer == y.alienShotTimer && x.shotTimer == y.shotTimer &&
+         x.rampIndex == y.rampIndex && x.terminal == y.terminal && a.sticky.last == b.sticky.last;
+}
+
+int main(int argc, char** argv) {
+  const int count = 1000, steps = argc > 1 ? std::atoi(argv[1]) : 400;
+  const std::uint64_t seed = 7;
+  S* dStates;
+  int* dActions;
+  float *dWhole, *dMarked;
+  cudaMalloc(&dStates, sizeof(S) * count);
+  cudaMalloc(&dActions, sizeof(int) * count);
+  cudaMalloc(&dWhole, sizeof(float) * count * kObs);
+  cudaMalloc(&dMarked, sizeof(float) * count * kObs);
+  const int blocks = (count + 127) / 128;
+  init<<<blocks, 128>>>(dStates, count, seed);
+  std::vector<S> host(count), dev(count);
+  for (int g = 0; g < count; ++g) {
+    host[g] = S{};
+    host[g].random = GameRandom::forGame(seed, g);
+    R::reset(host[g]);
+  }
   GameRandom draws = GameRandom::forGame(99, 0);
-  std::vector<int> actions(count * maxSteps);
-  for (int k = 0; k < maxSteps; ++k) for (int g = 0; g < count; ++g) actions[k * count + g] = draws.below(4);
-  S* dOut; int* dActions; unsigned long long* dSize;
-  cudaMalloc(&dOut, sizeof(S) * count); cudaMalloc(&dActions, sizeof(int) * actions.size()); cudaMalloc(&dSize, 8);
-  cudaMemcpy(dActions, actions.data(), sizeof(int) * actions.size(), cudaMemcpyHostToDevice);
-  for (int steps = 0; steps <= maxSteps; ++steps) {
-    probe<<<(count + 127) / 128, 128>>>(dOut, count, seed, dActions, steps, dSize);
-    std::vector<S> dev(count); unsigned long long dsize = 0;
-    cudaMemcpy(dev.data(), dOut, sizeof(S) * count, cudaMemcpyDeviceToHost);
-    cudaMemcpy(&dsize, dSize, 8, cudaMemcpyDeviceToHost);
-    printf("steps %d: %s; sizeof(State) host %zu device %llu\n", steps, cudaGetErrorString(cudaGetLastError()), sizeof(S), dsize);
-    int differing = 0, first = -1;
-    for (int g = 0; g < count; ++g) {
-      S h{}; h.random = GameRandom::forGame(seed, g); R::reset(h);
-      for (int k = 0; k < steps; ++k) { const auto r = R::step(h, actions[k * count + g]); if (r.terminated) R::reset(h); }
-      if (std::memcmp(&h.game, &dev[g].game, sizeof(h.game)) != 0 || h.sticky.last != dev[g].sticky.last) { if (first < 0) first = g; ++differing; }
+  std::vector<int> actions(count);
+  std::vector<float> whole(std::size_t(count) * kObs), marked(whole.size()), expected(kObs);
+  int stateReports = 0, observationReports = 0;
+  for (int k = 1; k <= steps; ++k) {
+    for (int& a : actions) a = draws.below(4);
+    cudaMemcpy(dActions, actions.data(), sizeof(int) * count, cudaMemcpyHostToDevice);
+    step<<<blocks, 128>>>(dStates, count, dActions);
+    observeWhole<<<blocks, 128>>>(dStates, count, dWhole);
+    observeMarked<<<blocks, 128>>>(dStates, count, dMarked);
+    cudaMemcpy(dev.data(), dStates, sizeof(S) * count, cudaMemcpyDeviceToHost);
+    cudaMemcpy(whole.data(), dWhole, sizeof(float) * whole.size(), cudaMemcpyDeviceToHost);
+    cudaMemcpy(marked.data(), dMarked, sizeof(float) * marked.size(), cudaMemcpyDeviceToHost);
+    if (cudaGetLastError() != cudaSuccess) {
+      printf("step %d: %s\n", k, cudaGetErrorString(cudaGetLastError()));
+      return 1;
     }
-    printf("  copies differing: %d (first %d)\n", differing, first);
-    if (first >= 0) {
-      S h{}; h.random = GameRandom::forGame(seed, first); R::reset(h);
-      for (int k = 0; k < steps; ++k) { const auto r = R::step(h, actions[k * count + first]); if (r.terminated) R::reset(h); }
-      printf("  actions of copy %d:", first); for (int k = 0; k < steps; ++k) printf(" %d", actions[k * count + first]); printf("\n");
-      dump("  host  ", h); dump("  device", dev[first]);
+    const std::vector<S> before = host;
+    for (int g = 0; g < count; ++g) {
+      const auto r = R::step(host[g], actions[g]);
+      if (r.terminated || r.truncated) R::reset(host[g]);
+    }
+    for (int g = 0; g < count; ++g) {
+      if (!sameState(host[g], dev[g]) && stateReports < 3) {
+        ++stateReports;
+        printf("step %d, copy %d: the states differ (action %d)\n", k, g, actions[g]);
+        dump("before", before[g]);
+        dump("host  ", host[g]);
+        dump("device", dev[g]);
+      }
+      observeMinatar<R>(dev[g], expected.data());  // the host's observation of the device's state
+      for (const auto& [name, got] : {std::pair{"whole", &whole}, std::pair{"marked", &marked}}) {
+        const float* row = got->data() + std::size_t(g) * kObs;
+        for (int i = 0; i < kObs && observationReports < 6; ++i)
+          if (row[i] != expected[i]) {
+            ++observationReports;
+            printf("step %d, copy %d: the %s observation differs at entry %d (channel %d, row %d, column %d): device %g, host %g\n", k, g, name, i,
+                   i / 100, i / 10 % 10, i % 10, row[i], expected[i]);
+            dump("device state", dev[g]);
+          }
+      }
     }
   }
+  printf("%d steps of %d copies: %s\n", steps, count, stateReports + observationReports == 0 ? "the states and observations agree" : "differences above");
 }

@@ -143,6 +143,16 @@ class Planner {
     return std::max<std::int64_t>(2, (k + target_.splitChunk - 1) / target_.splitChunk);
   }
 
+  // An fp32 or tf32 weight gradient (x [N,C,H,W], dy [N,K,HO,WO]) small enough for a block to
+  // stage one image and its gradient in shared memory (conv_wgrad_images.cuh).
+  bool imageWeightGradient(const Node& n) const {
+    if (n.op != Op::Conv2dGradWeight) return false;
+    const Shape& x = node(n.inputs[0]).shape;
+    const Shape& dy = node(n.inputs[1]).shape;
+    const std::int64_t bytes = 4 * (numel(x) / x[0] + numel(dy) / dy[0]);
+    return bytes <= target_.imageWgradMaxBytes && x[1] * n.shape[2] * n.shape[3] <= 512;
+  }
+
   int newUnit(UnitKind kind, NodeId id) {
     Work w;
     w.unit.kind = kind;
@@ -275,8 +285,9 @@ class Planner {
         if (split != 1) work_[size_t(u)].closed = true;
       } else if (isConv(n.op)) {
         // bf16/fp16 forward and weight gradient: generated implicit GEMMs; the forward one is
-        // open, so the bias and activation after it become its epilogue. tf32 goes to cuDNN.
-        const bool implicit = isHalfWidth(n.precision) && n.op != Op::Conv2dGradInput;
+        // open, so the bias and activation after it become its epilogue. fp32 and tf32 go to
+        // cuDNN, but for weight gradients over small images (imageWgradMaxBytes).
+        const bool implicit = isHalfWidth(n.precision) ? n.op != Op::Conv2dGradInput : imageWeightGradient(n);
         const UnitKind library = target_.vendorLibraries ? UnitKind::Conv : UnitKind::Special;
         u = newUnit(implicit ? UnitKind::ImplicitConv : library, id);
         work_[size_t(u)].closed = !implicit || n.op == Op::Conv2dGradWeight;

@@ -36,7 +36,8 @@ enum class StepKind : std::uint8_t {
   Gemm,          // generated: GEMM units with fused epilogues (and kernels of their level)
   Blas,          // matmul through the vendor library (cuBLAS)
   Conv,          // convolution through the vendor library (cuDNN)
-  ImplicitConv,  // generated: a bf16/fp16 convolution as an implicit GEMM on tensor cores
+  ImplicitConv,  // generated: a bf16/fp16 convolution as an implicit GEMM on tensor cores, or an
+                 // fp32 weight gradient over small images (ScheduleTarget::imageWgradMaxBytes)
   Fill,          // set a node's buffer to a value (the accumulator of an atomic kernel)
   Copy,          // copy an update's output into its input (when it cannot be done in place)
 };
@@ -111,6 +112,11 @@ struct ScheduleTarget {
   std::int64_t narrowColumns = 16;          // up to this many columns: the Narrow variant
   std::int64_t maxElements = (1ll << 31) - 1;  // indices are 32-bit
   bool symmetricConvPadding = true;         // the vendor convolutions need it
+  // fp32 and tf32 weight gradients of convolutions whose image and output gradient take at most
+  // this many bytes together, with at most 512 taps (C*R*S): a generated kernel that stages one
+  // image at a time (gpu/kernels/conv_wgrad_images.cuh), for the small boards of MinAtar, where
+  // cuDNN's algorithms are an order of magnitude slower at large batches; 0: the vendor library.
+  std::int64_t imageWgradMaxBytes = 24 << 10;
   // false: no cuBLAS or cuDNN calls (the standalone CUDA export depends on the CUDA runtime
   // only); products the generated GEMMs do not cover and fp32 convolutions become Special
   // units (gpu/kernels/direct.cuh), and products of any size use the generated GEMMs.

@@ -215,6 +215,48 @@ class TestCodegen : public QObject {
     QVERIFY2(error.empty(), error.c_str());
   }
 
+  // fp32 and tf32 weight gradients over MinAtar's 10 x 10 boards are generated kernels that stage
+  // an image at a time (conv_wgrad_images.cuh); over a board too large for shared memory they stay
+  // with cuDNN, as do the forward convolutions and input gradients; the modules compile.
+  void smallImageWeightGradientsCompile_data() {
+    QTest::addColumn<QString>("precision");
+    QTest::addColumn<int>("side");
+    QTest::addColumn<bool>("generated");
+    QTest::newRow("fp32 10x10") << QStringLiteral("fp32") << 10 << true;
+    QTest::newRow("tf32 10x10") << QStringLiteral("tf32") << 10 << true;
+    QTest::newRow("fp32 48x48") << QStringLiteral("fp32") << 48 << false;  // 4 x 48 x 48 + 16 x 48 x 48 floats: 184 KB
+  }
+  void smallImageWeightGradientsCompile() {
+    QFETCH(QString, precision);
+    QFETCH(int, side);
+    QFETCH(bool, generated);
+    pdl::CompileOptions o;
+    o.fileName = "minatar.pdl";
+    o.observationShape = {4, side, side};
+    o.actionCount = 3;
+    o.batch = 64;
+    auto compiled = pdl::compile("@precision('" + precision.toStdString() + "')\ndef trunk(obs):\n"
+                                 "    return relu(conv2d(obs, filters=16, kernel=3))\n\n"
+                                 "@parallel(axis='batch')\ndef policy(obs):\n    return dense(trunk(obs), units=3)\n", o);
+    QVERIFY(compiled.policy);
+    const ir::Graph g = golden::gradientGraph(*compiled.policy);
+    const gpu::Schedule s = gpu::renderSchedule(g);
+    int images = 0, library = 0;
+    for (const auto& step : s.steps) {
+      if (step.kind == gpu::StepKind::ImplicitConv) {
+        QCOMPARE(g.node(step.node).op, ir::Op::Conv2dGradWeight);
+        QVERIFY2(step.source.find("cas_conv_wgrad_images<64, 4, 10, 10, 16, 3, 3, 10, 10, 1, 1, 1, 1, 8>(") != std::string::npos, step.source.c_str());
+        QCOMPARE(step.blockSize, 96);  // 36 taps x 2 groups of 8 filters, in whole warps
+        ++images;
+      }
+      if (step.kind == gpu::StepKind::Conv && g.node(step.node).op == ir::Op::Conv2dGradWeight) ++library;
+    }
+    QCOMPARE(images, generated ? 1 : 0);
+    QCOMPARE(library, generated ? 0 : 1);
+    const std::string error = compileError(moduleSource(s));
+    QVERIFY2(error.empty(), error.c_str());
+  }
+
   void updateGraphsCompileAndFuse_data() {
     QTest::addColumn<QString>("net");
     QTest::addColumn<int>("batch");
