@@ -15,6 +15,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "core/env/minatar_environments.hpp"
@@ -55,6 +57,32 @@ __global__ void observeMarked(const S* states, int count, float* out) {
   R::mark(s, mine);
 }
 
+// As the environment kernels' observeRows: the block clears its rows in float4s, then marks.
+__global__ void observeBlock(const S* states, int count, float* observations) {
+  const int g = blockIdx.x * blockDim.x + threadIdx.x;
+  const bool active = g < count;
+  const S s = active ? states[g] : S{};
+  const long long first = (long long)blockIdx.x * blockDim.x;
+  float* mine = observations + (first + threadIdx.x) * kObs;
+  const int copies = min(int(blockDim.x), count - int(first));
+  float4* rows = reinterpret_cast<float4*>(observations + first * kObs);
+  const int quads = copies * (kObs / 4);
+  for (int i = threadIdx.x; i < quads; i += blockDim.x) rows[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+  __syncthreads();
+  if (active) R::mark(s, mine);
+}
+
+// Each thread clears its own row in float4s, then marks it.
+__global__ void observeOwnRow(const S* states, int count, float* observations) {
+  const int g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= count) return;
+  const S s = states[g];
+  float* mine = observations + (long long)g * kObs;
+  float4* row = reinterpret_cast<float4*>(mine);
+  for (int i = 0; i < kObs / 4; ++i) row[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+  R::mark(s, mine);
+}
+
 void dump(const char* who, const S& s) {
   printf("    %s: cannon %d dir %d moveInterval %d moveTimer %d alienShot %d shotTimer %d ramp %d terminal %d sticky %d\n", who, s.game.cannon,
          s.game.direction, s.game.moveInterval, s.game.moveTimer, s.game.alienShotTimer, s.game.shotTimer, s.game.rampIndex, int(s.game.terminal),
@@ -81,11 +109,13 @@ int main(int argc, char** argv) {
   const std::uint64_t seed = 7;
   S* dStates;
   int* dActions;
-  float *dWhole, *dMarked;
+  float *dWhole, *dMarked, *dBlock, *dOwn;
   cudaMalloc(&dStates, sizeof(S) * count);
   cudaMalloc(&dActions, sizeof(int) * count);
   cudaMalloc(&dWhole, sizeof(float) * count * kObs);
   cudaMalloc(&dMarked, sizeof(float) * count * kObs);
+  cudaMalloc(&dBlock, sizeof(float) * count * kObs);
+  cudaMalloc(&dOwn, sizeof(float) * count * kObs);
   const int blocks = (count + 127) / 128;
   init<<<blocks, 128>>>(dStates, count, seed);
   std::vector<S> host(count), dev(count);
@@ -96,17 +126,22 @@ int main(int argc, char** argv) {
   }
   GameRandom draws = GameRandom::forGame(99, 0);
   std::vector<int> actions(count);
-  std::vector<float> whole(std::size_t(count) * kObs), marked(whole.size()), expected(kObs);
+  std::vector<float> whole(std::size_t(count) * kObs), marked(whole.size()), block(whole.size()), own(whole.size()), expected(kObs);
   int stateReports = 0, observationReports = 0;
+  std::map<std::string, int> reports;  // per observation path
   for (int k = 1; k <= steps; ++k) {
     for (int& a : actions) a = draws.below(4);
     cudaMemcpy(dActions, actions.data(), sizeof(int) * count, cudaMemcpyHostToDevice);
     step<<<blocks, 128>>>(dStates, count, dActions);
     observeWhole<<<blocks, 128>>>(dStates, count, dWhole);
     observeMarked<<<blocks, 128>>>(dStates, count, dMarked);
+    observeBlock<<<blocks, 128>>>(dStates, count, dBlock);
+    observeOwnRow<<<blocks, 128>>>(dStates, count, dOwn);
     cudaMemcpy(dev.data(), dStates, sizeof(S) * count, cudaMemcpyDeviceToHost);
     cudaMemcpy(whole.data(), dWhole, sizeof(float) * whole.size(), cudaMemcpyDeviceToHost);
     cudaMemcpy(marked.data(), dMarked, sizeof(float) * marked.size(), cudaMemcpyDeviceToHost);
+    cudaMemcpy(block.data(), dBlock, sizeof(float) * block.size(), cudaMemcpyDeviceToHost);
+    cudaMemcpy(own.data(), dOwn, sizeof(float) * own.size(), cudaMemcpyDeviceToHost);
     if (cudaGetLastError() != cudaSuccess) {
       printf("step %d: %s\n", k, cudaGetErrorString(cudaGetLastError()));
       return 1;
@@ -125,11 +160,12 @@ int main(int argc, char** argv) {
         dump("device", dev[g]);
       }
       observeMinatar<R>(dev[g], expected.data());  // the host's observation of the device's state
-      for (const auto& [name, got] : {std::pair{"whole", &whole}, std::pair{"marked", &marked}}) {
+      for (const auto& [name, got] : {std::pair{"whole", &whole}, std::pair{"marked", &marked}, std::pair{"block-cleared", &block}, std::pair{"own-row float4", &own}}) {
         const float* row = got->data() + std::size_t(g) * kObs;
-        for (int i = 0; i < kObs && observationReports < 6; ++i)
+        for (int i = 0; i < kObs && reports[name] < 3; ++i)
           if (row[i] != expected[i]) {
             ++observationReports;
+            ++reports[name];
             printf("step %d, copy %d: the %s observation differs at entry %d (channel %d, row %d, column %d): device %g, host %g\n", k, g, name, i,
                    i / 100, i / 10 % 10, i % 10, row[i], expected[i]);
             dump("device state", dev[g]);

@@ -12,8 +12,8 @@
 //   env_seed_actions per copy    the random actions' generators
 // 128-thread blocks, one thread per copy. A copy's state is a few dozen bytes read and written
 // once per step (Seaquest's 584: its entity lists have fixed sizes); the observation rows (up to
-// 1,000 floats per copy) dominate the traffic, so a block clears its rows together and each
-// thread then sets its copy's ones (observeRows).
+// 1,000 floats per copy) dominate the traffic: each thread clears its copy's row in 16-byte
+// stores and then sets its ones (observeRows).
 #include <cuda_runtime.h>
 
 #include <string>
@@ -68,24 +68,24 @@ __global__ void stepKernel(typename Rules::State* states, const std::int32_t* ac
   truncated[g] = r.truncated;
 }
 
-// Every copy of this block writes its observation row. MinAtar's rows are mostly zeros: the block
-// clears its rows together (coalesced 16-byte stores), then each thread sets its copy's ones;
-// a thread per row writing a whole row would scatter its stores over the rows. Every thread of
-// the block must call it (it holds a barrier); `active`: whether the thread has a copy.
+// Every copy of this block writes its observation row. MinAtar's rows are mostly zeros: each
+// thread clears its copy's row in 16-byte stores, then sets the ones. The block once cleared its
+// rows together (coalesced, then a barrier, then the marks), but on an H100 (CUDA 13.0, sm_90)
+// Space Invaders' rows then kept a 1 at channel 2, row 6, column 1 that the copy's marks had not
+// written, in about one copy in 150 after 133 steps, while a thread clearing its own row agreed
+// with the CPU twin (bench/diagnostics/si_probe.cu); the cause was not found. `active`: whether
+// the thread has a copy.
 template <class Rules>
-__device__ void observeRows(const typename Rules::State& s, bool active, float* observations, int count) {
-  const std::int64_t first = std::int64_t(blockIdx.x) * blockDim.x;
-  float* mine = observations + (first + threadIdx.x) * Rules::kObservationSize;
+__device__ void observeRows(const typename Rules::State& s, bool active, float* observations) {
+  if (!active) return;
+  float* mine = observations + (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * Rules::kObservationSize;
   if constexpr (Rules::kSparseObservation) {
     static_assert(Rules::kObservationSize % 4 == 0, "rows are cleared in float4s");
-    const int copies = min(int(blockDim.x), count - int(first));
-    float4* rows = reinterpret_cast<float4*>(observations + first * Rules::kObservationSize);
-    const int quads = copies * (Rules::kObservationSize / 4);
-    for (int i = threadIdx.x; i < quads; i += blockDim.x) rows[i] = make_float4(0.f, 0.f, 0.f, 0.f);
-    __syncthreads();
-    if (active) Rules::mark(s, mine);
+    float4* row = reinterpret_cast<float4*>(mine);
+    for (int i = 0; i < Rules::kObservationSize / 4; ++i) row[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+    Rules::mark(s, mine);
   } else {
-    if (active) Rules::observe(s, mine);
+    Rules::observe(s, mine);
   }
 }
 
@@ -94,7 +94,7 @@ __global__ void observeKernel(const typename Rules::State* states, float* observ
   const int g = blockIdx.x * blockDim.x + threadIdx.x;
   const bool active = g < count;
   const typename Rules::State s = active ? states[g] : typename Rules::State{};
-  observeRows<Rules>(s, active, observations, count);
+  observeRows<Rules>(s, active, observations);
 }
 
 template <class Rules>
@@ -114,7 +114,7 @@ __global__ void stepRandomKernel(typename Rules::State* states, GameRandom* acti
     states[g] = s;
     actionRandom[g] = r;
   }
-  observeRows<Rules>(s, active, observations, count);
+  observeRows<Rules>(s, active, observations);
 }
 
 template <class Rules>
