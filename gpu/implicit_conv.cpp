@@ -84,13 +84,13 @@ ImplicitConvKernel implicitConv(ConvPass pass, const ConvGeometry& g, bool bf16,
 ImplicitConvKernel imageWeightGradient(const ConvGeometry& g, const std::string& x, const std::string& dy, const std::string& dw) {
   const std::int64_t taps = g.c * g.r * g.s;
   // Filters per thread: 8 (a dy value read for each tap and pixel serves 8 products), more where
-  // the threads would pass 1024; the schedule keeps the taps to at most 512.
+  // the threads would pass 1024; the schedule keeps that to at most 16 (taps at most 512).
   std::int64_t perThread = std::min<std::int64_t>(g.k, 8);
   while (taps * ceilDiv(g.k, perThread) > 1024) perThread *= 2;
   const std::int64_t owners = taps * ceilDiv(g.k, perThread);
   ImplicitConvKernel k;
   k.blockSize = int(ceilDiv(owners, 32) * 32);
-  k.blocksPerSm = 4;
+  k.blocksPerSm = int(std::clamp<std::int64_t>(2048 / k.blockSize, 1, 4));  // what an SM's 2048 threads allow
   k.gridX = std::min(g.n, kImageBlocks);
   k.gridY = 1;
   std::ostringstream c;

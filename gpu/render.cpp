@@ -609,7 +609,7 @@ std::string Step::describe() const {
     case StepKind::Gemm: s << "kernel " << name << ": GEMM + " << nodes - 1 << " fused node(s), grid " << gridX << "x" << gridY; break;
     case StepKind::Blas: s << name << " (cuBLAS)"; break;
     case StepKind::Conv: s << name << " (cuDNN)"; break;
-    case StepKind::ImplicitConv: s << "kernel " << name << ": implicit-GEMM convolution + " << nodes - 1 << " fused node(s), grid " << gridX << "x" << gridY; break;
+    case StepKind::ImplicitConv: s << "kernel " << name << ": generated convolution + " << nodes - 1 << " fused node(s), grid " << gridX << "x" << gridY; break;
     case StepKind::Fill: s << "fill %" << node; break;
     case StepKind::Copy: s << "copy %" << node << " -> %" << target; break;
   }

@@ -216,7 +216,7 @@
     </message>
     <message>
         <source>graph</source>
-        <translation>图</translation>
+        <translation>CUDA 图</translation>
     </message>
     <message>
         <source>achieved occupancy</source>
@@ -308,7 +308,7 @@
     </message>
     <message>
         <source>%1 captured (a root and a step graph per k, selection kernel and instrumentation)</source>
-        <translation>已捕获 %1 个（每个 k、选择内核和插桩方式各有一个根图和一个步图）</translation>
+        <translation>已捕获 %1 个（k、选择内核与插桩的每种组合各一个根图和一个步图）</translation>
     </message>
     <message>
         <source>the compiled network (its input and output buffers are the search&apos;s rows)</source>

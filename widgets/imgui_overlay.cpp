@@ -56,7 +56,8 @@ int mouseButton(Qt::MouseButton b) {
 }
 
 // A system font with CJK glyphs, and the face to use in a collection: smaller files first.
-std::pair<QString, int> cjkFont() {
+// `needed`: the characters it is wanted for.
+std::pair<QString, int> cjkFont(const QString& needed) {
   const std::pair<const char*, int> candidates[] = {{"fonts/truetype/wqy/wqy-microhei.ttc", 0},
                                                     {"fonts/truetype/droid/DroidSansFallbackFull.ttf", 0},
                                                     {"fonts/opentype/noto/NotoSansCJK-Regular.ttc", 2}};  // face 2: SC
@@ -64,34 +65,43 @@ std::pair<QString, int> cjkFont() {
     const QString found = QStandardPaths::locate(QStandardPaths::GenericDataLocation, QString::fromLatin1(path));
     if (!found.isEmpty()) return {found, face};
   }
-  // Else the first font fontconfig ranks for Simplified Chinese that has Chinese at all: a
-  // relocated install's fonts.conf names its own fonts, and a font cut down to the translation's
-  // characters covers too little of the language for fontconfig to list it as zh-cn, so the
-  // request also names a character and the ranking, not the best match, is searched.
-  constexpr FcChar32 kZhong = 0x4E2D;  // 中
+  // Else, of the fonts fontconfig ranks for Simplified Chinese, the first that has the most of
+  // the needed characters: a relocated install's fonts.conf names its own fonts, and a font cut
+  // down to the translation's characters covers too little of the language for fontconfig to
+  // list it as zh-cn, so the request also names the characters and the ranking, not the best
+  // match, is searched.
   std::pair<QString, int> picked;
   FcPattern* pattern = FcNameParse(reinterpret_cast<const FcChar8*>(":lang=zh-cn"));
   FcCharSet* wanted = FcCharSetCreate();
-  if (!pattern || !wanted || !FcCharSetAddChar(wanted, kZhong) || !FcPatternAddCharSet(pattern, FC_CHARSET, wanted)) {
+  bool added = wanted != nullptr;
+  for (char32_t c : needed.toUcs4())
+    if (added) added = FcCharSetAddChar(wanted, FcChar32(c));
+  if (!pattern || !added || !FcPatternAddCharSet(pattern, FC_CHARSET, wanted)) {
     if (wanted) FcCharSetDestroy(wanted);
     if (pattern) FcPatternDestroy(pattern);
     return picked;
   }
-  FcCharSetDestroy(wanted);  // the pattern holds its own reference
   FcConfigSubstitute(nullptr, pattern, FcMatchPattern);
   FcDefaultSubstitute(pattern);
   FcResult result = FcResultNoMatch;
   if (FcFontSet* ranked = FcFontSort(nullptr, pattern, FcFalse, nullptr, &result)) {
-    for (int i = 0; i < ranked->nfont && picked.first.isEmpty(); ++i) {
+    const FcChar32 all = FcCharSetCount(wanted);
+    FcChar32 best = 0;
+    for (int i = 0; i < ranked->nfont && best < all; ++i) {
       FcChar8* file = nullptr;
       FcCharSet* characters = nullptr;
       int index = 0;
-      if (FcPatternGetString(ranked->fonts[i], FC_FILE, 0, &file) == FcResultMatch &&
-          FcPatternGetCharSet(ranked->fonts[i], FC_CHARSET, 0, &characters) == FcResultMatch && FcCharSetHasChar(characters, kZhong))
-        picked = {QFile::decodeName(reinterpret_cast<const char*>(file)), FcPatternGetInteger(ranked->fonts[i], FC_INDEX, 0, &index) == FcResultMatch ? index : 0};
+      if (FcPatternGetString(ranked->fonts[i], FC_FILE, 0, &file) != FcResultMatch ||
+          FcPatternGetCharSet(ranked->fonts[i], FC_CHARSET, 0, &characters) != FcResultMatch)
+        continue;
+      const FcChar32 covered = FcCharSetIntersectCount(wanted, characters);
+      if (covered <= best) continue;
+      best = covered;
+      picked = {QFile::decodeName(reinterpret_cast<const char*>(file)), FcPatternGetInteger(ranked->fonts[i], FC_INDEX, 0, &index) == FcResultMatch ? index : 0};
     }
     FcFontSetDestroy(ranked);
   }
+  FcCharSetDestroy(wanted);  // the pattern holds its own reference
   FcPatternDestroy(pattern);
   return picked;
 }
@@ -200,7 +210,7 @@ void ImGuiOverlay::loadGlyphsFor(const QString& text) {
   for (QChar c : text)
     if (c.unicode() > 0xFF && !glyphsLoaded_.contains(c) && !missing.contains(c)) missing += c;
   if (missing.isEmpty()) return;
-  const auto [path, face] = cjkFont();
+  const auto [path, face] = cjkFont(missing);
   glyphsLoaded_ += missing;  // also when no font has them: ImGui then draws '?', and we stop looking
   if (path.isEmpty()) return;
   ImGuiIO& io = ImGui::GetIO();

@@ -100,7 +100,7 @@ struct BreakoutRules {
   }
 
   // The observation's ones, into `out` already zero (observeMinatar clears it first; the device
-  // clears a block's rows together).
+  // kernels clear the row in 16-byte stores).
   CAS_HD static void mark(const State& state, float* out) {
     const Game& s = state.game;
     grid::cell(out, 0, 9, s.paddle) = 1;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #ifndef QT_TRANSLATE_NOOP
-#define QT_TRANSLATE_NOOP(context, text) text
+#define QT_TRANSLATE_NOOP(scope, x) x  // as Qt spells it, so that a later Qt header redefines it identically
 #endif
 
 namespace cas::exec {

@@ -150,7 +150,12 @@ class Planner {
     const Shape& x = node(n.inputs[0]).shape;
     const Shape& dy = node(n.inputs[1]).shape;
     const std::int64_t bytes = 4 * (numel(x) / x[0] + numel(dy) / dy[0]);
-    return bytes <= target_.imageWgradMaxBytes && x[1] * n.shape[2] * n.shape[3] <= 512;
+    const std::int64_t taps = x[1] * n.shape[2] * n.shape[3], filters = n.shape[0];
+    if (bytes > target_.imageWgradMaxBytes || taps > 512) return false;
+    // A thread per tap and group of filters, at most 1024 threads: at most 16 filters a thread
+    // (the kernel keeps their sums in registers).
+    const std::int64_t groups = 1024 / taps;
+    return (filters + groups - 1) / groups <= 16;
   }
 
   int newUnit(UnitKind kind, NodeId id) {

@@ -113,9 +113,10 @@ struct ScheduleTarget {
   std::int64_t maxElements = (1ll << 31) - 1;  // indices are 32-bit
   bool symmetricConvPadding = true;         // the vendor convolutions need it
   // fp32 and tf32 weight gradients of convolutions whose image and output gradient take at most
-  // this many bytes together, with at most 512 taps (C*R*S): a generated kernel that stages one
-  // image at a time (gpu/kernels/conv_wgrad_images.cuh), for the small boards of MinAtar, where
-  // cuDNN's algorithms are an order of magnitude slower at large batches; 0: the vendor library.
+  // this many bytes together (static shared memory: 48 KB at most), with at most 512 taps (C*R*S)
+  // and 16 filters a thread: a generated kernel that stages one image at a time
+  // (gpu/kernels/conv_wgrad_images.cuh), for the small boards of MinAtar, where cuDNN's
+  // algorithms are an order of magnitude slower at large batches; 0: the vendor library.
   std::int64_t imageWgradMaxBytes = 24 << 10;
   // false: no cuBLAS or cuDNN calls (the standalone CUDA export depends on the CUDA runtime
   // only); products the generated GEMMs do not cover and fp32 convolutions become Special

@@ -72,7 +72,7 @@ __global__ void stepKernel(typename Rules::State* states, const std::int32_t* ac
 // thread clears its copy's row in 16-byte stores, then sets the ones. The block once cleared its
 // rows together (coalesced, then a barrier, then the marks), but on an H100 (CUDA 13.0, sm_90)
 // Space Invaders' rows then kept a 1 at channel 2, row 6, column 1 that the copy's marks had not
-// written, in about one copy in 150 after 133 steps, while a thread clearing its own row agreed
+// written, from step 133 of the GPU suite's actions, while a thread clearing its own row agreed
 // with the CPU twin (bench/diagnostics/si_probe.cu); the cause was not found. `active`: whether
 // the thread has a copy.
 template <class Rules>

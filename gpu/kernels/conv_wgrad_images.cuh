@@ -24,6 +24,8 @@ template <int N, int C, int H, int W, int K, int R, int S, int HO, int WO, int S
 __device__ __forceinline__ void cas_conv_wgrad_images(const float* x, const float* dy, float* dw) {
   constexpr int Kc = C * R * S, Groups = (K + TK - 1) / TK, Owners = Kc * Groups;
   constexpr int ImageSize = C * H * W, GradientSize = K * HO * WO;
+  static_assert(Owners <= 1024, "a block holds a thread per tap and group of filters");
+  static_assert(4 * (ImageSize + GradientSize) <= 48 * 1024, "an image and its gradient fit static shared memory");
   __shared__ float image[ImageSize];
   __shared__ float gradient[GradientSize];
   const int t = threadIdx.x;

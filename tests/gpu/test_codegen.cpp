@@ -224,7 +224,7 @@ class TestCodegen : public QObject {
     QTest::addColumn<bool>("generated");
     QTest::newRow("fp32 10x10") << QStringLiteral("fp32") << 10 << true;
     QTest::newRow("tf32 10x10") << QStringLiteral("tf32") << 10 << true;
-    QTest::newRow("fp32 48x48") << QStringLiteral("fp32") << 48 << false;  // 4 x 48 x 48 + 16 x 48 x 48 floats: 184 KB
+    QTest::newRow("fp32 48x48") << QStringLiteral("fp32") << 48 << false;  // 4 x 48 x 48 + 16 x 48 x 48 floats: 184,320 bytes
   }
   void smallImageWeightGradientsCompile() {
     QFETCH(QString, precision);
