@@ -626,6 +626,7 @@ std::vector<exec::KernelReport> DeviceSearch::profileKernels(int steps) {
   };
   auto instrumented = [&](exec::KernelReport r, const SearchKernelInfo& info, const KernelCounters& c, const BlockRecord* blocksOf) {
     r.registers = info.registers;
+    r.theoreticalOccupancy = info.theoreticalOccupancy;
     if (c.warpSteps > 0) r.simtEfficiency = double(c.activeLanes) / (32.0 * double(c.warpSteps));
     std::uint64_t origin = blocksOf[0].start;
     for (int i = 0; i < blocks; ++i) origin = std::min(origin, blocksOf[i].start);

@@ -302,14 +302,31 @@ int registersOf(Kernel kernel) {
   return a.numRegs;
 }
 
+// Active warps over the SM's maximum when the kernel runs alone in blocks of kThreadsPerBlock
+// (cudaOccupancyMaxActiveBlocksPerMultiprocessor); -1 when the runtime cannot say, which only
+// leaves the figure out of the reports.
+template <typename Kernel>
+double theoreticalOccupancyOf(Kernel kernel) {
+  int device = 0, maxThreads = 0, blocks = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&maxThreads, cudaDevAttrMaxThreadsPerMultiProcessor, device) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, SearchKernels::kThreadsPerBlock, 0) != cudaSuccess || maxThreads <= 0) {
+    cudaGetLastError();
+    return -1;
+  }
+  return double(blocks) * SearchKernels::kThreadsPerBlock / double(maxThreads);
+}
+
 template <class Game>
 class GameKernels final : public SearchKernels {
  public:
   GameKernels() {
     // Loads every kernel now (CUDA loads modules lazily), so none loads inside a graph capture.
-    masked_ = {"search_select_masked", "selection, predicated", registersOf(selectKernel<Game, true, false>), kThreadsPerBlock};
-    branchy_ = {"search_select_branchy", "selection, branching", registersOf(selectKernel<Game, false, false>), kThreadsPerBlock};
-    expand_ = {"search_expand_backup", "expansion and backup", registersOf(expandKernel<Game, false>), kThreadsPerBlock};
+    masked_ = {"search_select_masked", "selection, predicated", registersOf(selectKernel<Game, true, false>), kThreadsPerBlock,
+               theoreticalOccupancyOf(selectKernel<Game, true, false>)};
+    branchy_ = {"search_select_branchy", "selection, branching", registersOf(selectKernel<Game, false, false>), kThreadsPerBlock,
+                theoreticalOccupancyOf(selectKernel<Game, false, false>)};
+    expand_ = {"search_expand_backup", "expansion and backup", registersOf(expandKernel<Game, false>), kThreadsPerBlock,
+               theoreticalOccupancyOf(expandKernel<Game, false>)};
     registersOf(selectKernel<Game, true, true>);
     registersOf(selectKernel<Game, false, true>);
     registersOf(expandKernel<Game, true>);

@@ -62,6 +62,7 @@ struct SelfPlayBuffers {
 struct SearchKernelInfo {
   std::string name, label;
   int registers = -1, threadsPerBlock = 0;
+  double theoreticalOccupancy = -1;  // active warps / the SM's maximum, 0..1; -1 unknown
 };
 
 class SearchKernels {

@@ -321,8 +321,11 @@ class TestGpuSearch : public QObject {
         if (k.name.rfind("search_select", 0) != 0 && k.name != "search_expand_backup") continue;
         sawSelect = sawSelect || k.name.rfind("search_select", 0) == 0;
         QVERIFY2(k.simtEfficiency > 0 && k.simtEfficiency <= 1, qPrintable(QString::fromStdString(k.name)));
+        // Measured as the reports' column and the Kernels dock's occupancy plot show it.
+        QVERIFY2(k.theoreticalOccupancy > 0 && k.theoreticalOccupancy <= 1, qPrintable(QString::fromStdString(k.name)));
         QCOMPARE(int(k.timeline.size()), 1024 / 32);
-        qInfo("%s: %.1f us, SIMT efficiency %.1f%%", k.name.c_str(), k.timeUs, 100 * k.simtEfficiency);
+        qInfo("%s: %.1f us, SIMT efficiency %.1f%%, theoretical occupancy %.0f%%", k.name.c_str(), k.timeUs, 100 * k.simtEfficiency,
+              100 * k.theoreticalOccupancy);
       }
       QVERIFY(sawSelect);
     }
