@@ -41,7 +41,7 @@ struct RolloutSetup;
 namespace cas::exec {
 
 // Bumped whenever the Backend class layout changes, so a stale plugin is refused, not crashed.
-inline constexpr int kBackendPluginAbi = 10;
+inline constexpr int kBackendPluginAbi = 11;
 
 struct ProbeReport {
   bool passed = false;
