@@ -57,7 +57,7 @@ __global__ void observeMarked(const S* states, int count, float* out) {
   R::mark(s, mine);
 }
 
-// As the environment kernels' observeRows: the block clears its rows in float4s, then marks.
+// As the environment kernels' observeRows did before 376f474: the block clears its rows in float4s, then marks.
 __global__ void observeBlock(const S* states, int count, float* observations) {
   const int g = blockIdx.x * blockDim.x + threadIdx.x;
   const bool active = g < count;

@@ -13,7 +13,7 @@
 // 128-thread blocks, one thread per copy. A copy's state is a few dozen bytes read and written
 // once per step (Seaquest's 584: its entity lists have fixed sizes); the observation rows (up to
 // 1,000 floats per copy) dominate the traffic: each thread clears its copy's row in 16-byte
-// stores and then sets its ones (observeRows).
+// stores and then sets its ones (observeRow).
 #include <cuda_runtime.h>
 
 #include <string>
@@ -68,17 +68,15 @@ __global__ void stepKernel(typename Rules::State* states, const std::int32_t* ac
   truncated[g] = r.truncated;
 }
 
-// Every copy of this block writes its observation row. MinAtar's rows are mostly zeros: each
-// thread clears its copy's row in 16-byte stores, then sets the ones. The block once cleared its
+// Copy g's observation row. MinAtar's rows are mostly zeros: the thread clears the row in 16-byte
+// stores, then sets the ones. The block once cleared its
 // rows together (coalesced, then a barrier, then the marks), but on an H100 (CUDA 13.0, sm_90)
 // Space Invaders' rows then kept a 1 at channel 2, row 6, column 1 that the copy's marks had not
 // written, from step 133 of the GPU suite's actions, while a thread clearing its own row agreed
-// with the CPU twin (bench/diagnostics/si_probe.cu); the cause was not found. `active`: whether
-// the thread has a copy.
+// with the CPU twin (bench/diagnostics/si_probe.cu); the cause was not found.
 template <class Rules>
-__device__ void observeRows(const typename Rules::State& s, bool active, float* observations) {
-  if (!active) return;
-  float* mine = observations + (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * Rules::kObservationSize;
+__device__ void observeRow(const typename Rules::State& s, int g, float* observations) {
+  float* mine = observations + std::int64_t(g) * Rules::kObservationSize;
   if constexpr (Rules::kSparseObservation) {
     static_assert(Rules::kObservationSize % 4 == 0, "rows are cleared in float4s");
     float4* row = reinterpret_cast<float4*>(mine);
@@ -92,29 +90,25 @@ __device__ void observeRows(const typename Rules::State& s, bool active, float* 
 template <class Rules>
 __global__ void observeKernel(const typename Rules::State* states, float* observations, int count) {
   const int g = blockIdx.x * blockDim.x + threadIdx.x;
-  const bool active = g < count;
-  const typename Rules::State s = active ? states[g] : typename Rules::State{};
-  observeRows<Rules>(s, active, observations);
+  if (g >= count) return;
+  observeRow<Rules>(states[g], g, observations);
 }
 
 template <class Rules>
 __global__ void stepRandomKernel(typename Rules::State* states, GameRandom* actionRandom, float* observations, RandomTotals totals, int count) {
   const int g = blockIdx.x * blockDim.x + threadIdx.x;
-  const bool active = g < count;
-  typename Rules::State s{};
-  if (active) {
-    s = states[g];
-    GameRandom r = actionRandom[g];
-    const cas::env::StepResult result = Rules::step(s, r.below(Rules::kActions));
-    totals.reward[g] += result.reward;
-    if (result.terminated || result.truncated) {
-      totals.episodes[g] += 1;
-      Rules::reset(s);
-    }
-    states[g] = s;
-    actionRandom[g] = r;
+  if (g >= count) return;
+  typename Rules::State s = states[g];
+  GameRandom r = actionRandom[g];
+  const cas::env::StepResult result = Rules::step(s, r.below(Rules::kActions));
+  totals.reward[g] += result.reward;
+  if (result.terminated || result.truncated) {
+    totals.episodes[g] += 1;
+    Rules::reset(s);
   }
-  observeRows<Rules>(s, active, observations);
+  states[g] = s;
+  actionRandom[g] = r;
+  observeRow<Rules>(s, g, observations);
 }
 
 template <class Rules>
