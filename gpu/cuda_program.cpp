@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
-#include <cstdio>
 
 #include "gpu/blas_call.hpp"
 #include "gpu/conv_call.hpp"

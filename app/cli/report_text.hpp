@@ -1,13 +1,10 @@
 #pragma once
-// Small pieces the CLI's reports share: JSON strings (core/support/json_string.hpp), runtime-
-// the extent of a kernel's SM timeline.
+// Small pieces the CLI's reports share: JSON strings (core/support/json_string.hpp) and the
+// extent of a kernel's SM timeline.
 #include <algorithm>
-#include <string>
-#include <utility>
 #include <vector>
 
 #include "core/exec/kernel_report.hpp"
-#include "core/exec/runtime_stat.hpp"
 #include "core/support/json_string.hpp"
 
 namespace cas::cli {
