@@ -200,8 +200,8 @@
         <translation>在 GPU 搜索的内核中统计 SIMT 效率并记录 SM 时间线（稍慢）。</translation>
     </message>
     <message>
-        <source>PPO on the CUDA backend: step the environments&apos; device twins and keep the rollout and its minibatches on the device (off: the CPU twins step on the host). Off by default until its check against the host rollout has run on a GPU.</source>
-        <translation>CUDA 后端上的 PPO：在设备上运行环境的设备孪生，并把采样轨迹及其小批量留在设备上（关闭：由主机上的 CPU 孪生运行环境）。在它与主机采样的对照检查于 GPU 上运行之前，默认关闭。</translation>
+        <source>PPO on the CUDA backend: step the environments&apos; device twins and keep the rollout and its minibatches on the device (off: the CPU twins step on the host). A backend without device twins, such as the CPU backend, steps the CPU twins either way.</source>
+        <translation>CUDA 后端上的 PPO：在设备上运行环境的设备孪生，并把采样轨迹及其小批量留在设备上（关闭：由主机上的 CPU 孪生运行环境）。没有设备孪生的后端（例如 CPU 后端）无论如何都在主机上运行 CPU 孪生。</translation>
     </message>
 </context>
 <context>

@@ -74,7 +74,7 @@ std::vector<ParameterSpec> standardSpecs() {
       floatParam("ppo.value_coef", 0.0, 100.0, 0.5, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "PPO: weight of the value loss in the total loss.")),
       floatParam("ppo.entropy_coef", 0.0, 10.0, 0.01, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "PPO: weight of the entropy bonus (subtracted from the loss).")),
       floatParam("ppo.max_grad_norm", 0.0, 1e6, 0.5, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "PPO: global-norm gradient clipping threshold (0 disables clipping).")),
-      boolParam("ppo.device_rollout", false, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "PPO on the CUDA backend: step the environments' device twins and keep the rollout and its minibatches on the device (off: the CPU twins step on the host). Off by default until its check against the host rollout has run on a GPU.")),
+      boolParam("ppo.device_rollout", true, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "PPO on the CUDA backend: step the environments' device twins and keep the rollout and its minibatches on the device (off: the CPU twins step on the host). A backend without device twins, such as the CPU backend, steps the CPU twins either way.")),
 
       choiceParam("runtime.device", {"auto", "cpu", "cuda"}, "auto", kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Backend: auto uses CUDA when it is available, else the CPU.")),
       intParam("runtime.threads", 0, 1024, 0, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "CPU worker threads (0 uses every core).")),

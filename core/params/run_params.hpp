@@ -47,7 +47,7 @@ struct PpoParams {
   double learningRate = 0;
   bool annealLearningRate = true;
   double gamma = 0, gaeLambda = 0, clip = 0, valueCoef = 0, entropyCoef = 0, maxGradNorm = 0;
-  bool deviceRollout = false;  // on a backend with device twins of the environment
+  bool deviceRollout = true;  // on a backend with device twins of the environment
 };
 
 // [runtime]: the backend and the seed. runtime.threads and runtime.threads_per_block are
