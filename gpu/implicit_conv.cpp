@@ -11,7 +11,7 @@ constexpr int kRows = 128;                   // tile rows per block (implicit_co
 constexpr int kStep = 32;                    // reduction per shared tile (kConvStep)
 constexpr int kThreads = 256;                // kConvThreads
 constexpr std::int64_t kTargetBlocks = 512;  // weight gradient: slabs enough for ~4 blocks per SM
-constexpr std::int64_t kImageBlocks = 2048;  // fp32 weight gradient over small images: ~16 blocks per SM
+constexpr std::int64_t kImageBlocks = 2048;  // fp32 convolutions over small images: ~16 blocks per SM
 
 // Blocks per SM the kernels ask the compiler to fit (it caps registers to allow them);
 // CAS_CONV_BLOCKS_PER_SM overrides it (for tuning by hand).
@@ -78,6 +78,32 @@ ImplicitConvKernel implicitConv(ConvPass pass, const ConvGeometry& g, bool bf16,
     k.call = "cas_conv_wgrad<" + args.str() + ", " + str(chunk) + ">(" + x + ", " + other + ", " + tail + ");\n";
   }
   k.comment = c.str();
+  return k;
+}
+
+ImplicitConvKernel imageForward(const ConvGeometry& g, const std::string& x, const std::string& w, const std::string& epilogue) {
+  // Two adjacent pixels a thread where the rows have an even width (each tap's filters then
+  // serve two products), 8 filters a thread, 16 where the threads would pass 1024 (the schedule
+  // keeps it within that).
+  const std::int64_t pixelsPerThread = g.wo % 2 == 0 ? 2 : 1;
+  const std::int64_t slots = g.ho * ceilDiv(g.wo, pixelsPerThread);
+  std::int64_t perThread = std::min<std::int64_t>(g.k, 8);
+  while (slots * ceilDiv(g.k, perThread) > 1024) perThread *= 2;
+  const std::int64_t owners = slots * ceilDiv(g.k, perThread);
+  ImplicitConvKernel k;
+  k.blockSize = int(ceilDiv(owners, 32) * 32);
+  k.blocksPerSm = int(std::clamp<std::int64_t>(1024 / k.blockSize, 1, 8));  // half an SM's threads: up to 64 registers each
+  k.gridX = std::min(g.n, kImageBlocks);
+  k.gridY = 1;
+  std::ostringstream c;
+  c << "// x " << ir::shapeText({g.n, g.c, g.h, g.w}, ", ") << ", filters " << ir::shapeText({g.k, g.c, g.r, g.s}, ", ") << ", stride " << g.strideH
+    << "x" << g.strideW << ", padding " << g.padTop << "," << g.padLeft << " -> " << ir::shapeText({g.n, g.k, g.ho, g.wo}, ", ") << "\n"
+    << "// Launch: grid " << k.gridX << " (images n = block, + " << k.gridX << ", ...), " << k.blockSize << " threads: " << owners << " own "
+    << pixelsPerThread << " pixel(s) and " << perThread << " filter(s) each.\n";
+  k.comment = c.str();
+  k.call = "cas_conv_forward_images<" + str(g.n) + ", " + str(g.c) + ", " + str(g.h) + ", " + str(g.w) + ", " + str(g.k) + ", " + str(g.r) + ", " +
+           str(g.s) + ", " + str(g.ho) + ", " + str(g.wo) + ", " + str(g.strideH) + ", " + str(g.strideW) + ", " + str(g.padTop) + ", " +
+           str(g.padLeft) + ", " + str(perThread) + ", " + str(pixelsPerThread) + ">(" + x + ", " + w + ", " + epilogue + ");\n";
   return k;
 }
 

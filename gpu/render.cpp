@@ -560,15 +560,16 @@ class Renderer {
     const bool halfWidth = ir::isHalfWidth(n.precision);
     const ImplicitConvKernel k = halfWidth ? implicitConv(forward ? ConvPass::Forward : ConvPass::WeightGradient, convGeometry(g_, n),
                                                           n.precision == ir::Precision::BF16, x, other, tail)
-                                           : imageWeightGradient(convGeometry(g_, n), x, other, tail);
+                                           : forward ? imageForward(convGeometry(g_, n), x, other, tail)
+                                                     : imageWeightGradient(convGeometry(g_, n), x, other, tail);
     std::ostringstream s;
     if (halfWidth)
       s << "// " << step.name << ": " << ir::opName(n.op) << " as an implicit GEMM on tensor cores ("
         << (n.precision == ir::Precision::BF16 ? "bf16" : "fp16") << " products, fp32 sums)"
         << (forward ? ", then " + str(std::int64_t(unit(u).members.size()) - 1) + " fused node(s)" : ", added atomically") << from(step.label) << "\n";
     else
-      s << "// " << step.name << ": " << ir::opName(n.op) << " over small images, one staged in shared memory at a time (fp32 products), added atomically"
-        << from(step.label) << "\n";
+      s << "// " << step.name << ": " << ir::opName(n.op) << " over small images, one staged in shared memory at a time (fp32 products)"
+        << (forward ? ", then " + str(std::int64_t(unit(u).members.size()) - 1) + " fused node(s)" : ", added atomically") << from(step.label) << "\n";
     s << k.comment;
     s << "extern \"C\" __global__ void __launch_bounds__(" << k.blockSize << ", " << k.blocksPerSm << ") " << step.name << "(" << p.list()
       << ") {\n  cas_wait_for_previous_kernel();\n" << indent(k.call, "  ") << "}\n";

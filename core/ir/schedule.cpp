@@ -106,6 +106,18 @@ class Planner {
     return std::max<std::int64_t>(2, (k + target_.splitChunk - 1) / target_.splitChunk);
   }
 
+  // An fp32 or tf32 forward convolution (x [N,C,H,W], w [K,C,R,S]) small enough for a block to
+  // stage the filters and one image in shared memory, with a thread per 2 pixels and 16 filters
+  // at most 1024 (conv_forward_images.cuh).
+  bool imageForward(const Node& n) const {
+    if (n.op != Op::Conv2d) return false;
+    const Shape& x = node(n.inputs[0]).shape;
+    const Shape& w = node(n.inputs[1]).shape;
+    const std::int64_t bytes = 4 * (numel(x) / x[0] + numel(w));
+    const std::int64_t pixels = n.shape[2] * ((n.shape[3] + 1) / 2), groups = (w[0] + 15) / 16;
+    return bytes <= target_.imageConvMaxBytes && pixels * groups <= 1024;
+  }
+
   // An fp32 or tf32 weight gradient (x [N,C,H,W], dy [N,K,HO,WO]) small enough for a block to
   // stage one image and its gradient in shared memory (conv_wgrad_images.cuh).
   bool imageWeightGradient(const Node& n) const {
@@ -114,7 +126,7 @@ class Planner {
     const Shape& dy = node(n.inputs[1]).shape;
     const std::int64_t bytes = 4 * (numel(x) / x[0] + numel(dy) / dy[0]);
     const std::int64_t taps = x[1] * n.shape[2] * n.shape[3], filters = n.shape[0];
-    if (bytes > target_.imageWgradMaxBytes || taps > 512) return false;
+    if (bytes > target_.imageConvMaxBytes || taps > 512) return false;
     // A thread per tap and group of filters, at most 1024 threads: at most 16 filters a thread
     // (the kernel keeps their sums in registers).
     const std::int64_t groups = 1024 / taps;
@@ -252,10 +264,10 @@ class Planner {
         work_[size_t(u)].split = split;
         if (split != 1) work_[size_t(u)].closed = true;
       } else if (isConv(n.op)) {
-        // bf16/fp16 forward and weight gradient: generated implicit GEMMs; the forward one is
+        // bf16/fp16 forward and weight gradient: generated implicit GEMMs; a generated forward is
         // open, so the bias and activation after it become its epilogue. fp32 and tf32 go to
-        // cuDNN, but for weight gradients over small images (imageWgradMaxBytes).
-        const bool implicit = isHalfWidth(n.precision) ? n.op != Op::Conv2dGradInput : imageWeightGradient(n);
+        // cuDNN, but for forwards and weight gradients over small images (imageConvMaxBytes).
+        const bool implicit = isHalfWidth(n.precision) ? n.op != Op::Conv2dGradInput : imageForward(n) || imageWeightGradient(n);
         const UnitKind library = target_.vendorLibraries ? UnitKind::Conv : UnitKind::Special;
         u = newUnit(implicit ? UnitKind::ImplicitConv : library, id);
         work_[size_t(u)].closed = !implicit || n.op == Op::Conv2dGradWeight;

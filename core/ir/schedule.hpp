@@ -37,7 +37,7 @@ enum class StepKind : std::uint8_t {
   Blas,          // matmul through the vendor library (cuBLAS)
   Conv,          // convolution through the vendor library (cuDNN)
   ImplicitConv,  // generated: a bf16/fp16 convolution as an implicit GEMM on tensor cores, or an
-                 // fp32 weight gradient over small images (ScheduleTarget::imageWgradMaxBytes)
+                 // fp32 forward or weight gradient over small images (ScheduleTarget::imageConvMaxBytes)
   Fill,          // set a node's buffer to a value (the accumulator of an atomic kernel)
   Copy,          // copy an update's output into its input (when it cannot be done in place)
 };
@@ -112,12 +112,14 @@ struct ScheduleTarget {
   std::int64_t narrowColumns = 16;          // up to this many columns: the Narrow variant
   std::int64_t maxElements = (1ll << 31) - 1;  // indices are 32-bit
   bool symmetricConvPadding = true;         // the vendor convolutions need it
-  // fp32 and tf32 weight gradients of convolutions whose image and output gradient take at most
-  // this many bytes together (static shared memory: 48 KB at most), with at most 512 taps (C*R*S)
-  // and 16 filters a thread: a generated kernel that stages one image at a time
-  // (gpu/kernels/conv_wgrad_images.cuh), for the small boards of MinAtar, where cuDNN's
-  // algorithms are an order of magnitude slower at large batches; 0: the vendor library.
-  std::int64_t imageWgradMaxBytes = 24 << 10;
+  // fp32 and tf32 convolutions over small images, for the small boards of MinAtar, where cuDNN's
+  // algorithms are slow at large batches (an order of magnitude for the weight gradient): generated
+  // kernels that stage one image at a time in static shared memory (48 KB at most), when what
+  // they stage takes at most this many bytes: for the forward (gpu/kernels/conv_forward_images.cuh)
+  // the filters and an image, with at most 1024 threads of 16 filters and 2 pixels each; for the
+  // weight gradient (conv_wgrad_images.cuh) an image and its output gradient, with at most 512
+  // taps (C*R*S) and 16 filters a thread. 0: the vendor library.
+  std::int64_t imageConvMaxBytes = 24 << 10;
   // false: no cuBLAS or cuDNN calls (the standalone CUDA export depends on the CUDA runtime
   // only); products the generated GEMMs do not cover and fp32 convolutions become Special
   // units (gpu/kernels/direct.cuh), and products of any size use the generated GEMMs.

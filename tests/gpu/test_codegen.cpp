@@ -215,10 +215,11 @@ class TestCodegen : public QObject {
     QVERIFY2(error.empty(), error.c_str());
   }
 
-  // fp32 and tf32 weight gradients over MinAtar's 10 x 10 boards are generated kernels that stage
-  // an image at a time (conv_wgrad_images.cuh); over a board too large for shared memory they stay
-  // with cuDNN, as do the forward convolutions and input gradients; the modules compile.
-  void smallImageWeightGradientsCompile_data() {
+  // fp32 and tf32 forward convolutions and weight gradients over MinAtar's 10 x 10 boards are
+  // generated kernels that stage an image at a time (conv_forward_images.cuh, with the bias and
+  // ReLU as the forward's epilogue; conv_wgrad_images.cuh); over a board too large for shared
+  // memory they stay with cuDNN, as do the input gradients; the modules compile.
+  void smallImageConvolutionsCompile_data() {
     QTest::addColumn<QString>("precision");
     QTest::addColumn<int>("side");
     QTest::addColumn<bool>("generated");
@@ -226,7 +227,7 @@ class TestCodegen : public QObject {
     QTest::newRow("tf32 10x10") << QStringLiteral("tf32") << 10 << true;
     QTest::newRow("fp32 48x48") << QStringLiteral("fp32") << 48 << false;  // 4 x 48 x 48 + 16 x 48 x 48 floats: 184,320 bytes
   }
-  void smallImageWeightGradientsCompile() {
+  void smallImageConvolutionsCompile() {
     QFETCH(QString, precision);
     QFETCH(int, side);
     QFETCH(bool, generated);
@@ -241,18 +242,30 @@ class TestCodegen : public QObject {
     QVERIFY(compiled.policy);
     const ir::Graph g = golden::gradientGraph(*compiled.policy);
     const gpu::Schedule s = gpu::renderSchedule(g);
-    int images = 0, library = 0;
+    int forwardImages = 0, weightImages = 0, forwardLibrary = 0, weightLibrary = 0;
     for (const auto& step : s.steps) {
-      if (step.kind == gpu::StepKind::ImplicitConv) {
+      if (step.kind == gpu::StepKind::ImplicitConv && g.node(step.node).op == ir::Op::Conv2d) {
+        QVERIFY2(step.source.find("cas_conv_forward_images<64, 4, 10, 10, 16, 3, 3, 10, 10, 1, 1, 1, 1, 8, 2>(") != std::string::npos, step.source.c_str());
+        QCOMPARE(step.blockSize, 128);  // 50 pairs of pixels x 2 groups of 8 filters, in whole warps
+        const auto& members = step.segments[0].members;
+        QVERIFY2(std::any_of(members.begin(), members.end(), [&](ir::NodeId m) { return g.node(m).op == ir::Op::Relu; }), step.describe().c_str());
+        ++forwardImages;
+      } else if (step.kind == gpu::StepKind::ImplicitConv) {
         QCOMPARE(g.node(step.node).op, ir::Op::Conv2dGradWeight);
         QVERIFY2(step.source.find("cas_conv_wgrad_images<64, 4, 10, 10, 16, 3, 3, 10, 10, 1, 1, 1, 1, 8>(") != std::string::npos, step.source.c_str());
         QCOMPARE(step.blockSize, 96);  // 36 taps x 2 groups of 8 filters, in whole warps
-        ++images;
+        ++weightImages;
       }
-      if (step.kind == gpu::StepKind::Conv && g.node(step.node).op == ir::Op::Conv2dGradWeight) ++library;
+      if (step.kind == gpu::StepKind::Conv) {
+        const ir::Op op = g.node(step.node).op;
+        forwardLibrary += op == ir::Op::Conv2d;
+        weightLibrary += op == ir::Op::Conv2dGradWeight;
+      }
     }
-    QCOMPARE(images, generated ? 1 : 0);
-    QCOMPARE(library, generated ? 0 : 1);
+    QCOMPARE(forwardImages, generated ? 1 : 0);
+    QCOMPARE(weightImages, generated ? 1 : 0);
+    QCOMPARE(forwardLibrary, generated ? 0 : 1);
+    QCOMPARE(weightLibrary, generated ? 0 : 1);
     const std::string error = compileError(moduleSource(s));
     QVERIFY2(error.empty(), error.c_str());
   }
