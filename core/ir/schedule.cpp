@@ -108,23 +108,26 @@ class Planner {
 
   // An fp32 or tf32 forward convolution (x [N,C,H,W], w [K,C,R,S]) small enough for a block to
   // stage the filters and one image in shared memory, with a thread per 2 pixels and 16 filters
-  // at most 1024 (conv_forward_images.cuh).
+  // at most 1024 (conv_forward_images.cuh). The kernel pads each tap's filters to whole groups
+  // of up to 16: K + 15 floats at most.
   bool imageForward(const Node& n) const {
     if (n.op != Op::Conv2d) return false;
     const Shape& x = node(n.inputs[0]).shape;
     const Shape& w = node(n.inputs[1]).shape;
-    const std::int64_t bytes = 4 * (numel(x) / x[0] + numel(w));
+    const std::int64_t bytes = 4 * (numel(x) / x[0] + numel(w) / w[0] * (w[0] + 15));
     const std::int64_t pixels = n.shape[2] * ((n.shape[3] + 1) / 2), groups = (w[0] + 15) / 16;
     return bytes <= target_.imageConvMaxBytes && pixels * groups <= 1024;
   }
 
   // An fp32 or tf32 weight gradient (x [N,C,H,W], dy [N,K,HO,WO]) small enough for a block to
-  // stage one image and its gradient in shared memory (conv_wgrad_images.cuh).
+  // stage one image and its gradient in shared memory (conv_wgrad_images.cuh). The kernel pads
+  // each pixel's K gradients to whole groups of up to 16, a multiple of 4 and 4 more: K + 22
+  // floats at most.
   bool imageWeightGradient(const Node& n) const {
     if (n.op != Op::Conv2dGradWeight) return false;
     const Shape& x = node(n.inputs[0]).shape;
     const Shape& dy = node(n.inputs[1]).shape;
-    const std::int64_t bytes = 4 * (numel(x) / x[0] + numel(dy) / dy[0]);
+    const std::int64_t bytes = 4 * (numel(x) / x[0] + dy[2] * dy[3] * (dy[1] + 22));
     const std::int64_t taps = x[1] * n.shape[2] * n.shape[3], filters = n.shape[0];
     if (bytes > target_.imageConvMaxBytes || taps > 512) return false;
     // A thread per tap and group of filters, at most 1024 threads: at most 16 filters a thread

@@ -115,10 +115,11 @@ struct ScheduleTarget {
   // fp32 and tf32 convolutions over small images, for the small boards of MinAtar, where cuDNN's
   // algorithms are slow at large batches (an order of magnitude for the weight gradient): generated
   // kernels that stage one image at a time in static shared memory (48 KB at most), when what
-  // they stage takes at most this many bytes: for the forward (gpu/kernels/conv_forward_images.cuh)
-  // the filters and an image, with at most 1024 threads of 16 filters and 2 pixels each; for the
-  // weight gradient (conv_wgrad_images.cuh) an image and its output gradient, with at most 512
-  // taps (C*R*S) and 16 filters a thread. 0: the vendor library.
+  // they stage takes at most this many bytes (with their padding): for the forward
+  // (gpu/kernels/conv_forward_images.cuh) the filters and an image, with at most 1024 threads
+  // of 16 filters and 2 pixels each; for the weight gradient (conv_wgrad_images.cuh) an image
+  // and its output gradient, with at most 512 taps (C*R*S) and 16 filters a thread. 0: the
+  // vendor library.
   std::int64_t imageConvMaxBytes = 24 << 10;
   // false: no cuBLAS or cuDNN calls (the standalone CUDA export depends on the CUDA runtime
   // only); products the generated GEMMs do not cover and fp32 convolutions become Special

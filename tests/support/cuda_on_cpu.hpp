@@ -3,7 +3,7 @@
 // hold the kernel's own code, not a rewrite of it, against the CPU backend on a machine without a
 // GPU: a block's threads are std::threads, __syncthreads is a std::barrier (a thread that returns
 // drops out of it, as an exited CUDA thread does), __shared__ arrays are static (the blocks run
-// one after another), atomicAdd is std::atomic_ref. What it cannot show is the GPU's own
+// one after another), atomicAdd is std::atomic_ref, float4 a 16-byte aligned struct. What it cannot show is the GPU's own
 // compilation: the GPU suite still runs the kernel there.
 // Thread-safety: one runOnCpu at a time.
 #include <atomic>
@@ -27,6 +27,11 @@ inline std::barrier<>* casBlockBarrier = nullptr;
 #define __device__
 #define __forceinline__ inline
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
 
 inline void __syncthreads() { casBlockBarrier->arrive_and_wait(); }
 inline float atomicAdd(float* address, float value) { return std::atomic_ref<float>(*address).fetch_add(value); }
