@@ -107,15 +107,16 @@ class Planner {
   }
 
   // An fp32 or tf32 forward convolution (x [N,C,H,W], w [K,C,R,S]) small enough for a block to
-  // stage the filters and one image in shared memory, with a thread per 2 pixels and 16 filters
-  // at most 1024 (conv_forward_images.cuh). The kernel pads each tap's filters to whole groups
-  // of up to 16: K + 15 floats at most.
+  // stage the filters and one image in shared memory, with a thread per 16 filters and 2 pixels
+  // (1 where the output's rows have an odd width) at most 1024 (conv_forward_images.cuh; the
+  // renderer's gpu::imageForward picks the same). The kernel pads each tap's filters to whole
+  // groups of up to 16: K + 15 floats at most.
   bool imageForward(const Node& n) const {
     if (n.op != Op::Conv2d) return false;
     const Shape& x = node(n.inputs[0]).shape;
     const Shape& w = node(n.inputs[1]).shape;
     const std::int64_t bytes = 4 * (numel(x) / x[0] + numel(w) / w[0] * (w[0] + 15));
-    const std::int64_t pixels = n.shape[2] * ((n.shape[3] + 1) / 2), groups = (w[0] + 15) / 16;
+    const std::int64_t pixels = n.shape[2] * (n.shape[3] % 2 == 0 ? n.shape[3] / 2 : n.shape[3]), groups = (w[0] + 15) / 16;
     return bytes <= target_.imageConvMaxBytes && pixels * groups <= 1024;
   }
 

@@ -270,6 +270,34 @@ class TestCodegen : public QObject {
     QVERIFY2(error.empty(), error.c_str());
   }
 
+  // Odd-width outputs take a pixel a thread: 31 x 31 'same' with 16 filters is 961 threads of
+  // 16 filters, generated; with 32 filters it would need 1922, so it stays with cuDNN.
+  void oddWidthForwardsFitTheBlock() {
+    for (int filters : {16, 32}) {
+      pdl::CompileOptions o;
+      o.fileName = "odd.pdl";
+      o.observationShape = {1, 31, 31};
+      o.actionCount = 2;
+      o.batch = 4;
+      auto compiled = pdl::compile("def policy(obs):\n    return dense(relu(conv2d(obs, filters=" + std::to_string(filters) + ", kernel=3)), units=2)\n", o);
+      QVERIFY(compiled.policy);
+      const gpu::Schedule s = gpu::renderSchedule(compiled.policy->graph);
+      int generated = 0, library = 0;
+      for (const auto& step : s.steps) {
+        if (step.kind == gpu::StepKind::ImplicitConv) {
+          QVERIFY2(step.source.find("cas_conv_forward_images<4, 1, 31, 31, 16, 3, 3, 31, 31, 1, 1, 1, 1, 16, 1>(") != std::string::npos, step.source.c_str());
+          QCOMPARE(step.blockSize, 992);
+          ++generated;
+        }
+        library += step.kind == gpu::StepKind::Conv;
+      }
+      QCOMPARE(generated, filters == 16 ? 1 : 0);
+      QCOMPARE(library, filters == 16 ? 0 : 1);
+      const std::string error = compileError(moduleSource(s));
+      QVERIFY2(error.empty(), error.c_str());
+    }
+  }
+
   void updateGraphsCompileAndFuse_data() {
     QTest::addColumn<QString>("net");
     QTest::addColumn<int>("batch");
