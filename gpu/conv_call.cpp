@@ -4,7 +4,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/device_runtime.hpp"
-#include "gpu/render.hpp"
+#include "core/cuda_render/render.hpp"
 
 namespace cas::gpu {
 namespace {
@@ -94,7 +94,7 @@ void planConvCall(DeviceRuntime& rt, const ir::Graph& g, const Step& step, const
   const bool tensorCores = low || n.precision == ir::Precision::TF32;
   CAS_DNN(cudnnSetConvolutionMathType(c.conv, tensorCores ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
   if (low) {
-    // cuDNN runs only input gradients in low precision (the layout kernels of gpu/kernels/relayout.cuh).
+    // cuDNN runs only input gradients in low precision (the layout kernels of core/cuda_render/kernels/relayout.cuh).
     c.operand[0] = lowCopy(g, step, program, n.inputs[0], "_in0", numel(ys));
     c.operand[1] = lowCopy(g, step, program, n.inputs[1], "_in1", numel(ws));
     c.result = program.keep(std::uint64_t(xs[0] * xc * xh * xw) * 2, "a low-precision result of " + n.label);

@@ -5,7 +5,7 @@
 // fp32 stays fp32 (FMA math); tf32 lets cuDNN round the fp32 operands to TF32 on tensor cores;
 // a bf16/fp16 convolution that reaches cuDNN (the input gradient: the others are generated
 // implicit GEMMs) runs in NHWC on low-precision copies of its operands that the schedule's layout
-// kernels make (gpu/kernels/relayout.cuh), with space-to-depth by the step's fold, and its result
+// kernels make (core/cuda_render/kernels/relayout.cuh), with space-to-depth by the step's fold, and its result
 // comes back to the fp32 NCHW buffer through another layout kernel.
 // Thread-safety: a ConvCall is a plain value holding cuDNN descriptors (destroyConvCall frees
 // them); planning and enqueueing use the runtime's cuDNN handle, so they run on the thread that

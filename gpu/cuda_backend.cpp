@@ -10,7 +10,7 @@
 #include "core/exec/backend.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_program.hpp"
-#include "gpu/dist/nccl_communicator.hpp"
+#include "gpu/nccl/nccl_communicator.hpp"
 #include "gpu/env/device_environments.hpp"
 #include "gpu/env/device_rollout.hpp"
 #include "gpu/nvrtc_compiler.hpp"
@@ -34,7 +34,7 @@ extern "C" __global__ void cas_probe(unsigned int* out, unsigned long long* sum,
 }
 )";
 
-class CudaBackend final : public exec::Backend {
+class CudaBackend final : public exec::Backend, public exec::DeviceServices {
  public:
   explicit CudaBackend(CUdevice device) : device_(device) {
     char name[256] = {0};
@@ -70,45 +70,23 @@ class CudaBackend final : public exec::Backend {
     return compileForCuda(graph, runtime_);
   }
 
+  exec::DeviceServices* deviceServices() override { return this; }
+
   std::unique_ptr<cas::search::SelfPlaySearch> createSearch(const cas::search::SearchSetup& setup, std::string* reason) override {
-    try {
-      if (!runtime_) runtime_ = std::make_shared<DeviceRuntime>(device_);
-    } catch (const std::exception& e) {
-      *reason = std::string("the CUDA runtime did not start: ") + e.what();
-      return nullptr;
-    }
-    return makeDeviceSearch(setup, runtime_, reason);
+    return startRuntime(reason) ? makeDeviceSearch(setup, runtime_, reason) : nullptr;
   }
 
   std::unique_ptr<cas::search::ReplayStore> createReplayStore(const cas::search::ReplaySetup& setup, std::string* reason) override {
-    try {
-      if (!runtime_) runtime_ = std::make_shared<DeviceRuntime>(device_);
-    } catch (const std::exception& e) {
-      *reason = std::string("the CUDA runtime did not start: ") + e.what();
-      return nullptr;
-    }
-    return makeDeviceReplay(setup, runtime_, reason);
+    return startRuntime(reason) ? makeDeviceReplay(setup, runtime_, reason) : nullptr;
   }
 
   std::unique_ptr<cas::env::VectorEnvironments> createEnvironments(std::string_view environment, int count, std::uint64_t seed,
                                                                    std::string* reason) override {
-    try {
-      if (!runtime_) runtime_ = std::make_shared<DeviceRuntime>(device_);
-    } catch (const std::exception& e) {
-      *reason = std::string("the CUDA runtime did not start: ") + e.what();
-      return nullptr;
-    }
-    return env::makeDeviceEnvironments(environment, count, seed, runtime_, reason);
+    return startRuntime(reason) ? env::makeDeviceEnvironments(environment, count, seed, runtime_, reason) : nullptr;
   }
 
   std::unique_ptr<cas::train::DeviceRollout> createRollout(const cas::train::RolloutSetup& setup, std::string* reason) override {
-    try {
-      if (!runtime_) runtime_ = std::make_shared<DeviceRuntime>(device_);
-    } catch (const std::exception& e) {
-      *reason = std::string("the CUDA runtime did not start: ") + e.what();
-      return nullptr;
-    }
-    return env::makeDeviceRollout(setup, runtime_, reason);
+    return startRuntime(reason) ? env::makeDeviceRollout(setup, runtime_, reason) : nullptr;
   }
 
   int deviceCount() const override {
@@ -166,6 +144,17 @@ class CudaBackend final : public exec::Backend {
 
  private:
   int arch() const { return ccMajor_ * 10 + ccMinor_; }
+
+  // cuBLAS, streams and the memory pool, made on first use; false with `reason` when they fail.
+  bool startRuntime(std::string* reason) {
+    try {
+      if (!runtime_) runtime_ = std::make_shared<DeviceRuntime>(device_);
+      return true;
+    } catch (const std::exception& e) {
+      *reason = std::string("the CUDA runtime did not start: ") + e.what();
+      return false;
+    }
+  }
 
   void runProbe(exec::ProbeReport& report) {
     CAS_CU(cuCtxPushCurrent(context_));

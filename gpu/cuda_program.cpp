@@ -10,7 +10,7 @@
 
 #include "gpu/blas_call.hpp"
 #include "gpu/conv_call.hpp"
-#include "gpu/render.hpp"
+#include "core/cuda_render/render.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/event_timer.hpp"
 #include "gpu/occupancy_profiler.hpp"

@@ -39,13 +39,13 @@ void EpisodeRecorder::recordEpisode(const QString& runFolder, bool stochastic, q
       emit recordingFailed(QString::fromStdString(run.error.message));
       return;
     }
-    auto* ppo = dynamic_cast<train::PpoTrainer*>(run.trainer.get());
-    if (!ppo) {
+    train::EpisodicTrainer* episodic = run.trainer->episodic();
+    if (!episodic) {
       emit recordingFailed(EpisodeView::tr("%1 was trained with %2; episodes are recorded from single-agent (PPO) runs.")
                                .arg(runFolder, QString::fromStdString(run.trainer->project().algorithm)));
       return;
     }
-    const train::RecordedEpisode episode = ppo->recordEpisode(stochastic, seed, kMaxSteps);
+    const train::RecordedEpisode episode = episodic->recordEpisode(stochastic, seed, kMaxSteps);
     emit episodeRecorded(episode, QString::fromStdString(run.checkpoint.filename().string()));
   } catch (const std::exception& e) {
     emit recordingFailed(QString::fromUtf8(e.what()));

@@ -119,8 +119,8 @@ void RunController::startEngine(std::unique_ptr<train::Trainer> trainer, engine:
     forward(r);
     if (const int runs = kernelProfileRuns_.exchange(0); runs > 0) profileKernels(*engineTrainer, r.iteration, runs);
   };
-  const auto* alphaZero = dynamic_cast<const train::AlphaZeroTrainer*>(trainer.get());
-  searchDevice_ = alphaZero ? QString::fromStdString(alphaZero->searchDevice()) : QString();
+  train::SearchingTrainer* searching = trainer->searching();
+  searchDevice_ = searching ? QString::fromStdString(searching->selfPlaySearch().device()) : QString();
   engine_ = std::make_unique<engine::Engine>(std::move(trainer), std::move(run), events, limits_);
   runFolder_ = folder;
   paused_ = false;
@@ -176,10 +176,10 @@ void RunController::profileKernels(train::Trainer& trainer, qint64 iteration, in
   try {
     profile.kernels = program.profileKernels(runs);
     profile.runtimeStats = program.runtimeStats();
-    if (auto* alphaZero = dynamic_cast<train::AlphaZeroTrainer*>(&trainer)) {
+    if (train::SearchingTrainer* searching = trainer.searching()) {
       QElapsedTimer search;
       search.start();
-      profile.searchKernels = alphaZero->selfPlaySearch().profileKernels(runs);
+      profile.searchKernels = searching->selfPlaySearch().profileKernels(runs);
       profile.searchProfileMs = double(search.nsecsElapsed()) / 1e6;
       if (!profile.searchKernels.empty()) profile.searchSteps = runs;
     }

@@ -20,8 +20,8 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/gpu_ranks.hpp"
 #include "app/cli/mpi_ranks.hpp"
-#include "core/dist/mpi_world.hpp"
-#include "core/dist/threaded_communicator.hpp"
+#include "core/collective/mpi_world.hpp"
+#include "core/collective/threaded_communicator.hpp"
 #include "core/exec/backend.hpp"
 #include "core/support/atomic_file.hpp"
 #include "core/support/printable.hpp"
@@ -150,7 +150,7 @@ int underMpi(const AllReduceBenchOptions& o) {
       try {
         const std::vector<SizeResult> results = measure(*communicator, o);
         if (member.rank == 0)
-          print(results, member.size, std::string(backend->deviceCount() > 0 ? "NCCL (host buffers staged through the GPU)" : "MPI") + " across processes started by mpirun", o.json);
+          print(results, member.size, std::string(backend->deviceServices() ? "NCCL (host buffers staged through the GPU)" : "MPI") + " across processes started by mpirun", o.json);
       } catch (const std::exception& e) {
         communicator->fail(e.what());
         std::cerr << "error: " << printable(e.what()) << "\n";
@@ -185,11 +185,13 @@ int runBenchAllReduce(const AllReduceBenchOptions& o) {
         std::cerr << "error: --gpus needs the CUDA backend: " << printable(error) << "; --ranks N times CPU threads instead\n";
         return 2;
       }
-      if (backend->deviceCount() < o.gpus) {
-        std::cerr << "error: --gpus " << o.gpus << " asks for " << o.gpus << " GPUs, but this process sees " << backend->deviceCount() << "\n";
+      exec::DeviceServices* services = backend->deviceServices();
+      const int count = services ? services->deviceCount() : 0;
+      if (count < o.gpus) {
+        std::cerr << "error: --gpus " << o.gpus << " asks for " << o.gpus << " GPUs, but this process sees " << count << "\n";
         return 2;
       }
-      const std::string id = backend->makeCommunicatorId(&error);
+      const std::string id = services->makeCommunicatorId(&error);
       if (id.empty()) {
         std::cerr << "error: " << printable(error) << "\n";
         return 1;
@@ -198,8 +200,8 @@ int runBenchAllReduce(const AllReduceBenchOptions& o) {
           o.gpus,
           [&](int r) {
             std::string reason;
-            auto device = r == 0 ? backend : backend->onDevice(r, &reason);
-            auto c = device ? device->createCommunicator(id, r, o.gpus, kTimeoutSeconds, &reason) : nullptr;
+            auto device = r == 0 ? backend : services->onDevice(r, &reason);
+            auto c = device ? device->deviceServices()->createCommunicator(id, r, o.gpus, kTimeoutSeconds, &reason) : nullptr;
             if (!c) throw std::runtime_error("rank " + std::to_string(r) + " could not join: " + reason);
             return c;
           },

@@ -2,7 +2,7 @@
 // N environments side by side, a random action for each, a step, a reset where the episode
 // ended, and each observation written into the batch the policy would read. --device cpu steps
 // the CPU twins (core/env) over a thread pool; --device cuda the CUDA backend's device twins
-// (gpu/env, through exec::Backend::createEnvironments). Both seed copy g's environment and its
+// (gpu/env, through exec::DeviceServices::createEnvironments). Both seed copy g's environment and its
 // action generator alike, so both play the same episodes: the totals printed agree (CartPole's
 // within a last-place difference of the device's cos and sin).
 #include <chrono>
@@ -81,7 +81,9 @@ int runBenchEnv(const EnvBenchOptions& o) {
       std::cerr << "error: " << error << "\n";
       return 2;
     }
-    auto environments = backend->createEnvironments(o.env, o.envs, o.seed, &error);
+    exec::DeviceServices* services = backend->deviceServices();
+    error = "it has no device services";
+    auto environments = services ? services->createEnvironments(o.env, o.envs, o.seed, &error) : nullptr;
     if (!environments) {
       std::cerr << "error: the CUDA backend cannot step " << o.env << ": " << error << "\n";
       return 2;

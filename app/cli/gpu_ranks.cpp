@@ -226,6 +226,7 @@ std::optional<GroupMember> groupMemberFromEnvironment(const TrainOptions& o, std
 
 std::unique_ptr<dist::Communicator> joinGroup(exec::Backend& backend, const GroupMember& member, double timeoutSeconds) {
   std::string reason;
+  exec::DeviceServices* devices = backend.deviceServices();
   std::unique_ptr<dist::Communicator> communicator;
   if (member.mpi) {
     const std::vector<std::string> backends = member.mpi->allGatherText(backend.id());
@@ -236,17 +237,19 @@ std::unique_ptr<dist::Communicator> joinGroup(exec::Backend& backend, const Grou
                      "no usable GPU for it takes the CPU)\n";
         return nullptr;
       }
-    if (backend.deviceCount() == 0) return member.mpi->createCommunicator(timeoutSeconds);  // the CPU's ranks: through MPI
-    std::string id = member.rank == 0 ? backend.makeCommunicatorId(&reason) : std::string();
+    if (!devices) return member.mpi->createCommunicator(timeoutSeconds);  // the CPU's ranks: through MPI
+    std::string id = member.rank == 0 ? devices->makeCommunicatorId(&reason) : std::string();
     member.mpi->broadcast(id, 0);
     if (id.empty()) {
       std::cerr << "error: rank " << member.rank << " could not join the group of " << member.size << " ranks: "
                 << (member.rank == 0 ? printable(reason) : std::string("rank 0 could not make the group's id")) << "\n";
       return nullptr;
     }
-    communicator = backend.createCommunicator(id, member.rank, member.size, timeoutSeconds, &reason);
+    communicator = devices->createCommunicator(id, member.rank, member.size, timeoutSeconds, &reason);
+  } else if (devices) {
+    communicator = devices->createCommunicator(member.id, member.rank, member.size, timeoutSeconds, &reason);
   } else {
-    communicator = backend.createCommunicator(member.id, member.rank, member.size, timeoutSeconds, &reason);
+    reason = "the " + backend.id() + " backend has no communicator between processes; its data-parallel ranks are CPU threads (--ranks N)";
   }
   if (!communicator) std::cerr << "error: rank " << member.rank << " could not join the group of " << member.size << " ranks: " << printable(reason) << "\n";
   return communicator;
@@ -319,8 +322,10 @@ int launchGpuRanks(const TrainOptions& o) {
               << " trains data-parallel ranks on CPU threads instead\n";
     return 2;
   }
-  const std::vector<std::string> devices = visibleDevices(backend->deviceCount());
-  const int visible = std::min(backend->deviceCount(), int(devices.size()));
+  exec::DeviceServices* services = backend->deviceServices();
+  const int count = services ? services->deviceCount() : 0;
+  const std::vector<std::string> devices = visibleDevices(count);
+  const int visible = std::min(count, int(devices.size()));
   if (visible < o.gpus) {
     std::cerr << "error: --gpus " << o.gpus << " asks for " << o.gpus << " GPUs, but this process sees " << visible
               << " (CUDA_VISIBLE_DEVICES chooses which): use --gpus " << visible << " or fewer\n";
@@ -347,7 +352,7 @@ int launchGpuRanks(const TrainOptions& o) {
     std::cerr << "error: data-parallel training (--gpus) is built for AlphaZero; a " << project->algorithm << " run trains on one GPU: leave out --gpus\n";
     return 2;
   }
-  const std::string id = backend->makeCommunicatorId(&error);
+  const std::string id = services->makeCommunicatorId(&error);
   if (id.empty()) {
     std::cerr << "error: " << printable(error) << "\n";
     return 1;

@@ -23,8 +23,8 @@
 #include <thread>
 
 #include "app/cli/commands.hpp"
-#include "core/dist/communicator.hpp"
-#include "core/dist/mpi_world.hpp"
+#include "core/collective/communicator.hpp"
+#include "core/collective/mpi_world.hpp"
 #include "core/exec/backend.hpp"
 #include "core/project/project.hpp"
 

@@ -29,8 +29,9 @@ std::string orNa(double v, const char* format) {
 int printSearchKernels(const KernelsOptions& o, exec::Backend& backend, exec::Executable& network, const std::string& environment,
                        const search::SearchConfig& config) {
   search::SearchSetup setup{environment, int(o.batch), config, 1, {search::LeafEvaluator::Kind::Network, &network}};
-  std::string reason;
-  auto s = backend.createSearch(setup, &reason);
+  std::string reason = "the " + backend.id() + " backend has no search of its own";
+  exec::DeviceServices* services = backend.deviceServices();
+  auto s = services ? services->createSearch(setup, &reason) : nullptr;
   if (!s) {
     std::cerr << "kernels: no device search: " << reason << "\n";
     return 1;

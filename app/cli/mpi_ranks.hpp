@@ -1,6 +1,6 @@
 #pragma once
 // `mpirun -np N cuda-agent train PROJECT ...`: data-parallel AlphaZero with one process per rank,
-// started by mpirun on one host or several (core/dist/mpi_world.hpp). Each process loads the MPI
+// started by mpirun on one host or several (core/collective/mpi_world.hpp). Each process loads the MPI
 // plugin, learns its rank from MPI, and trains as a `--gpus` rank does (process_group.hpp):
 // rank 0 is the run (run folder, metrics, checkpoints), the others follow it and write nothing.
 // On the CUDA backend each rank takes the GPU of its place on its host (CUDA_VISIBLE_DEVICES'
@@ -13,7 +13,7 @@
 #include <string>
 
 #include "app/cli/commands.hpp"
-#include "core/dist/mpi_world.hpp"
+#include "core/collective/mpi_world.hpp"
 
 namespace cas::cli {
 

@@ -45,10 +45,10 @@ std::string duration(double seconds) {
 
 void report(const Diagnostic& d) { std::cerr << formatDiagnostic(d) << "\n"; }
 
-// The AlphaZero trainer of a run, rank 0's when it leads other processes; null for other algorithms.
-train::AlphaZeroTrainer* alphaZeroOf(train::Trainer* trainer) {
-  if (auto* leading = dynamic_cast<train::LeadingRank*>(trainer)) return &leading->rank();
-  return dynamic_cast<train::AlphaZeroTrainer*>(trainer);
+// On the CUDA backend, where AlphaZero's search can run on either side, which side it does.
+void printSearchNote(train::Trainer& trainer, const exec::Backend& backend) {
+  if (train::SearchingTrainer* searching = trainer.searching(); searching && backend.id() == "cuda")
+    std::cerr << "search: " << searching->searchNote() << "\n";
 }
 
 // A trainer for an existing run, restored from its newest valid checkpoint (core/engine/trained_run),
@@ -74,9 +74,7 @@ std::unique_ptr<T> openRun(engine::OpenedRun<T> (*open)(const std::filesystem::p
   if (!run.checkpoint.empty())
     std::cerr << (options.use == engine::RunUse::Read ? "using " : "resumed from ") << printable(run.checkpoint.string()) << " (iteration "
               << run.trainer->iteration() << ")\n";
-  // On the CUDA backend, where AlphaZero's search can run on either side, say which it does.
-  if (auto* alphaZero = alphaZeroOf(run.trainer.get()); alphaZero && backend->id() == "cuda")
-    std::cerr << "search: " << alphaZero->searchNote() << "\n";
+  printSearchNote(*run.trainer, *backend);
   if (folder) *folder = std::move(run.folder);
   return std::move(run.trainer);
 }
@@ -178,7 +176,7 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
     communicator = joinGroup(*backend, *member, params::readDistParams(project->parameters).timeoutSeconds);
     if (!communicator) return 1;
     if (!member->mpi) watcher.emplace(*communicator);
-    summedBy = backend->deviceCount() > 0 ? "by NCCL" : "through MPI";
+    summedBy = backend->deviceServices() ? "by NCCL" : "through MPI";
     parallel.communicator = communicator.get();
   }
   if (const char* fault = std::getenv("CAS_DIST_FAIL"); fault && *fault) {
@@ -250,9 +248,9 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
       run->removeUnstarted();
       return 1;
     }
-    if (auto* alphaZero = alphaZeroOf(trainer.get()); alphaZero && backend->id() == "cuda") std::cerr << "search: " << alphaZero->searchNote() << "\n";
+    printSearchNote(*trainer, *backend);
   }
-  if (auto* ppo = dynamic_cast<train::PpoTrainer*>(trainer.get())) std::cerr << "rollout: " << ppo->rolloutNote() << "\n";
+  if (train::EpisodicTrainer* episodic = trainer->episodic()) std::cerr << "rollout: " << episodic->rolloutNote() << "\n";
   std::cerr << "run folder: " << printable(run->path().string()) << "\n";
   if (o.ranks > 1) std::cerr << "data-parallel: " << o.ranks << " CPU ranks on threads (rank 0 writes the checkpoints and metrics)\n";
   if (member && member->mpi)
@@ -262,7 +260,7 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
   else if (member)
     std::cerr << "data-parallel: " << (member->size == 1 ? std::string("1 GPU, one process") : std::to_string(member->size) + " GPUs, one process each")
               << " (rank 0 writes the checkpoints and metrics)\n";
-  auto* leading = dynamic_cast<train::LeadingRank*>(trainer.get());
+  train::Trainer* trained = trainer.get();  // the engine's from here on
 
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
@@ -271,9 +269,9 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
   const std::int64_t firstIteration = trainer->iteration();
   // What a PPO run's ETA is counted in: environment steps, a rollout per iteration.
   std::int64_t totalSteps = 0, stepsPerIteration = 0;
-  if (auto* ppo = dynamic_cast<train::PpoTrainer*>(trainer.get())) {
-    totalSteps = ppo->ppoParams().totalSteps;
-    stepsPerIteration = ppo->ppoParams().envs * ppo->ppoParams().rolloutSteps;
+  if (train::EpisodicTrainer* episodic = trainer->episodic()) {
+    totalSteps = episodic->totalSteps();
+    stepsPerIteration = episodic->stepsPerIteration();
   }
   engine::EngineEvents events;
   events.iterationFinished = [&](const train::IterationReport& r) {
@@ -318,12 +316,12 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
     }
   }
   engine.wait();
-  if (leading) try {
-      leading->stopRanks();  // after the last iteration (nothing when one failed: the others stop at their collective)
-    } catch (const std::exception& e) {
-      std::cerr << "error: the other ranks could not be told to stop: " << printable(e.what()) << "\n";
-      failed = true;
-    }
+  try {
+    trained->endRun();  // after the last iteration (a leading rank tells the others; nothing when one failed)
+  } catch (const std::exception& e) {
+    std::cerr << "error: the other ranks could not be told to stop: " << printable(e.what()) << "\n";
+    failed = true;
+  }
   return failed ? 1 : 0;
 }
 
@@ -389,14 +387,14 @@ namespace {
 int runEpisodes(const EvalOptions& o) {
   auto trainer = openRun(&engine::openAnyRun, o.run, o.device, readRun(o.useProject), nullptr);
   if (!trainer) return 1;
-  auto* ppo = dynamic_cast<train::PpoTrainer*>(trainer.get());
-  if (!ppo) {
+  train::EpisodicTrainer* episodic = trainer->episodic();
+  if (!episodic) {
     std::cerr << "error: " << printable(o.run) << " is a " << trainer->project().algorithm
               << " run of a two-player game; --episodes evaluates single-agent runs: play it against an opponent with --opponent and --games\n";
     return 2;
   }
   const auto start = std::chrono::steady_clock::now();
-  const train::EpisodeEvaluation r = ppo->evaluate(o.episodes, o.stochastic, o.seed);
+  const train::EpisodeEvaluation r = episodic->evaluate(o.episodes, o.stochastic, o.seed);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (o.json) {
     std::printf("{\"episodes\": %d, \"mean_return\": %.6g, \"median_return\": %.6g, \"std_return\": %.6g, \"actions\": \"%s\", \"seed\": %llu, \"seconds\": %.3f}\n",

@@ -1,5 +1,5 @@
 /* The peer figures for `cuda-agent bench allreduce` under mpirun: Open MPI's own blocking
- * MPI_Allreduce, and MPI_Reduce + MPI_Bcast (what dist_mpi/mpi_communicator.cpp issues), timed
+ * MPI_Allreduce, and MPI_Reduce + MPI_Bcast (what plugins/mpi/mpi_communicator.cpp issues), timed
  * as the bench times its communicator: per size, the median over 20 iterations (after 5 warm-up
  * ones) of the slowest rank's time, each iteration started after a barrier.
  *   mpicc -O2 bench/mpi/mpi_allreduce_reference.c -o /tmp/mpi_allreduce_reference

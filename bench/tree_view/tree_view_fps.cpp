@@ -73,7 +73,7 @@ std::unique_ptr<cas::search::SelfPlaySearch> deviceTree(int nodes, cas::train::T
   config.leavesPerStep = 16;
   config.dirichletFraction = 0;
   cas::search::SearchSetup setup{"connect4", 1, config, 7, {cas::search::LeafEvaluator::Kind::Uniform, nullptr}};
-  auto search = cuda->backend->createSearch(setup, error);
+  auto search = cuda->backend->deviceServices()->createSearch(setup, error);
   if (!search) return nullptr;
   search->search({0}, nodes / 6 + 1);
   *snapshot = cas::train::snapshotTree(*search, 0, cas::widgets::SearchTreePanel::kMaxNodes);

@@ -3,7 +3,7 @@
 // per GPU, or one per CPU thread) sum gradient buckets, broadcast weights, gather checksums and
 // meet at barriers. ThreadedGroup (threaded_communicator.hpp) implements it for ranks that are
 // threads of one process, the CPU backend's data-parallel path; the CUDA backend's NCCL
-// communicator (gpu/dist/nccl_communicator.hpp, reached through Backend::createCommunicator)
+// communicator (gpu/nccl/nccl_communicator.hpp, reached through DeviceServices::createCommunicator)
 // implements it for one rank per GPU, staging these host buffers through device memory. The
 // all-reduce is split into a start per bucket and a wait so that a bucket can be on its way while
 // the next one is filled.

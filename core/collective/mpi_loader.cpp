@@ -1,4 +1,4 @@
-// Finds and loads the MPI plugin (built from dist_mpi/ as libcas_mpi.so) for a process mpirun
+// Finds and loads the MPI plugin (built from plugins/mpi/ as libcas_mpi.so) for a process mpirun
 // started, and turns every way that can fail into a sentence a user can act on.
 #include <dlfcn.h>
 
@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <utility>
 
-#include "core/dist/mpi_world.hpp"
+#include "core/collective/mpi_world.hpp"
 #include "core/support/executable_dir.hpp"
 
 namespace cas::dist {

@@ -1,7 +1,7 @@
 #pragma once
 // Processes started by mpirun (`mpirun -np N cuda-agent train ...`, on one host or several): each
 // process is one rank of MPI_COMM_WORLD. MPI is reached through a run-time plugin
-// (libcas_mpi.so, built from dist_mpi/ when the MPI development files are found), so that
+// (libcas_mpi.so, built from plugins/mpi/ when the MPI development files are found), so that
 // cuda-agent itself needs no MPI library and starts on machines without one; a process that
 // mpirun did not start never loads it.
 //
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "core/dist/communicator.hpp"
+#include "core/collective/communicator.hpp"
 
 namespace cas::dist {
 

@@ -1,4 +1,4 @@
-#include "core/dist/threaded_communicator.hpp"
+#include "core/collective/threaded_communicator.hpp"
 
 #include <cstring>
 

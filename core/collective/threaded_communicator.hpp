@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/dist/communicator.hpp"
+#include "core/collective/communicator.hpp"
 
 namespace cas::dist {
 

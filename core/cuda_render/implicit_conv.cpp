@@ -1,4 +1,4 @@
-#include "gpu/implicit_conv.hpp"
+#include "core/cuda_render/implicit_conv.hpp"
 
 #include <algorithm>
 #include <cstdlib>

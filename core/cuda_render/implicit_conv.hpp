@@ -1,9 +1,9 @@
 #pragma once
 // Host side of the generated convolutions: the launch shape and template arguments of the 16-bit
-// implicit-GEMM kernels (gpu/kernels/implicit_conv.cuh, whose header draws the tiles) and of the
-// fp32 forward and weight gradient over small images (gpu/kernels/conv_forward_images.cuh,
+// implicit-GEMM kernels (core/cuda_render/kernels/implicit_conv.cuh, whose header draws the tiles) and of the
+// fp32 forward and weight gradient over small images (core/cuda_render/kernels/conv_forward_images.cuh,
 // conv_wgrad_images.cuh), and the layout kernels around cuDNN's NHWC input gradients
-// (gpu/kernels/relayout.cuh).
+// (core/cuda_render/kernels/relayout.cuh).
 // Thread-safety: pure functions.
 #include <cstdint>
 #include <string>
@@ -40,12 +40,12 @@ ImplicitConvKernel implicitConv(ConvPass pass, const ConvGeometry& g, bool bf16,
                                 const std::string& tail);
 
 // An fp32 (or tf32) forward convolution over small images, staged one image at a time in shared
-// memory (gpu/kernels/conv_forward_images.cuh; ir::ScheduleTarget::imageConvMaxBytes says which):
+// memory (core/cuda_render/kernels/conv_forward_images.cuh; ir::ScheduleTarget::imageConvMaxBytes says which):
 // x and w name its inputs, `epilogue` is the functor run for every output (as implicitConv's).
 ImplicitConvKernel imageForward(const ConvGeometry& g, const std::string& x, const std::string& w, const std::string& epilogue);
 
 // An fp32 (or tf32) weight gradient over small images, staged one image at a time in shared
-// memory (gpu/kernels/conv_wgrad_images.cuh; ir::ScheduleTarget::imageConvMaxBytes says which):
+// memory (core/cuda_render/kernels/conv_wgrad_images.cuh; ir::ScheduleTarget::imageConvMaxBytes says which):
 // x and dy name its inputs, dw its zero-filled output.
 ImplicitConvKernel imageWeightGradient(const ConvGeometry& g, const std::string& x, const std::string& dy, const std::string& dw);
 

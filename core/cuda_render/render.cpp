@@ -1,4 +1,4 @@
-#include "gpu/render.hpp"
+#include "core/cuda_render/render.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,11 +8,11 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "gpu/implicit_conv.hpp"
+#include "core/cuda_render/implicit_conv.hpp"
 
 namespace cas::gpu {
 
-extern const std::string_view kKernelTemplates;  // gpu/kernels/*.cuh (embed_kernels.cmake)
+extern const std::string_view kKernelTemplates;  // core/cuda_render/kernels/*.cuh (embed_kernels.cmake)
 
 namespace {
 

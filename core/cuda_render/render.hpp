@@ -1,6 +1,6 @@
 #pragma once
 // The CUDA renderer: each step of the IR's schedule (core/ir/schedule.hpp) becomes a call of
-// one of the checked-in kernel templates (gpu/kernels/*.cuh, embedded for NVRTC), with the
+// one of the checked-in kernel templates (core/cuda_render/kernels/*.cuh, embedded for NVRTC), with the
 // template arguments and the epilogue functor generated here:
 //
 //   Elementwise unit   cas_elementwise<Count>(b, [&](int i) { <members at i> })

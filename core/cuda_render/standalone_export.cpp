@@ -1,11 +1,11 @@
-#include "gpu/standalone_export.hpp"
+#include "core/cuda_render/standalone_export.hpp"
 
 #include <algorithm>
 #include <map>
 
 #include "cas/version.hpp"
 #include "core/export/c_text.hpp"
-#include "gpu/render.hpp"
+#include "core/cuda_render/render.hpp"
 
 namespace cas::gpu {
 namespace {
@@ -249,7 +249,7 @@ exports::CSource writeStandaloneCuda(const ir::Graph& forward, const exports::We
                "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
 
   out.source = "/* The policy's forward pass as standalone CUDA. " + about + "\n"
-               "   Kernels: the CUDA backend's templates (the .cuh files of gpu/kernels), then the steps rendered for this policy. */\n"
+               "   Kernels: the CUDA backend's templates (the .cuh files of core/cuda_render/kernels), then the steps rendered for this policy. */\n"
                "#include <math.h>\n#include <stdlib.h>\n\n#include <cuda_runtime.h>\n\n#include \"" + headerName + "\"\n\n"
                "/* ---- kernel templates ---- */\n" + kernelPrelude() + "\n/* ---- this policy's kernels ---- */" + w.kernels() + "\n"
                "/* ---- host code ---- */" + kHostHelpers + (w.kernelSteps() > 0 ? kBlockHelpers : "") + "\n" + w.dataArrays() + "\n"

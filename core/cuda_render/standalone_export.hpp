@@ -3,7 +3,7 @@
 // runtime only (no cuBLAS, no cuDNN, no NVRTC, nothing of ours). The kernels are the CUDA
 // backend's own: the forward graph at a fixed batch is planned without vendor libraries
 // (ir::ScheduleTarget::vendorLibraries = false), rendered by render.hpp, and written after the
-// kernel templates (gpu/kernels/*.cuh), so the file compiles with `nvcc -arch=sm_90 -c`. The
+// kernel templates (core/cuda_render/kernels/*.cuh), so the file compiles with `nvcc -arch=sm_90 -c`. The
 // host code uploads the weights (static arrays in the .cu) once, captures the whole pass as a
 // CUDA graph on a stream of its own and replays it per call:
 //

@@ -67,7 +67,7 @@ void Engine::serveRequests() {
   }
   for (const Request& r : requests) {
     if (r.game == kStep) {
-      trainer_->stepSimulation();
+      if (train::SearchingTrainer* searching = trainer_->searching()) searching->stepSimulation();
       ++stepped_;
       if (events_.simulationStepped) events_.simulationStepped(stepped_);
     } else {
@@ -78,12 +78,12 @@ void Engine::serveRequests() {
 
 void Engine::deliverSnapshot(const Request& request) {
   if (!events_.treeSnapshot) return;
-  train::TreeSnapshot snapshot = trainer_->snapshot(request.game, request.maxNodes);
+  train::TreeSnapshot snapshot = train::treeSnapshot(*trainer_, request.game, request.maxNodes);
   if (request.deviceNodes > 0) {
     // A view's extra: when the device cannot lay the tree out, the view draws the host snapshot
     // and says why; the run goes on.
     try {
-      if (auto sunburst = trainer_->deviceSunburst()) {
+      if (auto sunburst = trainer_->searching() ? trainer_->searching()->deviceSunburst() : nullptr) {
         snapshot.deviceCounts = sunburst->layOut(snapshot.game, request.deviceNodes);
         snapshot.deviceSunburst = std::move(sunburst);
       }

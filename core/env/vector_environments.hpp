@@ -1,6 +1,6 @@
 #pragma once
 // A batch of copies of one single-agent environment stepped together where a backend keeps
-// them (the CUDA backend: device memory and kernels, gpu/env), which exec::Backend::
+// them (the CUDA backend: device memory and kernels, gpu/env), which exec::DeviceServices::
 // createEnvironments hands out. Each copy is seeded as the CPU twin's copy of the same index
 // (GameRandom::forGame(seed, copy)), steps by the same rules (the twins' CAS_HD functions), and
 // is reset as soon as its episode ends, as PPO's rollout resets the CPU twins; so the CPU twins

@@ -1,6 +1,5 @@
 #include "core/exec/backend.hpp"
 
-#include "core/env/vector_environments.hpp"
 
 namespace cas::exec {
 
@@ -113,26 +112,6 @@ void Executable::doCopyInputFrom(ir::NodeId input, const Executable& source, ir:
   std::vector<float> v(count);
   source.doReadInput(sourceInput, v.data(), count);
   doSetInput(input, v.data(), count);
-}
-
-std::unique_ptr<env::VectorEnvironments> Backend::createEnvironments(std::string_view, int, std::uint64_t, std::string* reason) {
-  if (reason) *reason = "the " + id() + " backend steps the environments' CPU twins";
-  return nullptr;
-}
-
-std::shared_ptr<Backend> Backend::onDevice(int ordinal, std::string* reason) {
-  if (reason) *reason = "the " + id() + " backend has no device " + std::to_string(ordinal) + "; its data-parallel ranks are CPU threads";
-  return nullptr;
-}
-
-std::string Backend::makeCommunicatorId(std::string* reason) {
-  if (reason) *reason = "the " + id() + " backend has no communicator between processes; its data-parallel ranks are CPU threads (--ranks N)";
-  return {};
-}
-
-std::unique_ptr<dist::Communicator> Backend::createCommunicator(const std::string&, int, int, double, std::string* reason) {
-  if (reason) *reason = "the " + id() + " backend has no communicator between processes; its data-parallel ranks are CPU threads (--ranks N)";
-  return nullptr;
 }
 
 }  // namespace cas::exec

@@ -14,34 +14,15 @@
 #include <utility>
 #include <vector>
 
-#include "core/dist/communicator.hpp"
+#include "core/exec/device_services.hpp"
 #include "core/exec/kernel_report.hpp"
 #include "core/exec/runtime_stat.hpp"
 #include "core/ir/graph.hpp"
 
-// The search a backend may provide (createSearch) is declared by core/search, which builds on
-// this interface (its leaves are evaluated by Executables): declared here, defined there, so
-// core/search includes core/exec and not the other way round.
-namespace cas::search {
-class SelfPlaySearch;
-struct SearchSetup;
-class ReplayStore;
-struct ReplaySetup;
-}  // namespace cas::search
-
-namespace cas::env {
-class VectorEnvironments;
-}
-// PPO's rollout a backend may keep on its device (createRollout), declared by core/train.
-namespace cas::train {
-class DeviceRollout;
-struct RolloutSetup;
-}
-
 namespace cas::exec {
 
 // Bumped whenever the Backend class layout changes, so a stale plugin is refused, not crashed.
-inline constexpr int kBackendPluginAbi = 11;
+inline constexpr int kBackendPluginAbi = 12;
 
 struct ProbeReport {
   bool passed = false;
@@ -125,46 +106,9 @@ class Backend {
   virtual std::optional<ProbeReport> probe() { return std::nullopt; }
   // Compiles a graph (after the IR passes) for this backend.
   virtual std::unique_ptr<Executable> compile(const ir::Graph& graph) = 0;
-  // A search whose trees and games live on this backend's device, evaluating leaves with
-  // setup.evaluator (a network compiled by this backend). Null with `reason` when the backend
-  // has no search of its own or cannot hold this one; search::makeSearch then takes the CPU's.
-  // The default (none) is defined in core/search/self_play_search.cpp, where the search's types
-  // are complete.
-  virtual std::unique_ptr<search::SelfPlaySearch> createSearch(const search::SearchSetup& setup, std::string* reason);
-  // A replay store in this backend's device memory, which training programs compiled by this
-  // backend sample from and this backend's search writes into. Null with `reason` when the
-  // backend has none (the trainer then takes the CPU's, train::ReplayBuffer). The default (none)
-  // is defined in core/search/replay_store.cpp.
-  virtual std::unique_ptr<search::ReplayStore> createReplayStore(const search::ReplaySetup& setup, std::string* reason);
-  // `count` copies of the single-agent environment `environment` (a catalogue name) seeded with
-  // `seed`, kept and stepped on this backend's device (core/env/vector_environments.hpp). Null
-  // with `reason` when the backend has no device copies of it (the CPU backend: callers step the
-  // CPU twins themselves). The default (none) is defined in backend.cpp.
-  virtual std::unique_ptr<env::VectorEnvironments> createEnvironments(std::string_view environment, int count, std::uint64_t seed,
-                                                                      std::string* reason);
-  // PPO's rollout on this backend's device (core/train/device_rollout.hpp), its programs compiled
-  // by this backend. Null with `reason` when the backend has none or the environment has no
-  // device twin (PPO then steps the CPU twins on the host). The default (none) is defined in
-  // core/train/device_rollout.cpp.
-  virtual std::unique_ptr<train::DeviceRollout> createRollout(const train::RolloutSetup& setup, std::string* reason);
-
-  // Data-parallel training with a rank per device (core/dist/communicator.hpp). The defaults,
-  // defined in backend.cpp, are the CPU backend's: no devices, no communicator (its ranks are
-  // threads sharing a dist::ThreadedGroup).
-  // The devices this backend could run on (this one is device 0 of them); 0 without devices.
-  virtual int deviceCount() const { return 0; }
-  // This backend on its device `ordinal` (0 <= ordinal < deviceCount()), for ranks that are
-  // threads of one process. Null with `reason` when there is no such device.
-  virtual std::shared_ptr<Backend> onDevice(int ordinal, std::string* reason);
-  // The identity of a new group of ranks: bytes that one process makes and hands to every rank
-  // (cuda-agent passes them as hex in the environment), for createCommunicator. Empty with
-  // `reason` when the backend has no communicator.
-  virtual std::string makeCommunicatorId(std::string* reason);
-  // Rank `rank` of the `size` ranks of the group `id` names, on this backend's device. Every rank
-  // calls it at about the same time; it waits at most `timeoutSeconds` for the others, as the
-  // communicator's collectives do. Null with `reason` when the group cannot be formed.
-  virtual std::unique_ptr<dist::Communicator> createCommunicator(const std::string& id, int rank, int size, double timeoutSeconds,
-                                                                 std::string* reason);
+  // What the backend's device adds (search, replay store, environments, rollout, ranks on
+  // devices: device_services.hpp); null when it has no device (the CPU reference backend).
+  virtual DeviceServices* deviceServices() { return nullptr; }
 };
 
 struct BackendEntry {

@@ -5,7 +5,7 @@
 #include "core/export/c_export.hpp"
 #include "core/export/policy_loader.hpp"
 #include "core/support/atomic_file.hpp"
-#include "gpu/standalone_export.hpp"
+#include "core/cuda_render/standalone_export.hpp"
 
 namespace cas::exports {
 namespace {

@@ -130,7 +130,7 @@ inline float geluDerivative(float x) {
 
 // tanh as a rational function (the form Eigen uses), accurate to a few ulp and, unlike the
 // library call, vectorisable: elementwise loops over it compile to SIMD code. The CUDA backend
-// generates its device version from the same constants (gpu/render.cpp, kernelPrelude).
+// generates its device version from the same constants (core/cuda_render/render.cpp, kernelPrelude).
 inline constexpr float kTanhClamp = 7.90531110763549805f;  // tanh is +-1 in float beyond this
 // Horner coefficients in x^2, highest power first; the numerator is then multiplied by x.
 inline constexpr float kTanhNumerator[] = {-2.76076847742355e-16f, 2.00018790482477e-13f, -8.60467152213735e-11f,

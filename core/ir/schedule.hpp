@@ -2,7 +2,7 @@
 // The schedule: which nodes of a graph run as one kernel (units), how units share launches
 // (steps), in what order, where every value is stored and which graph updates write in place.
 // One pass decides all of it, as plain data: `cuda-agent check --ir`, `cuda-agent kernels` and
-// the studio print it, and the CUDA backend renders each step into CUDA (gpu/render.hpp).
+// the studio print it, and the CUDA backend renders each step into CUDA (core/cuda_render/render.hpp).
 //
 //   graph ──planSchedule──> units ──> steps:  fill %12 = 0
 //                           (fusion)  (order,  k0_matmul_add_relu   level 0  [Gemm tiled 1024x256x256]
@@ -116,14 +116,14 @@ struct ScheduleTarget {
   // algorithms are slow at large batches (an order of magnitude for the weight gradient): generated
   // kernels that stage one image at a time in static shared memory (48 KB at most), when what
   // they stage takes at most this many bytes (with their padding): for the forward
-  // (gpu/kernels/conv_forward_images.cuh) the filters and an image, with at most 1024 threads
+  // (core/cuda_render/kernels/conv_forward_images.cuh) the filters and an image, with at most 1024 threads
   // of 16 filters and 2 pixels each; for the weight gradient (conv_wgrad_images.cuh) an image
   // and its output gradient, with at most 512 taps (C*R*S) and 16 filters a thread. 0: the
   // vendor library.
   std::int64_t imageConvMaxBytes = 24 << 10;
   // false: no cuBLAS or cuDNN calls (the standalone CUDA export depends on the CUDA runtime
   // only); products the generated GEMMs do not cover and fp32 convolutions become Special
-  // units (gpu/kernels/direct.cuh), and products of any size use the generated GEMMs.
+  // units (core/cuda_render/kernels/direct.cuh), and products of any size use the generated GEMMs.
   bool vendorLibraries = true;
   int maxUnitsPerStep = 32;
 };
@@ -144,7 +144,7 @@ struct Schedule {
 };
 
 // Threads per output of a product or convolution planned without vendor libraries
-// (gpu/kernels/direct.cuh), which sums `terms` products per output: a warp shares each sum when
+// (core/cuda_render/kernels/direct.cuh), which sums `terms` products per output: a warp shares each sum when
 // the outputs alone are too few to fill the GPU (a batch-1 policy), one thread otherwise.
 int directLanes(std::int64_t outputs, std::int64_t terms);
 

@@ -4,15 +4,6 @@
 
 #include "core/exec/backend.hpp"
 
-namespace cas::exec {
-
-std::unique_ptr<search::ReplayStore> Backend::createReplayStore(const search::ReplaySetup&, std::string* reason) {
-  if (reason) *reason = "the " + id() + " backend keeps its replay buffer in host memory";
-  return nullptr;
-}
-
-}  // namespace cas::exec
-
 namespace cas::search {
 
 ReplayRing::ReplayRing(std::int64_t capacity, int observationSize, int actions)

@@ -71,25 +71,20 @@ Evaluator makeCpuEvaluator(const LeafEvaluator& e, const env::EnvironmentInfo& e
 
 }  // namespace cas::search
 
-// Backend's default: no device search (backend.hpp declares it without the search's types).
-std::unique_ptr<cas::search::SelfPlaySearch> cas::exec::Backend::createSearch(const search::SearchSetup&, std::string* reason) {
-  *reason = "the " + id() + " backend has no search of its own";
-  return nullptr;
-}
-
 namespace cas::search {
 
 std::unique_ptr<SelfPlaySearch> makeSearch(exec::Backend& backend, const SearchSetup& setup, const std::string& device, std::string* note) {
   if (device != "cpu" && device != "gpu" && device != "auto")
     throw std::invalid_argument("unknown search device '" + device + "'; expected cpu, gpu or auto");
-  std::string why;
-  if (device != "cpu") {
-    if (auto search = backend.createSearch(setup, &why)) {
+  std::string why = "the " + backend.id() + " backend has no search of its own";
+  exec::DeviceServices* services = backend.deviceServices();
+  if (device != "cpu" && services) {
+    if (auto search = services->createSearch(setup, &why)) {
       if (note) *note = "the search runs on the device (" + backend.statusText() + ")";
       return search;
     }
-    if (device == "gpu") throw std::runtime_error("search.device = gpu, but " + why);
   }
+  if (device == "gpu") throw std::runtime_error("search.device = gpu, but " + why);
   const env::EnvironmentInfo* info = env::findEnvironment(setup.environment);
   if (!info) throw std::invalid_argument("unknown environment '" + setup.environment + "'");
   if (note) *note = device == "cpu" ? "the search runs on the CPU (as asked)" : "the search runs on the CPU: " + why;

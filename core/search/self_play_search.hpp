@@ -2,7 +2,7 @@
 // The one search interface: the trainer's self-play, evaluation games, `analyze`, `play`, the
 // engine's tree snapshots and the studio all search through it. BatchedSearch (mcts.hpp) is the
 // CPU reference implementation; the CUDA plugin registers a device implementation through
-// exec::Backend::createSearch (gpu/search), whose trees, games and leaf evaluations stay in
+// exec::DeviceServices::createSearch (gpu/search), whose trees, games and leaf evaluations stay in
 // device memory. For a seed both produce the same statistics (tests/gpu/test_gpu_search.cpp).
 //
 // A search holds `games` independent games. Each search() call runs simulations in the listed

@@ -98,7 +98,8 @@ void AlphaZeroTrainer::buildNetworks() {
   selfPlay_ = std::make_unique<SelfPlay>(makeSearch(int(train_.parallelGames), SearchUse::SelfPlay, streams, &searchNote_), obsSize_, maxMoves);
   analysis_ = makeSearch(1, SearchUse::Evaluation, streams + 1, nullptr);
   allocating_ = "the replay buffer (train.replay_capacity, and train.games_per_iteration + train.parallel_games games of fresh positions)";
-  store_ = backend_->createReplayStore(replaySetup(project_), &storeNote_);
+  storeNote_ = "the " + backend_->id() + " backend keeps its replay buffer in host memory";
+  if (exec::DeviceServices* services = backend_->deviceServices()) store_ = services->createReplayStore(replaySetup(project_), &storeNote_);
   if (!store_) store_ = std::make_unique<ReplayBuffer>(replaySetup(project_));
 }
 

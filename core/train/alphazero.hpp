@@ -20,7 +20,7 @@
 #include "core/project/project.hpp"
 #include "core/search/self_play_search.hpp"
 #include "core/search/replay_store.hpp"
-#include "core/dist/communicator.hpp"
+#include "core/collective/communicator.hpp"
 #include "core/train/baselines.hpp"
 #include "core/train/gradient_exchange.hpp"
 #include "core/train/reports.hpp"
@@ -40,7 +40,7 @@ struct DataParallelRank {
 // a single-rank run) keeps `seed` itself.
 std::uint64_t rankSeed(std::uint64_t seed, int rank);
 
-class AlphaZeroTrainer final : public Trainer {
+class AlphaZeroTrainer final : public Trainer, public SearchingTrainer {
  public:
   // With `rank.communicator`, every rank of the group must construct its trainer at the same
   // time (rank 0's initial weights are broadcast to the others).
@@ -69,6 +69,7 @@ class AlphaZeroTrainer final : public Trainer {
   const Updater& updater() const { return *updater_; }
   std::int64_t checkpointEvery() const override { return train_.checkpointEvery; }
   // One more simulation in every self-play game's tree (for stepping through a search).
+  SearchingTrainer* searching() override { return this; }
   void stepSimulation() override { selfPlay_->stepSimulation(); }
   TreeSnapshot snapshot(int game, int maxNodes) const override;
   // The self-play search's device sunburst (made on first use), or null for the CPU search.
@@ -97,12 +98,12 @@ class AlphaZeroTrainer final : public Trainer {
   TreeSnapshot analysisSnapshot(int maxNodes) const;
   // Where the self-play search runs ("cpu" or "cuda"), and a sentence saying why.
   std::string searchDevice() const { return selfPlay_->search().device(); }
-  const std::string& searchNote() const { return searchNote_; }
+  const std::string& searchNote() const override { return searchNote_; }
   // Where the replay store lives ("cpu" or "cuda"), and why not on the device when it is not.
   std::string replayDevice() const { return store_->device(); }
   const std::string& replayNote() const { return storeNote_; }
   // The self-play search, for its kernel metrics and runtime statistics.
-  search::SelfPlaySearch& selfPlaySearch() { return selfPlay_->search(); }
+  search::SelfPlaySearch& selfPlaySearch() override { return selfPlay_->search(); }
 
   // The whole state (parameters, optimizer, replay buffer, counters) as bytes (checkpoint.hpp),
   // and back.

@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/dist/threaded_communicator.hpp"
+#include "core/collective/threaded_communicator.hpp"
 #include "core/train/alphazero.hpp"
 
 namespace cas::train {
@@ -41,8 +41,8 @@ class DataParallelTrainer final : public Trainer {
   IterationReport runIteration(const std::function<bool()>& cancelled = {}) override;
   std::int64_t iteration() const override { return ranks_[0]->iteration(); }
   std::int64_t checkpointEvery() const override { return ranks_[0]->checkpointEvery(); }
-  void stepSimulation() override { ranks_[0]->stepSimulation(); }
-  TreeSnapshot snapshot(int game, int maxNodes) const override { return ranks_[0]->snapshot(game, maxNodes); }
+  SearchingTrainer* searching() override { return ranks_[0]->searching(); }
+  EpisodicTrainer* episodic() override { return ranks_[0]->episodic(); }
   exec::Executable& inferenceProgram() override { return ranks_[0]->inferenceProgram(); }
   std::int64_t inferenceBatch() const override { return ranks_[0]->inferenceBatch(); }
 

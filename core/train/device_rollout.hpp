@@ -1,5 +1,5 @@
 #pragma once
-// PPO's rollout kept where a backend's device is (exec::Backend::createRollout hands it out; the
+// PPO's rollout kept where a backend's device is (exec::DeviceServices::createRollout hands it out; the
 // CUDA backend's is gpu/env/device_rollout.cpp): the environments' device twins, the rollout's
 // arrays, the advantages and the minibatches never cross to the host. Each step the copies'
 // observations go into the inference program's input, its logits and values come back to a

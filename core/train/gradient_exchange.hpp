@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/dist/communicator.hpp"
+#include "core/collective/communicator.hpp"
 #include "core/exec/backend.hpp"
 #include "core/params/run_params.hpp"
 #include "core/pdl/compiler.hpp"

@@ -88,8 +88,8 @@ void PpoTrainer::startEpisodes() {
   if (ppo_.deviceRollout) {
     RolloutSetup setup{project_.environment, ppo_.envs, ppo_.rolloutSteps, environmentSeed, actionRandom_, inference_.get(), &updater_->executable(),
                        rolloutSize() / ppo_.minibatches};
-    std::string reason;
-    deviceRollout_ = backend_->createRollout(setup, &reason);
+    std::string reason = "the " + backend_->id() + " backend steps the environments' CPU twins and keeps the rollout in host memory";
+    if (exec::DeviceServices* services = backend_->deviceServices()) deviceRollout_ = services->createRollout(setup, &reason);
     rolloutNote_ = deviceRollout_ ? "the rollout runs on the device: the environments' device twins, the rollout and its minibatches stay there"
                                   : "the rollout runs on the host (" + reason + ")";
   } else {

@@ -33,32 +33,7 @@ namespace cas::train {
 // `learningRateFraction` of ppo.learning_rate: the trainer's, and `check --ir --update`'s.
 OptimizerConfig ppoOptimizerConfig(const params::PpoParams& p, double learningRateFraction = 1.0);
 
-// The returns of `episodes` whole episodes of a policy (PpoTrainer::evaluate).
-struct EpisodeEvaluation {
-  std::vector<double> returns;  // in the order the episodes started
-  double mean() const;
-  double median() const;
-  double standardDeviation() const;  // population (divided by the count), as numpy.std
-};
-
-// One episode of a policy, frame by frame: what the studio's Episode view replays. Frame t holds
-// the observation the policy saw, its action probabilities and value there, the action taken and
-// the reward it brought; the last frame is the final observation (action -1, no reward).
-struct EpisodeFrame {
-  std::vector<float> observation, probabilities;
-  float value = 0;
-  int action = -1;
-  float reward = 0;
-};
-struct RecordedEpisode {
-  std::string environment;
-  std::vector<int> observationShape;
-  std::vector<EpisodeFrame> frames;
-  double episodeReturn = 0;
-  bool ended = false;  // false: cut at the step limit before the environment ended it
-};
-
-class PpoTrainer final : public Trainer {
+class PpoTrainer final : public Trainer, public EpisodicTrainer {
  public:
   // Throws std::runtime_error when the policy does not compile (its first diagnostic, with
   // file:line) or ppo.minibatches does not divide a rollout.
@@ -78,13 +53,16 @@ class PpoTrainer final : public Trainer {
 
   // `episodes` episodes in fresh environments seeded with `seed`, played ppo.envs at a time:
   // the most probable action (greedy) or one sampled from the policy (stochastic).
-  EpisodeEvaluation evaluate(int episodes, bool stochastic, std::uint64_t seed);
+  EpisodicTrainer* episodic() override { return this; }
+  EpisodeEvaluation evaluate(int episodes, bool stochastic, std::uint64_t seed) override;
   // One episode in a fresh environment seeded with `seed`, at most maxSteps steps, recorded.
-  RecordedEpisode recordEpisode(bool stochastic, std::uint64_t seed, int maxSteps);
+  RecordedEpisode recordEpisode(bool stochastic, std::uint64_t seed, int maxSteps) override;
 
   // Where the rollout runs, in one sentence: on the device (the backend's device rollout) or on
   // the host, and why not on the device when the backend has one.
-  const std::string& rolloutNote() const { return rolloutNote_; }
+  const std::string& rolloutNote() const override { return rolloutNote_; }
+  std::int64_t totalSteps() const override { return ppo_.totalSteps; }
+  std::int64_t stepsPerIteration() const override { return rolloutSize(); }
   bool rolloutOnDevice() const { return deviceRollout_ != nullptr; }
   // The last iteration's rollout and advantages, wherever they are (the device's are copied).
   RolloutArrays lastRollout() const;

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "core/dist/communicator.hpp"
+#include "core/collective/communicator.hpp"
 #include "core/train/alphazero.hpp"
 
 namespace cas::train {
@@ -40,9 +40,7 @@ class LeadingRank final : public Trainer {
   IterationReport runIteration(const std::function<bool()>& cancelled = {}) override;
   std::int64_t iteration() const override { return trainer_->iteration(); }
   std::int64_t checkpointEvery() const override { return trainer_->checkpointEvery(); }
-  void stepSimulation() override { trainer_->stepSimulation(); }
-  TreeSnapshot snapshot(int game, int maxNodes) const override { return trainer_->snapshot(game, maxNodes); }
-  std::shared_ptr<search::DeviceSunburst> deviceSunburst() override { return trainer_->deviceSunburst(); }
+  SearchingTrainer* searching() override { return trainer_.get(); }
   exec::Executable& inferenceProgram() override { return trainer_->inferenceProgram(); }
   std::int64_t inferenceBatch() const override { return trainer_->inferenceBatch(); }
   std::string checkpoint() const override { return trainer_->checkpoint(); }
@@ -53,6 +51,7 @@ class LeadingRank final : public Trainer {
   // Tells the other ranks the run has ended (after the engine's last iteration), unless an
   // iteration failed, when they stop at their next collective instead. Call it once, at the end.
   void stopRanks();
+  void endRun() override { stopRanks(); }
 
  private:
   struct Message {

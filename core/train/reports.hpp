@@ -1,6 +1,6 @@
 #pragma once
-// What the trainers report: an iteration's figures, an evaluation's results and a view of one
-// self-play tree. Plain values, copied across threads by the engine's callbacks.
+// What the trainers report: an iteration's figures, an evaluation's results, a view of one
+// self-play tree and a single-agent policy's episodes. Plain values, copied across threads by the engine's callbacks.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -86,6 +86,31 @@ struct TreeSnapshot {
   std::shared_ptr<search::DeviceSunburst> deviceSunburst;
   search::DeviceSunburst::Counts deviceCounts;
   std::string deviceProblem;
+};
+
+// The returns of `episodes` whole episodes of a policy (EpisodicTrainer::evaluate).
+struct EpisodeEvaluation {
+  std::vector<double> returns;  // in the order the episodes started
+  double mean() const;
+  double median() const;
+  double standardDeviation() const;  // population (divided by the count), as numpy.std
+};
+
+// One episode of a policy, frame by frame: what the studio's Episode view replays. Frame t holds
+// the observation the policy saw, its action probabilities and value there, the action taken and
+// the reward it brought; the last frame is the final observation (action -1, no reward).
+struct EpisodeFrame {
+  std::vector<float> observation, probabilities;
+  float value = 0;
+  int action = -1;
+  float reward = 0;
+};
+struct RecordedEpisode {
+  std::string environment;
+  std::vector<int> observationShape;
+  std::vector<EpisodeFrame> frames;
+  double episodeReturn = 0;
+  bool ended = false;  // false: cut at the step limit before the environment ended it
 };
 
 }  // namespace cas::train

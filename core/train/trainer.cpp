@@ -7,11 +7,12 @@
 
 namespace cas::train {
 
-TreeSnapshot Trainer::snapshot(int game, int) const {
+TreeSnapshot treeSnapshot(Trainer& trainer, int game, int maxNodes) {
+  if (SearchingTrainer* searching = trainer.searching()) return searching->snapshot(game, maxNodes);
   TreeSnapshot snap;
   snap.game = game;
-  snap.iteration = iteration();
-  snap.environment = project().environment;
+  snap.iteration = trainer.iteration();
+  snap.environment = trainer.project().environment;
   return snap;
 }
 

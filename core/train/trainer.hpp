@@ -15,7 +15,14 @@
 #include "core/train/gradient_exchange.hpp"
 #include "core/train/reports.hpp"
 
+namespace cas::search {
+class SelfPlaySearch;
+}
+
 namespace cas::train {
+
+class SearchingTrainer;
+class EpisodicTrainer;
 
 class Trainer {
  public:
@@ -35,13 +42,10 @@ class Trainer {
   virtual bool reachedEnd() const { return false; }
   virtual std::int64_t checkpointEvery() const = 0;
 
-  // The algorithms with a search let a view step it and look at its trees; the others (PPO) have
-  // no tree: stepping does nothing and the snapshot holds no nodes.
-  virtual void stepSimulation() {}
-  virtual TreeSnapshot snapshot(int game, int maxNodes) const;
-  // The tree view's device geometry for the search's trees when they live on a device (the CUDA
-  // search), made once and kept; null for a search whose trees are in host memory.
-  virtual std::shared_ptr<search::DeviceSunburst> deviceSunburst() { return nullptr; }
+  // What the trainer's algorithm adds (SearchingTrainer, EpisodicTrainer below): null when it
+  // has no such capability. Callers ask here instead of casting to an algorithm's class.
+  virtual SearchingTrainer* searching() { return nullptr; }
+  virtual EpisodicTrainer* episodic() { return nullptr; }
 
   // The program the network is evaluated with most (AlphaZero: self-play's, PPO: the rollout's)
   // and its batch, for kernel metrics (exec::Executable::profileKernels). Between iterations
@@ -54,7 +58,47 @@ class Trainer {
   // The most bytes checkpoint() can return: a larger file is not one of its checkpoints.
   virtual std::uint64_t checkpointSizeLimit() const = 0;
   virtual bool restore(const std::string& bytes, std::string* error) = 0;
+
+  // Once, after the run's last iteration: a trainer leading ranks in other processes tells them
+  // the run has ended (LeadingRank); the others have nothing to do. Throws when it cannot.
+  virtual void endRun() {}
 };
+
+// A trainer whose algorithm searches (AlphaZero): a view steps its self-play search and looks
+// at its trees. Thread-safety: the thread driving the trainer, between iterations.
+class SearchingTrainer {
+ public:
+  virtual ~SearchingTrainer() = default;
+  // One more simulation in every self-play game (the studio's Step while paused).
+  virtual void stepSimulation() = 0;
+  virtual TreeSnapshot snapshot(int game, int maxNodes) const = 0;
+  // The tree view's device geometry for the search's trees when they live on a device (the CUDA
+  // search), made once and kept; null for a search whose trees are in host memory.
+  virtual std::shared_ptr<search::DeviceSunburst> deviceSunburst() = 0;
+  virtual search::SelfPlaySearch& selfPlaySearch() = 0;
+  // Where the self-play search runs, and why there, in one sentence.
+  virtual const std::string& searchNote() const = 0;
+};
+
+// A trainer whose algorithm plays episodes of a single-agent environment (PPO): its policy
+// evaluated and recorded, its rollout described. Thread-safety: as SearchingTrainer.
+class EpisodicTrainer {
+ public:
+  virtual ~EpisodicTrainer() = default;
+  // `episodes` whole episodes of the policy, greedy or sampled, from environments seeded by `seed`.
+  virtual EpisodeEvaluation evaluate(int episodes, bool stochastic, std::uint64_t seed) = 0;
+  // One episode frame by frame, cut after `maxSteps` steps.
+  virtual RecordedEpisode recordEpisode(bool stochastic, std::uint64_t seed, int maxSteps) = 0;
+  // Where the rollout runs, and why there, in one sentence.
+  virtual const std::string& rolloutNote() const = 0;
+  // The environment steps the run ends at, and those one iteration takes.
+  virtual std::int64_t totalSteps() const = 0;
+  virtual std::int64_t stepsPerIteration() const = 0;
+};
+
+// A snapshot of `game`'s tree when `trainer` searches; one without nodes (the iteration and
+// environment only) when it does not.
+TreeSnapshot treeSnapshot(Trainer& trainer, int game, int maxNodes);
 
 // How many ranks train one run side by side: CPU threads of this process (data_parallel.hpp), or
 // processes of a group this one leads (process_group.hpp).

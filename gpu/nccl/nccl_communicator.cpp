@@ -1,4 +1,4 @@
-#include "gpu/dist/nccl_communicator.hpp"
+#include "gpu/nccl/nccl_communicator.hpp"
 
 #include <algorithm>
 #include <cstdio>

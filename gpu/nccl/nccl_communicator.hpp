@@ -1,5 +1,5 @@
 #pragma once
-// dist::Communicator (core/dist/communicator.hpp) over NCCL: one rank per GPU, the ranks in one
+// dist::Communicator (core/collective/communicator.hpp) over NCCL: one rank per GPU, the ranks in one
 // process (threads, each with its own backend on its own device) or in several (cuda-agent train
 // --gpus N spawns one per GPU and hands them the group's id). The interface takes host pointers,
 // so every collective is staged through host memory: the floats are copied into a pinned buffer,
@@ -37,7 +37,7 @@
 #include <optional>
 #include <string>
 
-#include "core/dist/communicator.hpp"
+#include "core/collective/communicator.hpp"
 #include "gpu/device_runtime.hpp"
 
 namespace cas::gpu {

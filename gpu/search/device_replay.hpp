@@ -1,6 +1,6 @@
 #pragma once
 // The replay store in device memory (search::ReplayStore; its header draws the layout and the
-// sampling), which exec::Backend::createReplayStore hands out on the CUDA backend:
+// sampling), which exec::DeviceServices::createReplayStore hands out on the CUDA backend:
 //
 //   ring              [capacity] rows      training's batches are gathered from it on the device
 //   fresh regions     2 x [freshCapacity]  self-play writes one (the device search's

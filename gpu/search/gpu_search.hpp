@@ -1,5 +1,5 @@
 #pragma once
-// The device implementation of search::SelfPlaySearch, which exec::Backend::createSearch hands
+// The device implementation of search::SelfPlaySearch, which exec::DeviceServices::createSearch hands
 // out on the CUDA backend. Trees, root positions and leaf evaluations stay in device memory:
 //
 //   search():  upload the call's games and parameters (a few hundred bytes)

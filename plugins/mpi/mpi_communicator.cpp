@@ -1,4 +1,4 @@
-#include "dist_mpi/mpi_communicator.hpp"
+#include "plugins/mpi/mpi_communicator.hpp"
 
 #include <algorithm>
 #include <climits>

@@ -43,7 +43,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/dist/communicator.hpp"
+#include "core/collective/communicator.hpp"
 
 namespace cas::dist {
 

@@ -1,4 +1,4 @@
-// The MPI plugin's entry points and MpiWorld on MPI_COMM_WORLD (core/dist/mpi_world.hpp says
+// The MPI plugin's entry points and MpiWorld on MPI_COMM_WORLD (core/collective/mpi_world.hpp says
 // what a run uses them for). The bootstrap calls block without a timeout: a rank that cannot
 // reach one leaves through abort(), which ends the others.
 #include <mpi.h>
@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/dist/mpi_world.hpp"
-#include "dist_mpi/mpi_communicator.hpp"
+#include "core/collective/mpi_world.hpp"
+#include "plugins/mpi/mpi_communicator.hpp"
 
 namespace cas::dist {
 namespace {

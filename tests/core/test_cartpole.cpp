@@ -6,12 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/env/cartpole.hpp"
+#include "support/source_dir.hpp"
 
 class TestCartPole : public QObject {
   Q_OBJECT
  private slots:
   void matchesGymnasium() {
-    std::ifstream in(std::string(CAS_SOURCE_DIR) + "/tests/golden/cartpole/traces.json");
+    std::ifstream in(cas::test::sourceFile("tests/golden/cartpole/traces.json"));
     QVERIFY(in.good());
     const auto traces = nlohmann::json::parse(in);
     QVERIFY(traces.size() >= 8);

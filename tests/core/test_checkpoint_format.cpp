@@ -20,13 +20,14 @@
 #include "core/export/policy_loader.hpp"
 
 #include "support/cli_runs.hpp"
+#include "support/source_dir.hpp"
 
 namespace {
 
 using cas::test::cli;
 using cas::test::Result;
 
-const QString kFixture = QStringLiteral(CAS_SOURCE_DIR "/tests/fixtures/checkpoint-v1");
+const QString kFixture = cas::test::sourcePath(QStringLiteral("tests/fixtures/checkpoint-v1"));
 const QString kParser = kFixture + QStringLiteral("/parse_checkpoint.py");
 
 // A copy of the fixture's run to work on (the committed one stays as it is).

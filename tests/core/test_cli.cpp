@@ -7,6 +7,7 @@
 #include <QTest>
 
 #include "core/exec/backend.hpp"
+#include "support/source_dir.hpp"
 
 namespace {
 
@@ -117,7 +118,7 @@ class TestCli : public QObject {
   }
 
   void checkAcceptsExamples() {
-    QDir projects(QStringLiteral(CAS_SOURCE_DIR "/projects"));
+    QDir projects(cas::test::sourcePath(QStringLiteral("projects")));
     QStringList args{QStringLiteral("check")};
     for (const QString& n : projects.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) args << projects.filePath(n);
     Run c = cli(args);
@@ -134,7 +135,7 @@ class TestCli : public QObject {
     const double conv = 2.0 * rows * pixels * 16 * (4 * 3 * 3);
     const double dense = 2.0 * rows * (1600 * 128 + 128 * 3 + 128 * 1);
     const double flops = 2 * conv + 3 * dense;
-    Run c = cli({QStringLiteral("check"), QStringLiteral(CAS_SOURCE_DIR "/projects/minatar-breakout-ppo"), QStringLiteral("--ir"),
+    Run c = cli({QStringLiteral("check"), cas::test::sourcePath(QStringLiteral("projects/minatar-breakout-ppo")), QStringLiteral("--ir"),
                  QStringLiteral("--update"), QStringLiteral("--batch"), QString::number(rows)});
     QCOMPARE(c.status, 0);
     QVERIFY2(c.out.contains(QStringLiteral("CPU forward pass, batch 1:")), qPrintable(c.out));
@@ -150,7 +151,7 @@ class TestCli : public QObject {
     const qsizetype start = c.out.lastIndexOf(QLatin1Char(' '), end - 1) + 1;
     QCOMPARE(c.out.mid(start, end - start), QString::number(flops / 1e9, 'f', 2));
 
-    Run pdlFile = cli({QStringLiteral("check"), QStringLiteral(CAS_SOURCE_DIR "/projects/cartpole-ppo/policy.pdl"), QStringLiteral("--obs-shape"),
+    Run pdlFile = cli({QStringLiteral("check"), cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo/policy.pdl")), QStringLiteral("--obs-shape"),
                        QStringLiteral("4"), QStringLiteral("--action-dim"), QStringLiteral("2"), QStringLiteral("--ir"), QStringLiteral("--update")});
     QCOMPARE(pdlFile.status, 2);
     QVERIFY2(pdlFile.err.contains(QStringLiteral("--update needs a project")), qPrintable(pdlFile.err));

@@ -1,4 +1,4 @@
-// Data-parallel training on CPU ranks (core/dist, core/train/data_parallel.hpp): the threaded
+// Data-parallel training on CPU ranks (core/collective, core/train/data_parallel.hpp): the threaded
 // communicator's collectives (bucketed sums, broadcast, all-gather, barrier, disagreement, a
 // failed rank, a rank that never answers), the split update (gradient and optimizer programs)
 // against the fused one, two tic-tac-toe ranks whose weights and optimizer state are the same
@@ -21,13 +21,14 @@
 #include <cstring>
 #include <thread>
 
-#include "core/dist/threaded_communicator.hpp"
+#include "core/collective/threaded_communicator.hpp"
 #include "core/exec/initialise.hpp"
 #include "core/train/data_parallel.hpp"
 #include "core/train/gradient_exchange.hpp"
 #include "core/train/process_group.hpp"
 
 #include "support/cli_runs.hpp"
+#include "support/source_dir.hpp"
 
 using cas::dist::CommunicatorError;
 using cas::dist::ThreadedGroup;
@@ -489,7 +490,7 @@ class TestDataParallel : public QObject {
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 2);
     QVERIFY2(QString::fromUtf8(p.readAllStandardError()).contains(QStringLiteral("error: CAS_DIST_FAIL: 'one:5' is not RANK:STEP")), "");
-    const cas::test::Result r = cas::test::cli({QStringLiteral("train"), QStringLiteral(CAS_SOURCE_DIR "/projects/cartpole-ppo"),
+    const cas::test::Result r = cas::test::cli({QStringLiteral("train"), cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo")),
                                                 QStringLiteral("--ranks"), QStringLiteral("2"), QStringLiteral("--out"), run});
     QCOMPARE(r.status, 1);
     QVERIFY2(r.err.contains(QStringLiteral("data-parallel training (--ranks) is built for AlphaZero; a ppo run trains on one rank")), qPrintable(r.err));

@@ -28,19 +28,20 @@
 #include "core/ir/builder.hpp"
 #include "core/ir/passes.hpp"
 #include "core/train/benchmark_nets.hpp"
-#include "gpu/standalone_export.hpp"
+#include "core/cuda_render/standalone_export.hpp"
 
 #include "support/cli_runs.hpp"
 #include "support/export_policies.hpp"
 #include "support/golden.hpp"
+#include "support/source_dir.hpp"
 
 namespace {
 
 using cas::exports::ExportablePolicy;
 using namespace cas::test;
 
-const QString kRunOnnx = QStringLiteral(CAS_SOURCE_DIR "/tests/export/run_onnx.py");
-const QString kDriver = QStringLiteral(CAS_SOURCE_DIR "/tests/export/c_driver.c");
+const QString kRunOnnx = cas::test::sourcePath(QStringLiteral("tests/export/run_onnx.py"));
+const QString kDriver = cas::test::sourcePath(QStringLiteral("tests/export/c_driver.c"));
 const QString kProjects = cas::test::projectsDir();
 
 // run_onnx.py on `model` and `obs`; its JSON summary, or a skip when onnxruntime is missing.

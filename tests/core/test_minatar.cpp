@@ -16,6 +16,7 @@
 #include "core/env/minatar_freeway.hpp"
 #include "core/env/minatar_seaquest.hpp"
 #include "core/env/minatar_space_invaders.hpp"
+#include "support/source_dir.hpp"
 
 using cas::env::MinAtarAsterix;
 using cas::env::MinAtarBreakout;
@@ -53,7 +54,7 @@ MinAtarFreeway::CarDraw carDraw(const nlohmann::json& periods) {
 }
 
 nlohmann::json golden(const char* file) {
-  std::ifstream in(std::string(CAS_SOURCE_DIR) + "/tests/golden/minatar/" + file);
+  std::ifstream in(cas::test::sourceFile("tests/golden/minatar/") + file);
   return in.good() ? nlohmann::json::parse(in) : nlohmann::json();
 }
 

@@ -1,5 +1,5 @@
-// Data-parallel training with processes started by mpirun, on the CPU backend (core/dist/mpi_world.hpp,
-// dist_mpi/, app/cli/mpi_ranks.hpp): the MPI communicator's collectives across three processes
+// Data-parallel training with processes started by mpirun, on the CPU backend (core/collective/mpi_world.hpp,
+// plugins/mpi/, app/cli/mpi_ranks.hpp): the MPI communicator's collectives across three processes
 // (this test started again under mpirun, as a rank): the same sum's bits on every rank, two
 // buckets in flight together, a broadcast of megabytes, an all-gather, a failing rank's notice,
 // a rank that does not answer in time, the bootstrap calls. Through the CLI: two tic-tac-toe
@@ -26,9 +26,10 @@
 #include <iostream>
 #include <thread>
 
-#include "core/dist/mpi_world.hpp"
+#include "core/collective/mpi_world.hpp"
 
 #include "support/cli_runs.hpp"
+#include "support/source_dir.hpp"
 
 using cas::dist::CommunicatorError;
 
@@ -320,7 +321,7 @@ class TestMpiTraining : public QObject {
     cas::test::Result r = mpi(2, trainArgs(run, 1) + QStringList{QStringLiteral("--ranks"), QStringLiteral("2")});
     QVERIFY(r.status != 0);
     QVERIFY2(r.err.contains(QStringLiteral("error: under mpirun each process is one rank, and mpirun -np N chooses how many: leave out --ranks")), qPrintable(r.err));
-    r = mpi(2, {QStringLiteral("train"), QStringLiteral(CAS_SOURCE_DIR "/projects/cartpole-ppo"), QStringLiteral("--out"), run});
+    r = mpi(2, {QStringLiteral("train"), cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo")), QStringLiteral("--out"), run});
     QVERIFY(r.status != 0);
     QVERIFY2(r.err.contains(QStringLiteral("error: data-parallel training (mpirun) is built for AlphaZero; a ppo run trains in one process: start it without mpirun")),
              qPrintable(r.err));

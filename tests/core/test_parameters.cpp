@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/params/parameters.hpp"
+#include "support/source_dir.hpp"
 
 using namespace cas::params;
 
@@ -48,7 +49,7 @@ class TestParameters : public QObject {
   }
 
   void documentedInProjectFormat() {
-    QFile doc(QStringLiteral(CAS_SOURCE_DIR "/docs/project-format.md"));
+    QFile doc(cas::test::sourcePath(QStringLiteral("docs/project-format.md")));
     QVERIFY(doc.open(QIODevice::ReadOnly));
     const QString text = QString::fromUtf8(doc.readAll());
     for (const ParameterSpec& s : ParameterRegistry::standard().all()) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/pdl/compiler.hpp"
+#include "support/source_dir.hpp"
 
 using cas::pdl::CompileOptions;
 using cas::pdl::CompileResult;
@@ -422,9 +423,9 @@ class TestPdlDiagnostics : public QObject {
 
   // The example projects' policies are valid AlphaZero policies; layers are named by call path.
   void exampleProjectsCompile() {
-    const CompileResult ttt = compileWith(readFile(CAS_SOURCE_DIR "/projects/tictactoe-alphazero/policy.pdl"), "2,3,3", 9, "alphazero");
+    const CompileResult ttt = compileWith(readFile(cas::test::sourceFile("projects/tictactoe-alphazero/policy.pdl")), "2,3,3", 9, "alphazero");
     QVERIFY2(ttt.policy, qPrintable(errors(ttt)));
-    const CompileResult c4 = compileWith(readFile(CAS_SOURCE_DIR "/projects/connect4-alphazero/policy.pdl"), "2,6,7", 7, "alphazero");
+    const CompileResult c4 = compileWith(readFile(cas::test::sourceFile("projects/connect4-alphazero/policy.pdl")), "2,6,7", 7, "alphazero");
     QVERIFY2(c4.policy, qPrintable(errors(c4)));
     QCOMPARE(c4.policy->outputNames, (std::vector<std::string>{"logits", "value"}));
     bool found = false;

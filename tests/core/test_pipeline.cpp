@@ -9,6 +9,7 @@
 #include "core/exec/backend.hpp"
 #include "core/project/project.hpp"
 #include "core/train/alphazero.hpp"
+#include "support/source_dir.hpp"
 
 using namespace cas;
 
@@ -16,10 +17,9 @@ namespace {
 
 // The tic-tac-toe example, or with `policyFile` in place of its policy.
 std::unique_ptr<train::AlphaZeroTrainer> trainer(bool overlap, const QString& policyFile = {}) {
-  const QString source = qEnvironmentVariable("CAS_SOURCE_DIR", QStringLiteral(CAS_SOURCE_DIR));
   project::LoadOptions options;
   if (!policyFile.isEmpty()) options.policyFile = policyFile.toStdString();
-  project::LoadResult loaded = project::loadProject((source + QStringLiteral("/projects/tictactoe-alphazero")).toStdString(), options);
+  project::LoadResult loaded = project::loadProject(cas::test::sourceFile("projects/tictactoe-alphazero"), options);
   if (!loaded.project) return nullptr;
   for (const char* set : {"train.parallel_games=8", "train.games_per_iteration=8", "train.steps_per_iteration=3", "train.batch_size=16",
                           "search.simulations=8", "train.eval_games=0", "train.replay_capacity=256"})
@@ -30,8 +30,7 @@ std::unique_ptr<train::AlphaZeroTrainer> trainer(bool overlap, const QString& po
 
 // The example's policy with `from` replaced by `to`, written into `dir`; empty when it failed.
 QString editedPolicy(const QTemporaryDir& dir, const QByteArray& from, const QByteArray& to) {
-  const QString source = qEnvironmentVariable("CAS_SOURCE_DIR", QStringLiteral(CAS_SOURCE_DIR));
-  QFile original(source + QStringLiteral("/projects/tictactoe-alphazero/policy.pdl"));
+  QFile original(cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero/policy.pdl")));
   if (!original.open(QIODevice::ReadOnly)) return {};
   QByteArray text = original.readAll();
   if (!text.contains(from)) return {};

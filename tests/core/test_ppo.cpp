@@ -21,15 +21,16 @@
 #include "core/train/ppo.hpp"
 #include "core/train/update.hpp"
 #include "support/cli_runs.hpp"
+#include "support/source_dir.hpp"
 
 using namespace cas;
 
 namespace {
 
-const QString kCartPole = QStringLiteral(CAS_SOURCE_DIR "/projects/cartpole-ppo");
+const QString kCartPole = cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo"));
 
 nlohmann::json golden(const char* name) {
-  std::ifstream in(std::string(CAS_SOURCE_DIR "/tests/golden/ppo/") + name + ".json");
+  std::ifstream in(cas::test::sourceFile("tests/golden/ppo/") + name + ".json");
   if (!in) return {};
   return nlohmann::json::parse(in);
 }
@@ -215,7 +216,7 @@ class TestPpo : public QObject {
   void minatarGamesTrain() {
     QTemporaryDir dir;
     const QString run = dir.filePath(QStringLiteral("breakout"));
-    const test::Result train = test::cli({QStringLiteral("train"), QStringLiteral(CAS_SOURCE_DIR "/projects/minatar-breakout-ppo"), QStringLiteral("--out"),
+    const test::Result train = test::cli({QStringLiteral("train"), cas::test::sourcePath(QStringLiteral("projects/minatar-breakout-ppo")), QStringLiteral("--out"),
                                           run, QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--set"),
                                           QStringLiteral("ppo.total_steps=16384")});
     QVERIFY2(train.status == 0, qPrintable(train.err));

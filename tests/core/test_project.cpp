@@ -8,6 +8,7 @@
 
 #include "core/project/project.hpp"
 #include "core/project/project_file_edit.hpp"
+#include "support/source_dir.hpp"
 
 using cas::project::loadProject;
 
@@ -38,7 +39,7 @@ class TestProject : public QObject {
 
  private slots:
   void examplesAreAccepted() {
-    QDir projects(QStringLiteral(CAS_SOURCE_DIR "/projects"));
+    QDir projects(cas::test::sourcePath(QStringLiteral("projects")));
     const QStringList names = projects.entryList(QDir::Dirs | QDir::NoDotAndDotDot);
     QVERIFY(names.size() >= 2);
     for (const QString& name : names) {

@@ -18,6 +18,7 @@
 #include "core/train/alphazero.hpp"
 
 #include "support/cli_runs.hpp"
+#include "support/source_dir.hpp"
 
 namespace {
 
@@ -170,7 +171,7 @@ class TestRuns : public QObject {
 
     // Connect Four's openings do not solve in a millisecond: skipped and counted, and said so.
     const QString connect4 = dir_.filePath(QStringLiteral("judged-c4"));
-    r = cli(QStringList{QStringLiteral("train"), QStringLiteral(CAS_SOURCE_DIR "/projects/connect4-alphazero"), QStringLiteral("--iterations"),
+    r = cli(QStringList{QStringLiteral("train"), cas::test::sourcePath(QStringLiteral("projects/connect4-alphazero")), QStringLiteral("--iterations"),
                         QStringLiteral("1"), QStringLiteral("--out"), connect4} + kQuick);
     QCOMPARE(r.status, 0);
     r = cli({QStringLiteral("eval"), connect4, QStringLiteral("--mistakes"), QStringLiteral("6"), QStringLiteral("--solver-seconds"), QStringLiteral("0.001")});

@@ -6,12 +6,13 @@
 #include <QXmlStreamReader>
 
 #include "core/params/parameters.hpp"
+#include "support/source_dir.hpp"
 
 class TestTranslations : public QObject {
   Q_OBJECT
  private slots:
   void zhCnIsComplete() {
-    QFile f(QStringLiteral(CAS_SOURCE_DIR "/translations/cuda-agent-studio_zh_CN.ts"));
+    QFile f(cas::test::sourcePath(QStringLiteral("translations/cuda-agent-studio_zh_CN.ts")));
     QVERIFY(f.open(QIODevice::ReadOnly));
     QXmlStreamReader xml(&f);
     QString context, source;
@@ -48,7 +49,7 @@ class TestTranslations : public QObject {
   // singular and its plural form.
   void englishHasBothFormsOfEachCountedMessage() {
     QVERIFY(!countedMessages_.isEmpty());  // zhCnIsComplete ran first and found them
-    QFile f(QStringLiteral(CAS_SOURCE_DIR "/translations/cuda-agent-studio_en.ts"));
+    QFile f(cas::test::sourcePath(QStringLiteral("translations/cuda-agent-studio_en.ts")));
     QVERIFY(f.open(QIODevice::ReadOnly));
     QXmlStreamReader xml(&f);
     QString context, source;

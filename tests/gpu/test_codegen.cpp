@@ -7,7 +7,7 @@
 
 #include "core/train/benchmark_nets.hpp"
 #include "core/train/update.hpp"
-#include "gpu/render.hpp"
+#include "core/cuda_render/render.hpp"
 #include "support/golden.hpp"
 
 using namespace cas;

@@ -13,19 +13,15 @@
 #include <map>
 #include <memory>
 
-#include "gpu/standalone_export.hpp"
+#include "core/cuda_render/standalone_export.hpp"
 #include "support/export_policies.hpp"
+#include "support/source_dir.hpp"
 
 namespace {
 
 using namespace cas::test;
 
 constexpr double kAtol = 1e-5, kRtol = 1e-4;
-
-QString sourceDir() {
-  const QByteArray env = qgetenv("CAS_SOURCE_DIR");
-  return env.isEmpty() ? QStringLiteral(CAS_SOURCE_DIR) : QString::fromLocal8Bit(env);
-}
 
 QString findNvcc() {
   QString nvcc = QStandardPaths::findExecutable(QStringLiteral("nvcc"));
@@ -67,7 +63,7 @@ class TestCudaExport : public QObject {
       build->setWorkingDirectory(f);
       build->setProcessChannelMode(QProcess::MergedChannels);
       build->start(nvcc, {QStringLiteral("-arch=sm_90"), QStringLiteral("-O3"), QStringLiteral("-I."), QStringLiteral("policy_cuda.cu"),
-                          sourceDir() + QStringLiteral("/tests/export/cuda_driver.cu"), QStringLiteral("-o"), QStringLiteral("driver")});
+                          cas::test::sourcePath(QStringLiteral("tests/export/cuda_driver.cu")), QStringLiteral("-o"), QStringLiteral("driver")});
       builds_[name] = std::move(build);
     }
   }

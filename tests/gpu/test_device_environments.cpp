@@ -54,7 +54,7 @@ class TestDeviceEnvironments : public QObject {
     const int kSteps = environment == "minatar-freeway" ? 2600 : 400;
     constexpr std::uint64_t kSeed = 7;
     std::string reason;
-    auto device = cuda()->createEnvironments(environment, kCopies, kSeed, &reason);
+    auto device = cuda()->deviceServices()->createEnvironments(environment, kCopies, kSeed, &reason);
     QVERIFY2(device, reason.c_str());
     QCOMPARE(device->observationSize(), observationSize(info));
     QCOMPARE(device->actionCount(), info.actionCount);
@@ -108,7 +108,7 @@ class TestDeviceEnvironments : public QObject {
     const env::EnvironmentInfo& info = *env::findEnvironment(environment);
     constexpr int kCopies = 512, kSteps = 300;
     std::string reason;
-    auto device = cuda()->createEnvironments(environment, kCopies, 3, &reason);
+    auto device = cuda()->deviceServices()->createEnvironments(environment, kCopies, 3, &reason);
     QVERIFY2(device, reason.c_str());
     const auto run = device->stepRandomly(kSteps, 11);
     auto host = info.singleAgent(kCopies, 3);
@@ -138,9 +138,9 @@ class TestDeviceEnvironments : public QObject {
 
   void refusesWhatItCannotHold() {
     std::string reason;
-    QVERIFY(!cuda()->createEnvironments("connect4", 8, 1, &reason));
+    QVERIFY(!cuda()->deviceServices()->createEnvironments("connect4", 8, 1, &reason));
     QVERIFY2(reason.find("no device twin") != std::string::npos, reason.c_str());
-    QVERIFY(!cuda()->createEnvironments("minatar-breakout", 0, 1, &reason));
+    QVERIFY(!cuda()->deviceServices()->createEnvironments("minatar-breakout", 0, 1, &reason));
     QVERIFY(!reason.empty());
   }
 };

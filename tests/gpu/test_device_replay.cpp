@@ -16,6 +16,7 @@
 #include "core/train/alphazero.hpp"
 #include "core/train/replay_buffer.hpp"
 #include "core/train/self_play.hpp"
+#include "support/source_dir.hpp"
 
 using namespace cas;
 
@@ -32,7 +33,7 @@ search::ReplaySetup setupFor(const std::string& environment, std::int64_t capaci
 
 std::unique_ptr<search::ReplayStore> deviceStore(const search::ReplaySetup& setup) {
   std::string reason;
-  auto store = backend("cuda")->createReplayStore(setup, &reason);
+  auto store = backend("cuda")->deviceServices()->createReplayStore(setup, &reason);
   if (!store) throw std::runtime_error("no device replay store: " + reason);
   return store;
 }
@@ -67,8 +68,7 @@ search::SearchConfig selfPlayConfig() {
 }
 
 std::unique_ptr<train::AlphaZeroTrainer> connect4Trainer(bool overlap) {
-  const QString source = qEnvironmentVariable("CAS_SOURCE_DIR", QStringLiteral(CAS_SOURCE_DIR));
-  project::LoadResult loaded = project::loadProject((source + QStringLiteral("/projects/connect4-alphazero")).toStdString());
+    project::LoadResult loaded = project::loadProject(cas::test::sourceFile("projects/connect4-alphazero"));
   if (!loaded.project) return nullptr;
   for (const char* set : {"train.parallel_games=64", "train.games_per_iteration=64", "train.steps_per_iteration=8", "train.batch_size=128",
                           "search.simulations=16", "train.eval_games=0", "train.replay_capacity=4096"})
@@ -134,7 +134,7 @@ class TestDeviceReplay : public QObject {
     const search::LeafEvaluator hashed{search::LeafEvaluator::Kind::Hashed, nullptr};
     const search::SearchSetup searchSetup{environment, games, selfPlayConfig(), 11, hashed};
     std::string reason;
-    auto device = backend("cuda")->createSearch(searchSetup, &reason);
+    auto device = backend("cuda")->deviceServices()->createSearch(searchSetup, &reason);
     QVERIFY2(device, reason.c_str());
     auto host = std::make_unique<search::BatchedSearch>(environment, games, selfPlayConfig(), search::makeCpuEvaluator(hashed, *env::findEnvironment(environment)), 11);
     const search::ReplaySetup setup = setupFor(environment, 8192, (96 + games) * 42);

@@ -5,6 +5,7 @@
 // program, the host uploading them) the same losses and the same next rollout. Not covered: a
 // CartPole episode cut at step 500 (the untrained policy's episodes end long before), so the
 // bootstrap of cut episodes on the device is checked only by its host twin's test (test_ppo).
+#include <QFileInfo>
 #include <QTest>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "core/exec/backend.hpp"
 #include "core/project/project.hpp"
 #include "core/train/ppo.hpp"
+#include "support/source_dir.hpp"
 
 using namespace cas;
 
@@ -23,7 +25,7 @@ std::shared_ptr<exec::Backend> cuda() {
 }
 
 project::Project projectWith(const QString& folder, const std::vector<std::string>& sets) {
-  project::LoadResult loaded = project::loadProject((QStringLiteral(CAS_SOURCE_DIR "/projects/") + folder).toStdString());
+  project::LoadResult loaded = project::loadProject((cas::test::sourcePath(QStringLiteral("projects/")) + folder).toStdString());
   if (!loaded.project) throw std::runtime_error("the project does not load");
   for (const std::string& s : sets)
     if (auto problem = loaded.project->parameters.assign(s)) throw std::runtime_error(*problem);
@@ -45,6 +47,12 @@ class TestDeviceRollout : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() {
+    // The source files first, so that a runner that cannot find them fails on any machine
+    // (test_source_lookup runs this suite with CAS_SOURCE_DIR elsewhere).
+    for (const char* folder : {"minatar-breakout-ppo", "cartpole-ppo"}) {
+      const QString toml = cas::test::sourcePath(QStringLiteral("projects/%1/project.toml").arg(QLatin1String(folder)));
+      QVERIFY2(QFileInfo::exists(toml), qPrintable(toml + QStringLiteral(" not found: set CAS_SOURCE_DIR to the source tree")));
+    }
     if (!cuda()) QSKIP("no CUDA backend on this machine");
   }
 

@@ -19,6 +19,7 @@
 #include "core/train/benchmark_nets.hpp"
 #include "support/search_compare.hpp"
 #include "support/search_positions.hpp"
+#include "support/source_dir.hpp"
 
 using namespace cas;
 
@@ -47,7 +48,7 @@ std::unique_ptr<search::SelfPlaySearch> deviceSearch(const std::string& environm
                                                      search::LeafEvaluator evaluator) {
   search::SearchSetup setup{environment, games, c, seed, evaluator};
   std::string reason;
-  auto s = backend("cuda")->createSearch(setup, &reason);
+  auto s = backend("cuda")->deviceServices()->createSearch(setup, &reason);
   if (!s) throw std::runtime_error("no device search: " + reason);
   return s;
 }
@@ -333,8 +334,7 @@ class TestGpuSearch : public QObject {
 
   // The trainer's self-play, Step, snapshots and analysis on the device search.
   void trainerSearchesOnTheDevice() {
-    const QString source = qEnvironmentVariable("CAS_SOURCE_DIR", QStringLiteral(CAS_SOURCE_DIR));
-    project::LoadResult loaded = project::loadProject((source + QStringLiteral("/projects/connect4-alphazero")).toStdString());
+        project::LoadResult loaded = project::loadProject(cas::test::sourceFile("projects/connect4-alphazero"));
     QVERIFY(loaded.project);
     for (const char* set : {"train.parallel_games=16", "train.games_per_iteration=16", "train.steps_per_iteration=2", "train.batch_size=32",
                             "search.simulations=16", "train.eval_games=0"})

@@ -1,6 +1,6 @@
 // The generated kernels' templates run on the CPU (support/cuda_on_cpu.hpp) against the CPU
 // backend, the executable spec: here the fp32 convolutions over small images, forward
-// (gpu/kernels/conv_forward_images.cuh) and weight gradient (conv_wgrad_images.cuh), with fewer
+// (core/cuda_render/kernels/conv_forward_images.cuh) and weight gradient (conv_wgrad_images.cuh), with fewer
 // blocks than images (a block takes several), a partial last group of filters and threads that
 // own no work, for padded, odd-width and strided convolutions. The template arguments are the
 // ones the renderer writes for the same shape.
@@ -14,12 +14,12 @@
 
 #include "core/exec/backend.hpp"
 #include "core/ir/builder.hpp"
-#include "gpu/implicit_conv.hpp"
+#include "core/cuda_render/implicit_conv.hpp"
 #include "support/cuda_on_cpu.hpp"
 
 // Their #pragma unroll is nvcc's (-Wno-unknown-pragmas here).
-#include "gpu/kernels/conv_forward_images.cuh"
-#include "gpu/kernels/conv_wgrad_images.cuh"
+#include "core/cuda_render/kernels/conv_forward_images.cuh"
+#include "core/cuda_render/kernels/conv_wgrad_images.cuh"
 
 using namespace cas;
 

@@ -1,4 +1,4 @@
-// The CUDA backend's NCCL communicator (gpu/dist/nccl_communicator.hpp) and data-parallel
+// The CUDA backend's NCCL communicator (gpu/nccl/nccl_communicator.hpp) and data-parallel
 // AlphaZero on it: one rank's collectives (bucketed all-reduces, a broadcast in pieces, an
 // all-gather, a barrier, fail()); tic-tac-toe on the CUDA backend through a one-rank NCCL group
 // against the plain path, ten optimizer steps with the same seeds and the same losses within float
@@ -16,10 +16,11 @@
 #include <cstring>
 #include <thread>
 
-#include "core/dist/communicator.hpp"
+#include "core/collective/communicator.hpp"
 #include "core/exec/backend.hpp"
 #include "core/project/project.hpp"
 #include "core/train/alphazero.hpp"
+#include "support/source_dir.hpp"
 
 using namespace cas;
 
@@ -27,7 +28,6 @@ namespace {
 
 std::shared_ptr<exec::Backend> cuda() { return exec::BackendRegistry::instance().find("cuda")->backend; }
 
-QString sourceDir() { return qEnvironmentVariable("CAS_SOURCE_DIR", QStringLiteral(CAS_SOURCE_DIR)); }
 QString cli() { return QCoreApplication::applicationDirPath() + QStringLiteral("/cuda-agent"); }
 
 const std::vector<std::string> kQuick = {"train.parallel_games=8", "train.games_per_iteration=8", "search.simulations=16", "train.batch_size=32",
@@ -35,7 +35,7 @@ const std::vector<std::string> kQuick = {"train.parallel_games=8", "train.games_
                                          "dist.bucket_kib=2", "dist.timeout_seconds=120"};
 
 project::Project tictactoe() {
-  project::LoadResult loaded = project::loadProject((sourceDir() + QStringLiteral("/projects/tictactoe-alphazero")).toStdString());
+  project::LoadResult loaded = project::loadProject((cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero"))).toStdString());
   if (!loaded.project) qFatal("the tic-tac-toe project does not load");
   for (const std::string& s : kQuick)
     if (auto problem = loaded.project->parameters.assign(s)) qFatal("%s", problem->c_str());
@@ -45,9 +45,9 @@ project::Project tictactoe() {
 // A one-rank group on `backend`.
 std::unique_ptr<dist::Communicator> soloGroup(exec::Backend& backend) {
   std::string reason;
-  const std::string id = backend.makeCommunicatorId(&reason);
+  const std::string id = backend.deviceServices()->makeCommunicatorId(&reason);
   if (id.empty()) qFatal("no group id: %s", reason.c_str());
-  auto communicator = backend.createCommunicator(id, 0, 1, 60, &reason);
+  auto communicator = backend.deviceServices()->createCommunicator(id, 0, 1, 60, &reason);
   if (!communicator) qFatal("no communicator: %s", reason.c_str());
   return communicator;
 }
@@ -170,7 +170,7 @@ class TestNcclCommunicator : public QObject {
     QStringList sets;
     for (const std::string& s : kQuick) sets << QStringLiteral("--set") << QString::fromStdString(s);
     QProcess p;
-    p.start(cli(), QStringList{QStringLiteral("train"), sourceDir() + QStringLiteral("/projects/tictactoe-alphazero"), QStringLiteral("--gpus"),
+    p.start(cli(), QStringList{QStringLiteral("train"), cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero")), QStringLiteral("--gpus"),
                                QStringLiteral("1"), QStringLiteral("--iterations"), QStringLiteral("3"), QStringLiteral("--out"), run} +
                        sets);
     QVERIFY(p.waitForFinished(300000));
@@ -188,11 +188,11 @@ class TestNcclCommunicator : public QObject {
 
   // Two GPUs: two ranks in two threads, each on its own device, hold the same bits after every step.
   void twoRanksOnTwoGpusStayEqual() {
-    if (cuda()->deviceCount() < 2) QSKIP("needs two visible CUDA devices");
+    if (cuda()->deviceServices()->deviceCount() < 2) QSKIP("needs two visible CUDA devices");
     std::string reason;
-    std::shared_ptr<exec::Backend> second = cuda()->onDevice(1, &reason);
+    std::shared_ptr<exec::Backend> second = cuda()->deviceServices()->onDevice(1, &reason);
     QVERIFY2(second, reason.c_str());
-    const std::string id = cuda()->makeCommunicatorId(&reason);
+    const std::string id = cuda()->deviceServices()->makeCommunicatorId(&reason);
     QVERIFY2(!id.empty(), reason.c_str());
     const project::Project p = tictactoe();
     std::unique_ptr<dist::Communicator> communicators[2];
@@ -216,7 +216,7 @@ class TestNcclCommunicator : public QObject {
     onBoth([&](int r) {
       exec::Backend& backend = r == 0 ? *cuda() : *second;
       std::string why;
-      communicators[r] = backend.createCommunicator(id, r, 2, 120, &why);
+      communicators[r] = backend.deviceServices()->createCommunicator(id, r, 2, 120, &why);
       if (!communicators[r]) throw std::runtime_error(why);
       trainers[r] = std::make_unique<train::AlphaZeroTrainer>(p, r == 0 ? cuda() : second, train::DataParallelRank{communicators[r].get(), {}});
     });
@@ -236,7 +236,7 @@ class TestNcclCommunicator : public QObject {
 
   // Two GPUs through the CLI: rank 1 fails before step 3; the launcher names it and exits non-zero.
   void aFailingRankEndsTheGpuRun() {
-    if (cuda()->deviceCount() < 2) QSKIP("needs two visible CUDA devices");
+    if (cuda()->deviceServices()->deviceCount() < 2) QSKIP("needs two visible CUDA devices");
     const QString run = dir_.filePath(QStringLiteral("two-gpus"));
     QStringList sets;
     for (const std::string& s : kQuick) sets << QStringLiteral("--set") << QString::fromStdString(s);
@@ -244,7 +244,7 @@ class TestNcclCommunicator : public QObject {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("CAS_DIST_FAIL"), QStringLiteral("1:3"));
     p.setProcessEnvironment(env);
-    p.start(cli(), QStringList{QStringLiteral("train"), sourceDir() + QStringLiteral("/projects/tictactoe-alphazero"), QStringLiteral("--gpus"),
+    p.start(cli(), QStringList{QStringLiteral("train"), cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero")), QStringLiteral("--gpus"),
                                QStringLiteral("2"), QStringLiteral("--iterations"), QStringLiteral("20"), QStringLiteral("--out"), run} +
                        sets);
     QVERIFY(p.waitForFinished(300000));

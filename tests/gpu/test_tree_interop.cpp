@@ -113,7 +113,7 @@ search::SearchConfig searchConfig(int budget, int leaves) {
 std::unique_ptr<search::SelfPlaySearch> deviceSearch(const search::SearchConfig& c, search::LeafEvaluator::Kind evaluator) {
   search::SearchSetup setup{"connect4", 1, c, 7, {evaluator, nullptr}};
   std::string reason;
-  auto s = exec::BackendRegistry::instance().find("cuda")->backend->createSearch(setup, &reason);
+  auto s = exec::BackendRegistry::instance().find("cuda")->backend->deviceServices()->createSearch(setup, &reason);
   if (!s) qFatal("no device search: %s", reason.c_str());
   return s;
 }

@@ -6,6 +6,8 @@
 #include <QString>
 #include <QStringList>
 
+#include "support/source_dir.hpp"
+
 namespace cas::test {
 
 const QStringList kQuick = {QStringLiteral("--set"), QStringLiteral("train.parallel_games=8"),
@@ -14,7 +16,7 @@ const QStringList kQuick = {QStringLiteral("--set"), QStringLiteral("train.paral
                             QStringLiteral("--set"), QStringLiteral("train.batch_size=32"),
                             QStringLiteral("--set"), QStringLiteral("train.steps_per_iteration=2"),
                             QStringLiteral("--set"), QStringLiteral("train.eval_games=0")};
-const QString kExample = QStringLiteral(CAS_SOURCE_DIR "/projects/tictactoe-alphazero");
+const QString kExample = cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero"));
 const QString kCli = QStringLiteral(CAS_BIN_DIR "/cuda-agent");
 
 struct Result {

@@ -1,5 +1,5 @@
 #pragma once
-// Runs a kernel template's device function (gpu/kernels/*.cuh) on the CPU, so that a test can
+// Runs a kernel template's device function (core/cuda_render/kernels/*.cuh) on the CPU, so that a test can
 // hold the kernel's own code, not a rewrite of it, against the CPU backend on a machine without a
 // GPU: a block's threads are std::threads, __syncthreads is a std::barrier (a thread that returns
 // drops out of it, as an exited CUDA thread does), __shared__ arrays are static (the blocks run

@@ -19,6 +19,7 @@
 #include "core/ir/passes.hpp"
 #include "core/train/benchmark_nets.hpp"
 #include "support/golden.hpp"
+#include "support/source_dir.hpp"
 
 namespace cas::test {
 
@@ -27,12 +28,8 @@ using cas::exports::ExportablePolicy;
 inline constexpr double kTolerance = 1e-5;  // atol and rtol of the CPU-side exports
 inline constexpr int kSamples = 64;
 
-// The example projects: the source tree's (CAS_SOURCE_DIR, which the GPU machine's runner sets
-// to its copy of the tree).
-inline QString projectsDir() {
-  const QByteArray env = qgetenv("CAS_SOURCE_DIR");
-  return (env.isEmpty() ? QStringLiteral(CAS_SOURCE_DIR) : QString::fromLocal8Bit(env)) + QStringLiteral("/projects/");
-}
+// The example projects of the source tree (support/source_dir.hpp).
+inline QString projectsDir() { return cas::test::sourcePath(QStringLiteral("projects/")); }
 
 // Small policies for the layers the example projects and benchmark networks do not use.
 struct SmallPolicy {

@@ -13,13 +13,11 @@
 #include "core/ir/autodiff.hpp"
 #include "core/ir/passes.hpp"
 #include "core/pdl/compiler.hpp"
+#include "support/source_dir.hpp"
 
 namespace golden {
 
-inline std::string dataDir() {
-  const QByteArray env = qgetenv("CAS_SOURCE_DIR");
-  return (env.isEmpty() ? std::string(CAS_SOURCE_DIR) : env.toStdString()) + "/tests/golden/data";
-}
+inline std::string dataDir() { return cas::test::sourceFile("tests/golden/data"); }
 
 struct Case {
   nlohmann::json meta;

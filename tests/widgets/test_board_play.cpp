@@ -28,6 +28,7 @@
 #include "widgets/move_list.hpp"
 #include "widgets/play_panel.hpp"
 #include "widgets/run_controller.hpp"
+#include "support/source_dir.hpp"
 
 using cas::widgets::BoardView;
 using cas::widgets::PlayPanel;
@@ -119,7 +120,7 @@ class TestBoardPlay : public QObject {
     QCoreApplication::setOrganizationName(QStringLiteral("CUDA-Agent-Test"));
     QCoreApplication::setApplicationName(QStringLiteral("test_board_play"));
     QVERIFY(dir_.isValid());
-    auto loaded = cas::project::loadProject(CAS_SOURCE_DIR "/projects/tictactoe-alphazero");
+    auto loaded = cas::project::loadProject(cas::test::sourceFile("projects/tictactoe-alphazero"));
     QVERIFY(loaded.project);
     cas::project::Project project = *loaded.project;
     for (const char* setting : kQuickSettings) QVERIFY(!project.parameters.assign(setting));
@@ -377,7 +378,7 @@ class TestBoardPlay : public QObject {
   void studioTrainsThenLoadsTheRunForPlay() {
     const QString project = dir_.filePath(QStringLiteral("ttt-project"));
     QVERIFY(QDir().mkpath(project));
-    QVERIFY(QFile::copy(QStringLiteral(CAS_SOURCE_DIR "/projects/tictactoe-alphazero/policy.pdl"), project + QStringLiteral("/policy.pdl")));
+    QVERIFY(QFile::copy(cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero/policy.pdl")), project + QStringLiteral("/policy.pdl")));
     QFile toml(project + QStringLiteral("/project.toml"));
     QVERIFY(toml.open(QIODevice::WriteOnly));
     toml.write("name = \"ttt-quick\"\nenvironment = \"tictactoe\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\n"

@@ -14,6 +14,7 @@
 #include "support/cli_runs.hpp"
 #include "widgets/episode_view.hpp"
 #include "widgets/main_window.hpp"
+#include "support/source_dir.hpp"
 
 using cas::widgets::EpisodeView;
 
@@ -36,7 +37,7 @@ class TestEpisodeView : public QObject {
  private slots:
   void initTestCase() {
     ppoRun_ = dir_.filePath(QStringLiteral("cartpole"));
-    const cas::test::Result ppo = cas::test::cli({QStringLiteral("train"), QStringLiteral(CAS_SOURCE_DIR "/projects/cartpole-ppo"), QStringLiteral("--set"),
+    const cas::test::Result ppo = cas::test::cli({QStringLiteral("train"), cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo")), QStringLiteral("--set"),
                                                   QStringLiteral("ppo.total_steps=4096"), QStringLiteral("--out"), ppoRun_});
     QVERIFY2(ppo.status == 0, qPrintable(ppo.err));
     alphaZeroRun_ = dir_.filePath(QStringLiteral("ttt"));

@@ -23,10 +23,11 @@
 #include "widgets/project_panel.hpp"
 #include "widgets/translations.hpp"
 #include "widgets/tuning_panel.hpp"
+#include "support/source_dir.hpp"
 
 using cas::widgets::MainWindow;
 
-static const QString kExample = QStringLiteral(CAS_SOURCE_DIR "/projects/tictactoe-alphazero");
+static const QString kExample = cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero"));
 
 class TestMainWindow : public QObject {
   Q_OBJECT
@@ -96,7 +97,7 @@ class TestMainWindow : public QObject {
 
   void rejectedProjectGoesToTheLog() {
     MainWindow w;
-    QVERIFY(!w.openProject(QStringLiteral(CAS_SOURCE_DIR "/no-such-project")));
+    QVERIFY(!w.openProject(cas::test::sourcePath(QStringLiteral("no-such-project"))));
     QVERIFY2(w.logPanel()->toPlainText().contains(QStringLiteral("error: no project.toml here")), qPrintable(w.logPanel()->toPlainText()));
   }
 
@@ -105,7 +106,7 @@ class TestMainWindow : public QObject {
   void aMissingStartupProjectOpensNothing() {
     MainWindow w;
     w.show();
-    const QString missing = QStringLiteral(CAS_SOURCE_DIR "/no-such-project");
+    const QString missing = cas::test::sourcePath(QStringLiteral("no-such-project"));
     QVERIFY(!w.openAtStartup(missing, kExample));
     const QString said = QStringLiteral("%1 does not exist; no project was opened. Open one with File > Open Project.").arg(missing);
     QVERIFY2(w.logPanel()->toPlainText().contains(said), qPrintable(w.logPanel()->toPlainText()));
@@ -137,7 +138,7 @@ class TestMainWindow : public QObject {
         if (!table->isRowHidden(row)) names << table->model()->index(row, 0).data().toString();
       return names;
     };
-    QVERIFY(w.openProject(QStringLiteral(CAS_SOURCE_DIR "/projects/cartpole-ppo")));
+    QVERIFY(w.openProject(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo"))));
     const QStringList ppo = shown();
     QVERIFY(ppo.contains(QStringLiteral("ppo.clip")) && ppo.contains(QStringLiteral("runtime.seed")) && ppo.contains(QStringLiteral("train.checkpoint_every")));
     QVERIFY(!ppo.contains(QStringLiteral("search.c_puct")) && !ppo.contains(QStringLiteral("train.batch_size")));

@@ -24,6 +24,7 @@
 #include "widgets/pdl_completion.hpp"
 #include "widgets/pdl_editor.hpp"
 #include "widgets/pdl_generated_view.hpp"
+#include "support/source_dir.hpp"
 
 using cas::Severity;
 using cas::widgets::GeneratedCodeView;
@@ -104,7 +105,7 @@ class TestPdlEditor : public QObject {
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
     QVERIFY(folder_.isValid());
-    const QDir example(QStringLiteral(CAS_SOURCE_DIR "/projects/tictactoe-alphazero"));
+    const QDir example(cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero")));
     for (const QString& name : {QStringLiteral("project.toml"), QStringLiteral("policy.pdl")})
       QVERIFY(QFile::copy(example.filePath(name), folder_.filePath(name)));
     QFile::setPermissions(policyPath(), QFile::ReadOwner | QFile::WriteOwner);

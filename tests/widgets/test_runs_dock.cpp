@@ -43,6 +43,7 @@
 #include "widgets/runs_dock.hpp"
 #include "widgets/runs_model.hpp"
 #include "widgets/tuning_panel.hpp"
+#include "support/source_dir.hpp"
 
 using cas::widgets::MainWindow;
 using cas::widgets::RunsModel;
@@ -96,7 +97,7 @@ class TestRunsDock : public QObject {
   QString quickProject(const QString& name) {
     const QString folder = dir_.filePath(name);
     QDir().mkpath(folder);
-    QFile::copy(QStringLiteral(CAS_SOURCE_DIR "/projects/tictactoe-alphazero/policy.pdl"), folder + QStringLiteral("/policy.pdl"));
+    QFile::copy(cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero/policy.pdl")), folder + QStringLiteral("/policy.pdl"));
     writeText(folder + QStringLiteral("/project.toml"),
               QStringLiteral("name = \"%1\"\nenvironment = \"tictactoe\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\n"
                              "[search]\nsimulations = 16\nc_puct = 1.5\n[train]\nparallel_games = 8\ngames_per_iteration = 8\nbatch_size = 32\n"

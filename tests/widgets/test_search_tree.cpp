@@ -31,6 +31,7 @@
 #include "widgets/search_tree_view.hpp"
 #include "widgets/translations.hpp"
 #include "widgets/tree_geometry.hpp"
+#include "support/source_dir.hpp"
 
 using cas::train::TreeSnapshot;
 using namespace cas::widgets;
@@ -73,7 +74,7 @@ QPointF middleOf(const Sector& s) { return polar((s.inner + s.outer) / 2, s.star
 QString quickProject(const QTemporaryDir& dir) {
   const QString folder = dir.filePath(QStringLiteral("ttt"));
   QDir().mkpath(folder);
-  QFile::copy(QStringLiteral(CAS_SOURCE_DIR "/projects/tictactoe-alphazero/policy.pdl"), folder + QStringLiteral("/policy.pdl"));
+  QFile::copy(cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero/policy.pdl")), folder + QStringLiteral("/policy.pdl"));
   QFile toml(folder + QStringLiteral("/project.toml"));
   if (!toml.open(QIODevice::WriteOnly)) return {};
   toml.write("name = \"ttt-tree\"\nenvironment = \"tictactoe\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\n"

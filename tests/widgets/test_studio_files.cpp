@@ -28,10 +28,11 @@
 #include "widgets/pdl_builtin_docs.hpp"
 #include "widgets/pdl_editor.hpp"
 #include "widgets/project_panel.hpp"
+#include "support/source_dir.hpp"
 
 using namespace cas::widgets;
 
-static const QString kProjects = QStringLiteral(CAS_SOURCE_DIR "/projects");
+static const QString kProjects = cas::test::sourcePath(QStringLiteral("projects"));
 
 class TestStudioFiles : public QObject {
   Q_OBJECT

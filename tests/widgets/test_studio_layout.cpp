@@ -12,11 +12,12 @@
 #include "widgets/code_editor.hpp"
 #include "widgets/main_window.hpp"
 #include "widgets/pdl_editor.hpp"
+#include "support/source_dir.hpp"
 
 using cas::widgets::CodeEditor;
 using cas::widgets::MainWindow;
 
-static const QString kExample = QStringLiteral(CAS_SOURCE_DIR "/projects/tictactoe-alphazero");
+static const QString kExample = cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero"));
 
 namespace {
 

@@ -25,6 +25,7 @@
 #include "widgets/metrics_panel.hpp"
 #include "widgets/parameter_table_model.hpp"
 #include "widgets/run_controller.hpp"
+#include "support/source_dir.hpp"
 
 using cas::widgets::MainWindow;
 
@@ -35,7 +36,7 @@ class TestTraining : public QObject {
   QString quickProject() {
     const QString folder = dir_.filePath(QStringLiteral("ttt"));
     QDir().mkpath(folder);
-    QFile::copy(QStringLiteral(CAS_SOURCE_DIR "/projects/tictactoe-alphazero/policy.pdl"), folder + QStringLiteral("/policy.pdl"));
+    QFile::copy(cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero/policy.pdl")), folder + QStringLiteral("/policy.pdl"));
     QFile toml(folder + QStringLiteral("/project.toml"));
     if (!toml.open(QIODevice::WriteOnly)) return {};
     toml.write("name = \"ttt-quick\"\nenvironment = \"tictactoe\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\n"
