@@ -1,10 +1,13 @@
-// cuda-agent: the headless command-line interface. Subcommands are wired here; their work is in
-// commands.cpp and core/.
+// cuda-agent: the headless command-line interface. Each subcommand's options are declared by one
+// function here (addCheck, addTrain, ...), which also says what runs when it is named; their work
+// is in the other files of app/cli and in core/.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <sstream>
 
@@ -70,26 +73,34 @@ std::vector<std::string> gamesWhere(P property) {
   return names;
 }
 
-}  // namespace
 
-int main(int argc, char** argv) {
-  // Whole lines on stderr: each message reaches the terminal in one write, so the lines of
-  // several ranks (mpirun, the --gpus launcher) or threads do not break into each other.
-  // (std::cerr's unitbuf would flush stdio's stderr after every <<, breaking lines again.)
-  std::setvbuf(stderr, nullptr, _IOLBF, 1 << 12);
-  std::cerr.unsetf(std::ios_base::unitbuf);
-  CLI::App app{"cuda-agent: design, train, search-debug and export reinforcement-learning policies.\n"
-               "Runs on the CUDA backend when an NVIDIA GPU is usable, else on the CPU reference backend."};
-  app.set_version_flag("--version", std::string("cuda-agent ") + cas::kVersion);
-  app.require_subcommand(1);
-  app.footer("Run `cuda-agent SUBCOMMAND --help` for a subcommand's options.");
+// The backends a command may ask for.
+CLI::Validator deviceChoices() { return CLI::IsMember({"auto", "cpu", "cuda"}); }
 
-  auto* devices = app.add_subcommand("devices", "List the backends, whether each is usable and why not; probe the GPU");
+// One subcommand: its options declared on the parser (held by the subcommand's state), and what
+// runs when the command line names it, after parsing.
+struct Subcommand {
+  CLI::App* app;
+  std::function<int()> run;
+};
 
-  std::vector<std::string> checkPaths;
-  cas::cli::CheckOptions checkOptions;
-  std::string obsShape;
-  auto* check = app.add_subcommand("check",
+// `devices`: the backends, whether each is usable and why not.
+Subcommand addDevices(CLI::App& parent) {
+  return {parent.add_subcommand("devices", "List the backends, whether each is usable and why not; probe the GPU"), [] { return cas::cli::runDevices(); }};
+}
+
+// `check`: projects or standalone .pdl files validated, their layers, parameters and FLOPs.
+Subcommand addCheck(CLI::App& parent) {
+  struct State {
+    std::vector<std::string> checkPaths;
+    cas::cli::CheckOptions checkOptions;
+    std::string obsShape;
+  };
+  auto state = std::make_shared<State>();
+  auto& checkPaths = state->checkPaths;
+  auto& checkOptions = state->checkOptions;
+  auto& obsShape = state->obsShape;
+  auto* check = parent.add_subcommand("check",
       "Validate projects (folders with project.toml) or standalone .pdl files; print each policy's layers,\n"
       "parameters and FLOPs, and run one forward pass on the CPU backend");
   check->add_option("paths", checkPaths, "Project folders or .pdl files")->required()->check(CLI::ExistingPath);
@@ -104,15 +115,41 @@ int main(int argc, char** argv) {
   check->add_option("--entry", checkOptions.entry, "Entry function of a .pdl file")->capture_default_str();
   check->add_option("--algorithm", checkOptions.algorithm, "Check the entry's signature for an algorithm")->check(CLI::IsMember({"alphazero"}));
   check->add_flag("--allow-outside-project", checkOptions.allowOutsideProject, "Let a project's policy lie outside its folder");
+  return {check, [state] {
+    auto& checkPaths = state->checkPaths;
+    auto& checkOptions = state->checkOptions;
+    auto& obsShape = state->obsShape;
+    if (!obsShape.empty()) {
+    const auto shape = parseShape(obsShape);
+    if (!shape) return 2;
+    checkOptions.observationShape = *shape;
+    }
+    return cas::cli::runCheck(checkPaths, checkOptions);
+  }};
+}
 
-  bool markdown = false;
-  auto* params = app.add_subcommand("params", "List the tuning parameters: type, range, default, live or restart");
+// `params`: the tuning parameters.
+Subcommand addParams(CLI::App& parent) {
+  struct State {
+    bool markdown = false;
+  };
+  auto state = std::make_shared<State>();
+  auto& markdown = state->markdown;
+  auto* params = parent.add_subcommand("params", "List the tuning parameters: type, range, default, live or restart");
   params->add_flag("--markdown", markdown, "Print a Markdown table (as in docs/project-format.md)");
+  return {params, [state] {
+    return cas::cli::runParams(state->markdown);
+  }};
+}
 
-  cas::cli::BenchOptions bench;
-  auto* benchCmd = app.add_subcommand("bench", "Measure performance");
-  benchCmd->require_subcommand(1);
-  auto* benchUpdate = benchCmd->add_subcommand("update", "Time one update (forward, loss, backward, clip, Adam) and one forward pass");
+// `bench update`: one update and one forward pass, timed.
+Subcommand addBenchUpdate(CLI::App& parent) {
+  struct State {
+    cas::cli::BenchOptions bench;
+  };
+  auto state = std::make_shared<State>();
+  auto& bench = state->bench;
+  auto* benchUpdate = parent.add_subcommand("update", "Time one update (forward, loss, backward, clip, Adam) and one forward pass");
   benchUpdate->add_option("--net", bench.net, "cartpole_mlp64, connect4_mlp256 or atari_nature_cnn")->required()
       ->check(CLI::IsMember({"cartpole_mlp64", "connect4_mlp256", "atari_nature_cnn"}));
   benchUpdate->add_option("--batch", bench.batch, "Batch size")->check(CLI::Range(1, 65536))->capture_default_str();
@@ -120,9 +157,19 @@ int main(int argc, char** argv) {
   benchUpdate->add_option("--precision", bench.precision, "fp32 or bf16")->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
   benchUpdate->add_option("--seconds", bench.seconds, "Timing budget per measurement")->check(CLI::Range(0.01, 600.0))->capture_default_str();
   benchUpdate->add_flag("--json", bench.json, "Print one JSON object");
+  return {benchUpdate, [state] {
+    return cas::cli::runBenchUpdate(state->bench);
+  }};
+}
 
-  cas::cli::SearchBenchOptions searchBench;
-  auto* benchSearch = benchCmd->add_subcommand("search",
+// `bench search`: one search call, timed.
+Subcommand addBenchSearch(CLI::App& parent) {
+  struct State {
+    cas::cli::SearchBenchOptions searchBench;
+  };
+  auto state = std::make_shared<State>();
+  auto& searchBench = state->searchBench;
+  auto* benchSearch = parent.add_subcommand("search",
       "Time one search call (root + simulations in every game, root statistics back) on the device search or the CPU's");
   const std::vector<std::string> boardGames = gamesWhere([](const cas::env::EnvironmentInfo& e) { return e.board.has_value(); });
   benchSearch->add_option("--env", searchBench.env, "A board game: " + CLI::detail::join(boardGames, ", "))->check(CLI::IsMember(boardGames))->capture_default_str();
@@ -138,9 +185,19 @@ int main(int argc, char** argv) {
   benchSearch->add_option("--device", searchBench.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
   benchSearch->add_option("--seconds", searchBench.seconds, "Timing budget")->check(CLI::Range(0.01, 600.0))->capture_default_str();
   benchSearch->add_flag("--json", searchBench.json, "Print one JSON object");
+  return {benchSearch, [state] {
+    return cas::cli::runBenchSearch(state->searchBench);
+  }};
+}
 
-  cas::cli::SolverBenchOptions solverBench;
-  auto* benchSolver = benchCmd->add_subcommand("solver",
+// `bench solver`: the perfect player per position.
+Subcommand addBenchSolver(CLI::App& parent) {
+  struct State {
+    cas::cli::SolverBenchOptions solverBench;
+  };
+  auto state = std::make_shared<State>();
+  auto& solverBench = state->solverBench;
+  auto* benchSolver = parent.add_subcommand("solver",
       "Time the perfect player per position of random play at given depths (moves played), weak and strong,\n"
       "each position from an empty transposition table");
   const std::vector<std::string> solvedGames = gamesWhere([](const cas::env::EnvironmentInfo& e) { return e.perfectPlayer != nullptr; });
@@ -153,9 +210,19 @@ int main(int argc, char** argv) {
   benchSolver->add_option("--table-mib", solverBench.tableMib, "Transposition table size in MiB")->check(integerIn(1, 65536))->capture_default_str();
   benchSolver->add_option("--seed", solverBench.seed, "Seed of the random play")->check(integerIn(0, INT64_MAX))->capture_default_str();
   benchSolver->add_flag("--json", solverBench.json, "Print one JSON object");
+  return {benchSolver, [state] {
+    return cas::cli::runBenchSolver(state->solverBench);
+  }};
+}
 
-  cas::cli::EnvBenchOptions envBench;
-  auto* benchEnv = benchCmd->add_subcommand("env",
+// `bench env`: environment steps alone.
+Subcommand addBenchEnv(CLI::App& parent) {
+  struct State {
+    cas::cli::EnvBenchOptions envBench;
+  };
+  auto state = std::make_shared<State>();
+  auto& envBench = state->envBench;
+  auto* benchEnv = parent.add_subcommand("env",
       "Time environment steps alone: N environments side by side, random actions, resets where episodes end,\n"
       "observations written as the policy's batch; on the CPU twins (--device cpu) or the CUDA backend's\n"
       "device twins (--device cuda), which step the same copies with the same actions");
@@ -167,9 +234,19 @@ int main(int argc, char** argv) {
   benchEnv->add_option("--threads", envBench.threads, "CPU threads with --device cpu (0: one per hardware thread)")->check(integerIn(0, 1024))->capture_default_str();
   benchEnv->add_option("--seed", envBench.seed, "Seed of the environments and the random actions")->check(integerIn(0, INT64_MAX))->capture_default_str();
   benchEnv->add_flag("--json", envBench.json, "Print one JSON object");
+  return {benchEnv, [state] {
+    return cas::cli::runBenchEnv(state->envBench);
+  }};
+}
 
-  cas::cli::PpoBenchOptions ppoBench;
-  auto* benchPpo = benchCmd->add_subcommand("ppo",
+// `bench ppo`: the whole PPO loop.
+Subcommand addBenchPpo(CLI::App& parent) {
+  struct State {
+    cas::cli::PpoBenchOptions ppoBench;
+  };
+  auto state = std::make_shared<State>();
+  auto& ppoBench = state->ppoBench;
+  auto* benchPpo = parent.add_subcommand("ppo",
       "Time the whole PPO loop of a project: environment steps per second with the policy's rollouts and the updates\n"
       "included, after one iteration to warm up");
   benchPpo->add_option("project", ppoBench.project, "Project folder (algorithm ppo)")->required();
@@ -177,9 +254,19 @@ int main(int argc, char** argv) {
   benchPpo->add_option("--set", ppoBench.sets, "Override a parameter, name=value (e.g. ppo.envs=4096); repeatable");
   benchPpo->add_option("--iterations", ppoBench.iterations, "Iterations timed")->check(integerIn(1, 100000))->capture_default_str();
   benchPpo->add_flag("--json", ppoBench.json, "Print one JSON object");
+  return {benchPpo, [state] {
+    return cas::cli::runBenchPpo(state->ppoBench);
+  }};
+}
 
-  cas::cli::AllReduceBenchOptions allReduceBench;
-  auto* benchAllReduce = benchCmd->add_subcommand("allreduce",
+// `bench allreduce`: the all-reduce of data-parallel training.
+Subcommand addBenchAllReduce(CLI::App& parent) {
+  struct State {
+    cas::cli::AllReduceBenchOptions allReduceBench;
+  };
+  auto state = std::make_shared<State>();
+  auto& allReduceBench = state->allReduceBench;
+  auto* benchAllReduce = parent.add_subcommand("allreduce",
       "Time the all-reduce of data-parallel training (a sum of floats) over sizes from --min-bytes to --max-bytes,\n"
       "with nccl-tests' bandwidths (algbw = bytes/time, busbw = algbw * 2(n-1)/n): --ranks N CPU threads, --gpus N\n"
       "GPUs of this machine (NCCL, a thread each), or under mpirun -np N the processes (MPI on the CPU, NCCL on GPUs)");
@@ -192,9 +279,19 @@ int main(int argc, char** argv) {
   benchAllReduce->add_option("--warmup", allReduceBench.warmup, "Untimed all-reduces per size")->check(integerIn(0, 10000))->capture_default_str();
   benchAllReduce->add_option("--iterations", allReduceBench.iterations, "Timed all-reduces per size")->check(integerIn(1, 100000))->capture_default_str();
   benchAllReduce->add_flag("--json", allReduceBench.json, "Print one JSON object");
+  return {benchAllReduce, [state] {
+    return cas::cli::runBenchAllReduce(state->allReduceBench);
+  }};
+}
 
-  cas::cli::KernelsOptions kernels;
-  auto* kernelsCmd = app.add_subcommand("kernels", "Show the CUDA kernels generated for a project or benchmark network, timed, with their source");
+// `kernels`: the generated CUDA kernels, timed.
+Subcommand addKernels(CLI::App& parent) {
+  struct State {
+    cas::cli::KernelsOptions kernels;
+  };
+  auto state = std::make_shared<State>();
+  auto& kernels = state->kernels;
+  auto* kernelsCmd = parent.add_subcommand("kernels", "Show the CUDA kernels generated for a project or benchmark network, timed, with their source");
   kernelsCmd->add_option("target", kernels.target, "Project folder, or cartpole_mlp64, connect4_mlp256, atari_nature_cnn")->required();
   kernelsCmd->add_option("--graph", kernels.graph, "forward, update, or search (the device search's kernels over the network, --batch games)")
       ->check(CLI::IsMember({"forward", "update", "search"}))->capture_default_str();
@@ -202,12 +299,21 @@ int main(int argc, char** argv) {
   kernelsCmd->add_option("--precision", kernels.precision, "fp32 or bf16 (benchmark networks)")->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
   kernelsCmd->add_option("--runs", kernels.runs, "Timed runs")->check(CLI::Range(1, 100000))->capture_default_str();
   kernelsCmd->add_flag("!--no-source", kernels.source, "Leave out the generated CUDA source");
+  return {kernelsCmd, [state] {
+    return cas::cli::runKernels(state->kernels);
+  }};
+}
 
-  const auto devices3 = CLI::IsMember({"auto", "cpu", "cuda"});
-  cas::cli::TrainOptions train;
-  auto* trainCmd = app.add_subcommand("train", "Train a project's policy (AlphaZero self-play) into a run folder");
+// `train`: a project trained into a run folder, or a run resumed or restarted.
+Subcommand addTrain(CLI::App& parent) {
+  struct State {
+    cas::cli::TrainOptions train;
+  };
+  auto state = std::make_shared<State>();
+  auto& train = state->train;
+  auto* trainCmd = parent.add_subcommand("train", "Train a project's policy (AlphaZero self-play) into a run folder");
   trainCmd->add_option("project", train.project, "Project folder")->check(CLI::ExistingDirectory);
-  trainCmd->add_option("--device", train.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
+  trainCmd->add_option("--device", train.device, "auto, cpu or cuda")->check(deviceChoices())->capture_default_str();
   trainCmd->add_option("--minutes", train.minutes, "Stop after this many minutes (default: no limit)")->check(numberIn(0.01, 1e6));
   trainCmd->add_option("--iterations", train.iterations, "Stop after this many iterations (default: no limit)")
       ->check(integerIn(1, std::int64_t(1) << 40));
@@ -230,9 +336,28 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingDirectory);
   trainCmd->add_flag("--use-project", train.useProject, "With --resume or --restart: use the project's current project.toml and policy instead of the run's copies");
   trainCmd->add_flag("--allow-outside-project", train.allowOutsideProject, "Let the project's policy lie outside its folder");
+  return {trainCmd, [state] {
+    auto& train = state->train;
+    if (int(!train.project.empty()) + int(!train.resume.empty()) + int(!train.restart.empty()) != 1) {
+      std::cerr << "train: give a project folder, or --resume RUN_DIR, or --restart RUN_DIR\n";
+      return 2;
+    }
+    if (train.useProject && !train.project.empty()) {
+      std::cerr << "train: --use-project goes with --resume or --restart (a new run always uses the project's files)\n";
+      return 2;
+    }
+    return cas::cli::runTrain(train);
+  }};
+}
 
-  cas::cli::EvalOptions eval;
-  auto* evalCmd = app.add_subcommand("eval",
+// `eval`: a trained run against a baseline, judged by the perfect player, or over episodes.
+Subcommand addEval(CLI::App& parent) {
+  struct State {
+    cas::cli::EvalOptions eval;
+  };
+  auto state = std::make_shared<State>();
+  auto& eval = state->eval;
+  auto* evalCmd = parent.add_subcommand("eval",
       "Play a trained run against a baseline, or with --mistakes judge its moves by the perfect player; a single-agent run: --episodes N");
   evalCmd->add_option("run", eval.run, "Run folder")->required()->check(CLI::ExistingDirectory);
   auto* opponentOption = evalCmd->add_option("--opponent", eval.opponent, "random, mcts:ROLLOUTS, perfect (tictactoe, connect4) or run:DIR (another trained run of the same game)")->capture_default_str();
@@ -253,34 +378,72 @@ int main(int argc, char** argv) {
                       "With --mistakes: solvers judging side by side, each with its own table (0: one per core)")
       ->check(integerIn(0, 1024))->capture_default_str()->needs(mistakesOption);
   evalCmd->add_option("--seed", eval.seed, "Seed of the opponent's choices, of the positions --mistakes draws, or of the environments and action draws of --episodes")->check(integerIn(0, INT64_MAX))->capture_default_str();
-  evalCmd->add_option("--device", eval.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
+  evalCmd->add_option("--device", eval.device, "auto, cpu or cuda")->check(deviceChoices())->capture_default_str();
   evalCmd->add_flag("--json", eval.json, "Print one JSON object");
   evalCmd->add_flag("--use-project", eval.useProject, "Use the project's current project.toml and policy instead of the run's copies");
+  return {evalCmd, [state] {
+    return cas::cli::runEval(state->eval);
+  }};
+}
 
-  cas::cli::AnalyzeOptions analyze;
-  auto* analyzeCmd = app.add_subcommand("analyze", "Search positions with a trained run and show the root's statistics");
+// `analyze`: positions searched with a trained run.
+Subcommand addAnalyze(CLI::App& parent) {
+  struct State {
+    cas::cli::AnalyzeOptions analyze;
+  };
+  auto state = std::make_shared<State>();
+  auto& analyze = state->analyze;
+  auto* analyzeCmd = parent.add_subcommand("analyze", "Search positions with a trained run and show the root's statistics");
   analyzeCmd->add_option("run", analyze.run, "Run folder")->required()->check(CLI::ExistingDirectory);
   analyzeCmd->add_option("--position", analyze.positions, "Moves from the start (connect4: columns 1-7; tictactoe: cells 1-9); repeatable");
   analyzeCmd->add_option("--positions", analyze.positionsFile, "File with one position per line")->check(CLI::ExistingFile);
   analyzeCmd->add_option("--sims", analyze.simulations, "Simulations (default: the run's search.simulations)")->check(integerIn(1, 1000000));
-  analyzeCmd->add_option("--device", analyze.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
+  analyzeCmd->add_option("--device", analyze.device, "auto, cpu or cuda")->check(deviceChoices())->capture_default_str();
   analyzeCmd->add_flag("--json", analyze.json, "One JSON object per position per line");
   analyzeCmd->add_flag("--use-project", analyze.useProject, "Use the project's current project.toml and policy instead of the run's copies");
+  return {analyzeCmd, [state] {
+    auto& analyze = state->analyze;
+    if (analyze.positions.empty() && analyze.positionsFile.empty()) {
+      std::cerr << "analyze: give --position MOVES or --positions FILE\n";
+      return 2;
+    }
+    return cas::cli::runAnalyze(analyze);
+    return cas::cli::runAnalyze(analyze);
+  }};
+}
 
-  cas::cli::PlayOptions play;
-  auto* playCmd = app.add_subcommand("play", "Play against a trained run in the terminal");
+// `play`: a game against a trained run in the terminal.
+Subcommand addPlay(CLI::App& parent) {
+  struct State {
+    cas::cli::PlayOptions play;
+  };
+  auto state = std::make_shared<State>();
+  auto& play = state->play;
+  auto* playCmd = parent.add_subcommand("play", "Play against a trained run in the terminal");
   playCmd->add_option("run", play.run, "Run folder")->required()->check(CLI::ExistingDirectory);
   playCmd->add_flag("--second", play.humanSecond, "Let the agent move first");
   playCmd->add_option("--sims", play.simulations, "The agent's simulations per move")->check(integerIn(1, 1000000));
   playCmd->add_flag("--use-project", play.useProject, "Use the project's current project.toml and policy instead of the run's copies");
-  playCmd->add_option("--device", play.device, "auto, cpu or cuda")->check(devices3)->capture_default_str();
+  playCmd->add_option("--device", play.device, "auto, cpu or cuda")->check(deviceChoices())->capture_default_str();
+  return {playCmd, [state] {
+    return cas::cli::runPlay(state->play);
+  }};
+}
 
-  cas::cli::ExportOptions exportOptions;
-  std::string exportBatch = "dynamic";
-  auto* exportCmd = app.add_subcommand("export",
+// `export`: a run's or a project's policy as ONNX, standalone C or standalone CUDA.
+Subcommand addExport(CLI::App& parent) {
+  struct State {
+    cas::cli::ExportOptions exportOptions;
+    std::string exportBatch = "dynamic";
+    std::string exportObsShape;
+  };
+  auto state = std::make_shared<State>();
+  auto& exportOptions = state->exportOptions;
+  auto& exportBatch = state->exportBatch;
+  auto& exportObsShape = state->exportObsShape;
+  auto* exportCmd = parent.add_subcommand("export",
       "Export a run's policy (its newest valid checkpoint) or a project's initial policy as an ONNX model, as\n"
       "standalone C source or as standalone CUDA source (docs/export.md)");
-  std::string exportObsShape;
   exportCmd->add_option("dir", exportOptions.dir, "Run folder, project folder (its initial weights) or a .pdl file (seeded initial weights)")
       ->required()->check(CLI::ExistingPath);
   auto* exportObsOption = exportCmd->add_option("--obs-shape", exportObsShape, "A .pdl file's observation shape, e.g. 32 or 2,6,7");
@@ -303,54 +466,9 @@ int main(int argc, char** argv) {
   auto* opsetOption = exportCmd->add_option("--opset", exportOptions.opset, "ONNX: the opset version")
       ->check(integerIn(cas::exports::kMinOnnxOpset, cas::exports::kMaxOnnxOpset))->capture_default_str();
   exportCmd->add_option("--out", exportOptions.out, "The file to write (default: DIR/exports/policy.onnx, policy.c and policy.h, or policy_cuda.cu and policy_cuda.h)");
-
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    // CLI11 quotes the arguments it refuses: escaped like everything else printed.
-    std::ostringstream refusal;
-    const int status = app.exit(e, std::cout, refusal);
-    std::cerr << cas::printable(refusal.str(), cas::Keep::TabsAndNewlines);
-    return status == 0 ? 0 : 2;
-  }
-  if (*devices) return cas::cli::runDevices();
-  if (*check) {
-    if (!obsShape.empty()) {
-      const auto shape = parseShape(obsShape);
-      if (!shape) return 2;
-      checkOptions.observationShape = *shape;
-    }
-    return cas::cli::runCheck(checkPaths, checkOptions);
-  }
-  if (*params) return cas::cli::runParams(markdown);
-  if (*benchUpdate) return cas::cli::runBenchUpdate(bench);
-  if (*benchSearch) return cas::cli::runBenchSearch(searchBench);
-  if (*benchSolver) return cas::cli::runBenchSolver(solverBench);
-  if (*benchEnv) return cas::cli::runBenchEnv(envBench);
-  if (*benchAllReduce) return cas::cli::runBenchAllReduce(allReduceBench);
-  if (*benchPpo) return cas::cli::runBenchPpo(ppoBench);
-  if (*kernelsCmd) return cas::cli::runKernels(kernels);
-  if (*trainCmd) {
-    if (int(!train.project.empty()) + int(!train.resume.empty()) + int(!train.restart.empty()) != 1) {
-      std::cerr << "train: give a project folder, or --resume RUN_DIR, or --restart RUN_DIR\n";
-      return 2;
-    }
-    if (train.useProject && !train.project.empty()) {
-      std::cerr << "train: --use-project goes with --resume or --restart (a new run always uses the project's files)\n";
-      return 2;
-    }
-    return cas::cli::runTrain(train);
-  }
-  if (*evalCmd) return cas::cli::runEval(eval);
-  if (*analyzeCmd) {
-    if (analyze.positions.empty() && analyze.positionsFile.empty()) {
-      std::cerr << "analyze: give --position MOVES or --positions FILE\n";
-      return 2;
-    }
-    return cas::cli::runAnalyze(analyze);
-  }
-  if (*playCmd) return cas::cli::runPlay(play);
-  if (*exportCmd) {
+  return {exportCmd, [state, batchOption, opsetOption, exportObsOption, exportActionOption, exportSeedOption] {
+    auto& exportOptions = state->exportOptions;
+    const std::string& exportBatch = state->exportBatch;
     if (exportOptions.format == "c" && batchOption->count() > 0) {
       std::cerr << "export: --batch goes with --format onnx or cuda (the C export runs any number of samples)\n";
       return 2;
@@ -368,13 +486,45 @@ int main(int argc, char** argv) {
       std::cerr << "export: --obs-shape, --action-dim and --seed go with a .pdl file (a run or a project knows its environment)\n";
       return 2;
     }
-    if (!exportObsShape.empty()) {
-      const auto shape = parseShape(exportObsShape);
+    if (!state->exportObsShape.empty()) {
+      const auto shape = parseShape(state->exportObsShape);
       if (!shape) return 2;
       exportOptions.standalone.observationShape = *shape;
     }
     if (exportBatch != "dynamic") exportOptions.batch = *cas::parseInteger(exportBatch, 1, cas::exports::kMaxOnnxBatch);
     return cas::cli::runExport(exportOptions);
+  }};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Whole lines on stderr: each message reaches the terminal in one write, so the lines of
+  // several ranks (mpirun, the --gpus launcher) or threads do not break into each other.
+  // (std::cerr's unitbuf would flush stdio's stderr after every <<, breaking lines again.)
+  std::setvbuf(stderr, nullptr, _IOLBF, 1 << 12);
+  std::cerr.unsetf(std::ios_base::unitbuf);
+  CLI::App app{"cuda-agent: design, train, search-debug and export reinforcement-learning policies.\n"
+               "Runs on the CUDA backend when an NVIDIA GPU is usable, else on the CPU reference backend."};
+  app.set_version_flag("--version", std::string("cuda-agent ") + cas::kVersion);
+  app.require_subcommand(1);
+  app.footer("Run `cuda-agent SUBCOMMAND --help` for a subcommand's options.");
+  std::vector<Subcommand> commands;
+  for (auto add : {addDevices, addCheck, addParams}) commands.push_back(add(app));
+  CLI::App* bench = app.add_subcommand("bench", "Measure performance");
+  bench->require_subcommand(1);
+  for (auto add : {addBenchUpdate, addBenchSearch, addBenchSolver, addBenchEnv, addBenchPpo, addBenchAllReduce}) commands.push_back(add(*bench));
+  for (auto add : {addKernels, addTrain, addEval, addAnalyze, addPlay, addExport}) commands.push_back(add(app));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 quotes the arguments it refuses: escaped like everything else printed.
+    std::ostringstream refusal;
+    const int status = app.exit(e, std::cout, refusal);
+    std::cerr << cas::printable(refusal.str(), cas::Keep::TabsAndNewlines);
+    return status == 0 ? 0 : 2;
   }
+  for (const Subcommand& command : commands)
+    if (*command.app) return command.run();
   return 2;
 }

@@ -76,37 +76,6 @@ std::string suggestion(const std::string& name, const std::vector<std::string>& 
   return best.empty() ? std::string() : "; did you mean '" + best + "'?";
 }
 
-const std::map<std::string, BuiltinSpec>& builtins() {
-  static const std::map<std::string, BuiltinSpec> table = {
-      {"dense", {{{"x", true}, {"units", true}, {"bias", false}, {"name", false}}}},
-      {"conv2d", {{{"x", true}, {"filters", true}, {"kernel", false}, {"stride", false}, {"padding", false}, {"bias", false}, {"name", false}}}},
-      {"max_pool2d", {{{"x", true}, {"kernel", false}, {"stride", false}, {"padding", false}}}},
-      {"avg_pool2d", {{{"x", true}, {"kernel", false}, {"stride", false}, {"padding", false}}}},
-      {"flatten", {{{"x", true}}}},
-      {"reshape", {{{"x", true}, {"shape", true}}}},
-      {"concat", {{{"axis", false}}, true}},
-      {"matmul", {{{"a", true}, {"b", true}}}},
-      {"embedding", {{{"ids", true}, {"vocab", true}, {"dim", true}, {"name", false}}}},
-      {"layer_norm", {{{"x", true}, {"eps", false}, {"name", false}}}},
-      {"attention", {{{"q", true}, {"k", true}, {"v", true}, {"heads", false}, {"causal", false}}}},
-      {"dropout", {{{"x", true}, {"rate", true}}}},
-      {"relu", {{{"x", true}}}},
-      {"tanh", {{{"x", true}}}},
-      {"sigmoid", {{{"x", true}}}},
-      {"gelu", {{{"x", true}}}},
-      {"exp", {{{"x", true}}}},
-      {"log", {{{"x", true}}}},
-      {"softmax", {{{"x", true}, {"axis", false}}}},
-      {"log_softmax", {{{"x", true}, {"axis", false}}}},
-      {"sum", {{{"x", true}, {"axis", false}, {"keepdims", false}}}},
-      {"mean", {{{"x", true}, {"axis", false}, {"keepdims", false}}}},
-      {"max", {{{"x", true}, {"axis", false}, {"keepdims", false}}}},
-      {"clip", {{{"x", true}, {"lo", true}, {"hi", true}}}},
-      {"where", {{{"mask", true}, {"a", true}, {"b", true}}}},
-  };
-  return table;
-}
-
 std::vector<std::string> builtinNames() {
   std::vector<std::string> names;
   for (const auto& [n, spec] : builtins()) names.push_back(n);

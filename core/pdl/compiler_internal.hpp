@@ -69,9 +69,17 @@ struct Param {
   bool required;
 };
 
+class Compiler;
+struct Args;
+struct Frame;
+
+// A built-in's row (the table is builtins(), in compiler_lower.cpp): its parameters and the
+// Compiler member that lowers a call of it into IR nodes.
 struct BuiltinSpec {
+  using Lowering = Value (Compiler::*)(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   std::vector<Param> params;
   bool variadic = false;  // concat: any number of positional tensors, then keywords
+  Lowering lower = nullptr;
 };
 
 const std::map<std::string, BuiltinSpec>& builtins();
@@ -216,8 +224,27 @@ class Compiler {
   }
 
   static std::pair<std::int64_t, std::int64_t> samePadding(std::int64_t in, std::int64_t kernel, std::int64_t stride);
+  // A call of the built-in `fn` through its row's lowering; one member per row below.
   Value lower(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  template <ir::Op op>
+  Value lowerUnary(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerDense(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerConv2d(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerWindow(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerFlatten(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerReshape(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerConcat(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerMatmul(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerEmbedding(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerLayerNorm(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerAttention(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerDropout(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerSoftmax(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerReduce(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerClip(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerWhere(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  // builtins() names the members above.
+  friend const std::map<std::string, BuiltinSpec>& builtins();
 
   // --- the entry's outputs (compiler.cpp) -----------------------------------------------------
 
