@@ -8,15 +8,10 @@ namespace cas::search {
 Tree::Tree(int actionCount, int nodeBudget) : actions_(actionCount) {
   blocks_ = std::max(1, (nodeBudget - 1) / actionCount);
   const size_t slots = size_t(1 + blocks_ * actionCount);
-  visits.resize(slots);
-  valueSum.resize(slots);
-  prior.resize(slots);
-  firstChild.resize(slots, kUnexpanded);
-  childCount.resize(slots);
-  parent.resize(slots);
-  action.resize(slots);
-  virtualLoss.resize(slots);
-  lastUsed.resize(slots);
+#define CAS_TREE_RESIZE(name, type, root) name.assign(slots, type{});
+  CAS_TREE_FIELDS(CAS_TREE_RESIZE)
+#undef CAS_TREE_RESIZE
+  firstChild.assign(slots, kUnexpanded);  // a scan over the slots sees only nodes
   clear();
 }
 
@@ -24,15 +19,9 @@ void Tree::clear() {
   free_.clear();
   nextBlock_ = 1;
   inUse_ = 1;
-  visits[0] = 0;
-  valueSum[0] = 0;
-  prior[0] = 1;
-  firstChild[0] = kUnexpanded;
-  childCount[0] = 0;
-  parent[0] = kNone;
-  action[0] = -1;
-  virtualLoss[0] = 0;
-  lastUsed[0] = 0;
+#define CAS_TREE_ROOT(name, type, root) name[0] = root;
+  CAS_TREE_FIELDS(CAS_TREE_ROOT)
+#undef CAS_TREE_ROOT
 }
 
 std::int32_t Tree::allocateBlock(std::uint32_t step) {
@@ -115,14 +104,16 @@ void Tree::reroot(std::int32_t c) {
   // Breadth-first copy of c's subtree into fresh arrays; everything else is dropped.
   Tree fresh(actions_, budget());
   std::vector<std::pair<std::int32_t, std::int32_t>> queue = {{c, 0}};  // (old slot, new slot)
+  // Every field travels; then what the move changes: the new parent, no pending selections, and
+  // no children until the queue reaches the node.
   auto copyNode = [&](std::int32_t from, std::int32_t to, std::int32_t newParent) {
-    fresh.visits[size_t(to)] = visits[size_t(from)];
-    fresh.valueSum[size_t(to)] = valueSum[size_t(from)];
-    fresh.prior[size_t(to)] = prior[size_t(from)];
+#define CAS_TREE_COPY(name, type, root) fresh.name[size_t(to)] = name[size_t(from)];
+    CAS_TREE_FIELDS(CAS_TREE_COPY)
+#undef CAS_TREE_COPY
     fresh.parent[size_t(to)] = newParent;
-    fresh.action[size_t(to)] = action[size_t(from)];
     fresh.virtualLoss[size_t(to)] = 0;
-    fresh.lastUsed[size_t(to)] = lastUsed[size_t(from)];
+    fresh.firstChild[size_t(to)] = kUnexpanded;
+    fresh.childCount[size_t(to)] = 0;
   };
   copyNode(c, 0, kNone);
   for (size_t q = 0; q < queue.size(); ++q) {
@@ -134,8 +125,6 @@ void Tree::reroot(std::int32_t c) {
     fresh.inUse_ += childCount[size_t(from)];
     for (int k = 0; k < childCount[size_t(from)]; ++k) {
       copyNode(child(from, k), start + k, to);
-      fresh.firstChild[size_t(start + k)] = kUnexpanded;
-      fresh.childCount[size_t(start + k)] = 0;
       queue.push_back({child(from, k), start + k});
     }
   }

@@ -20,11 +20,13 @@
 // expanded nodes off every pending path are collapsed back into leaves (they keep N and W), which
 // frees their descendants' blocks: candidates in order of (lastUsed, slot), until an eighth of the
 // blocks is free. Slots of a block beyond its node's children are kept unexpanded, so a scan over
-// the slots sees only nodes. The device search (gpu/search/device_tree.cuh) keeps the same arrays
-// and follows the same rules, slot for slot. Thread-safety: one thread at a time per tree.
+// the slots sees only nodes. The fields are declared once, in tree_fields.hpp. The device search
+// (gpu/search/device_tree.cuh) keeps the same arrays and follows the same rules, slot for slot. Thread-safety: one thread at a time per tree.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "core/search/tree_fields.hpp"
 
 namespace cas::search {
 
@@ -61,15 +63,11 @@ class Tree {
   Usage usage() const { return {nextBlock_, inUse_, recycled_, free_}; }
   void adopt(Usage u);
 
-  std::vector<std::int32_t> visits;
-  std::vector<float> valueSum;
-  std::vector<float> prior;
-  std::vector<std::int32_t> firstChild;
-  std::vector<std::int16_t> childCount;
-  std::vector<std::int32_t> parent;
-  std::vector<std::int16_t> action;
-  std::vector<std::int16_t> virtualLoss;
-  std::vector<std::uint32_t> lastUsed;
+  // One array per field of tree_fields.hpp: visits, valueSum, prior, firstChild, parent,
+  // lastUsed, childCount, action, virtualLoss.
+#define CAS_TREE_ARRAY(name, type, root) std::vector<type> name;
+  CAS_TREE_FIELDS(CAS_TREE_ARRAY)
+#undef CAS_TREE_ARRAY
 
  private:
   std::int32_t allocateBlock(std::uint32_t step);

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "core/search/tree_fields.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/search/tree_geometry_launch.hpp"
 
@@ -69,9 +70,11 @@ class CudaSunburst final : public DeviceSunburst {
     const std::uint64_t generation = ++generation_;
     maxNodes = std::clamp(maxNodes, 1, budget_);
     reserve(maxNodes);
-    const auto field = [&](int fourByteFieldsBefore) { return tree + std::uint64_t(budget_) * 4 * std::uint64_t(fourByteFieldsBefore); };
-    const GatheredTree t{reinterpret_cast<const std::int32_t*>(field(0)), reinterpret_cast<const float*>(field(1)),
-                         reinterpret_cast<const std::int32_t*>(field(3)), reinterpret_cast<const std::int16_t*>(field(6))};
+    const auto field = [&](cas::search::TreeField f) { return tree + cas::search::gatheredOffset(f, std::size_t(budget_)); };
+    using cas::search::TreeField;
+    const GatheredTree t{reinterpret_cast<const std::int32_t*>(field(TreeField::visits)), reinterpret_cast<const float*>(field(TreeField::valueSum)),
+                         reinterpret_cast<const std::int32_t*>(field(TreeField::firstChild)),
+                         reinterpret_cast<const std::int16_t*>(field(TreeField::childCount))};
     CUstream s = stream_;
     CAS_CU(cuEventRecord(start_, s));
     launchPlaceRoot(t, nodes_, s);

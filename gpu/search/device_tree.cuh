@@ -5,8 +5,7 @@
 //
 //   field array [budget * games], slot-major:
 //       slot 0: game 0, game 1, .. game G-1 | slot 1: game 0, game 1, .. | ...
-//     visits i32, valueSum f32, prior f32, firstChild i32, childCount i16, parent i32,
-//     action i16, virtualLoss i16, lastUsed u32          (meanings: core/search/tree.hpp)
+//     one array per field of core/search/tree_fields.hpp (meanings: core/search/tree.hpp)
 //   so that the lanes of a warp (neighbouring games) walking their trees alike, as they do near
 //   the root, read neighbouring words: one memory transaction instead of 32
 //   spare  [games * budget] x the same fields: rerooting copies the kept subtree there, then back
@@ -21,6 +20,7 @@
 // Thread-safety: a GameTree is used by the one thread that owns its game.
 #include <cstdint>
 
+#include "core/search/tree_fields.hpp"
 #include "core/support/host_device.hpp"
 
 namespace cas::gpu::search {
@@ -29,16 +29,11 @@ constexpr int kMaxActions = 16;  // per game: Gumbel arms, clean root priors
 constexpr int kMaxPv = 64;
 constexpr std::int32_t kNone = -1, kUnexpanded = -1;
 
+// A pointer per field of core/search/tree_fields.hpp, each to [budget * games] entries.
 struct TreeFields {
-  std::int32_t* visits;
-  float* valueSum;
-  float* prior;
-  std::int32_t* firstChild;
-  std::int16_t* childCount;
-  std::int32_t* parent;
-  std::int16_t* action;
-  std::int16_t* virtualLoss;
-  std::uint32_t* lastUsed;
+#define CAS_TREE_POINTER(name, type, root) type* name;
+  CAS_TREE_FIELDS(CAS_TREE_POINTER)
+#undef CAS_TREE_POINTER
 };
 
 // Per game, besides the arrays. Gumbel's arms are child indices, best first.
@@ -73,15 +68,11 @@ class GameTree {
 
   CAS_HD GameSlot& slot() { return slot_; }
   CAS_HD std::int64_t at(std::int32_t s) const { return std::int64_t(s) * games_ + game_; }  // a slot's index
-  CAS_HD std::int32_t& visits(std::int32_t s) { return f_.visits[at(s)]; }
-  CAS_HD float& valueSum(std::int32_t s) { return f_.valueSum[at(s)]; }
-  CAS_HD float& prior(std::int32_t s) { return f_.prior[at(s)]; }
-  CAS_HD std::int32_t& firstChild(std::int32_t s) { return f_.firstChild[at(s)]; }
-  CAS_HD std::int16_t& childCount(std::int32_t s) { return f_.childCount[at(s)]; }
-  CAS_HD std::int32_t& parent(std::int32_t s) { return f_.parent[at(s)]; }
-  CAS_HD std::int16_t& action(std::int32_t s) { return f_.action[at(s)]; }
-  CAS_HD std::int16_t& virtualLoss(std::int32_t s) { return f_.virtualLoss[at(s)]; }
-  CAS_HD std::uint32_t& lastUsed(std::int32_t s) { return f_.lastUsed[at(s)]; }
+  // A field of slot s: visits(s), valueSum(s), ... (core/search/tree_fields.hpp).
+#define CAS_TREE_ACCESSOR(name, type, root) \
+  CAS_HD type& name(std::int32_t s) { return f_.name[at(s)]; }
+  CAS_TREE_FIELDS(CAS_TREE_ACCESSOR)
+#undef CAS_TREE_ACCESSOR
   CAS_HD bool expanded(std::int32_t s) { return firstChild(s) != kUnexpanded; }
   CAS_HD std::int32_t child(std::int32_t s, int k) { return firstChild(s) + k; }
 
@@ -89,9 +80,9 @@ class GameTree {
     slot_.freeCount = 0;
     slot_.nextBlock = 1;
     slot_.inUse = 1;
-    setNode(f_, 0, 0, 0.0f, 1.0f, -1, kNone, 0);
-    firstChild(0) = kUnexpanded;
-    childCount(0) = 0;
+#define CAS_TREE_ROOT(name, type, root) name(0) = root;
+    CAS_TREE_FIELDS(CAS_TREE_ROOT)
+#undef CAS_TREE_ROOT
     slot_.armCount = 0;
   }
 
@@ -146,15 +137,9 @@ class GameTree {
     }
     for (std::int32_t s = 0; s < next; ++s) {
       const std::int64_t i = at(s);
-      f_.visits[i] = spare_.visits[i];
-      f_.valueSum[i] = spare_.valueSum[i];
-      f_.prior[i] = spare_.prior[i];
-      f_.firstChild[i] = spare_.firstChild[i];
-      f_.childCount[i] = spare_.childCount[i];
-      f_.parent[i] = spare_.parent[i];
-      f_.action[i] = spare_.action[i];
-      f_.virtualLoss[i] = spare_.virtualLoss[i];
-      f_.lastUsed[i] = spare_.lastUsed[i];
+#define CAS_TREE_COPY_BACK(name, type, root) f_.name[i] = spare_.name[i];
+      CAS_TREE_FIELDS(CAS_TREE_COPY_BACK)
+#undef CAS_TREE_COPY_BACK
     }
     slot_.nextBlock = next;
     slot_.inUse = inUse;
@@ -172,8 +157,15 @@ class GameTree {
     t.virtualLoss[i] = 0;
     t.lastUsed[i] = used;
   }
+  // Rerooting's copy into the spare arrays: every field travels, then what the move changes (the
+  // parent, no pending selections); the children follow when the queue reaches the node.
   CAS_HD void copyNode(std::int32_t from, std::int32_t to, std::int32_t newParent) {
-    setNode(spare_, to, visits(from), valueSum(from), prior(from), newParent, action(from), lastUsed(from));
+    const std::int64_t i = at(from), j = at(to);
+#define CAS_TREE_COPY(name, type, root) spare_.name[j] = f_.name[i];
+    CAS_TREE_FIELDS(CAS_TREE_COPY)
+#undef CAS_TREE_COPY
+    spare_.parent[j] = newParent;
+    spare_.virtualLoss[j] = 0;
   }
 
   CAS_HD std::int32_t allocateBlock(std::uint32_t step) {

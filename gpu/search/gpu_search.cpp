@@ -225,15 +225,9 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
       CAS_CU(cuMemcpyDtoHAsync(vec.data(), from, used * sizeof(T), rt_->compute));
       from += std::uint64_t(budget_) * sizeof(T);
     };
-    copy(t.visits);
-    copy(t.valueSum);
-    copy(t.prior);
-    copy(t.firstChild);
-    copy(t.parent);
-    copy(t.lastUsed);
-    copy(t.childCount);
-    copy(t.action);
-    copy(t.virtualLoss);
+#define CAS_TREE_COPY_OUT(name, type, root) copy(t.name);
+    CAS_TREE_FIELDS(CAS_TREE_COPY_OUT)
+#undef CAS_TREE_COPY_OUT
     CAS_CU(cuStreamSynchronize(rt_->compute));
     freeBlocks.resize(std::size_t(std::clamp(slot.freeCount, 0, blocks_)));
     t.adopt({slot.nextBlock, slot.inUse, slot.recycled, std::move(freeBlocks)});
@@ -270,8 +264,8 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
   }
 
  private:
-  static constexpr std::size_t kNodeBytes = 4 + 4 + 4 + 4 + 2 + 4 + 2 + 2 + 4;  // one slot of TreeFields
-  static std::size_t bytesPerNode() { return 2 * kNodeBytes + 4; }                  // with the spare copy and work
+  static constexpr std::size_t kFields = std::size_t(cas::search::TreeField::virtualLoss) + 1;
+  static std::size_t bytesPerNode() { return 2 * cas::search::kTreeNodeBytes + 4; }  // with the spare copy and work
 
   std::string evaluatorName() const {
     switch (setup_.evaluator.kind) {
@@ -405,10 +399,13 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     return b;
   }
 
-  static TreeFields fields(const CUdeviceptr (&f)[9]) {
-    return {devicePointer<std::int32_t>(f[0]), devicePointer<float>(f[1]),        devicePointer<float>(f[2]),
-            devicePointer<std::int32_t>(f[3]), devicePointer<std::int16_t>(f[4]), devicePointer<std::int32_t>(f[5]),
-            devicePointer<std::int16_t>(f[6]), devicePointer<std::int16_t>(f[7]), devicePointer<std::uint32_t>(f[8])};
+  // The arrays of one copy of the trees, a pointer per field in tree_fields.hpp's order.
+  static TreeFields fields(const CUdeviceptr (&f)[kFields]) {
+    TreeFields t;
+#define CAS_TREE_POINT(name, type, root) t.name = devicePointer<type>(f[std::size_t(cas::search::TreeField::name)]);
+    CAS_TREE_FIELDS(CAS_TREE_POINT)
+#undef CAS_TREE_POINT
+    return t;
   }
 
   CUdeviceptr take(std::uint64_t bytes, const std::string& what) {
@@ -420,14 +417,13 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
   void allocate() {
     const auto games = std::uint64_t(setup_.games), nodes = games * std::uint64_t(budget_);
     const auto rows = games * std::uint64_t(maxLeaves_);
-    const std::uint64_t sizes[9] = {4, 4, 4, 4, 2, 4, 2, 2, 4};
-    const char* names[9] = {"visits", "value sums", "priors", "first children", "child counts", "parents", "actions", "virtual losses", "last uses"};
-    for (int i = 0; i < 9; ++i) {
-      field_[i] = take(nodes * sizes[i], std::string("tree ") + names[i]);
-      spare_[i] = take(nodes * sizes[i], std::string("rerooting ") + names[i]);
-    }
+#define CAS_TREE_TAKE(name, type, root)                                                                          \
+  field_[std::size_t(cas::search::TreeField::name)] = take(nodes * sizeof(type), "tree field " #name);          \
+  spare_[std::size_t(cas::search::TreeField::name)] = take(nodes * sizeof(type), "rerooting copy of " #name);
+    CAS_TREE_FIELDS(CAS_TREE_TAKE)
+#undef CAS_TREE_TAKE
     work_ = take(nodes * 4, "work stacks");
-    snapshot_ = take(std::uint64_t(budget_) * kNodeBytes, "snapshot copy");
+    snapshot_ = take(std::uint64_t(budget_) * cas::search::kTreeNodeBytes, "snapshot copy");
     freeBlocks_ = take(games * std::uint64_t(blocks_) * 4, "free lists");
     slots_ = take(games * sizeof(GameSlot), "game slots");
     CAS_CU(cuMemsetD8Async(slots_, 0, games * sizeof(GameSlot), rt_->compute));
@@ -530,7 +526,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
   DeviceProgram* network_;
   std::unique_ptr<env::BoardGames> mirror_;
   int blocks_ = 0, budget_ = 0, maxLeaves_ = 1;
-  CUdeviceptr field_[9] = {}, spare_[9] = {};
+  CUdeviceptr field_[kFields] = {}, spare_[kFields] = {};  // by TreeField
   CUdeviceptr work_ = 0, snapshot_ = 0, freeBlocks_ = 0, slots_ = 0, roots_ = 0, pending_ = 0, stats_ = 0, params_ = 0, listed_ = 0;
   CUdeviceptr moveGames_ = 0, moveActions_ = 0, counters_ = 0, blockRecords_ = 0, obs_ = 0, logits_ = 0, values_ = 0;
   // Self-play's records (SelfPlayBuffers), made on the first recordAndPlay.

@@ -194,25 +194,14 @@ __global__ void gatherTreeKernel(TreeFields f, int game, int games, int budget, 
   if (s >= budget) return;
   const std::int64_t i = std::int64_t(s) * games + game;
   const std::int64_t n = budget;
-  // The four-byte fields first, so that every section stays aligned whatever the budget.
+  // A section of `budget` entries per field, in core/search/tree_fields.hpp's order (its
+  // four-byte fields first, so that every section stays aligned whatever the budget).
   unsigned char* p = out;
-  reinterpret_cast<std::int32_t*>(p)[s] = f.visits[i];
-  p += n * 4;
-  reinterpret_cast<float*>(p)[s] = f.valueSum[i];
-  p += n * 4;
-  reinterpret_cast<float*>(p)[s] = f.prior[i];
-  p += n * 4;
-  reinterpret_cast<std::int32_t*>(p)[s] = f.firstChild[i];
-  p += n * 4;
-  reinterpret_cast<std::int32_t*>(p)[s] = f.parent[i];
-  p += n * 4;
-  reinterpret_cast<std::uint32_t*>(p)[s] = f.lastUsed[i];
-  p += n * 4;
-  reinterpret_cast<std::int16_t*>(p)[s] = f.childCount[i];
-  p += n * 2;
-  reinterpret_cast<std::int16_t*>(p)[s] = f.action[i];
-  p += n * 2;
-  reinterpret_cast<std::int16_t*>(p)[s] = f.virtualLoss[i];
+#define CAS_TREE_GATHER(name, type, root) \
+  reinterpret_cast<type*>(p)[s] = f.name[i];  \
+  p += n * std::int64_t(sizeof(type));
+  CAS_TREE_FIELDS(CAS_TREE_GATHER)
+#undef CAS_TREE_GATHER
 }
 
 template <class Game>

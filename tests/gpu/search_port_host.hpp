@@ -111,15 +111,9 @@ class HostDeviceSearch {
     cas::search::Tree t(Game::kActions, config_.nodeBudget);
     for (size_t s = 0; s < size_t(budget_); ++s) {
       const size_t i = s * size_t(games_) + size_t(g);  // slot-major, as on the device
-      t.visits[s] = main_.visits[i];
-      t.valueSum[s] = main_.valueSum[i];
-      t.prior[s] = main_.prior[i];
-      t.firstChild[s] = main_.firstChild[i];
-      t.childCount[s] = main_.childCount[i];
-      t.parent[s] = main_.parent[i];
-      t.action[s] = main_.action[i];
-      t.virtualLoss[s] = main_.virtualLoss[i];
-      t.lastUsed[s] = main_.lastUsed[i];
+#define CAS_TREE_COPY_OUT(name, type, root) t.name[s] = main_.name[i];
+      CAS_TREE_FIELDS(CAS_TREE_COPY_OUT)
+#undef CAS_TREE_COPY_OUT
     }
     const auto& slot = slots_[size_t(g)];
     cas::search::Tree::Usage u;
@@ -132,24 +126,23 @@ class HostDeviceSearch {
   }
 
  private:
+  // The device's arrays in host memory: one vector per field of core/search/tree_fields.hpp.
   struct Fields {
-    std::vector<std::int32_t> visits, firstChild, parent;
-    std::vector<float> valueSum, prior;
-    std::vector<std::int16_t> childCount, action, virtualLoss;
-    std::vector<std::uint32_t> lastUsed;
+#define CAS_TREE_VECTOR(name, type, root) std::vector<type> name;
+    CAS_TREE_FIELDS(CAS_TREE_VECTOR)
+#undef CAS_TREE_VECTOR
     void resize(size_t n) {
-      visits.assign(n, 0);
+#define CAS_TREE_ZERO(name, type, root) name.assign(n, type{});
+      CAS_TREE_FIELDS(CAS_TREE_ZERO)
+#undef CAS_TREE_ZERO
       firstChild.assign(n, -1);
-      parent.assign(n, 0);
-      valueSum.assign(n, 0);
-      prior.assign(n, 0);
-      childCount.assign(n, 0);
-      action.assign(n, 0);
-      virtualLoss.assign(n, 0);
-      lastUsed.assign(n, 0);
     }
     gpu::search::TreeFields view() {
-      return {visits.data(), valueSum.data(), prior.data(), firstChild.data(), childCount.data(), parent.data(), action.data(), virtualLoss.data(), lastUsed.data()};
+      gpu::search::TreeFields f;
+#define CAS_TREE_VIEW(name, type, root) f.name = name.data();
+      CAS_TREE_FIELDS(CAS_TREE_VIEW)
+#undef CAS_TREE_VIEW
+      return f;
     }
   };
 
