@@ -102,7 +102,7 @@ int runKernels(const KernelsOptions& o) {
     }
     // The project's settings that shape the kernels; the rest (root noise, temperature) keep the
     // defaults the benchmark networks run with, so both are measured alike.
-    const search::SearchConfig fromProject = train::searchConfig(params::readSearchParams(loaded.project->parameters), train::SearchUse::SelfPlay);
+    const search::SearchConfig fromProject = search::configFor(params::readSearchParams(loaded.project->parameters), search::SearchUse::SelfPlay);
     config.simulations = fromProject.simulations;
     config.cPuct = fromProject.cPuct;
     config.leavesPerStep = fromProject.leavesPerStep;

@@ -73,6 +73,26 @@ Evaluator makeCpuEvaluator(const LeafEvaluator& e, const env::EnvironmentInfo& e
 
 namespace cas::search {
 
+SearchConfig configFor(const params::SearchParams& p, SearchUse use) {
+  const bool selfPlay = use == SearchUse::SelfPlay;
+  SearchConfig c;
+  c.simulations = int(p.simulations);
+  c.cPuct = float(p.cPuct);
+  c.dirichletAlpha = float(p.dirichletAlpha);
+  c.dirichletFraction = selfPlay ? float(p.dirichletFraction) : 0.0f;
+  c.leavesPerStep = int(p.leavesPerStep);
+  c.virtualLoss = float(p.virtualLoss);
+  c.gumbel = p.rootPolicy == params::RootPolicy::Gumbel;
+  c.gumbelArms = int(p.gumbelArms);
+  c.nodeBudget = int(p.nodeBudget);
+  c.subtreeReuse = p.subtreeReuse;
+  c.temperature = selfPlay ? float(p.temperature) : 0.0f;
+  c.temperatureMoves = int(p.temperatureMoves);
+  c.selection = p.selection;
+  c.instrument = p.instrument;
+  return c;
+}
+
 std::unique_ptr<SelfPlaySearch> makeSearch(exec::Backend& backend, const SearchSetup& setup, const std::string& device, std::string* note) {
   if (device != "cpu" && device != "gpu" && device != "auto")
     throw std::invalid_argument("unknown search device '" + device + "'; expected cpu, gpu or auto");

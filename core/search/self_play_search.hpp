@@ -19,6 +19,7 @@
 #include "core/env/games.hpp"
 #include "core/exec/kernel_report.hpp"
 #include "core/exec/runtime_stat.hpp"
+#include "core/params/run_params.hpp"
 #include "core/search/device_sunburst.hpp"
 #include "core/search/tree.hpp"
 
@@ -31,8 +32,12 @@ namespace cas::search {
 
 class ReplayStore;
 
-enum class SelectionKernel { Branchy, Masked };  // the device search's two selection kernels
+// The device search's two selection kernels (the parameter search.selection).
+using SelectionKernel = params::SelectionKernel;
 
+// What one search runs with. Built from the typed parameters by configFor (below), the one path
+// from a project's [search] section to a search; the member defaults serve tests and benchmarks
+// that set fields themselves.
 struct SearchConfig {
   int simulations = 64;
   float cPuct = 1.5f;
@@ -53,6 +58,11 @@ struct SearchConfig {
   SelectionKernel selection = SelectionKernel::Masked;
   bool instrument = false;  // count SIMT efficiency and record the SM timeline of each kernel
 };
+
+// Self-play explores (root noise, a temperature over the opening moves); evaluation and analysis
+// play their best (neither).
+enum class SearchUse { SelfPlay, Evaluation };
+SearchConfig configFor(const params::SearchParams& p, SearchUse use);
 
 struct RootStats {
   std::vector<int> visits;     // per action (0 for illegal moves)

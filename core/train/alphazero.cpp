@@ -107,7 +107,7 @@ std::unique_ptr<search::SelfPlaySearch> AlphaZeroTrainer::makeSearch(int games, 
   search::SearchSetup setup;
   setup.environment = project_.environment;
   setup.games = games;
-  setup.config = searchConfig(search_, use);
+  setup.config = search::configFor(search_, use);
   setup.seed = seed;
   setup.evaluator.network = inference_.get();
   return search::makeSearch(*backend_, setup, search_.device, note);
@@ -128,12 +128,12 @@ std::optional<std::string> AlphaZeroTrainer::setParameter(const std::string& nam
   train_ = params::readTrainParams(params_);
   search::SelfPlaySearch& selfPlay = selfPlay_->search();
   for (auto* s : {&selfPlay, analysis_.get()})
-    if (auto problem = s->setConfig(searchConfig(search_, s == &selfPlay ? SearchUse::SelfPlay : SearchUse::Evaluation))) {
+    if (auto problem = s->setConfig(search::configFor(search_, s == &selfPlay ? SearchUse::SelfPlay : SearchUse::Evaluation))) {
       params_.set(name, before);
       search_ = params::readSearchParams(params_);
       train_ = params::readTrainParams(params_);
-      selfPlay.setConfig(searchConfig(search_, SearchUse::SelfPlay));
-      analysis_->setConfig(searchConfig(search_, SearchUse::Evaluation));
+      selfPlay.setConfig(search::configFor(search_, SearchUse::SelfPlay));
+      analysis_->setConfig(search::configFor(search_, SearchUse::Evaluation));
       return problem;
     }
   updater_->setConfig(optimizerConfig(train_));
@@ -230,11 +230,11 @@ search::RootStats AlphaZeroTrainer::analyse(const std::string& moves, int simula
     if (error) *error = "the game is over in this position";
     return {};
   }
-  search::SearchConfig c = searchConfig(search_, SearchUse::Evaluation);
+  search::SearchConfig c = search::configFor(search_, SearchUse::Evaluation);
   if (simulations > 0) c.simulations = simulations;
   analysis_->setConfig(c);
   analysis_->search({0});
-  analysis_->setConfig(searchConfig(search_, SearchUse::Evaluation));
+  analysis_->setConfig(search::configFor(search_, SearchUse::Evaluation));
   return analysis_->rootStats(0);
 }
 

@@ -14,26 +14,6 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 }  // namespace
 
-search::SearchConfig searchConfig(const params::SearchParams& p, SearchUse use) {
-  const bool selfPlay = use == SearchUse::SelfPlay;
-  search::SearchConfig c;
-  c.simulations = int(p.simulations);
-  c.cPuct = float(p.cPuct);
-  c.dirichletAlpha = float(p.dirichletAlpha);
-  c.dirichletFraction = selfPlay ? float(p.dirichletFraction) : 0.0f;
-  c.leavesPerStep = int(p.leavesPerStep);
-  c.virtualLoss = float(p.virtualLoss);
-  c.gumbel = p.rootPolicy == params::RootPolicy::Gumbel;
-  c.gumbelArms = int(p.gumbelArms);
-  c.nodeBudget = int(p.nodeBudget);
-  c.subtreeReuse = p.subtreeReuse;
-  c.temperature = selfPlay ? float(p.temperature) : 0.0f;
-  c.temperatureMoves = int(p.temperatureMoves);
-  c.selection = p.selection == params::SelectionKernel::Branchy ? search::SelectionKernel::Branchy : search::SelectionKernel::Masked;
-  c.instrument = p.instrument;
-  return c;
-}
-
 SelfPlay::SelfPlay(std::unique_ptr<search::SelfPlaySearch> search, int observationSize, int maxMoves)
     : search_(std::move(search)), observationSize_(observationSize), maxMoves_(maxMoves), records_(size_t(search_->games())),
       moves_(size_t(search_->games())) {}

@@ -20,10 +20,7 @@ namespace cas::train {
 
 class TrainingPhase;
 
-// Self-play explores (root noise, a temperature over the opening moves); evaluation and analysis
-// play their best (neither).
-enum class SearchUse { SelfPlay, Evaluation };
-search::SearchConfig searchConfig(const params::SearchParams& p, SearchUse use);
+using search::SearchUse;
 
 // The top `maxNodes` nodes of one game's tree in `search` (clamped to a game that exists),
 // breadth first, with its root position; the caller fills in the moves that led to the root,

@@ -84,7 +84,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     ContextScope scope(rt_->context);
     foldTimings();
     waitForStaging();
-    SearchParams& p = *staging_.as<SearchParams>();
+    DeviceSearchParams& p = *staging_.as<DeviceSearchParams>();
     p = paramsFor(simulations);
     std::uint8_t* listed = listedHost();
     std::memset(listed, 0, std::size_t(setup_.games));
@@ -290,8 +290,8 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     }
   }
 
-  SearchParams paramsFor(int simulations) const {
-    SearchParams p{};
+  DeviceSearchParams paramsFor(int simulations) const {
+    DeviceSearchParams p{};
     p.cPuct = config_.cPuct;
     p.dirichletAlpha = config_.dirichletAlpha;
     p.dirichletFraction = config_.dirichletFraction;
@@ -310,8 +310,8 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
   // The pinned staging area: params | listed [games, padded to 4 bytes] | move games [games] |
   // move actions [games].
   static std::size_t listedBytes(int games) { return (std::size_t(games) + 3) / 4 * 4; }
-  static std::size_t stagingBytes(int games) { return sizeof(SearchParams) + listedBytes(games) + 2 * std::size_t(games) * sizeof(std::int32_t); }
-  std::uint8_t* listedHost() const { return staging_.as<std::uint8_t>() + sizeof(SearchParams); }
+  static std::size_t stagingBytes(int games) { return sizeof(DeviceSearchParams) + listedBytes(games) + 2 * std::size_t(games) * sizeof(std::int32_t); }
+  std::uint8_t* listedHost() const { return staging_.as<std::uint8_t>() + sizeof(DeviceSearchParams); }
   std::int32_t* moveGamesHost() const { return reinterpret_cast<std::int32_t*>(listedHost() + listedBytes(setup_.games)); }
   std::int32_t* moveActionsHost() const { return moveGamesHost() + setup_.games; }
 
@@ -342,7 +342,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     if (games.empty()) return;
     ContextScope scope(rt_->context);
     waitForStaging();
-    SearchParams& p = *staging_.as<SearchParams>();
+    DeviceSearchParams& p = *staging_.as<DeviceSearchParams>();
     p = paramsFor(config_.simulations);
     CAS_CU(cuMemcpyHtoDAsync(params_, &p, sizeof p, rt_->compute));
     std::copy(games.begin(), games.end(), moveGamesHost());
@@ -387,7 +387,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     b.obs = devicePointer<float>(obs_);
     b.logits = devicePointer<const float>(logits_);
     b.values = devicePointer<const float>(values_);
-    b.params = devicePointer<const SearchParams>(params_);
+    b.params = devicePointer<const DeviceSearchParams>(params_);
     b.stats = devicePointer<RootOut>(stats_);
     b.listed = devicePointer<const std::uint8_t>(listed_);
     b.moveGames = devicePointer<const std::int32_t>(moveGames_);
@@ -430,7 +430,7 @@ class DeviceSearch final : public cas::search::SelfPlaySearch {
     roots_ = take(games * kernels_.stateBytes(), "root positions");
     pending_ = take(rows * sizeof(Pending), "pending leaves");
     stats_ = take(games * sizeof(RootOut), "root statistics");
-    params_ = take(sizeof(SearchParams), "parameters");
+    params_ = take(sizeof(DeviceSearchParams), "parameters");
     listed_ = take(games, "game list");
     moveGames_ = take(games * 4, "move list");
     moveActions_ = take(games * 4, "move list");
@@ -549,7 +549,7 @@ std::vector<exec::KernelReport> DeviceSearch::profileKernels(int steps) {
   ContextScope scope(rt_->context);
   foldTimings();
   waitForStaging();
-  SearchParams& p = *staging_.as<SearchParams>();
+  DeviceSearchParams& p = *staging_.as<DeviceSearchParams>();
   p = paramsFor(steps * k);
   std::memset(listedHost(), 1, std::size_t(setup_.games));
   CAS_CU(cuMemcpyHtoDAsync(params_, &p, sizeof p, rt_->compute));

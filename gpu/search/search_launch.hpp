@@ -35,7 +35,7 @@ struct DeviceSearchBuffers {
   float* obs;
   const float* logits;
   const float* values;
-  const SearchParams* params;
+  const DeviceSearchParams* params;
   RootOut* stats;
   const std::uint8_t* listed;     // [games]: part of the current search() call
   const std::int32_t* moveGames;  // the games of a playMoves/resetGames call

@@ -24,9 +24,9 @@ namespace cas::gpu::search {
 using cas::search::RandomPurpose;
 using cas::search::RandomStream;
 
-// The search configuration as the kernels read it (device memory, so that a change needs no
-// new graph).
-struct SearchParams {
+// The search configuration (core/search's SearchConfig) as the kernels read it: in device
+// memory, so that a change needs no new graph.
+struct DeviceSearchParams {
   float cPuct, dirichletAlpha, dirichletFraction, virtualLoss, temperature;
   std::int32_t simulations;        // SearchConfig::simulations (Gumbel's phase lengths)
   std::int32_t callSimulations;    // this search() call's
@@ -55,7 +55,7 @@ struct SearchContext {
   float* obs;            // [games * k, Game::kObsSize]: the evaluator's input rows
   const float* logits;   // [games * k, actions]
   const float* values;   // [games * k]
-  const SearchParams* params;
+  const DeviceSearchParams* params;
   RootOut* stats;        // [games]
   int games, k;
 };
@@ -140,7 +140,7 @@ CAS_HD void selectLeaves(const SearchContext<Game>& c, int g, Probe& probe) {
   Pending* pending = c.pending + std::int64_t(g) * c.k;
   for (int j = 0; j < c.k; ++j) pending[j].leaf = kNone;
   if (slot.remaining <= 0) return;
-  const SearchParams& p = *c.params;
+  const DeviceSearchParams& p = *c.params;
   GameTree t(c.trees, g);
   const std::uint32_t step = ++slot.step;
   for (int j = 0; j < c.k && slot.remaining > 0; ++j) {
@@ -189,7 +189,7 @@ CAS_HD void selectLeaves(const SearchContext<Game>& c, int g, Probe& probe) {
 // --- expansion and backup -------------------------------------------------------------------------
 
 template <class Game>
-CAS_HD void halveGumbelField(GameTree& t, const SearchParams& p) {
+CAS_HD void halveGumbelField(GameTree& t, const DeviceSearchParams& p) {
   GameSlot& slot = t.slot();
   if (slot.armCount <= 1 || !t.expanded(0)) return;
   if (slot.phaseVisits < cas::search::gumbelPhaseLength(slot.armCount, p.gumbelArms, p.simulations)) return;
@@ -218,7 +218,7 @@ template <class Game, class Probe>
 CAS_HD void expandLeaves(const SearchContext<Game>& c, int g, Probe& probe) {
   GameSlot& slot = c.trees.gameSlots[g];
   if (!slot.listed) return;
-  const SearchParams& p = *c.params;
+  const DeviceSearchParams& p = *c.params;
   GameTree t(c.trees, g);
   const std::uint32_t step = slot.step;
   for (int j = 0; j < c.k; ++j) {
@@ -257,7 +257,7 @@ CAS_HD void encodeRoot(const SearchContext<Game>& c, int g) {
 
 // Dirichlet noise into the root's priors (kept clean in the slot), or Gumbel's arm sampling.
 template <class Game>
-CAS_HD void prepareRoot(GameTree& t, int g, const SearchParams& p) {
+CAS_HD void prepareRoot(GameTree& t, int g, const DeviceSearchParams& p) {
   GameSlot& slot = t.slot();
   const int n = t.childCount(0);
   for (int k = 0; k < n; ++k) slot.clean[k] = t.prior(t.child(0, k));
@@ -290,7 +290,7 @@ CAS_HD void prepareRoot(GameTree& t, int g, const SearchParams& p) {
 template <class Game>
 CAS_HD void expandRoot(const SearchContext<Game>& c, int g) {
   GameSlot& slot = c.trees.gameSlots[g];
-  const SearchParams& p = *c.params;
+  const DeviceSearchParams& p = *c.params;
   GameTree t(c.trees, g);
   if (slot.rootPending) {
     const std::uint32_t step = ++slot.step;
@@ -322,7 +322,7 @@ CAS_HD void finishRoot(const SearchContext<Game>& c, int g) {
 template <class Game>
 CAS_HD void rootStatistics(const SearchContext<Game>& c, int g) {
   GameSlot& slot = c.trees.gameSlots[g];
-  const SearchParams& p = *c.params;
+  const DeviceSearchParams& p = *c.params;
   GameTree t(c.trees, g);
   RootOut& r = c.stats[g];
   constexpr int A = Game::kActions;

@@ -164,7 +164,7 @@ class HostDeviceSearch {
   std::vector<gpu::search::Pending> pending_;
   std::vector<float> obs_, logits_, values_;
   std::vector<gpu::search::RootOut> stats_;
-  gpu::search::SearchParams params_{};
+  gpu::search::DeviceSearchParams params_{};
 };
 
 }  // namespace cas::test
