@@ -85,7 +85,7 @@ class CudaBackend final : public exec::Backend, public exec::DeviceServices {
     return startRuntime(reason) ? env::makeDeviceEnvironments(environment, count, seed, runtime_, reason) : nullptr;
   }
 
-  std::unique_ptr<cas::train::DeviceRollout> createRollout(const cas::train::RolloutSetup& setup, std::string* reason) override {
+  std::unique_ptr<cas::train::Rollout> createRollout(const cas::train::RolloutSetup& setup, std::string* reason) override {
     return startRuntime(reason) ? env::makeDeviceRollout(setup, runtime_, reason) : nullptr;
   }
 

@@ -425,8 +425,7 @@ int runEval(const EvalOptions& o) {
         std::cerr << "error: " << printable(folder) << " plays " << other->project().environment << ", not " << trainer->project().environment << "\n";
         return 2;
       }
-      const int round = int(std::min<std::int64_t>(o.games, trainer->trainParams().parallelGames));
-      auto opponent = other->asOpponent(round, o.seed, "run:" + folder);
+      auto opponent = other->asOpponent(trainer->evaluationRound(o.games), o.seed, "run:" + folder);
       r = trainer->evaluate(*opponent, o.games, o.seed);
     } else {
       r = trainer->evaluate(o.opponent, o.games, o.seed);

@@ -23,7 +23,7 @@ namespace cas::env {
 class VectorEnvironments;
 }
 namespace cas::train {
-class DeviceRollout;
+class Rollout;
 struct RolloutSetup;
 }  // namespace cas::train
 namespace cas::dist {
@@ -48,9 +48,9 @@ class DeviceServices {
   // `seed` (core/env/vector_environments.hpp). Null with `reason` when it has no device twin.
   virtual std::unique_ptr<env::VectorEnvironments> createEnvironments(std::string_view environment, int count, std::uint64_t seed,
                                                                       std::string* reason) = 0;
-  // PPO's rollout on the device (core/train/device_rollout.hpp), its programs compiled by the
+  // PPO's rollout on the device (core/train/rollout.hpp), its programs compiled by the
   // same backend. Null with `reason` when the environment has no device twin.
-  virtual std::unique_ptr<train::DeviceRollout> createRollout(const train::RolloutSetup& setup, std::string* reason) = 0;
+  virtual std::unique_ptr<train::Rollout> createRollout(const train::RolloutSetup& setup, std::string* reason) = 0;
 
   // Data-parallel training with a rank per device (core/collective/communicator.hpp).
   // The devices the backend could run on (its own is device 0 of them).

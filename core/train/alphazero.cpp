@@ -214,9 +214,7 @@ EvaluationResult AlphaZeroTrainer::evaluate(Opponent& opponent, int games, std::
 }
 
 EvaluationResult AlphaZeroTrainer::playAgainst(Opponent& opponent, int games, std::uint64_t seed) {
-  // The agent plays rounds of at most train.parallel_games games, the batch its network holds.
-  const int round = int(std::min<std::int64_t>(games, train_.parallelGames));
-  auto agent = makeSearch(round, SearchUse::Evaluation, seed, nullptr);
+  auto agent = makeSearch(evaluationRound(games), SearchUse::Evaluation, seed, nullptr);
   return playMatch(*agent, opponent, games);
 }
 

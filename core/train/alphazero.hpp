@@ -7,6 +7,7 @@
 // data-parallel training (data_parallel.hpp): its own self-play and replay shard, its seeds drawn
 // from its own streams, its gradients averaged with the other ranks' before every step.
 // Thread-safety: one thread drives a trainer (the engine thread, or its rank's thread).
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -84,6 +85,9 @@ class AlphaZeroTrainer final : public Trainer, public SearchingTrainer {
   // This trainer's agent as another agent's opponent (`cuda-agent eval --opponent run:DIR`): its
   // search at evaluation settings, following up to `games` games of a match; named `name`.
   std::unique_ptr<Opponent> asOpponent(int games, std::uint64_t seed, std::string name);
+  // The games a match of `games` plays at once: at most train.parallel_games, the batch the
+  // network holds (an opponent that searches plays rounds of the same size).
+  int evaluationRound(int games) const { return int(std::min<std::int64_t>(games, train_.parallelGames)); }
   // Analysis of one position given in the game's notation.
   search::RootStats analyse(const std::string& moves, int simulations, std::string* error);
   // The position analyse() searched last.

@@ -9,7 +9,7 @@
 #include "core/env/environments.hpp"
 #include "core/ir/passes.hpp"
 #include "core/train/checkpoint.hpp"
-#include "core/train/gae.hpp"
+#include "core/train/host_rollout.hpp"
 #include "core/train/ppo_math.hpp"
 
 namespace cas::train {
@@ -80,34 +80,23 @@ void PpoTrainer::syncInference() {
 }
 
 void PpoTrainer::startEpisodes() {
-  const int n = int(ppo_.envs);
   const std::uint64_t environmentSeed = rng_(), actionSeed = rng_();
-  actionRandom_.clear();
-  for (int e = 0; e < n; ++e) actionRandom_.push_back(env::GameRandom::forGame(actionSeed, e));
-  deviceRollout_.reset();
+  std::vector<env::GameRandom> actionRandom;
+  for (int e = 0; e < int(ppo_.envs); ++e) actionRandom.push_back(env::GameRandom::forGame(actionSeed, e));
+  const RolloutSetup setup{project_.environment, ppo_.envs, ppo_.rolloutSteps, environmentSeed, std::move(actionRandom), inference_.get(),
+                           &updater_->executable(), rolloutSize() / ppo_.minibatches};
+  rollout_.reset();
+  rolloutOnDevice_ = false;
   if (ppo_.deviceRollout) {
-    RolloutSetup setup{project_.environment, ppo_.envs, ppo_.rolloutSteps, environmentSeed, actionRandom_, inference_.get(), &updater_->executable(),
-                       rolloutSize() / ppo_.minibatches};
     std::string reason = "the " + backend_->id() + " backend steps the environments' CPU twins and keeps the rollout in host memory";
-    if (exec::DeviceServices* services = backend_->deviceServices()) deviceRollout_ = services->createRollout(setup, &reason);
-    rolloutNote_ = deviceRollout_ ? "the rollout runs on the device: the environments' device twins, the rollout and its minibatches stay there"
-                                  : "the rollout runs on the host (" + reason + ")";
+    if (exec::DeviceServices* services = backend_->deviceServices()) rollout_ = services->createRollout(setup, &reason);
+    rolloutOnDevice_ = rollout_ != nullptr;
+    rolloutNote_ = rollout_ ? "the rollout runs on the device: the environments' device twins, the rollout and its minibatches stay there"
+                            : "the rollout runs on the host (" + reason + ")";
   } else {
     rolloutNote_ = "the rollout runs on the host (ppo.device_rollout is off; set it to step the environments' device twins on the CUDA backend)";
   }
-  const auto rows = size_t(deviceRollout_ ? 0 : rolloutSize());
-  rolloutObs_.assign(rows * size_t(obsSize_), 0);
-  for (auto* v : {&rolloutActions_, &rolloutLogProbs_, &rolloutValues_, &rolloutRewards_, &rolloutDones_}) v->assign(rows, 0);
-  if (deviceRollout_) {  // the device keeps the copies
-    envs_.reset();
-    observations_.clear();
-    return;
-  }
-  envs_ = env::findEnvironment(project_.environment)->singleAgent(n, environmentSeed);
-  observations_.assign(size_t(n) * size_t(obsSize_), 0);
-  for (int e = 0; e < n; ++e) envs_->observe(e, &observations_[size_t(e) * size_t(obsSize_)]);
-  episodeReturn_.assign(size_t(n), 0);
-  episodeLength_.assign(size_t(n), 0);
+  if (!rollout_) rollout_ = std::make_unique<HostRollout>(setup);
 }
 
 OptimizerConfig ppoOptimizerConfig(const params::PpoParams& p, double learningRateFraction) {
@@ -150,75 +139,9 @@ void PpoTrainer::forward(const std::vector<float>& observations, std::vector<flo
   }
 }
 
-void PpoTrainer::collectRollout(EpisodeReport& episodes) {
-  const int n = int(ppo_.envs);
-  const auto obs = size_t(obsSize_);
-  std::vector<float> logits, values, finalObservations(observations_.size()), finalValues;
-  std::vector<bool> truncated(static_cast<size_t>(n));
-  double returns = 0, lengths = 0;
-  for (std::int64_t t = 0; t < ppo_.rolloutSteps; ++t) {
-    forward(observations_, &logits, &values);
-    const size_t row = size_t(t) * size_t(n);
-    std::copy(observations_.begin(), observations_.end(), rolloutObs_.begin() + std::ptrdiff_t(row * obs));
-    bool anyTruncated = false;
-    std::fill(truncated.begin(), truncated.end(), false);
-    for (int e = 0; e < n; ++e) {
-      const float* l = &logits[size_t(e) * size_t(actions_)];
-      const double normaliser = logSumExp(l, actions_);
-      const int action = sampleAction(l, actions_, normaliser, actionRandom_[size_t(e)]);
-      const size_t i = row + size_t(e);
-      rolloutActions_[i] = float(action);
-      rolloutLogProbs_[i] = float(double(l[action]) - normaliser);
-      rolloutValues_[i] = values[size_t(e)];
-      const env::StepResult step = envs_->step(e, action);
-      rolloutRewards_[i] = step.reward;
-      rolloutDones_[i] = step.terminated || step.truncated ? 1.0f : 0.0f;
-      episodeReturn_[size_t(e)] += step.reward;
-      ++episodeLength_[size_t(e)];
-      if (step.truncated) {
-        envs_->observe(e, &finalObservations[size_t(e) * obs]);
-        truncated[size_t(e)] = anyTruncated = true;
-      }
-      if (step.terminated || step.truncated) {
-        returns += episodeReturn_[size_t(e)];
-        lengths += double(episodeLength_[size_t(e)]);
-        ++episodes.episodes;
-        episodeReturn_[size_t(e)] = 0;
-        episodeLength_[size_t(e)] = 0;
-        envs_->reset(e);
-      }
-      envs_->observe(e, &observations_[size_t(e) * obs]);
-    }
-    if (anyTruncated) {  // one more batch through the policy for the cut episodes' last states
-      forward(finalObservations, nullptr, &finalValues);
-      for (int e = 0; e < n; ++e)
-        if (truncated[size_t(e)]) rolloutRewards_[row + size_t(e)] += float(ppo_.gamma * double(finalValues[size_t(e)]));
-    }
-  }
-  forward(observations_, nullptr, &lastValues_);
-  episodesFinished_ += episodes.episodes;
-  if (episodes.episodes > 0) {
-    episodes.returnMean = returns / double(episodes.episodes);
-    episodes.lengthMean = lengths / double(episodes.episodes);
-  }
-}
+RolloutArrays PpoTrainer::lastRollout() const { return rollout_->read(); }
 
-RolloutArrays PpoTrainer::lastRollout() const {
-  if (deviceRollout_) return deviceRollout_->read();
-  return {rolloutObs_, rolloutActions_, rolloutLogProbs_, rolloutValues_, rolloutRewards_, rolloutDones_, gae_.advantages, gae_.returns, lastValues_};
-}
-
-void PpoTrainer::collectOnDevice(EpisodeReport& episodes) {
-  const RolloutEpisodes ended = deviceRollout_->collect(ppo_.gamma);
-  episodes.episodes = ended.episodes;
-  episodesFinished_ += ended.episodes;
-  if (ended.episodes > 0) {
-    episodes.returnMean = ended.returnSum / double(ended.episodes);
-    episodes.lengthMean = ended.lengthSum / double(ended.episodes);
-  }
-}
-
-void PpoTrainer::update(const std::function<void(const std::int64_t* rows)>& fill, const std::function<bool()>& cancelled, IterationReport& report) {
+void PpoTrainer::update(const std::function<bool()>& cancelled, IterationReport& report) {
   const std::int64_t total = rolloutSize(), minibatch = total / ppo_.minibatches;
   updater_->setConfig(optimizerConfig());
   exec::Executable& exe = updater_->executable();
@@ -240,7 +163,7 @@ void PpoTrainer::update(const std::function<void(const std::int64_t* rows)>& fil
         stopped = true;
         break;
       }
-      fill(&order[size_t(start)]);
+      rollout_->gather(&order[size_t(start)]);
       updater_->enqueueStep();
       ++steps;
     }
@@ -267,42 +190,17 @@ IterationReport PpoTrainer::runIteration(const std::function<bool()>& cancelled)
   const auto start = Clock::now();
   IterationReport report;
   report.episodes.emplace();
-  std::function<void(const std::int64_t*)> fill;
-  if (deviceRollout_) {
-    collectOnDevice(*report.episodes);
-    report.episodes->rolloutSeconds = since(start);
-    deviceRollout_->estimateAdvantages(ppo_.gamma, ppo_.gaeLambda);
-    fill = [this](const std::int64_t* rows) { deviceRollout_->gather(rows); };
-  } else {
-    collectRollout(*report.episodes);
-    report.episodes->rolloutSeconds = since(start);
-    gae_ = computeGae(rolloutRewards_, rolloutValues_, rolloutDones_, lastValues_, ppo_.rolloutSteps, ppo_.envs, ppo_.gamma, ppo_.gaeLambda);
-    const auto m = size_t(rolloutSize() / ppo_.minibatches), obs = size_t(obsSize_);
-    auto batch = std::make_shared<std::vector<float>>(m * (obs + 5));
-    fill = [this, batch, m, obs](const std::int64_t* rows) {
-      // [obs rows | actions | log-probs | values | advantages | returns], each m long
-      float* o = batch->data();
-      float *actions = o + m * obs, *logProbs = actions + m, *values = logProbs + m, *advantages = values + m, *returns = advantages + m;
-      for (size_t j = 0; j < m; ++j) {
-        const auto i = size_t(rows[j]);
-        std::copy_n(&rolloutObs_[i * obs], obs, o + j * obs);
-        actions[j] = rolloutActions_[i];
-        logProbs[j] = rolloutLogProbs_[i];
-        values[j] = rolloutValues_[i];
-        advantages[j] = gae_.advantages[i];
-        returns[j] = gae_.returns[i];
-      }
-      exec::Executable& exe = updater_->executable();
-      exe.setInput("obs", o, m * obs);
-      exe.setInput("actions", actions, m);
-      exe.setInput("old_log_probs", logProbs, m);
-      exe.setInput("old_values", values, m);
-      exe.setInput("advantages", advantages, m);
-      exe.setInput("returns", returns, m);
-    };
+  const RolloutEpisodes ended = rollout_->collect(ppo_.gamma);
+  report.episodes->rolloutSeconds = since(start);
+  report.episodes->episodes = ended.episodes;
+  episodesFinished_ += ended.episodes;
+  if (ended.episodes > 0) {
+    report.episodes->returnMean = ended.returnSum / double(ended.episodes);
+    report.episodes->lengthMean = ended.lengthSum / double(ended.episodes);
   }
+  rollout_->estimateAdvantages(ppo_.gamma, ppo_.gaeLambda);
   const auto trainStart = Clock::now();
-  update(fill, cancelled, report);
+  update(cancelled, report);
   report.trainSeconds = since(trainStart);
   ++iteration_;
   report.iteration = iteration_;

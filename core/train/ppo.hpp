@@ -22,7 +22,7 @@
 #include "core/env/single_agent.hpp"
 #include "core/params/run_params.hpp"
 #include "core/search/replay_store.hpp"
-#include "core/train/device_rollout.hpp"
+#include "core/train/rollout.hpp"
 #include "core/train/gae.hpp"
 #include "core/train/trainer.hpp"
 #include "core/train/update.hpp"
@@ -63,7 +63,7 @@ class PpoTrainer final : public Trainer, public EpisodicTrainer {
   const std::string& rolloutNote() const override { return rolloutNote_; }
   std::int64_t totalSteps() const override { return ppo_.totalSteps; }
   std::int64_t stepsPerIteration() const override { return rolloutSize(); }
-  bool rolloutOnDevice() const { return deviceRollout_ != nullptr; }
+  bool rolloutOnDevice() const { return rolloutOnDevice_; }
   // The last iteration's rollout and advantages, wherever they are (the device's are copied).
   RolloutArrays lastRollout() const;
 
@@ -81,10 +81,8 @@ class PpoTrainer final : public Trainer, public EpisodicTrainer {
   void startEpisodes();
   // The policy on `observations` (ppo.envs of them): logits [envs][actions] and values [envs].
   void forward(const std::vector<float>& observations, std::vector<float>* logits, std::vector<float>* values);
-  void collectRollout(EpisodeReport& episodes);
-  void collectOnDevice(EpisodeReport& episodes);
-  // `fill(rows)`: put the minibatch of rollout rows `rows` into the update program's inputs.
-  void update(const std::function<void(const std::int64_t* rows)>& fill, const std::function<bool()>& cancelled, IterationReport& report);
+  // ppo.epochs passes over the rollout in shuffled minibatches, each gathered by the rollout.
+  void update(const std::function<bool()>& cancelled, IterationReport& report);
   OptimizerConfig optimizerConfig() const;
   search::ReplaySetup emptyReplay() const;  // the checkpoint format's replay section, empty for PPO
 
@@ -98,19 +96,10 @@ class PpoTrainer final : public Trainer, public EpisodicTrainer {
   std::unique_ptr<exec::Executable> inference_;  // batch ppo.envs
   std::mt19937_64 rng_;  // minibatch shuffles, and the seeds of environments and action draws
 
-  std::unique_ptr<env::SingleAgentEnvironments> envs_;
-  std::vector<env::GameRandom> actionRandom_;  // one per environment
-  std::vector<float> observations_;            // [envs][obs]: what each environment shows now
-  std::vector<double> episodeReturn_;          // per environment, the running episode's
-  std::vector<std::int64_t> episodeLength_;
-  // The rollout, [rollout_steps][envs] (observations with [obs] more).
-  std::vector<float> rolloutObs_, rolloutActions_, rolloutLogProbs_, rolloutValues_, rolloutRewards_, rolloutDones_;
-  std::vector<float> lastValues_;  // V of the observations after the rollout
-  Advantages gae_;                 // of the last rollout
-
-  // On a backend with device twins (ppo.device_rollout): the rollout there; the host's arrays
-  // above then stay empty.
-  std::unique_ptr<DeviceRollout> deviceRollout_;
+  // The rollout: the backend's device rollout (ppo.device_rollout, on a backend with device
+  // twins of the environment), else a HostRollout over the CPU twins.
+  std::unique_ptr<Rollout> rollout_;
+  bool rolloutOnDevice_ = false;
   std::string rolloutNote_;
 
   std::int64_t iteration_ = 0, episodesFinished_ = 0;

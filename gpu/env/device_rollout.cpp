@@ -13,7 +13,7 @@
 namespace cas::gpu::env {
 namespace {
 
-class DeviceRollout final : public cas::train::DeviceRollout {
+class DeviceRollout final : public cas::train::Rollout {
  public:
   DeviceRollout(const cas::train::RolloutSetup& setup, const EnvironmentKernels& kernels, DeviceProgram& inference, DeviceProgram& update,
                 std::shared_ptr<DeviceRuntime> runtime)
@@ -208,7 +208,7 @@ class DeviceRollout final : public cas::train::DeviceRollout {
 
 }  // namespace
 
-std::unique_ptr<cas::train::DeviceRollout> makeDeviceRollout(const cas::train::RolloutSetup& setup, std::shared_ptr<DeviceRuntime> runtime,
+std::unique_ptr<cas::train::Rollout> makeDeviceRollout(const cas::train::RolloutSetup& setup, std::shared_ptr<DeviceRuntime> runtime,
                                                              std::string* reason) {
   const EnvironmentKernels* kernels = findEnvironmentKernels(setup.environment);
   if (!kernels) {

@@ -1,6 +1,6 @@
 #pragma once
 // PPO's rollout kernels that do not depend on the environment (rollout_kernels.cu), over the
-// rollout's [T][N] arrays (core/train/device_rollout.hpp draws them).
+// rollout's [T][N] arrays (core/train/rollout.hpp draws them).
 // Thread-safety: launches go to the stream given.
 #include <cuda.h>
 

@@ -1,14 +1,15 @@
 #pragma once
-// PPO's rollout kept where a backend's device is (exec::DeviceServices::createRollout hands it out; the
-// CUDA backend's is gpu/env/device_rollout.cpp): the environments' device twins, the rollout's
-// arrays, the advantages and the minibatches never cross to the host. Each step the copies'
-// observations go into the inference program's input, its logits and values come back to a
-// kernel that samples the actions (ppo_math.hpp, with the generators the CPU rollout would use),
-// steps the copies and resets those whose episode ended; an episode cut by a time limit gains
-// gamma * V(final observation) in its last reward, as on the host. GAE runs on the device, and a
-// minibatch is gathered from the rollout straight into the update program's inputs.
-// PpoTrainer's host rollout (ppo.cpp, the CPU twins) is the spec: the same seeds give the same
-// rollout (tests/gpu/test_device_rollout.cpp).
+// PPO's rollout: N copies of an environment stepped T times with the inference program's
+// policy, the advantages of what they collected, and minibatches of it put into the update
+// program's inputs. PpoTrainer drives one Rollout and does not know where it runs:
+// - HostRollout (host_rollout.hpp): the environments' CPU twins, the arrays in host memory; the
+//   spec;
+// - a backend's device rollout (exec::DeviceServices::createRollout; the CUDA backend's is
+//   gpu/env/device_rollout.cpp): the device twins, the arrays, the advantages and the
+//   minibatches never cross to the host. A kernel samples the actions (ppo_math.hpp, with the
+//   generators the host rollout would use); the same seeds give the same rollout
+//   (tests/gpu/test_device_rollout.cpp).
+// Both: an episode cut by a time limit gains gamma * V(final observation) in its last reward.
 //
 //   rollout arrays, [T][N] (step t of copy e at t * N + e; observations with [obs] more):
 //   obs | actions | log_probs | values | rewards | dones | advantages | returns;  last values [N]
@@ -43,9 +44,9 @@ struct RolloutArrays {
   std::vector<float> obs, actions, logProbs, values, rewards, dones, advantages, returns, lastValues;
 };
 
-class DeviceRollout {
+class Rollout {
  public:
-  virtual ~DeviceRollout() = default;
+  virtual ~Rollout() = default;
   // T steps of every copy with the inference program's current weights.
   virtual RolloutEpisodes collect(double gamma) = 0;
   // Advantages and value targets of the rollout just collected.
