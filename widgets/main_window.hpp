@@ -1,8 +1,9 @@
 #pragma once
 // The studio's main window: docks (Project, Policy editor, Search tree, Metrics, Kernels, Board,
 // Tuning, Log; their layout policy and View > Reset Layout in dock_layout.hpp), menus (File > New
-// Project... opens new_project_dialog.hpp, File > Export... export_dialog.hpp, Help help_menu.hpp),
-// the backend in the status bar, and persisted window state and recent projects (QSettings).
+// Project... opens new_project_dialog.hpp, File > Export... runs/export_dialog.hpp, Help
+// help_menu.hpp), the backend in the status bar, and persisted window state and recent projects
+// (QSettings).
 // GUI thread only.
 #include <QMainWindow>
 #include <QStringList>
