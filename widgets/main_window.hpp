@@ -95,6 +95,9 @@ class MainWindow : public QMainWindow {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
+  void createControls();
+  void createLayout();
+  void connectSignals();
   QDockWidget* addPanel(const QString& objectName, const QString& title, QWidget* content, Qt::DockWidgetArea area);
   void rememberProject(const QString& folder);
   // A temporary message in the status bar, cut to the room left of its permanent widgets (Qt

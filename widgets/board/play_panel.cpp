@@ -79,6 +79,33 @@ PlayPanel::PlayPanel(RunController* run, QWidget* parent)
       table_(new QTableWidget(0, kColumns)),
       overlay_(new QCheckBox(tr("Show on board"))) {
   setObjectName(QStringLiteral("playPanel"));
+  createControls();
+  createLayout();
+  connectSignals();
+
+  // The agent, on a thread of its own.
+  worker_->moveToThread(&thread_);
+  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+  connect(worker_, &AgentWorker::runLoaded, this, &PlayPanel::takeLoadedRun);
+  connect(worker_, &AgentWorker::runLoadFailed, this, &PlayPanel::reportLoadFailure);
+  connect(worker_, &AgentWorker::searchFinished, this, &PlayPanel::takeSearch);
+  connect(worker_, &AgentWorker::searchFailed, this, &PlayPanel::reportSearchFailure);
+  connect(worker_, &AgentWorker::positionTreeReady, this, &PlayPanel::positionTreeReady);
+  connect(worker_, &AgentWorker::positionTreeFailed, this, &PlayPanel::positionTreeFailed);
+  thread_.setObjectName(QStringLiteral("play agent"));
+  thread_.start();
+
+  clearStatistics();
+  showBoard();
+}
+
+PlayPanel::~PlayPanel() {
+  thread_.quit();
+  thread_.wait();
+}
+
+// The controls made above: their names, tool tips, ranges and fonts.
+void PlayPanel::createControls() {
   runLabel_->setObjectName(QStringLiteral("playRun"));
   runLabel_->setWordWrap(true);
   runLabel_->setTextFormat(Qt::RichText);
@@ -125,7 +152,11 @@ PlayPanel::PlayPanel(RunController* run, QWidget* parent)
   overlay_->setObjectName(QStringLiteral("showSearchOnBoard"));
   overlay_->setChecked(true);
   overlay_->setToolTip(tr("Draws the search's visit share, Q and prior on each move of the board."));
+}
 
+// The run and mode rows over the actions, the board beside the move list over the search's
+// statistics.
+void PlayPanel::createLayout() {
   auto* runRow = new QHBoxLayout;
   runRow->addWidget(currentRunButton_);
   runRow->addWidget(openRunButton_);
@@ -187,7 +218,10 @@ PlayPanel::PlayPanel(RunController* run, QWidget* parent)
   layout->addLayout(actionRow);
   layout->addWidget(status_);
   layout->addWidget(splitter, 1);
+}
 
+// The controls, the board and the move list; and the run trained in this window.
+void PlayPanel::connectSignals() {
   connect(currentRunButton_, &QPushButton::clicked, this, &PlayPanel::loadCurrentRun);
   connect(openRunButton_, &QPushButton::clicked, this, &PlayPanel::chooseRun);
   connect(playButton_, &QRadioButton::toggled, this, [this](bool on) {
@@ -217,25 +251,6 @@ PlayPanel::PlayPanel(RunController* run, QWidget* parent)
     else if (!busy_ && (!agent_ || (agent_->runFolder == run_->runFolder() && moves_.empty()))) loadCurrentRun();
     else updateControls();
   });
-
-  worker_->moveToThread(&thread_);
-  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
-  connect(worker_, &AgentWorker::runLoaded, this, &PlayPanel::takeLoadedRun);
-  connect(worker_, &AgentWorker::runLoadFailed, this, &PlayPanel::reportLoadFailure);
-  connect(worker_, &AgentWorker::searchFinished, this, &PlayPanel::takeSearch);
-  connect(worker_, &AgentWorker::searchFailed, this, &PlayPanel::reportSearchFailure);
-  connect(worker_, &AgentWorker::positionTreeReady, this, &PlayPanel::positionTreeReady);
-  connect(worker_, &AgentWorker::positionTreeFailed, this, &PlayPanel::positionTreeFailed);
-  thread_.setObjectName(QStringLiteral("play agent"));
-  thread_.start();
-
-  clearStatistics();
-  showBoard();
-}
-
-PlayPanel::~PlayPanel() {
-  thread_.quit();
-  thread_.wait();
 }
 
 QString PlayPanel::statusText() const { return status_->text(); }

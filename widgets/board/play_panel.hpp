@@ -99,6 +99,9 @@ class PlayPanel : public QWidget {
   void adoptShownPosition(const QString& environment, const std::vector<int>& moves);
 
  private:
+  void createControls();
+  void createLayout();
+  void connectSignals();
   void applyMode(Mode mode);
   void startSearch();
   void showBoard();     // after moves_ changed: shows its last position

@@ -90,6 +90,21 @@ PdlEditor::PdlEditor(QWidget* parent)
       split_(new QSplitter(Qt::Horizontal, this)),
       compileTimer_(new QTimer(this)) {
   setObjectName(QStringLiteral("pdlEditor"));
+  createControls();
+  createLayout();
+  connectSignals();
+
+  editor_ = addEditor();  // blank until a file is opened; it has no tab
+  stack_->setCurrentWidget(editor_);
+  tabs_->hide();
+  updateActions();
+}
+
+PdlEditor::~PdlEditor() = default;
+
+// The tab bar and the compile summary; the Save, Save As, Undo and Redo actions, each connected
+// as it is made (before a tool button takes it as its default action); the problem list.
+void PdlEditor::createControls() {
   tabs_->setObjectName(QStringLiteral("editorTabs"));
   tabs_->setDocumentMode(true);
   tabs_->setTabsClosable(true);
@@ -136,14 +151,13 @@ PdlEditor::PdlEditor(QWidget* parent)
   problems_->setUniformRowHeights(true);
   problems_->setSelectionMode(QAbstractItemView::SingleSelection);
   problems_->setAlternatingRowColors(true);
-  connect(problems_, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
-    const Mark& m = marks_.at(size_t(item->data(0, Qt::UserRole).toInt()));
-    jumpTo(m.start, m.line);
-  });
-  connect(generated_, &GeneratedCodeView::sourcePositionActivated, this, [this](int line, int column) {
-    jumpTo(int(editor_->SendScintilla(QsciScintillaBase::SCI_POSITIONFROMLINE, line - 1)) + column - 1, line);
-  });
+  compileTimer_->setSingleShot(true);
+  compileTimer_->setInterval(kCompileDelayMs);
+}
 
+// The tab bar, summary and buttons over the editors beside the generated code, the problem list
+// under the editors.
+void PdlEditor::createLayout() {
   auto* bar = new QHBoxLayout;
   bar->setContentsMargins(4, 0, 4, 0);
   bar->addWidget(tabs_, 0, Qt::AlignBottom);
@@ -170,20 +184,22 @@ PdlEditor::PdlEditor(QWidget* parent)
   layout->setSpacing(0);
   layout->addLayout(bar);
   layout->addWidget(split_, 1);
+}
 
-  compileTimer_->setSingleShot(true);
-  compileTimer_->setInterval(kCompileDelayMs);
+// A problem or a line of generated code clicked shows its place in the source; the compile
+// timer; the tabs.
+void PdlEditor::connectSignals() {
+  connect(problems_, &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
+    const Mark& m = marks_.at(size_t(item->data(0, Qt::UserRole).toInt()));
+    jumpTo(m.start, m.line);
+  });
+  connect(generated_, &GeneratedCodeView::sourcePositionActivated, this, [this](int line, int column) {
+    jumpTo(int(editor_->SendScintilla(QsciScintillaBase::SCI_POSITIONFROMLINE, line - 1)) + column - 1, line);
+  });
   connect(compileTimer_, &QTimer::timeout, this, &PdlEditor::compileNow);
   connect(tabs_, &QTabBar::currentChanged, this, &PdlEditor::showTab);
   connect(tabs_, &QTabBar::tabCloseRequested, this, &PdlEditor::closeTab);
-
-  editor_ = addEditor();  // blank until a file is opened; it has no tab
-  stack_->setCurrentWidget(editor_);
-  tabs_->hide();
-  updateActions();
 }
-
-PdlEditor::~PdlEditor() = default;
 
 CodeEditor* PdlEditor::addEditor() {
   auto* e = new CodeEditor(stack_);

@@ -115,6 +115,9 @@ class PdlEditor : public QWidget {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
+  void createControls();
+  void createLayout();
+  void connectSignals();
   CodeEditor* addEditor();
   void connectEditor(CodeEditor* editor);
   void showTab(int index);

@@ -27,6 +27,16 @@ namespace {
 QString orNa(double value, const QString& text) { return value < 0 ? KernelTableModel::tr("n/a") : text; }
 QString percent(double fraction) { return orNa(fraction, QStringLiteral("%1%").arg(fraction * 100, 0, 'f', 0)); }
 
+// The kernel and stage tables: whole rows, one at a time, read-only, rows as high as a line.
+void configureTable(QTableView* table) {
+  table->verticalHeader()->hide();
+  table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 6);
+  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table->setSelectionMode(QAbstractItemView::SingleSelection);
+  table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+}
+
 }  // namespace
 
 KernelTableModel::KernelTableModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -199,22 +209,22 @@ KernelView::KernelView(QWidget* parent)
       live_(new QCheckBox(tr("L&ive"))),
       source_(new QPlainTextEdit) {
   setObjectName(QStringLiteral("kernelView"));
+  createControls();
+  createLayout();
+  connectSignals();
+  setDevice(device_);
+}
+
+// The kernel table over its sorted model, the SM timeline, the history plot and the source; the
+// CPU page's explanation.
+void KernelView::createControls() {
   sortedKernels_->setSourceModel(kernels_);
   sortedKernels_->setSortRole(KernelTableModel::SortRole);
-
-  auto configure = [](QTableView* table) {
-    table->verticalHeader()->hide();
-    table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 6);
-    table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    table->setSelectionMode(QAbstractItemView::SingleSelection);
-    table->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  };
   kernelTable_->setObjectName(QStringLiteral("kernelTable"));
   kernelTable_->setModel(sortedKernels_);
   kernelTable_->setSortingEnabled(true);
   kernelTable_->sortByColumn(KernelTableModel::Index, Qt::AscendingOrder);
-  configure(kernelTable_);
+  configureTable(kernelTable_);
   source_->setObjectName(QStringLiteral("kernelSource"));
   source_->setReadOnly(true);
   source_->setLineWrapMode(QPlainTextEdit::NoWrap);
@@ -224,7 +234,33 @@ KernelView::KernelView(QWidget* parent)
   profileButton_->setToolTip(tr("Time every kernel again at the end of the current iteration."));
   kernelSummary_->setWordWrap(true);
   kernelSummary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  historyPlot_->setObjectName(QStringLiteral("kernelHistory"));
+  historyPlot_->setMinimumHeight(140);
+  historyPlot_->plotLayout()->insertRow(0);
+  historyPlot_->plotLayout()->addElement(0, 0, new QCPTextElement(historyPlot_, tr("Device search kernels over the iterations profiled"),
+                                                                  QFont(QString(), 9, QFont::Bold)));
+  historyPlot_->xAxis->setLabel(tr("iteration"));
+  historyPlot_->yAxis->setLabel(tr("% (time-weighted)"));
+  historyPlot_->yAxis->setRange(0, 100);
+  historyPlot_->legend->setVisible(true);
+  historyPlot_->legend->setFont(QFont(QString(), 8));
+  for (const auto& [name, colour] : {std::pair{tr("SIMT efficiency"), QColor(86, 180, 233)}, std::pair{tr("occupancy"), QColor(230, 159, 0)}}) {
+    QCPGraph* graph = historyPlot_->addGraph();
+    graph->setName(name);
+    graph->setPen(QPen(colour, 2));
+    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+  }
+  live_->setObjectName(QStringLiteral("liveKernels"));
+  live_->setToolTip(tr("Profile the kernels again every %1 s while the run trains, at the end of an iteration.").arg(kLiveIntervalMs / 1000));
+  liveTimer_.setInterval(kLiveIntervalMs);
+  cpuExplanation_->setObjectName(QStringLiteral("kernelExplanation"));
+  cpuExplanation_->setWordWrap(true);
+  cpuExplanation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+}
 
+// Two pages: the kernels (the summary and buttons over the table, timeline, history and source)
+// and the CPU backend's (its explanation over the stage times).
+void KernelView::createLayout() {
   auto* kernelPage = new QWidget;
   auto* kernelLayout = new QVBoxLayout(kernelPage);
   kernelLayout->setContentsMargins(4, 4, 4, 4);
@@ -245,41 +281,17 @@ KernelView::KernelView(QWidget* parent)
   split->setStretchFactor(1, 2);
   split->setStretchFactor(2, 2);
   split->setStretchFactor(3, 2);
-  timeline_->hide();  // until a profile carries one
-  historyPlot_->setObjectName(QStringLiteral("kernelHistory"));
-  historyPlot_->setMinimumHeight(140);
-  historyPlot_->plotLayout()->insertRow(0);
-  historyPlot_->plotLayout()->addElement(0, 0, new QCPTextElement(historyPlot_, tr("Device search kernels over the iterations profiled"),
-                                                                  QFont(QString(), 9, QFont::Bold)));
-  historyPlot_->xAxis->setLabel(tr("iteration"));
-  historyPlot_->yAxis->setLabel(tr("% (time-weighted)"));
-  historyPlot_->yAxis->setRange(0, 100);
-  historyPlot_->legend->setVisible(true);
-  historyPlot_->legend->setFont(QFont(QString(), 8));
-  for (const auto& [name, colour] : {std::pair{tr("SIMT efficiency"), QColor(86, 180, 233)}, std::pair{tr("occupancy"), QColor(230, 159, 0)}}) {
-    QCPGraph* graph = historyPlot_->addGraph();
-    graph->setName(name);
-    graph->setPen(QPen(colour, 2));
-    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
-  }
+  timeline_->hide();     // until a profile carries one
   historyPlot_->hide();  // until a profile carries the search's kernels
-  live_->setObjectName(QStringLiteral("liveKernels"));
-  live_->setToolTip(tr("Profile the kernels again every %1 s while the run trains, at the end of an iteration.").arg(kLiveIntervalMs / 1000));
-  liveTimer_.setInterval(kLiveIntervalMs);
-  connect(&liveTimer_, &QTimer::timeout, this, [this] { emit profileRequested(kProfileRuns); });
-  connect(live_, &QCheckBox::toggled, this, &KernelView::updateLiveTimer);
   kernelLayout->addWidget(split, 1);
 
   auto* cpuPage = new QWidget;
   auto* cpuLayout = new QVBoxLayout(cpuPage);
   cpuLayout->setContentsMargins(4, 4, 4, 4);
-  cpuExplanation_->setObjectName(QStringLiteral("kernelExplanation"));
-  cpuExplanation_->setWordWrap(true);
-  cpuExplanation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   auto* stageTable = new QTableView;
   stageTable->setObjectName(QStringLiteral("stageTable"));
   stageTable->setModel(stages_);
-  configure(stageTable);
+  configureTable(stageTable);
   cpuLayout->addWidget(cpuExplanation_);
   cpuLayout->addWidget(stageTable, 1);
 
@@ -288,11 +300,14 @@ KernelView::KernelView(QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(pages_);
+}
 
+void KernelView::connectSignals() {
+  connect(&liveTimer_, &QTimer::timeout, this, [this] { emit profileRequested(kProfileRuns); });
+  connect(live_, &QCheckBox::toggled, this, &KernelView::updateLiveTimer);
   connect(kernelTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &KernelView::showSelectedSource);
   connect(sortedKernels_, &QAbstractItemModel::modelReset, this, &KernelView::showSelectedSource);
   connect(profileButton_, &QPushButton::clicked, this, [this] { emit profileRequested(kProfileRuns); });
-  setDevice(device_);
 }
 
 bool KernelView::showsKernels() const { return pages_->currentIndex() == 0; }

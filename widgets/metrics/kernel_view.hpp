@@ -136,6 +136,9 @@ class KernelView : public QWidget {
   void profileRequested(int runs);
 
  private:
+  void createControls();
+  void createLayout();
+  void connectSignals();
   void showBackend(bool cuda, const QString& status);
   void showSelectedSource();
   void addToHistory(const KernelProfile& profile);

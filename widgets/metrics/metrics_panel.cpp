@@ -101,15 +101,24 @@ MetricsPanel::MetricsPanel(QWidget* parent)
       logScaleBox_(new QCheckBox(tr("&Log scale"))),
       overlayButton_(new QPushButton(tr("Overlay Run..."))),
       removeOverlayButton_(new QToolButton) {
+  createControls();
+  createLayout();
+  // The smoothing, axis and scale the last session left, before the boxes are connected.
+  QSettings settings;
+  setSmoothing(settings.value(kSmoothingKey, 0.0).toDouble());
+  setAxis(Axis(std::clamp(settings.value(kAxisKey, int(IterationAxis)).toInt(), 0, int(AxisCount) - 1)));
+  setLogScale(settings.value(kLogScaleKey, false).toBool());
+  connectSignals();
+}
+
+// The plots with their interactions, the view's boxes, the overlay buttons and the notes.
+void MetricsPanel::createControls() {
   plots_[Loss] = makePlot(tr("Loss"), tr("loss"));
   for (int p = Score; p < PlotCount; ++p) plots_[p] = makePlot(QString(), QString());
   interactionHelp_ = plots_[Loss]->toolTip();
   titlePlots(false);
-  for (int p = 0; p < PlotCount; ++p) {
+  for (int p = 0; p < PlotCount; ++p)
     interactions_[p] = new PlotInteraction(plots_[p], [this, p](double x, double pixel) { return readOut(Plot(p), x, pixel); });
-    connect(interactions_[p], &PlotInteraction::followDataRequested, this, &MetricsPanel::scheduleRefresh);
-    connect(plots_[p], &QWidget::customContextMenuRequested, this, [this, p](const QPoint& at) { showContextMenu(Plot(p), at); });
-  }
 
   smoothingBox_->setObjectName(QStringLiteral("smoothing"));
   smoothingBox_->setRange(0, kMaxSmoothing);
@@ -137,7 +146,12 @@ MetricsPanel::MetricsPanel(QWidget* parent)
   axisNote_->setObjectName(QStringLiteral("axisNote"));
   axisNote_->setWordWrap(true);
   axisNote_->hide();
+  refreshTimer_.setSingleShot(true);
+  refreshTimer_.setInterval(kRefreshIntervalMs);
+}
 
+// The view's row and the overlays' over the notes and the plots, which scroll.
+void MetricsPanel::createLayout() {
   auto* view = new QHBoxLayout;
   auto* smoothingLabel = new QLabel(tr("&Smoothing:"));
   smoothingLabel->setBuddy(smoothingBox_);
@@ -171,16 +185,17 @@ MetricsPanel::MetricsPanel(QWidget* parent)
   layout->addWidget(note_);
   layout->addWidget(axisNote_);
   layout->addWidget(scroll, 1);
+}
 
-  refreshTimer_.setSingleShot(true);
-  refreshTimer_.setInterval(kRefreshIntervalMs);
+// The plots' double-clicks and context menus, the refresh timer, Overlay Run..., and the view's
+// boxes, whose values are kept for the next session.
+void MetricsPanel::connectSignals() {
+  for (int p = 0; p < PlotCount; ++p) {
+    connect(interactions_[p], &PlotInteraction::followDataRequested, this, &MetricsPanel::scheduleRefresh);
+    connect(plots_[p], &QWidget::customContextMenuRequested, this, [this, p](const QPoint& at) { showContextMenu(Plot(p), at); });
+  }
   connect(&refreshTimer_, &QTimer::timeout, this, &MetricsPanel::refresh);
   connect(overlayButton_, &QPushButton::clicked, this, &MetricsPanel::chooseOverlay);
-
-  QSettings settings;
-  setSmoothing(settings.value(kSmoothingKey, 0.0).toDouble());
-  setAxis(Axis(std::clamp(settings.value(kAxisKey, int(IterationAxis)).toInt(), 0, int(AxisCount) - 1)));
-  setLogScale(settings.value(kLogScaleKey, false).toBool());
   connect(smoothingBox_, &QDoubleSpinBox::valueChanged, this, [this](double w) {
     setSmoothing(w);
     QSettings().setValue(kSmoothingKey, smoothing_);

@@ -125,6 +125,9 @@ class MetricsPanel : public QWidget, public MetricPlots {
     QColor colour;         // invalid for the live run: its colours are the quantities'
   };
 
+  void createControls();
+  void createLayout();
+  void connectSignals();
   std::vector<RunView> runViews() const;
   Curve& curveFor(Plot plot, const RunView& run, const MetricSeries& series);
   void removeCurves(const QString& run);

@@ -48,12 +48,37 @@ ExportDialog::ExportDialog(const QString& source, QWidget* parent)
       worker_(new ExportWorker) {
   setWindowTitle(tr("Export Policy"));
   setObjectName(QStringLiteral("exportDialog"));
-  const std::filesystem::path folder = source.toStdString();
+  createControls();
+  createLayout();
+  connectSignals();
+
+  // The worker, on a thread of its own.
+  qRegisterMetaType<exports::ExportRequest>();
+  qRegisterMetaType<exports::ExportResult>();
+  worker_->moveToThread(&thread_);
+  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+  connect(this, &ExportDialog::exportRequested, worker_, &ExportWorker::exportPolicy);
+  connect(worker_, &ExportWorker::exportFinished, this, &ExportDialog::showWritten);
+  connect(worker_, &ExportWorker::exportFailed, this, &ExportDialog::showRefusal);
+  thread_.setObjectName(QStringLiteral("export"));
+  thread_.start();
+}
+
+ExportDialog::~ExportDialog() {
+  thread_.quit();
+  thread_.wait();
+}
+
+// What is exported (a run's, or a project's initial weights) decides the source line and the
+// choice of weights; the format, batch, opset and output file; the busy bar, the summary and the
+// buttons.
+void ExportDialog::createControls() {
+  const std::filesystem::path folder = source_.toStdString();
   const bool isRun = exports::policySourceOf(folder) == exports::PolicySource::Run;
 
-  auto* sourceLabel = new QLabel((isRun ? tr("Run %1") : tr("Project %1 (the initial weights its training starts from)")).arg(QDir::toNativeSeparators(source)));
-  sourceLabel->setObjectName(QStringLiteral("exportSource"));
-  sourceLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  sourceLabel_ = new QLabel((isRun ? tr("Run %1") : tr("Project %1 (the initial weights its training starts from)")).arg(QDir::toNativeSeparators(source_)));
+  sourceLabel_->setObjectName(QStringLiteral("exportSource"));
+  sourceLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
   format_->setObjectName(QStringLiteral("exportFormat"));
   format_->addItem(tr("ONNX model (.onnx)"), int(exports::ExportFormat::Onnx));
@@ -85,18 +110,6 @@ ExportDialog::ExportDialog(const QString& source, QWidget* parent)
   output_->setMinimumWidth(output_->fontMetrics().averageCharWidth() * 60);
   browse_->setObjectName(QStringLiteral("exportBrowse"));
   browse_->setAutoDefault(false);  // Return exports, wherever the focus is
-  auto* outputRow = new QHBoxLayout;
-  outputRow->addWidget(output_, 1);
-  outputRow->addWidget(browse_);
-
-  auto* form = new QFormLayout;
-  form->addRow(tr("Source:"), sourceLabel);
-  form->addRow(tr("Format:"), format_);
-  form->addRow(tr("Weights:"), checkpoint_);
-  form->addRow(tr("Batch size:"), batch_);
-  form->addRow(tr("ONNX opset:"), opset_);
-  form->addRow(tr("Output file:"), outputRow);
-
   progress_->setObjectName(QStringLiteral("exportProgress"));
   progress_->setRange(0, 0);  // busy: an export takes a moment and has no steps worth counting
   progress_->setTextVisible(false);
@@ -108,35 +121,37 @@ ExportDialog::ExportDialog(const QString& source, QWidget* parent)
 
   export_->setObjectName(QStringLiteral("exportButton"));
   export_->setDefault(true);
-  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
-  buttons->addButton(export_, QDialogButtonBox::ActionRole);
-  buttons->button(QDialogButtonBox::Close)->setAutoDefault(false);
+  buttons_ = new QDialogButtonBox(QDialogButtonBox::Close);
+  buttons_->addButton(export_, QDialogButtonBox::ActionRole);
+  buttons_->button(QDialogButtonBox::Close)->setAutoDefault(false);
+}
+
+// The choices in a form over the busy bar, the summary and the buttons.
+void ExportDialog::createLayout() {
+  auto* outputRow = new QHBoxLayout;
+  outputRow->addWidget(output_, 1);
+  outputRow->addWidget(browse_);
+
+  auto* form = new QFormLayout;
+  form->addRow(tr("Source:"), sourceLabel_);
+  form->addRow(tr("Format:"), format_);
+  form->addRow(tr("Weights:"), checkpoint_);
+  form->addRow(tr("Batch size:"), batch_);
+  form->addRow(tr("ONNX opset:"), opset_);
+  form->addRow(tr("Output file:"), outputRow);
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(form);
   layout->addWidget(progress_);
   layout->addWidget(summary_, 1);
-  layout->addWidget(buttons);
+  layout->addWidget(buttons_);
+}
 
+void ExportDialog::connectSignals() {
   connect(format_, &QComboBox::currentIndexChanged, this, &ExportDialog::switchFormat);
   connect(browse_, &QPushButton::clicked, this, &ExportDialog::chooseOutput);
   connect(export_, &QPushButton::clicked, this, &ExportDialog::startExport);
-  connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-
-  qRegisterMetaType<exports::ExportRequest>();
-  qRegisterMetaType<exports::ExportResult>();
-  worker_->moveToThread(&thread_);
-  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
-  connect(this, &ExportDialog::exportRequested, worker_, &ExportWorker::exportPolicy);
-  connect(worker_, &ExportWorker::exportFinished, this, &ExportDialog::showWritten);
-  connect(worker_, &ExportWorker::exportFailed, this, &ExportDialog::showRefusal);
-  thread_.setObjectName(QStringLiteral("export"));
-  thread_.start();
-}
-
-ExportDialog::~ExportDialog() {
-  thread_.quit();
-  thread_.wait();
+  connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
 }
 
 QString ExportDialog::summaryText() const { return summary_->toPlainText(); }

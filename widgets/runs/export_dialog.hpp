@@ -11,6 +11,8 @@
 #include "widgets/runs/export_worker.hpp"  // with the metatypes of the signals' arguments
 
 class QComboBox;
+class QDialogButtonBox;
+class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QProgressBar;
@@ -42,6 +44,9 @@ class ExportDialog : public QDialog {
   void showRefusal(const cas::exports::ExportResult& result);
 
  private:
+  void createControls();
+  void createLayout();
+  void connectSignals();
   exports::ExportFormat format() const;
   exports::ExportRequest request() const;
   void setBusy(bool busy);
@@ -58,6 +63,8 @@ class ExportDialog : public QDialog {
   QPushButton* export_;
   QProgressBar* progress_;
   QPlainTextEdit* summary_;
+  QLabel* sourceLabel_ = nullptr;
+  QDialogButtonBox* buttons_ = nullptr;
   QThread thread_;
   ExportWorker* worker_;
   bool busy_ = false;

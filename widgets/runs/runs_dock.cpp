@@ -25,14 +25,23 @@
 namespace cas::widgets {
 
 RunsDock::RunsDock(QWidget* parent) : QWidget(parent), model_(new RunsModel(this)), table_(new QTableView), empty_(new QLabel) {
-  auto* bar = new QToolBar;
-  bar->setObjectName(QStringLiteral("runsToolBar"));
-  bar->setToolButtonStyle(Qt::ToolButtonTextOnly);
-  auto action = [this, bar](const QString& name, const QString& text, const QString& tip, std::function<void()> run) {
+  createControls();
+  createLayout();
+  connectSignals();
+  updateActions();
+}
+
+// The tool bar's actions, each connected as it is made, which the table's context menu offers
+// too; the table and the line shown instead of it when there are no runs.
+void RunsDock::createControls() {
+  toolBar_ = new QToolBar;
+  toolBar_->setObjectName(QStringLiteral("runsToolBar"));
+  toolBar_->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  auto action = [this](const QString& name, const QString& text, const QString& tip, std::function<void()> run) {
     auto* a = new QAction(text, this);
     a->setObjectName(name);
     a->setToolTip(tip);
-    bar->addAction(a);
+    toolBar_->addAction(a);
     connect(a, &QAction::triggered, this, std::move(run));
     return a;
   };
@@ -48,13 +57,13 @@ RunsDock::RunsDock(QWidget* parent) : QWidget(parent), model_(new RunsModel(this
                        [this] { playSelected(); });
   analyseAction_ = action(QStringLiteral("runAnalyseAction"), tr("Analyse"),
                           tr("Loads the selected run on the Board in Set up mode, to analyse positions with it."), [this] { analyseSelected(); });
-  bar->addSeparator();
+  toolBar_->addSeparator();
   renameAction_ = action(QStringLiteral("runRenameAction"), tr("Rename..."), tr("Renames the selected run's folder."), [this] { renameSelected(); });
   deleteAction_ = action(QStringLiteral("runDeleteAction"), tr("Delete..."),
                          tr("Deletes the selected run's folder (checkpoints, metrics, logs) after asking."), [this] { deleteSelected(); });
   openFolderAction_ = action(QStringLiteral("runOpenFolderAction"), tr("Open Folder"), tr("Opens the selected run's folder in the file manager."),
                              [this] { openSelectedFolder(); });
-  bar->addSeparator();
+  toolBar_->addSeparator();
   addAction_ = action(QStringLiteral("runAddAction"), tr("Add Run Folder..."),
                       tr("Lists a run folder from elsewhere (such as one written by cuda-agent train --out)."), [this] { chooseRunFolder(); });
   refreshAction_ = action(QStringLiteral("runRefreshAction"), tr("Refresh"), tr("Reads the run folders again."), [this] { refresh(); });
@@ -72,24 +81,29 @@ RunsDock::RunsDock(QWidget* parent) : QWidget(parent), model_(new RunsModel(this
   empty_->setObjectName(QStringLiteral("runsEmpty"));
   empty_->setWordWrap(true);
   empty_->setText(tr("No runs of this project yet. Run > Train starts one; Add Run Folder... lists a run trained elsewhere."));
+}
 
+void RunsDock::createLayout() {
   // The dock shares the Log's tab group, whose least height is the larger of the two: a table
   // that can shrink to a line keeps the default Log a few lines high (widgets/dock_layout.hpp).
   table_->setMinimumHeight(table_->fontMetrics().height() + 8);
-  bar->setIconSize(QSize(16, 16));
+  toolBar_->setIconSize(QSize(16, 16));
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->setSpacing(2);
-  layout->addWidget(bar);
+  layout->addWidget(toolBar_);
   layout->addWidget(empty_);
   layout->addWidget(table_, 1);
+}
 
+// A double-click shows the run's metrics; the model's overlay ticks go out; the actions follow the
+// selection and the runs' states.
+void RunsDock::connectSignals() {
   connect(table_, &QTableView::doubleClicked, this, [this] { showSelectedMetrics(); });
   connect(model_, &RunsModel::overlayToggled, this, &RunsDock::overlayToggled);
   connect(model_, &QAbstractItemModel::modelReset, this, &RunsDock::updateActions);
   connect(model_, &QAbstractItemModel::dataChanged, this, &RunsDock::updateActions);
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &RunsDock::updateActions);
-  updateActions();
 }
 
 QString RunsDock::selectedRun() const {

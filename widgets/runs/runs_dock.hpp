@@ -16,6 +16,7 @@
 class QAction;
 class QLabel;
 class QTableView;
+class QToolBar;
 
 namespace cas::widgets {
 
@@ -57,12 +58,16 @@ class RunsDock : public QWidget {
   void messagePosted(cas::widgets::LogPanel::Level level, const QString& text);
 
  private:
+  void createControls();
+  void createLayout();
+  void connectSignals();
   void updateActions();
   qint64 trainingProcess(const QString& folder) const;  // the process holding the run's lock; 0 with none
 
   RunsModel* model_;
   QTableView* table_;
   QLabel* empty_;
+  QToolBar* toolBar_ = nullptr;
   bool training_ = false;
   QAction *metricsAction_, *resumeAction_, *playAction_, *analyseAction_, *renameAction_, *deleteAction_, *openFolderAction_,
       *addAction_, *refreshAction_;

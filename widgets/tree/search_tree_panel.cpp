@@ -46,6 +46,19 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
       path_(new QLabel) {
   setObjectName(QStringLiteral("searchTreePanel"));
   worker_.setMaxThreadCount(1);
+  createControls();
+  createLayout();
+  connectSignals();
+  ticker_.start(1000 / kLiveRequestsPerSecond);
+  sinceLastRequest_.start();
+  view_->setEmptyMessage(tr("Train the project to watch the search tree of a self-play game grow."));
+  updateControls();
+}
+
+SearchTreePanel::~SearchTreePanel() { worker_.waitForDone(); }
+
+// The tool bar's buttons, the game box, and the hint, status and path lines.
+void SearchTreePanel::createControls() {
   sunburstButton_->setText(tr("Sunburst"));
   sunburstButton_->setToolTip(tr("Rings by depth; a node's angle is its share of the visits"));
   nodeLinkButton_->setText(tr("Node-link"));
@@ -99,7 +112,10 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
   faint.setColor(QPalette::WindowText, faint.color(QPalette::Disabled, QPalette::WindowText));
   hint_->setPalette(faint);
   path_->setPalette(faint);
+}
 
+// The tool bar, the game row and the hint over the view, the status and path lines under it.
+void SearchTreePanel::createLayout() {
   auto* bar = new QHBoxLayout;
   bar->setContentsMargins(4, 2, 4, 2);
   bar->addWidget(sunburstButton_);
@@ -147,7 +163,10 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
   pathRow->setContentsMargins(6, 0, 6, 2);
   pathRow->addWidget(path_, 1);
   layout->addLayout(pathRow);
+}
 
+// The buttons and their shortcuts (F12, F5), the view, and the ticker of live requests.
+void SearchTreePanel::connectSignals() {
   connect(sunburstButton_, &QToolButton::clicked, this, [this] { view_->setMode(TreeViewMode::Sunburst); });
   connect(nodeLinkButton_, &QToolButton::clicked, this, [this] { view_->setMode(TreeViewMode::NodeLink); });
   connect(fitButton_, &QToolButton::clicked, view_, &SearchTreeView::fitToView);
@@ -173,13 +192,7 @@ SearchTreePanel::SearchTreePanel(QWidget* parent)
   connect(view_, &SearchTreeView::modeChanged, this, &SearchTreePanel::updateControls);
   connect(view_, &SearchTreeView::drawingPathChanged, this, &SearchTreePanel::updateControls);
   connect(&ticker_, &QTimer::timeout, this, &SearchTreePanel::tick);
-  ticker_.start(1000 / kLiveRequestsPerSecond);
-  sinceLastRequest_.start();
-  view_->setEmptyMessage(tr("Train the project to watch the search tree of a self-play game grow."));
-  updateControls();
 }
-
-SearchTreePanel::~SearchTreePanel() { worker_.waitForDone(); }
 
 bool SearchTreePanel::teachingMode() const { return teaching_->isChecked(); }
 

@@ -289,6 +289,9 @@ class SearchTreePanel : public QWidget {
     Purpose purpose;
     QElapsedTimer sent;
   };
+  void createControls();
+  void createLayout();
+  void connectSignals();
   void tick();
   void request(Purpose purpose);
   void takeSnapshot(const train::TreeSnapshot& snapshot);
