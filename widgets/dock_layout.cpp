@@ -7,8 +7,8 @@
 
 #include <algorithm>
 
-#include "widgets/code_editor.hpp"
-#include "widgets/pdl_editor.hpp"
+#include "widgets/editor/code_editor.hpp"
+#include "widgets/editor/pdl_editor.hpp"
 
 namespace cas::widgets {
 

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "widgets/pdl_builtin_docs.hpp"
+#include "widgets/editor/pdl_builtin_docs.hpp"
 #include "widgets/studio_folders.hpp"
 
 namespace cas::widgets {

@@ -28,28 +28,28 @@
 #include "core/exec/backend.hpp"
 #include "core/params/run_params.hpp"
 #include "core/project/project.hpp"
-#include "widgets/backend_status.hpp"
-#include "widgets/board_view.hpp"
+#include "widgets/board/board_view.hpp"
+#include "widgets/board/episode_view.hpp"
+#include "widgets/board/play_panel.hpp"
 #include "widgets/dock_layout.hpp"
-#include "widgets/episode_view.hpp"
-#include "widgets/export_dialog.hpp"
+#include "widgets/editor/pdl_editor.hpp"
 #include "widgets/help_menu.hpp"
-#include "widgets/kernel_view.hpp"
 #include "widgets/log_panel.hpp"
-#include "widgets/metrics_panel.hpp"
+#include "widgets/metrics/backend_status.hpp"
+#include "widgets/metrics/kernel_view.hpp"
+#include "widgets/metrics/metrics_panel.hpp"
 #include "widgets/new_project_dialog.hpp"
-#include "widgets/run_controller.hpp"
-#include "widgets/parameter_table_model.hpp"
-#include "widgets/play_panel.hpp"
-#include "widgets/pdl_editor.hpp"
 #include "widgets/project_panel.hpp"
-#include "widgets/run_catalog.hpp"
-#include "widgets/runs_dock.hpp"
-#include "widgets/runs_model.hpp"
-#include "widgets/search_tree_view.hpp"
+#include "widgets/runs/export_dialog.hpp"
+#include "widgets/runs/run_catalog.hpp"
+#include "widgets/runs/run_controller.hpp"
+#include "widgets/runs/runs_dock.hpp"
+#include "widgets/runs/runs_model.hpp"
+#include "widgets/runs/train_prompt.hpp"
 #include "widgets/studio_folders.hpp"
-#include "widgets/train_prompt.hpp"
-#include "widgets/tuning_panel.hpp"
+#include "widgets/tree/search_tree_view.hpp"
+#include "widgets/tuning/parameter_table_model.hpp"
+#include "widgets/tuning/tuning_panel.hpp"
 
 namespace cas::widgets {
 
@@ -91,6 +91,25 @@ MainWindow::MainWindow(QWidget* parent)
   setDockNestingEnabled(true);
   resize(1280, 800);
 
+  createControls();
+  createLayout();
+  updateBackendStatus(QStringLiteral("auto"));
+  connectSignals();
+  updateRunActions();
+
+  QSettings settings;
+  recent_ = settings.value(kRecentKey).toStringList();
+  rebuildRecentMenu();
+  // Every dock is placed: this is the arrangement View > Reset Layout returns to.
+  dockLayout_->captureDefaultArrangement();
+  viewMenu_->addSeparator();
+  viewMenu_->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout)->setObjectName(QStringLiteral("resetLayoutAction"));
+  restoreGeometry(settings.value(kGeometryKey).toByteArray());
+  if (restoreState(settings.value(kStateKey).toByteArray())) defaultSizesPending_ = false;
+}
+
+// The menus, their actions and the Run tool bar.
+void MainWindow::createControls() {
   auto* fileMenu = menuBar()->addMenu(tr("&File"));
   fileMenu->addAction(tr("&New Project..."), QKeySequence::New, this, &MainWindow::newProject)->setObjectName(QStringLiteral("newProjectAction"));
   fileMenu->addAction(tr("&Open Project..."), QKeySequence::Open, this, &MainWindow::chooseProject);
@@ -130,7 +149,11 @@ MainWindow::MainWindow(QWidget* parent)
   addHelpActions(helpMenu, this);
   helpMenu->addSeparator();
   helpMenu->addAction(tr("&About CUDA-Agent Studio"), this, &MainWindow::showAbout);
+}
 
+// The docks, where they sit and which tab of each group is in front; the status bar's permanent
+// widgets.
+void MainWindow::createLayout() {
   QDockWidget* project = addPanel(QStringLiteral("projectDock"), tr("Project"), projectPanel_, Qt::LeftDockWidgetArea);
   QDockWidget* tuningDock = addPanel(QStringLiteral("tuningDock"), tr("Tuning"), tuningPanel_, Qt::LeftDockWidgetArea);
   QDockWidget* editor = addPanel(QStringLiteral("policyDock"), tr("Policy editor"), policyEditor_, Qt::RightDockWidgetArea);
@@ -156,12 +179,9 @@ MainWindow::MainWindow(QWidget* parent)
   // A single-agent run's episodes: beside the Board, which shows a two-player game's.
   QDockWidget* episode = addPanel(QStringLiteral("episodeDock"), tr("Episode"), episodeView_, Qt::RightDockWidgetArea);
   tabifyDockWidget(board, episode);
-  connect(searchTree_, &SearchTreePanel::positionSelected, playPanel_->boardView(), &BoardView::showPosition);
-  connect(searchTree_, &SearchTreePanel::positionSelected, board, &QDockWidget::raise);
   editor->raise();
   metrics->raise();
   log->raise();
-  connectRuns(metrics, board);  // the Runs dock, a tab beside the Log (main_window_runs.cpp)
   dockLayout_ = new DockLayout(this, {project, tuningDock, editor, metrics, log}, policyEditor_);
 
   progressLabel_->setObjectName(QStringLiteral("runProgress"));
@@ -173,10 +193,18 @@ MainWindow::MainWindow(QWidget* parent)
   statusBar()->addPermanentWidget(progressBar_);
   statusBar()->addPermanentWidget(backendLabel_);
   progressTimer_->setInterval(1000);  // the elapsed time and ETA move on between iterations
-  connect(progressTimer_, &QTimer::timeout, this, &MainWindow::updateRunProgress);
   backendLabel_->setObjectName(QStringLiteral("backendStatus"));
-  updateBackendStatus(QStringLiteral("auto"));
+}
 
+// The docks' contents with each other and with the window; the run's signals (connectRun) and
+// the Runs dock's (connectRuns).
+void MainWindow::connectSignals() {
+  auto* metricsDock = findChild<QDockWidget*>(QStringLiteral("metricsDock"));
+  auto* boardDock = findChild<QDockWidget*>(QStringLiteral("boardDock"));
+  connect(searchTree_, &SearchTreePanel::positionSelected, playPanel_->boardView(), &BoardView::showPosition);
+  connect(searchTree_, &SearchTreePanel::positionSelected, boardDock, &QDockWidget::raise);
+  connectRuns(metricsDock, boardDock);  // the Runs dock, a tab beside the Log (main_window_runs.cpp)
+  connect(progressTimer_, &QTimer::timeout, this, &MainWindow::updateRunProgress);
   connect(projectPanel_, &ProjectPanel::fileActivated, policyEditor_, &PdlEditor::openFile);
   connect(parameterModel_, &ParameterTableModel::parameterEditRequested, this, &MainWindow::requestParameter);
   connect(tuningPanel_, &TuningPanel::messagePosted, logPanel_, &LogPanel::appendMessage);
@@ -187,17 +215,6 @@ MainWindow::MainWindow(QWidget* parent)
   });
   connectRun();
   connect(playPanel_, &PlayPanel::agentLoaded, this, [this] { updateRunActions(); });
-  updateRunActions();
-
-  QSettings settings;
-  recent_ = settings.value(kRecentKey).toStringList();
-  rebuildRecentMenu();
-  // Every dock is placed: this is the arrangement View > Reset Layout returns to.
-  dockLayout_->captureDefaultArrangement();
-  viewMenu_->addSeparator();
-  viewMenu_->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout)->setObjectName(QStringLiteral("resetLayoutAction"));
-  restoreGeometry(settings.value(kGeometryKey).toByteArray());
-  if (restoreState(settings.value(kStateKey).toByteArray())) defaultSizesPending_ = false;
 }
 
 void MainWindow::showEvent(QShowEvent* event) {

@@ -1,8 +1,9 @@
 #pragma once
 // The studio's main window: docks (Project, Policy editor, Search tree, Metrics, Kernels, Board,
 // Tuning, Log; their layout policy and View > Reset Layout in dock_layout.hpp), menus (File > New
-// Project... opens new_project_dialog.hpp, File > Export... export_dialog.hpp, Help help_menu.hpp),
-// the backend in the status bar, and persisted window state and recent projects (QSettings).
+// Project... opens new_project_dialog.hpp, File > Export... runs/export_dialog.hpp, Help
+// help_menu.hpp), the backend in the status bar, and persisted window state and recent projects
+// (QSettings).
 // GUI thread only.
 #include <QMainWindow>
 #include <QStringList>
@@ -94,6 +95,9 @@ class MainWindow : public QMainWindow {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
+  void createControls();
+  void createLayout();
+  void connectSignals();
   QDockWidget* addPanel(const QString& objectName, const QString& title, QWidget* content, Qt::DockWidgetArea area);
   void rememberProject(const QString& folder);
   // A temporary message in the status bar, cut to the room left of its permanent widgets (Qt

@@ -1,4 +1,4 @@
-// The MainWindow's side of the runs (runs_dock.hpp) and of project.toml's provenance: the Runs
+// The MainWindow's side of the runs (runs/runs_dock.hpp) and of project.toml's provenance: the Runs
 // dock's requests (metrics, overlays, resume, the Board), the newest run's metrics on opening a
 // project, and reading project.toml again when it is saved or written. Kept apart from
 // main_window.cpp, which wires the other docks. GUI thread only.
@@ -7,19 +7,19 @@
 #include <QFileInfo>
 #include <QSpinBox>
 
-#include "widgets/episode_view.hpp"
+#include "widgets/board/episode_view.hpp"
+#include "widgets/board/play_panel.hpp"
+#include "widgets/editor/pdl_editor.hpp"
 #include "widgets/log_panel.hpp"
 #include "widgets/main_window.hpp"
-#include "widgets/metrics_panel.hpp"
-#include "widgets/parameter_table_model.hpp"
-#include "widgets/pdl_editor.hpp"
-#include "widgets/play_panel.hpp"
+#include "widgets/metrics/metrics_panel.hpp"
 #include "widgets/project_panel.hpp"
-#include "widgets/run_catalog.hpp"
-#include "widgets/run_controller.hpp"
-#include "widgets/runs_dock.hpp"
-#include "widgets/runs_model.hpp"
-#include "widgets/tuning_panel.hpp"
+#include "widgets/runs/run_catalog.hpp"
+#include "widgets/runs/run_controller.hpp"
+#include "widgets/runs/runs_dock.hpp"
+#include "widgets/runs/runs_model.hpp"
+#include "widgets/tuning/parameter_table_model.hpp"
+#include "widgets/tuning/tuning_panel.hpp"
 
 namespace cas::widgets {
 

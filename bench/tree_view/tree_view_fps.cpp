@@ -28,7 +28,7 @@
 #include "core/search/self_play_search.hpp"
 #include "core/support/json_string.hpp"
 #include "core/train/self_play.hpp"
-#include "widgets/search_tree_view.hpp"
+#include "widgets/tree/search_tree_view.hpp"
 
 namespace {
 

@@ -141,7 +141,7 @@ class BackendRegistry {
   // The backend `device` gets and why CUDA is not used, when it is not.
   BackendStatus status(std::string_view device) const;
   // status(device) as an English sentence, for the CLI (the studio's words, translated, are
-  // widgets/backend_status.hpp's).
+  // widgets/metrics/backend_status.hpp's).
   std::string statusLine(std::string_view device = "auto") const;
 
  private:

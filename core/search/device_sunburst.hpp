@@ -3,7 +3,7 @@
 // buffers through CUDA-GL interop: the GL side of the interop as core sees it, implemented by the
 // CUDA backend's search (gpu/search/device_sunburst.cpp), so that the studio includes no CUDA
 // header. The mesh is tree_mesh.hpp's exact sunburst (every visited node a sector), numbered and
-// laid out as the studio lays out a snapshot (widgets/tree_geometry.hpp), so the two paths draw
+// laid out as the studio lays out a snapshot (widgets/tree/tree_geometry.hpp), so the two paths draw
 // the same picture; the CPU snapshot path stays the reference.
 //
 //   layOut(game, maxNodes)      the tree's first maxNodes nodes, breadth first, on the device;

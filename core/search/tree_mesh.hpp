@@ -1,6 +1,6 @@
 #pragma once
 // The search tree's sunburst as triangles, in code compiled for the host and the device (CAS_HD):
-// the studio's tree view builds its meshes with it from a snapshot (widgets/tree_geometry.cpp),
+// the studio's tree view builds its meshes with it from a snapshot (widgets/tree/tree_geometry.cpp),
 // and the CUDA backend writes the same vertices from the device tree straight into the view's
 // OpenGL buffers (gpu/search/tree_geometry.cu), so both paths give one picture.
 //

@@ -2,7 +2,7 @@
 // The sunburst of a search tree computed where the tree lives: the steps that
 // tree_geometry.cu's kernels run over a device tree, one thread per node, and that
 // tests/gpu/test_tree_geometry_port.cpp runs on the host over a core search::Tree, checking them
-// against the studio's own layout (widgets/tree_geometry.cpp) of the same tree's snapshot.
+// against the studio's own layout (widgets/tree/tree_geometry.cpp) of the same tree's snapshot.
 //
 // The nodes are numbered as a snapshot numbers them (core/train/self_play.cpp): breadth first
 // from the root, children in action order, the first maxNodes nodes. Level by level:

@@ -1,4 +1,4 @@
-// The search tree's fragments (widgets/tree_renderer.cpp); #version and precision prepended.
+// The search tree's fragments (widgets/tree/tree_renderer.cpp); #version and precision prepended.
 // The outline covers the pixels within outlineWidth of a side, and fades out on shapes too thin
 // to hold two outlines and some fill (the outer rings of a large tree), which keep their colour.
 // Antialiasing uses the same distances: the node-link view's discs and edges, and the overlay.

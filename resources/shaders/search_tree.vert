@@ -1,4 +1,4 @@
-// The search tree's vertices (widgets/tree_renderer.cpp). The #version line and the precision
+// The search tree's vertices (widgets/tree/tree_renderer.cpp). The #version line and the precision
 // come from the context (desktop OpenGL 3.3 or OpenGL ES 3.0) and are prepended when compiled.
 layout(location = 0) in vec2 position;
 layout(location = 1) in vec4 edge;

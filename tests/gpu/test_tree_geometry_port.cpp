@@ -1,6 +1,6 @@
 // The device sunburst's steps (gpu/search/tree_geometry.cuh) run on the host over a CPU search's
 // tree, level by level as tree_geometry.cu's kernels run them, against the studio's own layout of
-// the same tree's snapshot (widgets/tree_geometry.cpp's exact sunburst mesh): on the host both
+// the same tree's snapshot (widgets/tree/tree_geometry.cpp's exact sunburst mesh): on the host both
 // compute the same bits, so the vertices and indices must be equal, for whole trees and for
 // snapshots cut at a node budget. tests/gpu/test_tree_interop.cpp checks the kernels on the device.
 #include <QTest>
@@ -11,7 +11,7 @@
 #include "core/search/self_play_search.hpp"
 #include "core/train/self_play.hpp"
 #include "support/sunburst_host.hpp"
-#include "widgets/tree_geometry.hpp"
+#include "widgets/tree/tree_geometry.hpp"
 
 using namespace cas;
 

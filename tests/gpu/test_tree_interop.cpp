@@ -3,7 +3,7 @@
 // filled by the device sunburst's kernels from a device search's tree (search::DeviceSunburst),
 // read back with glGetBufferSubData and compared with the same steps run on the host over the
 // tree's snapshot (support/sunburst_host.hpp, which test_tree_geometry_port checks bit for bit
-// against the studio's own mesh, widgets/tree_geometry.cpp: the CPU reference). Then a tree of over a million nodes:
+// against the studio's own mesh, widgets/tree/tree_geometry.cpp: the CPU reference). Then a tree of over a million nodes:
 // the frame rate of drawing it from the interop buffers into a 1920x1080 framebuffer, and of
 // laying it out, writing it and drawing it every frame, with the mapped-buffer time.
 // Skips with the reason when there is no CUDA device or no EGL display on it.

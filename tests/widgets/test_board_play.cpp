@@ -22,12 +22,12 @@
 #include "core/engine/run_folder.hpp"
 #include "core/env/board_position.hpp"
 #include "core/train/alphazero.hpp"
-#include "widgets/board_view.hpp"
+#include "widgets/board/board_view.hpp"
+#include "widgets/board/move_list.hpp"
+#include "widgets/board/play_panel.hpp"
 #include "widgets/main_window.hpp"
-#include "widgets/metrics_panel.hpp"
-#include "widgets/move_list.hpp"
-#include "widgets/play_panel.hpp"
-#include "widgets/run_controller.hpp"
+#include "widgets/metrics/metrics_panel.hpp"
+#include "widgets/runs/run_controller.hpp"
 #include "support/source_dir.hpp"
 
 using cas::widgets::BoardView;

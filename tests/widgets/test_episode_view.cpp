@@ -12,7 +12,7 @@
 #include <numeric>
 
 #include "support/cli_runs.hpp"
-#include "widgets/episode_view.hpp"
+#include "widgets/board/episode_view.hpp"
 #include "widgets/main_window.hpp"
 #include "support/source_dir.hpp"
 

@@ -19,8 +19,8 @@
 #include "core/engine/run_folder.hpp"
 #include "core/train/alphazero.hpp"
 #include "support/cli_runs.hpp"
-#include "widgets/export_dialog.hpp"
 #include "widgets/main_window.hpp"
+#include "widgets/runs/export_dialog.hpp"
 
 using cas::widgets::ExportDialog;
 

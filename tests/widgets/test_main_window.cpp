@@ -15,14 +15,14 @@
 #include <QTranslator>
 #include <QTreeView>
 
-#include "widgets/kernel_view.hpp"
+#include "widgets/editor/pdl_editor.hpp"
 #include "widgets/log_panel.hpp"
 #include "widgets/main_window.hpp"
-#include "widgets/parameter_table_model.hpp"
-#include "widgets/pdl_editor.hpp"
+#include "widgets/metrics/kernel_view.hpp"
 #include "widgets/project_panel.hpp"
 #include "widgets/translations.hpp"
-#include "widgets/tuning_panel.hpp"
+#include "widgets/tuning/parameter_table_model.hpp"
+#include "widgets/tuning/tuning_panel.hpp"
 #include "support/source_dir.hpp"
 
 using cas::widgets::MainWindow;

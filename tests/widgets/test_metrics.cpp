@@ -19,9 +19,9 @@
 #include <QTranslator>
 #include <qcustomplot.h>
 
-#include "widgets/kernel_view.hpp"
-#include "widgets/metrics_panel.hpp"
-#include "widgets/sm_timeline.hpp"
+#include "widgets/metrics/kernel_view.hpp"
+#include "widgets/metrics/metrics_panel.hpp"
+#include "widgets/metrics/sm_timeline.hpp"
 
 using cas::widgets::KernelTableModel;
 using cas::widgets::KernelView;

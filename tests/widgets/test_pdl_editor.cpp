@@ -21,9 +21,9 @@
 #include <set>
 
 #include "core/project/project.hpp"
-#include "widgets/pdl_completion.hpp"
-#include "widgets/pdl_editor.hpp"
-#include "widgets/pdl_generated_view.hpp"
+#include "widgets/editor/pdl_completion.hpp"
+#include "widgets/editor/pdl_editor.hpp"
+#include "widgets/editor/pdl_generated_view.hpp"
 #include "support/source_dir.hpp"
 
 using cas::Severity;

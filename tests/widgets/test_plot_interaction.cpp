@@ -20,8 +20,8 @@
 
 #include <set>
 
-#include "widgets/metrics_panel.hpp"
-#include "widgets/plot_interaction.hpp"
+#include "widgets/metrics/metrics_panel.hpp"
+#include "widgets/metrics/plot_interaction.hpp"
 
 using cas::widgets::MetricsPanel;
 

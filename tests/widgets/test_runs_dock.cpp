@@ -32,17 +32,17 @@
 
 #include <functional>
 
+#include "widgets/board/play_panel.hpp"
+#include "widgets/editor/pdl_editor.hpp"
 #include "widgets/log_panel.hpp"
 #include "widgets/main_window.hpp"
-#include "widgets/metrics_panel.hpp"
-#include "widgets/parameter_table_model.hpp"
-#include "widgets/pdl_editor.hpp"
-#include "widgets/play_panel.hpp"
-#include "widgets/run_catalog.hpp"
-#include "widgets/run_controller.hpp"
-#include "widgets/runs_dock.hpp"
-#include "widgets/runs_model.hpp"
-#include "widgets/tuning_panel.hpp"
+#include "widgets/metrics/metrics_panel.hpp"
+#include "widgets/runs/run_catalog.hpp"
+#include "widgets/runs/run_controller.hpp"
+#include "widgets/runs/runs_dock.hpp"
+#include "widgets/runs/runs_model.hpp"
+#include "widgets/tuning/parameter_table_model.hpp"
+#include "widgets/tuning/tuning_panel.hpp"
 #include "support/source_dir.hpp"
 
 using cas::widgets::MainWindow;

@@ -24,13 +24,13 @@
 #include "core/engine/run_folder.hpp"
 #include "core/env/board_position.hpp"
 #include "core/train/alphazero.hpp"
-#include "widgets/board_view.hpp"
+#include "widgets/board/board_view.hpp"
+#include "widgets/board/play_panel.hpp"
 #include "widgets/main_window.hpp"
-#include "widgets/play_panel.hpp"
-#include "widgets/run_controller.hpp"
-#include "widgets/search_tree_view.hpp"
+#include "widgets/runs/run_controller.hpp"
 #include "widgets/translations.hpp"
-#include "widgets/tree_geometry.hpp"
+#include "widgets/tree/search_tree_view.hpp"
+#include "widgets/tree/tree_geometry.hpp"
 #include "support/source_dir.hpp"
 
 using cas::train::TreeSnapshot;

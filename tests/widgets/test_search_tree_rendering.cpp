@@ -22,11 +22,11 @@
 #include <numeric>
 #include <random>
 
-#include "widgets/imgui_overlay.hpp"
-#include "widgets/search_tree_view.hpp"
-#include "widgets/tree_geometry.hpp"
+#include "widgets/tree/imgui_overlay.hpp"
+#include "widgets/tree/search_tree_view.hpp"
+#include "widgets/tree/tree_geometry.hpp"
 #include "support/offscreen_gl.hpp"
-#include "widgets/tree_renderer.hpp"
+#include "widgets/tree/tree_renderer.hpp"
 
 using cas::train::TreeSnapshot;
 using cas::test::OffscreenGl;

@@ -21,12 +21,12 @@
 
 #include "core/pdl/compiler.hpp"
 #include "core/project/project.hpp"
-#include "widgets/code_editor.hpp"
+#include "widgets/editor/code_editor.hpp"
+#include "widgets/editor/pdl_builtin_docs.hpp"
+#include "widgets/editor/pdl_editor.hpp"
 #include "widgets/help_menu.hpp"
 #include "widgets/main_window.hpp"
 #include "widgets/new_project_dialog.hpp"
-#include "widgets/pdl_builtin_docs.hpp"
-#include "widgets/pdl_editor.hpp"
 #include "widgets/project_panel.hpp"
 #include "support/source_dir.hpp"
 

@@ -9,9 +9,9 @@
 #include <QStandardPaths>
 #include <QTest>
 
-#include "widgets/code_editor.hpp"
+#include "widgets/editor/code_editor.hpp"
+#include "widgets/editor/pdl_editor.hpp"
 #include "widgets/main_window.hpp"
-#include "widgets/pdl_editor.hpp"
 #include "support/source_dir.hpp"
 
 using cas::widgets::CodeEditor;

@@ -19,12 +19,12 @@
 #include <QTest>
 #include <qcustomplot.h>
 
-#include "widgets/kernel_view.hpp"
 #include "widgets/log_panel.hpp"
 #include "widgets/main_window.hpp"
-#include "widgets/metrics_panel.hpp"
-#include "widgets/parameter_table_model.hpp"
-#include "widgets/run_controller.hpp"
+#include "widgets/metrics/kernel_view.hpp"
+#include "widgets/metrics/metrics_panel.hpp"
+#include "widgets/runs/run_controller.hpp"
+#include "widgets/tuning/parameter_table_model.hpp"
 #include "support/source_dir.hpp"
 
 using cas::widgets::MainWindow;

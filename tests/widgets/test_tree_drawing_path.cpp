@@ -19,10 +19,10 @@
 #include <memory>
 #include <stdexcept>
 
-#include "widgets/device_tree_geometry.hpp"
-#include "widgets/search_tree_view.hpp"
+#include "widgets/tree/device_tree_geometry.hpp"
+#include "widgets/tree/search_tree_view.hpp"
 #include "support/offscreen_gl.hpp"
-#include "widgets/tree_renderer.hpp"
+#include "widgets/tree/tree_renderer.hpp"
 
 using cas::train::TreeSnapshot;
 using cas::test::OffscreenGl;
