@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "core/params/run_params.hpp"
+
 // Marks help texts for the studio's translation catalogue without depending on Qt: lupdate reads
 // this token in the source text; here it is the identity.
 #define QT_TRANSLATE_NOOP(context, text) text
@@ -30,21 +32,21 @@ ParameterSpec choiceParam(std::string name, std::vector<std::string> choices, st
 std::vector<ParameterSpec> standardSpecs() {
   constexpr bool kLive = true, kRestart = false;
   return {
-      intParam("search.simulations", 1, 100000, 64, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Simulations per move in self-play.")),
-      floatParam("search.c_puct", 0.0, 100.0, 1.5, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Exploration constant of the PUCT selection rule.")),
-      floatParam("search.dirichlet_alpha", 0.001, 10.0, 0.3, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Concentration of the Dirichlet noise added to root priors.")),
-      floatParam("search.dirichlet_fraction", 0.0, 1.0, 0.25, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Weight of the Dirichlet noise in root priors (0 disables it).")),
-      intParam("search.leaves_per_step", 1, 64, 1, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Leaves selected per game per step, spread by virtual loss.")),
-      floatParam("search.virtual_loss", 0.0, 10.0, 1.0, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Virtual loss added on a path while its leaf awaits evaluation.")),
-      floatParam("search.temperature", 0.0, 10.0, 1.0, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Move-choice temperature over root visits in the opening (0 picks the most visited).")),
-      intParam("search.temperature_moves", 0, 1000, 8, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Moves per game played with the temperature; later moves pick the most visited.")),
-      intParam("search.node_budget", 64, 1 << 24, 16384, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Tree nodes per game; when full, least recently used subtrees are recycled.")),
+      intParam("search.simulations", 1, 100000, kSearchDefaults.simulations, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Simulations per move in self-play.")),
+      floatParam("search.c_puct", 0.0, 100.0, kSearchDefaults.cPuct, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Exploration constant of the PUCT selection rule.")),
+      floatParam("search.dirichlet_alpha", 0.001, 10.0, kSearchDefaults.dirichletAlpha, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Concentration of the Dirichlet noise added to root priors.")),
+      floatParam("search.dirichlet_fraction", 0.0, 1.0, kSearchDefaults.dirichletFraction, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Weight of the Dirichlet noise in root priors (0 disables it).")),
+      intParam("search.leaves_per_step", 1, 64, kSearchDefaults.leavesPerStep, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Leaves selected per game per step, spread by virtual loss.")),
+      floatParam("search.virtual_loss", 0.0, 10.0, kSearchDefaults.virtualLoss, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Virtual loss added on a path while its leaf awaits evaluation.")),
+      floatParam("search.temperature", 0.0, 10.0, kSearchDefaults.temperature, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Move-choice temperature over root visits in the opening (0 picks the most visited).")),
+      intParam("search.temperature_moves", 0, 1000, kSearchDefaults.temperatureMoves, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Moves per game played with the temperature; later moves pick the most visited.")),
+      intParam("search.node_budget", 64, 1 << 24, kSearchDefaults.nodeBudget, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Tree nodes per game; when full, least recently used subtrees are recycled.")),
       choiceParam("search.root_policy", {"puct", "gumbel"}, "puct", kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Root action selection: PUCT with Dirichlet noise, or Gumbel sequential halving.")),
-      intParam("search.gumbel_arms", 2, 512, 16, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Actions sampled at the root by the Gumbel policy.")),
-      boolParam("search.subtree_reuse", true, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Keep the chosen child's subtree as the next root.")),
+      intParam("search.gumbel_arms", 2, 512, kSearchDefaults.gumbelArms, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Actions sampled at the root by the Gumbel policy.")),
+      boolParam("search.subtree_reuse", kSearchDefaults.subtreeReuse, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Keep the chosen child's subtree as the next root.")),
       choiceParam("search.device", {"auto", "cpu", "gpu"}, "auto", kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Where the search runs: auto keeps the trees on the GPU when the CUDA backend runs the network, cpu keeps them on the CPU (for comparison).")),
       choiceParam("search.selection", {"masked", "branchy"}, "masked", kLive, QT_TRANSLATE_NOOP("cas::Parameters", "GPU selection kernel: masked (predicated, lanes stay together) or branchy (loops and branches as written).")),
-      boolParam("search.instrument", false, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Count SIMT efficiency and record an SM timeline in the GPU search's kernels (slightly slower).")),
+      boolParam("search.instrument", kSearchDefaults.instrument, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Count SIMT efficiency and record an SM timeline in the GPU search's kernels (slightly slower).")),
 
       intParam("train.parallel_games", 1, 65536, 64, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Self-play games played side by side, evaluated in one batch.")),
       intParam("train.games_per_iteration", 1, 1000000, 64, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Finished self-play games between training phases.")),

@@ -16,6 +16,18 @@ namespace cas::params {
 enum class RootPolicy { Puct, Gumbel };
 enum class SelectionKernel { Masked, Branchy };
 
+// [search]'s defaults, declared once: the registry's rows (parameters.cpp) and the search's own
+// configuration (search::SearchConfig's member defaults) read them.
+struct SearchDefaults {
+  std::int64_t simulations = 64;
+  double cPuct = 1.5, dirichletAlpha = 0.3, dirichletFraction = 0.25;
+  std::int64_t leavesPerStep = 1;
+  double virtualLoss = 1.0, temperature = 1.0;
+  std::int64_t temperatureMoves = 8, nodeBudget = 16384, gumbelArms = 16;
+  bool subtreeReuse = true, instrument = false;
+};
+inline constexpr SearchDefaults kSearchDefaults{};
+
 // [search]: the tree search of self-play, evaluation and analysis.
 struct SearchParams {
   std::int64_t simulations = 0;

@@ -36,27 +36,28 @@ class ReplayStore;
 using SelectionKernel = params::SelectionKernel;
 
 // What one search runs with. Built from the typed parameters by configFor (below), the one path
-// from a project's [search] section to a search; the member defaults serve tests and benchmarks
-// that set fields themselves.
+// from a project's [search] section to a search; the member defaults, for tests and benchmarks
+// that set fields themselves, are the parameters' (params::kSearchDefaults), except that a bare
+// SearchConfig plays no temperature.
 struct SearchConfig {
-  int simulations = 64;
-  float cPuct = 1.5f;
-  float dirichletAlpha = 0.3f;
-  float dirichletFraction = 0.25f;  // 0: no noise (evaluation, analysis)
-  int leavesPerStep = 1;
-  float virtualLoss = 1.0f;
+  int simulations = int(params::kSearchDefaults.simulations);
+  float cPuct = float(params::kSearchDefaults.cPuct);
+  float dirichletAlpha = float(params::kSearchDefaults.dirichletAlpha);
+  float dirichletFraction = float(params::kSearchDefaults.dirichletFraction);  // 0: no noise (evaluation, analysis)
+  int leavesPerStep = int(params::kSearchDefaults.leavesPerStep);
+  float virtualLoss = float(params::kSearchDefaults.virtualLoss);
   bool gumbel = false;
-  int gumbelArms = 16;
-  int nodeBudget = 16384;
-  bool subtreeReuse = true;
+  int gumbelArms = int(params::kSearchDefaults.gumbelArms);
+  int nodeBudget = int(params::kSearchDefaults.nodeBudget);
+  bool subtreeReuse = params::kSearchDefaults.subtreeReuse;
   // The move RootStats::played proposes: drawn with probability proportional to
   // visits^(1/temperature) while a game has fewer than temperatureMoves moves (PUCT only),
-  // else the search's choice.
+  // else the search's choice. Self-play's come from [search]; a bare config has none.
   float temperature = 0;
   int temperatureMoves = 0;
   // Device search only (the CPU search has one selection loop and no kernels to instrument).
   SelectionKernel selection = SelectionKernel::Masked;
-  bool instrument = false;  // count SIMT efficiency and record the SM timeline of each kernel
+  bool instrument = params::kSearchDefaults.instrument;  // count SIMT efficiency and record the SM timeline of each kernel
 };
 
 // Self-play explores (root noise, a temperature over the opening moves); evaluation and analysis
