@@ -1,25 +1,33 @@
 // Files and arguments that come from anywhere: devices and FIFOs named as project files, files of
 // garbage, thousands of stray keys, numbers with trailing letters, paths out of the project,
 // terminal escapes in names. Each is refused (or shown) with one exact sentence, in bounded time.
-// Issue 13, items 1-3, 8, 12, 13 and 15 (printed values, one value parser, the empty policy).
+// Issue 13, items 1-3, 8, 12, 13 and 15 (printed values, one value parser, the empty policy);
+// issue 44's: writes onto special files and through planted links, paired C exports, deep TOML,
+// names that would leave runs/, overflowing element counts, commands out of threads or memory,
+// quoted values cut, check as strict as train, values printed as written.
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 
 #include "core/pdl/compiler.hpp"
 #include "core/pdl/lexer.hpp"
 #include "core/project/project.hpp"
+#include "core/support/atomic_file.hpp"
 #include "core/support/printable.hpp"
 #include "core/support/toml_parse.hpp"
 #include "core/train/baselines.hpp"
+
+#include "support/source_dir.hpp"
 
 namespace {
 
@@ -47,6 +55,11 @@ void write(const QString& path, const QByteArray& bytes) {
   QFile f(path);
   QVERIFY(f.open(QIODevice::WriteOnly));
   f.write(bytes);
+}
+
+QByteArray bytes(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
 std::string at(const cas::Diagnostic& d) { return std::to_string(d.location.line) + ":" + std::to_string(d.location.column) + " " + d.message; }
@@ -308,6 +321,96 @@ class TestHostileInput : public QObject {
     empty.replace("\"policy.pdl\"", "\"\"");
     const auto r = cas::project::loadProject(project(QStringLiteral("empty-policy"), empty).toStdString());
     QCOMPARE(at(r.diagnostics.items().at(0)), std::string("4:10 policy must name the policy's .pdl file, relative to the project folder; it is empty"));
+  }
+
+  // Issue 44: every write goes through one primitive that never replaces what is not a regular
+  // file (a FIFO, a device such as /dev/null, a folder, a link to one) and never opens its
+  // temporary file through a link planted at its name.
+  void writesReplaceOnlyRegularFiles() {
+    const QString pdl = dir_.filePath(QStringLiteral("written.pdl"));
+    write(pdl, kPolicy);
+    auto exportTo = [&](const QString& out) {
+      return cli({QStringLiteral("export"), pdl, QStringLiteral("--obs-shape"), QStringLiteral("4"), QStringLiteral("--action-dim"),
+                  QStringLiteral("2"), QStringLiteral("--out"), out});
+    };
+    const QString way = QStringLiteral(", not a regular file; refusing to replace it: give the path of a regular file or of a new one\n");
+    const QString fifo = dir_.filePath(QStringLiteral("fifo.onnx"));
+    QCOMPARE(::mkfifo(qPrintable(fifo), 0644), 0);
+    Result r = exportTo(fifo);
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("error: %1 is a named pipe (FIFO)").arg(fifo) + way);
+    struct stat st {};
+    QVERIFY(::lstat(qPrintable(fifo), &st) == 0 && S_ISFIFO(st.st_mode));
+    const QString link = dir_.filePath(QStringLiteral("link.onnx"));
+    QVERIFY(QFile::link(fifo, link));
+    r = exportTo(link);
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("error: %1 is a symbolic link to a named pipe (FIFO)").arg(link) + way);
+    QVERIFY(::lstat(qPrintable(link), &st) == 0 && S_ISLNK(st.st_mode));
+    const QString folder = dir_.filePath(QStringLiteral("folder.onnx"));
+    QVERIFY(QDir().mkpath(folder));
+    r = exportTo(folder);
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("error: %1 is a folder").arg(folder) + way);
+    QVERIFY(exportTo(dir_.filePath(QStringLiteral("plain.onnx"))).status == 0);
+
+    // A link planted at the temporary file's name: the write goes elsewhere, the target is kept.
+    const QString victim = dir_.filePath(QStringLiteral("victim.txt"));
+    write(victim, "keep me");
+    const QString destination = dir_.filePath(QStringLiteral("destination.txt"));
+    QVERIFY(QFile::link(victim, destination + QStringLiteral(".tmp.") + QString::number(::getpid())));
+    std::string error;
+    QVERIFY2(cas::writeFileAtomic(destination.toStdString(), "new", &error), error.c_str());
+    QCOMPARE(bytes(victim), QByteArray("keep me"));
+    QCOMPARE(bytes(destination), QByteArray("new"));
+    QVERIFY(::lstat(qPrintable(destination), &st) == 0 && S_ISREG(st.st_mode));
+  }
+
+  // Issue 44: a C (or CUDA) export is two files; the header carries a hash of the pair that the
+  // source checks at compile time, so a kill between the two renames cannot leave a new header
+  // beside an old source that compiles.
+  void cAndCudaExportsArePaired() {
+    const QString folder = dir_.filePath(QStringLiteral("paired"));
+    QDir().mkpath(folder);
+    const QString pdl = folder + QStringLiteral("/p.pdl");
+    write(pdl, kPolicy);
+    auto exportAs = [&](const char* format, const char* seed, const QString& out) {
+      return cli({QStringLiteral("export"), pdl, QStringLiteral("--format"), QLatin1String(format), QStringLiteral("--obs-shape"), QStringLiteral("4"),
+                  QStringLiteral("--action-dim"), QStringLiteral("2"), QStringLiteral("--seed"), QLatin1String(seed), QStringLiteral("--out"), out})
+          .status;
+    };
+    const QString c = folder + QStringLiteral("/policy.c");
+    QCOMPARE(exportAs("c", "1", c), 0);
+    const QByteArray oldSource = bytes(c);
+    QCOMPARE(exportAs("c", "2", c), 0);
+    const QRegularExpression id(QStringLiteral("#define POLICY_H_EXPORT_ID (0x[0-9a-f]{16})ULL"));
+    const QString newId = id.match(QString::fromUtf8(bytes(folder + QStringLiteral("/policy.h")))).captured(1);
+    QVERIFY2(!newId.isEmpty(), bytes(folder + QStringLiteral("/policy.h")).constData());
+    QVERIFY(bytes(c).contains("#if !defined(POLICY_H_EXPORT_ID) || POLICY_H_EXPORT_ID != " + newId.toUtf8() + "ULL\n"));
+    QVERIFY(!oldSource.contains(newId.toUtf8()));
+    const QString cc = QStandardPaths::findExecutable(QStringLiteral("cc"));
+    if (!cc.isEmpty()) {
+      auto compiles = [&] {
+        QProcess build;
+        build.setWorkingDirectory(folder);
+        build.setProcessChannelMode(QProcess::MergedChannels);
+        build.start(cc, {QStringLiteral("-std=c99"), QStringLiteral("-c"), QStringLiteral("policy.c"), QStringLiteral("-o"), QStringLiteral("policy.o")});
+        build.waitForFinished(60000);
+        return std::make_pair(build.exitCode() == 0, QString::fromUtf8(build.readAll()));
+      };
+      QVERIFY(compiles().first);
+      write(c, oldSource);  // killed between the renames: the new header beside the old source
+      const auto [ok, output] = compiles();
+      QVERIFY(!ok);
+      QVERIFY2(output.contains(QStringLiteral("policy.h is not the header policy.c was exported with; export both again")), qPrintable(output));
+    }
+    const QString cu = folder + QStringLiteral("/policy_cuda.cu");
+    QCOMPARE(exportAs("cuda", "1", cu), 0);
+    const QString cuId = QRegularExpression(QStringLiteral("#define POLICY_CUDA_H_EXPORT_ID (0x[0-9a-f]{16})ULL"))
+                             .match(QString::fromUtf8(bytes(folder + QStringLiteral("/policy_cuda.h"))))
+                             .captured(1);
+    QVERIFY(!cuId.isEmpty());
+    QVERIFY(bytes(cu).contains("#if !defined(POLICY_CUDA_H_EXPORT_ID) || POLICY_CUDA_H_EXPORT_ID != " + cuId.toUtf8() + "ULL\n"));
   }
 };
 
