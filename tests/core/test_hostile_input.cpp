@@ -412,6 +412,31 @@ class TestHostileInput : public QObject {
     QVERIFY(!cuId.isEmpty());
     QVERIFY(bytes(cu).contains("#if !defined(POLICY_CUDA_H_EXPORT_ID) || POLICY_CUDA_H_EXPORT_ID != " + cuId.toUtf8() + "ULL\n"));
   }
+
+  // Issue 44: a dotted key of tens of thousands of parts (or tables and arrays nested as deep)
+  // crashed the TOML parser; such text is refused at its line and column first.
+  void deeplyNestedTomlIsRefused() {
+    QByteArray key = "a";
+    for (int i = 0; i < 35000; ++i) key += ".a";  // 70 KB
+    const QString folder = project(QStringLiteral("deep-key"), kHeader + "[search]\n" + key + " = 1\n");
+    const Result r = cli({QStringLiteral("check"), folder});
+    QCOMPARE(r.status, 1);
+    const QString message = QStringLiteral("TOML syntax error: more than 64 levels of nesting (the parts of a dotted key, tables and arrays); "
+                                           "a project file needs a few");
+    QVERIFY2(r.err.startsWith(QStringLiteral("%1/project.toml:6:126: error: ").arg(folder) + message + QLatin1Char('\n')), qPrintable(r.err.left(400)));
+    QVERIFY(r.err.endsWith(QStringLiteral("%1: rejected (1 error)\n").arg(folder)));
+    QVERIFY(r.err.size() < 1000);
+    auto firstError = [&](const QByteArray& toml) {
+      const auto loaded = cas::project::loadProject(project(QStringLiteral("deep"), toml).toStdString());
+      return loaded.diagnostics.empty() ? std::string() : at(loaded.diagnostics.items()[0]);
+    };
+    QCOMPARE(firstError(kHeader + "[" + key + "]\n"), "5:129 " + message.toStdString());
+    QCOMPARE(firstError(kHeader + "x = " + QByteArray(40000, '[') + QByteArray(40000, ']') + "\n"), "5:68 " + message.toStdString());
+    QByteArray inlineTables = "x = ";
+    for (int i = 0; i < 20000; ++i) inlineTables += "{a.a = ";
+    QCOMPARE(firstError(kHeader + inlineTables + "1\n"), "5:224 " + message.toStdString());
+    QCOMPARE(firstError(kHeader + "[search]\n" + QByteArray("a.").repeated(60) + "b = 1\n").find("nesting"), std::string::npos);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestHostileInput)
