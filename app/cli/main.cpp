@@ -35,7 +35,7 @@ CLI::Validator integerIn(std::int64_t lo, std::int64_t hi) {
   return CLI::Validator(
       [lo, hi](std::string& text) -> std::string {
         if (cas::parseInteger(text, lo, hi)) return {};
-        return "expected a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + cas::printable(text) + "'";
+        return "expected a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + cas::quoteValue(text);
       },
       "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
@@ -44,7 +44,7 @@ CLI::Validator numberIn(double lo, double hi) {
   return CLI::Validator(
       [lo, hi](std::string& text) -> std::string {
         if (cas::parseNumber(text, lo, hi)) return {};
-        return "expected a number in " + range(lo, hi) + ", got '" + cas::printable(text) + "'";
+        return "expected a number in " + range(lo, hi) + ", got " + cas::quoteValue(text);
       },
       "NUMBER in " + range(lo, hi));
 }
@@ -459,7 +459,7 @@ Subcommand addExport(CLI::App& parent) {
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             if (text == "dynamic" || cas::parseInteger(text, 1, cas::exports::kMaxOnnxBatch)) return {};
-            return "expected dynamic or a whole number in [1, 1048576], got '" + cas::printable(text) + "'";
+            return "expected dynamic or a whole number in [1, 1048576], got " + cas::quoteValue(text);
           },
           "dynamic or INT in [1, 1048576]"))
       ->capture_default_str();

@@ -141,6 +141,71 @@ engine::OpenRunOptions readRun(bool useProject) {
   return options;
 }
 
+// The folder of a new run: --out, or runs/NAME-STAMP once the project's name is known to be a
+// plain name (a name of "../../x" would put it elsewhere). Empty, with the reason printed, when
+// there is none.
+std::string newRunFolder(const TrainOptions& o, const project::Project& project) {
+  if (!o.out.empty()) return o.out;
+  if (auto problem = project::folderNameProblem(project.name)) {
+    std::cerr << "error: the project's name " << quoteValue(project.name) << " cannot name a run folder: " << *problem
+              << "; rename the project in its project.toml, or give the run a folder with --out\n";
+    return {};
+  }
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return "runs/" + project.name + "-" + stamp;
+}
+
+// A new run of the project o.project: its folder made and a trainer built for it. The status to
+// exit with when that fails (the reason printed; the folder removed again), else 0.
+int startNewRun(const TrainOptions& o, const train::ParallelOptions& parallel, std::unique_ptr<train::Trainer>* trainer,
+                std::optional<engine::RunFolder>* run) {
+  project::LoadOptions loadOptions;
+  loadOptions.allowOutsidePaths = o.allowOutsideProject;
+  project::LoadResult loaded = project::loadProject(o.project, loadOptions);
+  for (const Diagnostic& d : loaded.diagnostics.items()) std::cerr << formatDiagnostic(d, loaded.source) << "\n";
+  if (!loaded.project) return 1;
+  for (const std::string& assignment : o.sets)
+    if (auto problem = loaded.project->parameters.assign(assignment)) {
+      std::cerr << "error: --set " << quoteValue(assignment) << ": " << printable(*problem) << "\n";
+      return 2;
+    }
+  const std::string out = newRunFolder(o, *loaded.project);
+  if (out.empty()) return 1;
+  const std::string projectPolicy = loaded.project->policyFile.string();  // before create() names the run's copy
+  Diagnostic refused;
+  std::vector<Diagnostic> notices;
+  *run = engine::RunFolder::create(out, *loaded.project, &refused, &notices);  // the project then names the run's copies
+  for (const Diagnostic& d : notices) report(d);
+  if (!*run) {
+    report(refused);
+    return 1;
+  }
+  std::string error;
+  auto backend = exec::BackendRegistry::instance().select(o.device, &error);
+  if (!backend) {
+    std::cerr << "error: " << printable(error) << "\n";
+    (*run)->removeUnstarted();
+    return 1;
+  }
+  try {
+    *trainer = train::makeTrainer(*loaded.project, backend, parallel);
+  } catch (const std::exception& e) {  // the policy does not compile, or the configuration cannot fit
+    // The run's copy is removed with the folder: the message names the project's file instead,
+    // which holds the same text.
+    std::string message = e.what();
+    const std::string copy = loaded.project->policyFile.string();
+    for (size_t at = message.find(copy); at != std::string::npos; at = message.find(copy, at + projectPolicy.size()))
+      message.replace(at, copy.size(), projectPolicy);
+    std::cerr << "error: " << printable(message) << "\n";
+    (*run)->removeUnstarted();
+    return 1;
+  }
+  printSearchNote(**trainer, *backend);
+  return 0;
+}
+
 }  // namespace
 
 int runTrain(const TrainOptions& o) {
@@ -208,47 +273,8 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
     options.parallel = parallel;
     trainer = openRun(&engine::openAnyRun, o.resume.empty() ? o.restart : o.resume, o.device, options, &run);
     if (!trainer) return 1;
-  } else {
-    project::LoadOptions loadOptions;
-    loadOptions.allowOutsidePaths = o.allowOutsideProject;
-    project::LoadResult loaded = project::loadProject(o.project, loadOptions);
-    for (const Diagnostic& d : loaded.diagnostics.items()) std::cerr << formatDiagnostic(d, loaded.source) << "\n";
-    if (!loaded.project) return 1;
-    for (const std::string& assignment : o.sets)
-      if (auto problem = loaded.project->parameters.assign(assignment)) {
-        std::cerr << "error: --set " << printable(assignment) << ": " << printable(*problem) << "\n";
-        return 2;
-      }
-    std::string out = o.out;
-    if (out.empty()) {
-      char stamp[32];
-      const std::time_t now = std::time(nullptr);
-      std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-      out = "runs/" + loaded.project->name + "-" + stamp;
-    }
-    Diagnostic refused;
-    std::vector<Diagnostic> notices;
-    run = engine::RunFolder::create(out, *loaded.project, &refused, &notices);  // the project then names the run's copies
-    for (const Diagnostic& d : notices) report(d);
-    if (!run) {
-      report(refused);
-      return 1;
-    }
-    std::string error;
-    auto backend = exec::BackendRegistry::instance().select(o.device, &error);
-    if (!backend) {
-      std::cerr << "error: " << printable(error) << "\n";
-      run->removeUnstarted();
-      return 1;
-    }
-    try {
-      trainer = train::makeTrainer(*loaded.project, backend, parallel);
-    } catch (const std::exception& e) {  // the policy does not compile, or the configuration cannot fit
-      std::cerr << "error: " << printable(e.what()) << "\n";
-      run->removeUnstarted();
-      return 1;
-    }
-    printSearchNote(*trainer, *backend);
+  } else if (const int status = startNewRun(o, parallel, &trainer, &run)) {
+    return status;
   }
   if (train::EpisodicTrainer* episodic = trainer->episodic()) std::cerr << "rollout: " << episodic->rolloutNote() << "\n";
   std::cerr << "run folder: " << printable(run->path().string()) << "\n";
@@ -468,7 +494,7 @@ int runAnalyze(const AnalyzeOptions& o) {
     std::string error;
     search::RootStats r = trainer->analyse(moves, o.simulations, &error);
     if (!error.empty()) {
-      std::cerr << "error: position '" << printable(moves) << "': " << printable(error) << "\n";
+      std::cerr << "error: position " << quoteValue(moves) << ": " << printable(error) << "\n";
       status = 1;
       continue;
     }

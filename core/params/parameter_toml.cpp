@@ -1,5 +1,7 @@
 #include "core/params/parameter_toml.hpp"
 
+#include "core/support/printable.hpp"
+
 #include "core/support/toml_parse.hpp"
 
 namespace cas::params {
@@ -56,7 +58,7 @@ std::optional<ParamValue> parseValue(const ParameterSpec& spec, std::string_view
     return value;
   }
   auto notValid = [&]() -> std::optional<ParamValue> {
-    if (error) *error = spec.name + ": '" + std::string(text) + "' is not valid: expected " + describeRange(spec);
+    if (error) *error = spec.name + ": " + quoteValue(text) + " is not valid: expected " + describeRange(spec);
     return std::nullopt;
   };
   // One line holding one value: nothing else can ride along into the parsed document.

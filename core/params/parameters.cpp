@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "core/support/printable.hpp"
+
 // Marks help texts for the studio's translation catalogue without depending on Qt: lupdate reads
 // this token in the source text; here it is the identity.
 #define QT_TRANSLATE_NOOP(context, text) text
@@ -194,7 +196,7 @@ ParameterSet::ParameterSet() {
 
 std::optional<std::string> ParameterSet::set(std::string_view name, const ParamValue& value) {
   const ParameterSpec* spec = ParameterRegistry::standard().find(name);
-  if (!spec) return "unknown parameter '" + std::string(name) + "'";
+  if (!spec) return "unknown parameter " + quoteValue(name);
   if (auto problem = checkValue(*spec, value)) return problem;
   values_.find(name)->second = value;
   return std::nullopt;
@@ -203,10 +205,10 @@ std::optional<std::string> ParameterSet::set(std::string_view name, const ParamV
 std::optional<std::string> ParameterSet::assign(std::string_view keyEqualsValue) {
   size_t eq = keyEqualsValue.find('=');
   if (eq == std::string_view::npos)
-    return "expected key=value, got '" + std::string(keyEqualsValue) + "'";
+    return "expected key=value, got " + quoteValue(keyEqualsValue);
   std::string_view key = keyEqualsValue.substr(0, eq);
   const ParameterSpec* spec = ParameterRegistry::standard().find(key);
-  if (!spec) return "unknown parameter '" + std::string(key) + "' (`cuda-agent params` lists them)";
+  if (!spec) return "unknown parameter " + quoteValue(key) + " (`cuda-agent params` lists them)";
   std::string error;
   auto value = parseValue(*spec, keyEqualsValue.substr(eq + 1), &error);
   if (!value) return error;

@@ -437,6 +437,47 @@ class TestHostileInput : public QObject {
     QCOMPARE(firstError(kHeader + inlineTables + "1\n"), "5:224 " + message.toStdString());
     QCOMPARE(firstError(kHeader + "[search]\n" + QByteArray("a.").repeated(60) + "b = 1\n").find("nesting"), std::string::npos);
   }
+
+  // Issue 44: a project's name becomes part of a folder's name only when it is a plain name.
+  void projectNamesAreCheckedBeforeNamingFolders() {
+    const QString cwd = dir_.filePath(QStringLiteral("cwd"));
+    QDir().mkpath(cwd);
+    auto trainIn = [&](const QByteArray& name) {
+      const QString folder = project(QStringLiteral("named"), QByteArray(kHeader).replace("name = \"t\"", "name = \"" + name + "\""));
+      QProcess p;
+      p.setWorkingDirectory(cwd);
+      p.start(kCli, {QStringLiteral("train"), folder, QStringLiteral("--iterations"), QStringLiteral("1")});
+      p.waitForFinished(60000);
+      return std::make_pair(p.exitCode(), QString::fromUtf8(p.readAllStandardError()));
+    };
+    const QString way = QStringLiteral("; rename the project in its project.toml, or give the run a folder with --out\n");
+    auto [status, err] = trainIn("../../x");
+    QCOMPARE(status, 1);
+    QCOMPARE(err, QStringLiteral("error: the project's name '../../x' cannot name a run folder: a name must not hold '/' or '\\'") + way);
+    std::tie(status, err) = trainIn("..");
+    QCOMPARE(err, QStringLiteral("error: the project's name '..' cannot name a run folder: a name must not be '.' or '..'") + way);
+    std::tie(status, err) = trainIn("a\\u001b[2Jb");
+    QCOMPARE(err, QStringLiteral("error: the project's name 'a\\x1b[2Jb' cannot name a run folder: a name must not hold control characters") + way);
+    QCOMPARE(QDir(dir_.path()).entryList({QStringLiteral("x-*")}), QStringList());
+    QCOMPARE(QDir(cwd).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());
+  }
+
+  // Issue 44: a value quoted in an error is cut after 64 bytes, with its length.
+  void quotedValuesAreCut() {
+    const QByteArray huge(100000, 'x');
+    const Result r = cli({QStringLiteral("train"), QStringLiteral("--out"), dir_.filePath(QStringLiteral("cut")), project(QStringLiteral("cut"), kHeader),
+                          QStringLiteral("--set"), QStringLiteral("search.c_puct=") + QString::fromLatin1(huge)});
+    QCOMPARE(r.status, 2);
+    const QString cut = QStringLiteral("'") + QString(64, QLatin1Char('x')) + QStringLiteral("... (100000 bytes)'");
+    QCOMPARE(r.err, QStringLiteral("error: --set 'search.c_puct=") + QString(50, QLatin1Char('x')) +
+                        QStringLiteral("... (100014 bytes)': search.c_puct: ") + cut + QStringLiteral(" is not valid: expected a number in [0, 100]\n"));
+    const auto loaded = cas::project::loadProject(
+        project(QStringLiteral("long-environment"), QByteArray(kHeader).replace("\"tictactoe\"", "\"" + huge + "\"")).toStdString());
+    QVERIFY(!loaded.project);
+    const std::string& message = loaded.diagnostics.items().at(0).message;
+    QVERIFY2(message.starts_with("unknown environment " + cut.toStdString() + "; known environments: "), message.substr(0, 300).c_str());
+    QVERIFY(message.size() < 1000);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestHostileInput)

@@ -450,6 +450,21 @@ class TestRunSafety : public QObject {
     QCOMPARE(r.err, QStringLiteral("resumed from %1/checkpoints/iter-00000002.ckpt (iteration 2)\nrun folder: %1\n").arg(run));
     QCOMPARE(lines(run + QStringLiteral("/changes.jsonl")).size(), 1);
   }
+
+  // Issue 44: a train that fails once its folder is made names the project's files, not the
+  // run's copies, which it removes.
+  void aFailedTrainNamesTheProjectsFiles() {
+    const QString project = dir_.filePath(QStringLiteral("broken-project"));
+    QDir().mkpath(project);
+    QVERIFY(QFile::copy(kExample + QStringLiteral("/project.toml"), project + QStringLiteral("/project.toml")));
+    append(project + QStringLiteral("/policy.pdl"), "def policy(obs):\n    return nothing\n");
+    const QString run = dir_.filePath(QStringLiteral("never-made"));
+    const Result r = cli(QStringList{QStringLiteral("train"), project, QStringLiteral("--out"), run} + kQuick);
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.startsWith(QStringLiteral("error: the policy does not compile: %1/policy.pdl:2:12: error: ").arg(project)), qPrintable(r.err));
+    QVERIFY2(!r.err.contains(run), qPrintable(r.err));
+    QVERIFY(!QFileInfo::exists(run));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRunSafety)
