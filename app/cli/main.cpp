@@ -16,6 +16,7 @@
 #include "core/env/environments.hpp"
 #include "core/export/onnx_export.hpp"
 #include "core/export/policy_loader.hpp"
+#include "core/pdl/compiler.hpp"
 #include "core/support/numbers.hpp"
 #include "core/support/printable.hpp"
 
@@ -50,16 +51,25 @@ CLI::Validator numberIn(double lo, double hi) {
 }
 
 // An observation shape as `check` and `export` take it for a .pdl file ("4,84,84"); nullopt,
-// with the reason printed, when it is not a list of positive integers.
+// with the reason printed, when it is not a list of positive integers or holds more elements
+// than a policy's observation may (counted in checked 64-bit arithmetic: 65536^4 is no 0).
 std::optional<std::vector<std::int64_t>> parseShape(const std::string& text) {
   std::vector<std::int64_t> shape;
+  std::int64_t elements = 1;
+  bool tooMany = false;
   for (const std::string& part : CLI::detail::split(text, ',')) {
-    const auto d = cas::parseInteger(part, 1, 1 << 24);
+    const auto d = cas::parseInteger(part, 1, std::numeric_limits<std::int64_t>::max());
     if (!d) {
-      std::cerr << "--obs-shape: '" << cas::printable(text) << "' is not a list of positive integers such as 4,84,84\n";
+      std::cerr << "--obs-shape: " << cas::quoteValue(text) << " is not a list of positive integers such as 4,84,84\n";
       return std::nullopt;
     }
+    tooMany = tooMany || __builtin_mul_overflow(elements, *d, &elements) || elements > cas::pdl::kMaxElementsPerSample;
     shape.push_back(*d);
+  }
+  if (tooMany) {
+    std::cerr << "--obs-shape: " << cas::quoteValue(text) << " has more than " << cas::pdl::kMaxElementsPerSample
+              << " elements, the most an observation may have\n";
+    return std::nullopt;
   }
   return shape;
 }

@@ -478,6 +478,39 @@ class TestHostileInput : public QObject {
     QVERIFY2(message.starts_with("unknown environment " + cut.toStdString() + "; known environments: "), message.substr(0, 300).c_str());
     QVERIFY(message.size() < 1000);
   }
+
+  // Issue 44: element counts are multiplied in checked 64-bit arithmetic and refused above the
+  // documented 2^28 per sample, with that reason.
+  void elementCountsAreChecked() {
+    const QString pdl = dir_.filePath(QStringLiteral("counts.pdl"));
+    write(pdl, kPolicy);
+    auto check = [&](const char* shape) {
+      return cli({QStringLiteral("check"), pdl, QStringLiteral("--obs-shape"), QLatin1String(shape), QStringLiteral("--action-dim"), QStringLiteral("2")});
+    };
+    Result r = check("65536,65536,65536,65536");  // 2^64 elements: 0 in unchecked arithmetic
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("--obs-shape: '65536,65536,65536,65536' has more than 268435456 elements, the most an observation may have\n"));
+    r = check("536870912");
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("--obs-shape: '536870912' has more than 268435456 elements, the most an observation may have\n"));
+    r = check("0,4");
+    QCOMPARE(r.err, QStringLiteral("--obs-shape: '0,4' is not a list of positive integers such as 4,84,84\n"));
+
+    cas::pdl::CompileOptions o;
+    o.fileName = "broadcast.pdl";
+    o.observationShape = {32768};
+    o.actionCount = 2;
+    const auto broadcast = cas::pdl::compile("def policy(obs):\n    h = reshape(obs, (32768, 1)) + reshape(obs, (1, 32768))\n"
+                                             "    return dense(flatten(h), units=action_dim), dense(flatten(h), units=1)\n",
+                                             o);
+    QVERIFY(!broadcast.policy);
+    QCOMPARE(at(broadcast.diagnostics.items().at(0)), std::string("2:34 a tensor of shape [32768, 32768] would have more than 268435456 elements per sample"));
+    o.observationShape = {65536, 65536, 65536, 65536};
+    const auto observation = cas::pdl::compile(kPolicy.toStdString(), o);
+    QVERIFY(!observation.policy);
+    QCOMPARE(at(observation.diagnostics.items().at(0)),
+             std::string("1:12 the observation, of shape [65536, 65536, 65536, 65536], would have more than 268435456 elements per sample"));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestHostileInput)
