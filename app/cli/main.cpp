@@ -8,6 +8,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 #include <sstream>
 
@@ -93,6 +94,19 @@ struct Subcommand {
   CLI::App* app;
   std::function<int()> run;
 };
+
+// Runs a command; what it throws and did not catch itself (out of memory, out of threads) ends it
+// with a sentence and status 1, not with the abort of an uncaught exception.
+int runGuarded(const Subcommand& command) {
+  try {
+    return command.run();
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory; ask for less (fewer threads, environments or games, a smaller table or batch)\n";
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << cas::printable(e.what()) << "\n";
+  }
+  return 1;
+}
 
 // `devices`: the backends, whether each is usable and why not.
 Subcommand addDevices(CLI::App& parent) {
@@ -535,6 +549,6 @@ int main(int argc, char** argv) {
     return status == 0 ? 0 : 2;
   }
   for (const Subcommand& command : commands)
-    if (*command.app) return command.run();
+    if (*command.app) return runGuarded(command);
   return 2;
 }

@@ -51,6 +51,17 @@ Result cli(const QStringList& args) {
           QString::fromUtf8(p.readAllStandardError()), clock.elapsed()};
 }
 
+// The CLI under `sh -c script`: ulimit settings, then the CLI with `args` ("$0" "$@").
+Result limitedCli(const QString& limits, const QStringList& args) {
+  QElapsedTimer clock;
+  clock.start();
+  QProcess p;
+  p.start(QStringLiteral("/bin/sh"), QStringList{QStringLiteral("-c"), limits + QStringLiteral("; exec \"$0\" \"$@\""), kCli} + args);
+  p.waitForFinished(120000);
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+          QString::fromUtf8(p.readAllStandardError()), clock.elapsed()};
+}
+
 void write(const QString& path, const QByteArray& bytes) {
   QFile f(path);
   QVERIFY(f.open(QIODevice::WriteOnly));
@@ -510,6 +521,24 @@ class TestHostileInput : public QObject {
     QVERIFY(!observation.policy);
     QCOMPARE(at(observation.diagnostics.items().at(0)),
              std::string("1:12 the observation, of shape [65536, 65536, 65536, 65536], would have more than 268435456 elements per sample"));
+  }
+
+  // Issue 44: what a command can throw ends in a message, not an abort, even out of memory.
+  void commandsEndWithAMessageWhenResourcesRunOut() {
+    const QString limits = QStringLiteral("ulimit -v 4194304; ulimit -s 16384");
+    Result r = limitedCli(limits, {QStringLiteral("bench"), QStringLiteral("env"), QStringLiteral("--env"), QStringLiteral("cartpole"),
+                                   QStringLiteral("--threads"), QStringLiteral("1024"), QStringLiteral("--envs"), QStringLiteral("4"),
+                                   QStringLiteral("--steps"), QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(QRegularExpression(QStringLiteral("^error: cannot start thread [0-9]+ of 1024 \\(Resource temporarily unavailable\\); use fewer threads\n$"))
+                 .match(r.err)
+                 .hasMatch(),
+             qPrintable(r.err));
+    r = limitedCli(limits, {QStringLiteral("bench"), QStringLiteral("solver"), QStringLiteral("--table-mib"), QStringLiteral("65536"),
+                            QStringLiteral("--depths"), QStringLiteral("30"), QStringLiteral("--positions"), QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: the perfect player's transposition table of 64.0 GiB cannot be allocated (out of memory); "
+                                   "give a smaller --table-mib\n"));
   }
 };
 
