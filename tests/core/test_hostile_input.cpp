@@ -540,6 +540,29 @@ class TestHostileInput : public QObject {
     QCOMPARE(r.err, QStringLiteral("error: the perfect player's transposition table of 64.0 GiB cannot be allocated (out of memory); "
                                    "give a smaller --table-mib\n"));
   }
+
+  // Issue 44: check refuses what train refuses, and says ok only after its last check.
+  void checkRunsTheChecksTrainRuns() {
+    const QString ppo = dir_.filePath(QStringLiteral("ppo-minibatches"));
+    QDir().mkpath(ppo);
+    QByteArray toml = bytes(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo/project.toml")));
+    QVERIFY(toml.contains("minibatches = 4"));
+    write(ppo + QStringLiteral("/project.toml"), toml.replace("minibatches = 4", "minibatches = 3"));
+    write(ppo + QStringLiteral("/policy.pdl"), bytes(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo/policy.pdl"))));
+    Result r = cli({QStringLiteral("check"), ppo});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.out, QString());
+    QCOMPARE(r.err, QStringLiteral("error: ppo.minibatches = 3 does not divide a rollout of ppo.envs x ppo.rollout_steps = 4 x 128 = 512 samples; "
+                                   "choose a divisor of it\n%1: rejected (1 error)\n").arg(ppo));
+
+    const QString nan = project(QStringLiteral("nan-forward"), kHeader);
+    write(nan + QStringLiteral("/policy.pdl"), QByteArray(kPolicy).replace("tanh(dense(h, units=1))", "log(tanh(dense(h, units=1)) * 0 - 1)"));
+    r = cli({QStringLiteral("check"), nan});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(!r.out.contains(QStringLiteral(": ok")), qPrintable(r.out));
+    QVERIFY2(r.err.contains(QStringLiteral("the forward pass failed on the CPU backend: ")), qPrintable(r.err));
+    QVERIFY2(r.err.endsWith(QStringLiteral("%1: rejected: the forward pass failed\n").arg(nan)), qPrintable(r.err));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestHostileInput)

@@ -465,6 +465,79 @@ class TestRunSafety : public QObject {
     QVERIFY2(!r.err.contains(run), qPrintable(r.err));
     QVERIFY(!QFileInfo::exists(run));
   }
+
+  // Issue 44: `play` reads a line of stdin up to a bound, and says what it did not read.
+  void playReadsBoundedLines() {
+    const QString run = trained(QStringLiteral("play"), 1);
+    QProcess p;
+    p.start(kCli, {QStringLiteral("play"), run, QStringLiteral("--sims"), QStringLiteral("2")});
+    QVERIFY(p.waitForStarted());
+    p.write(QByteArray(8 << 20, '5') + "\nq\n");
+    p.closeWriteChannel();
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    QVERIFY2(out.contains(QStringLiteral("your move: a move is one digit from 1 to 9; a line of 8388608 bytes is not read\n")), qPrintable(out.right(400)));
+  }
+
+  // Issue 44: analyze --json prints JSON: a value that is not a number is null, with the reason.
+  void analyzeJsonHasNoNan() {
+    const QString project = dir_.filePath(QStringLiteral("nan-project"));
+    QDir().mkpath(project);
+    for (const char* file : {"project.toml", "policy.pdl"})
+      QVERIFY(QFile::copy(kExample + QLatin1Char('/') + QLatin1String(file), project + QLatin1Char('/') + QLatin1String(file)));
+    const QString run = trained(QStringLiteral("nan-run"), 1, project);
+    QFile policy(project + QStringLiteral("/policy.pdl"));
+    QVERIFY(policy.open(QIODevice::ReadWrite));
+    const QByteArray text = policy.readAll();
+    QVERIFY(text.contains("value = tanh("));
+    policy.resize(0);
+    policy.write(QByteArray(text).replace("value = tanh(dense(relu(dense(h, units=32)), units=1))",
+                                          "value = log(tanh(dense(relu(dense(h, units=32)), units=1)) * 0 - 1)"));
+    policy.close();
+    const Result r = cli({QStringLiteral("analyze"), run, QStringLiteral("--position"), QStringLiteral("5"), QStringLiteral("--json"),
+                          QStringLiteral("--use-project")});
+    QCOMPARE(r.status, 0);
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(r.out.toUtf8(), &error);
+    QVERIFY2(doc.isObject(), qPrintable(r.out + error.errorString()));
+    QVERIFY(doc.object().value(QLatin1String("value")).isNull());
+    QCOMPARE(doc.object().value(QLatin1String("not_finite")).toString(),
+             QStringLiteral("the network's value or the search's statistics are not finite numbers (NaN or infinite), printed as null"));
+  }
+
+  // Issue 44: resuming a PPO run that has reached its ppo.total_steps says so.
+  void resumingAFinishedRunSaysSo() {
+    const QString run = dir_.filePath(QStringLiteral("finished"));
+    Result r = cli({QStringLiteral("train"), cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo")), QStringLiteral("--out"), run,
+                    QStringLiteral("--set"), QStringLiteral("ppo.total_steps=512")});
+    QCOMPARE(r.status, 0);
+    r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("3")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.endsWith(QStringLiteral("note: %1 has reached the end its configuration sets (ppo.total_steps = 512 environment steps): there is "
+                                           "nothing to train; raise ppo.total_steps in %1/config.toml to train it further\n").arg(run)),
+             qPrintable(r.err));
+    QCOMPARE(lines(run + QStringLiteral("/metrics.jsonl")).size(), 1);
+  }
+
+  // Issue 44: a loss that is not finite because the policy computes NaN from its input is not
+  // blamed on the learning rate.
+  void aNanPolicyIsNotBlamedOnTheLearningRate() {
+    const QString project = dir_.filePath(QStringLiteral("nan-ppo"));
+    QDir().mkpath(project);
+    QVERIFY(QFile::copy(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo/project.toml")), project + QStringLiteral("/project.toml")));
+    QByteArray policy = bytes(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo/policy.pdl")));
+    QVERIFY(policy.contains("value = dense(v, units=1)"));
+    append(project + QStringLiteral("/policy.pdl"), policy.replace("value = dense(v, units=1)", "value = log(dense(v, units=1) * 0 - 1)"));
+    const Result r = cli({QStringLiteral("train"), project, QStringLiteral("--out"), dir_.filePath(QStringLiteral("nan-ppo-run")),
+                          QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.contains(QStringLiteral("error: the run stopped: the loss became NaN in iteration 1: the policy's value output in its rollout "
+                                           "is already not a finite number (NaN or infinite), before any update, so the policy computes it from "
+                                           "its input (a log or square root of a negative number, a division by zero); lowering "
+                                           "ppo.learning_rate will not help: check the policy (the last checkpoint is kept)\n")),
+             qPrintable(r.err));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRunSafety)
