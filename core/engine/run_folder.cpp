@@ -250,7 +250,7 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
   for (const params::ParameterSpec& spec : params::ParameterRegistry::standard().all()) {
     const toml::node* n = root[spec.section()][spec.key()].node();
     if (!n) continue;
-    const auto value = params::valueFromToml(spec, *n, &problem);
+    const auto value = params::valueFromToml(spec, *n, &problem, *text);
     if (!value)
       return fail(sentence(Severity::Error, problem, {config.string(), int(n->source().begin.line), int(n->source().begin.column)}));
     loaded.project->parameters.set(spec.name, *value);

@@ -158,9 +158,9 @@ std::string formatValue(const ParamValue& v) {
   return std::get<std::string>(v);
 }
 
-std::optional<std::string> checkValue(const ParameterSpec& spec, const ParamValue& value) {
+std::optional<std::string> checkValue(const ParameterSpec& spec, const ParamValue& value, std::string_view written) {
   auto outOfRange = [&] {
-    return spec.name + " = " + formatValue(value) + " is out of range: expected " + describeRange(spec);
+    return spec.name + " = " + (written.empty() ? formatValue(value) : std::string(written)) + " is out of range: expected " + describeRange(spec);
   };
   auto wrongType = [&] { return spec.name + " expects " + describeRange(spec); };
   switch (spec.type) {

@@ -131,7 +131,7 @@ class Validator {
         continue;
       }
       std::string problem;
-      if (auto value = params::valueFromToml(*spec, node, &problem)) p.parameters.set(full, *value);
+      if (auto value = params::valueFromToml(*spec, node, &problem, result_.source)) p.parameters.set(full, *value);
       else error(node.source(), problem);
     }
   }

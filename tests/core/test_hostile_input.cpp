@@ -563,6 +563,24 @@ class TestHostileInput : public QObject {
     QVERIFY2(r.err.contains(QStringLiteral("the forward pass failed on the CPU backend: ")), qPrintable(r.err));
     QVERIFY2(r.err.endsWith(QStringLiteral("%1: rejected: the forward pass failed\n").arg(nan)), qPrintable(r.err));
   }
+
+  // Issue 44: a value out of range is printed as it was written, as docs/project-format.md says,
+  // and an unknown key's name is cut like any quoted value.
+  void outOfRangeValuesArePrintedAsWritten() {
+    cas::params::ParameterSet set;
+    QCOMPARE(set.assign("search.c_puct=1e3").value_or(""), std::string("search.c_puct = 1e3 is out of range: expected a number in [0, 100]"));
+    auto firstError = [&](const QByteArray& section) {
+      const auto r = cas::project::loadProject(project(QStringLiteral("written"), kHeader + section).toStdString());
+      return r.diagnostics.empty() ? std::string() : at(r.diagnostics.items()[0]);
+    };
+    QCOMPARE(firstError("[search]\nc_puct = 1_000.0 # too much\n"), std::string("6:10 search.c_puct = 1_000.0 is out of range: expected a number in [0, 100]"));
+    QCOMPARE(firstError("[search]\nsimulations = 0x7fffffff\n"),
+             std::string("6:15 search.simulations = 0x7fffffff is out of range: expected an integer in [1, 100000]"));
+    const std::string unknown = firstError("[search]\n" + QByteArray(5000, 'k') + " = 1\n");
+    QVERIFY2(unknown.starts_with("6:1 unknown key '" + std::string(64, 'k') + "... (5000 bytes)' in [search] is ignored; known keys: simulations, "),
+             unknown.substr(0, 300).c_str());
+    QVERIFY(unknown.size() < 1000);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestHostileInput)
