@@ -77,30 +77,30 @@ std::optional<RunFolder::LoggedChange> loggedChange(const nlohmann::json& j) {
 
 // A log read whole: its lines, each without its line break and trailing whitespace (the \r of a
 // CRLF too); `unterminated` when the last one has no line break (cut short by a kill or a full
-// disk, unless it is whole).
+// disk, unless it is whole). The lines view `text`: a Log is filled in place and never moved (a
+// short text lives inside the string object, and a moved one would leave them dangling).
 struct Log {
   std::string text;
   std::vector<std::string_view> lines;
   bool unterminated = false;
 };
 
-std::optional<Log> readLog(const std::filesystem::path& file, std::string* error) {
-  Log log;
+bool readLog(const std::filesystem::path& file, Log* log, std::string* error) {
   std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return log;  // a missing log is an empty one
+  if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return true;  // a missing log is an empty one
   auto text = readFile(file, kRunLogLimit, error, OpenFor::ReadingInPlace);
-  if (!text) return std::nullopt;
-  log.text = std::move(*text);
-  for (size_t start = 0; start < log.text.size();) {
-    size_t end = log.text.find('\n', start);
-    log.unterminated = end == std::string::npos;
-    if (log.unterminated) end = log.text.size();
-    std::string_view line(log.text.data() + start, end - start);
+  if (!text) return false;
+  log->text = std::move(*text);
+  for (size_t start = 0; start < log->text.size();) {
+    size_t end = log->text.find('\n', start);
+    log->unterminated = end == std::string::npos;
+    if (log->unterminated) end = log->text.size();
+    std::string_view line(log->text.data() + start, end - start);
     while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
-    log.lines.push_back(line);
+    log->lines.push_back(line);
     start = end + 1;
   }
-  return log;
+  return true;
 }
 
 // Writes the log `file` anew with the `kept` lines, each ending in a line break, when that is
@@ -135,13 +135,13 @@ std::string missingIterations(const std::vector<std::int64_t>& present, std::int
 // metrics.jsonl: a line for each iteration up to the checkpoint's that has one, in order: where an
 // iteration was logged twice, its later line (the run that went on from there wrote it).
 bool repairMetrics(const std::filesystem::path& dir, std::int64_t iteration, std::vector<Diagnostic>* notices, std::string* error) {
-  const auto log = readLog(dir / "metrics.jsonl", error);
-  if (!log) return false;
+  Log log;
+  if (!readLog(dir / "metrics.jsonl", &log, error)) return false;
   std::map<std::int64_t, std::string_view> byIteration;
   int later = 0, malformed = 0;
   bool partial = false;
-  for (size_t i = 0; i < log->lines.size(); ++i) {
-    const std::string_view line = log->lines[i];
+  for (size_t i = 0; i < log.lines.size(); ++i) {
+    const std::string_view line = log.lines[i];
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;  // a blank line holds nothing
     const auto json = jsonObject(line);
     const auto n = json ? iterationOf(*json) : std::nullopt;
@@ -150,7 +150,7 @@ bool repairMetrics(const std::filesystem::path& dir, std::int64_t iteration, std
       byIteration[*n] = line;
     } else if (n) {
       ++later;
-    } else if (i + 1 == log->lines.size() && log->unterminated && !json) {
+    } else if (i + 1 == log.lines.size() && log.unterminated && !json) {
       partial = true;
     } else {
       ++malformed;
@@ -162,7 +162,7 @@ bool repairMetrics(const std::filesystem::path& dir, std::int64_t iteration, std
     present.push_back(n);
     kept.push_back(line);
   }
-  if (!rewriteLog(dir / "metrics.jsonl", *log, kept, error)) return false;
+  if (!rewriteLog(dir / "metrics.jsonl", log, kept, error)) return false;
   std::vector<std::string> what;
   if (later) what.push_back(count(later, "line recorded after the checkpoint", "lines recorded after the checkpoint") + " (those iterations run again)");
   if (malformed) what.push_back(count(malformed, "line", "lines") + " malformed or logging an iteration again");
@@ -180,15 +180,15 @@ bool repairMetrics(const std::filesystem::path& dir, std::int64_t iteration, std
 // changes.jsonl: the changes applied up to the first iteration that runs again, in order.
 std::optional<std::vector<RunFolder::LoggedChange>> repairChanges(const std::filesystem::path& dir, std::int64_t iteration,
                                                                   std::vector<Diagnostic>* notices, std::string* error) {
-  const auto log = readLog(dir / "changes.jsonl", error);
-  if (!log) return std::nullopt;
+  Log log;
+  if (!readLog(dir / "changes.jsonl", &log, error)) return std::nullopt;
   std::vector<std::string_view> keptLines;
   std::vector<RunFolder::LoggedChange> kept;
   std::int64_t last = 0;
   int dropped = 0;
   bool partial = false;
-  for (size_t i = 0; i < log->lines.size(); ++i) {
-    const std::string_view line = log->lines[i];
+  for (size_t i = 0; i < log.lines.size(); ++i) {
+    const std::string_view line = log.lines[i];
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     const auto json = jsonObject(line);
     auto change = json ? loggedChange(*json) : std::nullopt;
@@ -199,13 +199,13 @@ std::optional<std::vector<RunFolder::LoggedChange>> repairChanges(const std::fil
       if (change) kept.push_back(std::move(*change));
       keptLines.push_back(line);
       last = at;
-    } else if (i + 1 == log->lines.size() && log->unterminated && !json) {
+    } else if (i + 1 == log.lines.size() && log.unterminated && !json) {
       partial = true;
     } else {
       ++dropped;
     }
   }
-  if (!rewriteLog(dir / "changes.jsonl", *log, keptLines, error)) return std::nullopt;
+  if (!rewriteLog(dir / "changes.jsonl", log, keptLines, error)) return std::nullopt;
   std::vector<std::string> what;
   if (dropped) what.push_back(count(dropped, "change", "changes") + " logged after the checkpoint or malformed");
   if (partial) what.push_back("a partial last line (cut short when the run stopped)");
