@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <new>
 #include <random>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/report_text.hpp"
 #include "core/env/perfect_play.hpp"
+#include "core/support/atomic_file.hpp"
 
 namespace cas::cli {
 namespace {
@@ -29,9 +31,23 @@ std::string seconds(double s) {
   return b;
 }
 
+int benchSolver(const SolverBenchOptions& o);
+
 }  // namespace
 
 int runBenchSolver(const SolverBenchOptions& o) {
+  try {
+    return benchSolver(o);
+  } catch (const std::bad_alloc&) {  // each position's solver allocates its table anew
+    std::cerr << "error: the perfect player's transposition table of " << formatBytes(std::uint64_t(o.tableMib) << 20)
+              << " cannot be allocated (out of memory); give a smaller --table-mib\n";
+    return 1;
+  }
+}
+
+namespace {
+
+int benchSolver(const SolverBenchOptions& o) {
   const env::EnvironmentInfo* e = env::findEnvironment(o.env);
   if (!e || !e->perfectPlayer || !e->board) {
     std::cerr << "bench solver: '" << o.env << "' has no perfect player\n";
@@ -110,5 +126,7 @@ int runBenchSolver(const SolverBenchOptions& o) {
   }
   return 0;
 }
+
+}  // namespace
 
 }  // namespace cas::cli

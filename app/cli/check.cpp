@@ -1,9 +1,11 @@
-// `cuda-agent check`: validates projects (project.toml and the policy it names) or standalone
-// PDL files, prints each policy's layers, parameters and FLOPs, and runs one forward pass on the
-// CPU backend to show the program executes.
+// `cuda-agent check`: validates projects (project.toml and the policy it names, and the
+// configuration as `train` checks it before building anything) or standalone PDL files, runs one
+// forward pass on the CPU backend to show the program executes, and only then says ok and prints
+// each policy's layers, parameters and FLOPs.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <random>
 
 #include "app/cli/commands.hpp"
@@ -17,6 +19,7 @@
 #include "core/support/atomic_file.hpp"
 #include "core/support/printable.hpp"
 #include "core/train/ppo.hpp"
+#include "core/train/trainer.hpp"
 #include "core/train/training_step.hpp"
 #include "core/train/update.hpp"
 
@@ -48,48 +51,29 @@ void printSchedule(const ir::Graph& g) {
 }
 
 // `check --ir --update`: the project's training step (its algorithm's loss, the gradients and
-// the optimizer, as the trainer builds it) at --batch rows, its IR and schedule.
-int printUpdate(const project::Project& p, const CheckOptions& options) {
+// the optimizer, as the trainer builds it) at --batch rows; nullopt, with the reason printed, when
+// it does not build.
+std::optional<ir::Graph> buildUpdate(const project::Project& p, const CheckOptions& options) {
   std::string source;
   pdl::CompileResult compiled = project::compilePolicy(p, options.batch, &source, true);
   printDiagnostics(compiled.diagnostics, source);
-  if (!compiled.policy) return 1;
+  if (!compiled.policy) return std::nullopt;
   const bool ppo = p.algorithm == "ppo";
   const train::OptimizerConfig optimizer =
       ppo ? train::ppoOptimizerConfig(params::readPpoParams(p.parameters)) : train::optimizerConfig(params::readTrainParams(p.parameters));
   const std::int64_t actions = compiled.policy->outputShapes.front().back();
   try {
-    const ir::Graph g = train::buildUpdateGraph(*compiled.policy, ppo ? train::LossKind::Ppo : train::LossKind::AlphaZero, optimizer, actions);
-    std::cout << "  the training step at batch " << options.batch << ":\n" << printable(ir::toText(g), Keep::TabsAndNewlines);
-    printSchedule(g);
+    return train::buildUpdateGraph(*compiled.policy, ppo ? train::LossKind::Ppo : train::LossKind::AlphaZero, optimizer, actions);
   } catch (const std::exception& e) {
     std::cerr << "  the training step does not build: " << printable(e.what()) << "\n";
-    return 1;
+    return std::nullopt;
   }
-  return 0;
 }
 
-// Prints the policy's summary and runs it once on the CPU; returns false if the run fails.
-bool describePolicy(const pdl::CompiledPolicy& p, std::int64_t batch, bool printIr) {
-  std::cout << "  outputs:";
-  for (size_t i = 0; i < p.outputNames.size(); ++i)
-    std::cout << (i ? ", " : " ") << printable(p.outputNames[i]) << " " << ir::shapeText(p.outputShapes[i], ", ");
-  std::cout << "\n";
-  std::printf("  %-34s %-11s %-16s %10s %10s\n", "layer", "kind", "output", "params", "FLOPs");
-  for (const pdl::LayerSummary& l : p.layers)
-    std::printf("  %-34s %-11s %-16s %10s %10s\n", printable(l.name).c_str(), l.kind.c_str(), ir::shapeText(l.outputShape, ", ").c_str(),
-                count(double(l.parameters)).c_str(), count(double(l.flops)).c_str());
-  std::printf("  total: %lld parameters, %s FLOPs per sample (layers only; a multiply-add counts 2)\n",
-              static_cast<long long>(p.parameterCount), count(double(p.flopsPerSample)).c_str());
-
-  ir::Graph g = p.graph;
-  ir::runPasses(g, ir::defaultPipeline());
-  if (printIr) {
-    std::cout << printable(ir::toText(g), Keep::TabsAndNewlines);
-    // The kernels the CUDA backend launches for this graph (the schedule is target data, so it
-    // is printed on any machine); a graph it cannot run says why instead.
-    printSchedule(g);
-  }
+// One forward pass of `g` (after the passes) on the CPU backend, its parameters at their initial
+// values and a random observation, then five timed: the milliseconds per pass, or nullopt with
+// the failure printed (a value that is not finite fails it).
+std::optional<double> timeForwardPass(const ir::Graph& g) {
   try {
     auto exe = exec::BackendRegistry::instance().find("cpu")->backend->compile(g);
     exe->setFiniteCheck(true);
@@ -108,15 +92,45 @@ bool describePolicy(const pdl::CompiledPolicy& p, std::int64_t batch, bool print
     const int runs = 5;
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < runs; ++i) exe->run();
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / runs;
-    std::printf("  CPU forward pass, batch %lld: %.3f ms (mean of %d runs, random observation)\n",
-                static_cast<long long>(batch), ms, runs);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / runs;
   } catch (const std::exception& e) {
     std::cerr << "  the forward pass failed on the CPU backend: " << printable(e.what()) << "\n";
-    return false;
+    return std::nullopt;
   }
-  return true;
 }
+
+// Prints the policy's summary, its IR with --ir (`g`, after the passes) and the forward pass's time.
+void describePolicy(const pdl::CompiledPolicy& p, const ir::Graph& g, std::int64_t batch, bool printIr, double ms) {
+  std::cout << "  outputs:";
+  for (size_t i = 0; i < p.outputNames.size(); ++i)
+    std::cout << (i ? ", " : " ") << printable(p.outputNames[i]) << " " << ir::shapeText(p.outputShapes[i], ", ");
+  std::cout << "\n";
+  std::printf("  %-34s %-11s %-16s %10s %10s\n", "layer", "kind", "output", "params", "FLOPs");
+  for (const pdl::LayerSummary& l : p.layers)
+    std::printf("  %-34s %-11s %-16s %10s %10s\n", printable(l.name).c_str(), l.kind.c_str(), ir::shapeText(l.outputShape, ", ").c_str(),
+                count(double(l.parameters)).c_str(), count(double(l.flops)).c_str());
+  std::printf("  total: %lld parameters, %s FLOPs per sample (layers only; a multiply-add counts 2)\n",
+              static_cast<long long>(p.parameterCount), count(double(p.flopsPerSample)).c_str());
+  if (printIr) {
+    std::cout << printable(ir::toText(g), Keep::TabsAndNewlines);
+    // The kernels the CUDA backend launches for this graph (the schedule is target data, so it
+    // is printed on any machine); a graph it cannot run says why instead.
+    printSchedule(g);
+  }
+  std::printf("  CPU forward pass, batch %lld: %.3f ms (mean of 5 runs, random observation)\n", static_cast<long long>(batch), ms);
+}
+
+// The policy's graph after the passes, and its forward pass's time; nullopt (the failure printed)
+// when the pass fails.
+std::optional<std::pair<ir::Graph, double>> runPolicy(const pdl::CompiledPolicy& p) {
+  ir::Graph g = p.graph;
+  ir::runPasses(g, ir::defaultPipeline());
+  const std::optional<double> ms = timeForwardPass(g);
+  if (!ms) return std::nullopt;
+  return std::make_pair(std::move(g), *ms);
+}
+
+std::string errors(int n) { return std::to_string(n) + " error" + (n == 1 ? "" : "s"); }
 
 int checkPdlFile(const std::string& path, const CheckOptions& options) {
   std::string error;
@@ -129,6 +143,10 @@ int checkPdlFile(const std::string& path, const CheckOptions& options) {
     std::cerr << printable(path) << ": error: a standalone PDL file needs --obs-shape and --action-dim (e.g. --obs-shape 4,84,84 --action-dim 6)\n";
     return 2;
   }
+  if (options.update) {
+    std::cerr << printable(path) << ": error: --update needs a project (its algorithm says which loss the training step has), not a .pdl file\n";
+    return 2;
+  }
   pdl::CompileOptions o;
   o.fileName = path;
   o.observationShape = options.observationShape;
@@ -139,38 +157,21 @@ int checkPdlFile(const std::string& path, const CheckOptions& options) {
   pdl::CompileResult r = pdl::compile(*source, o);
   printDiagnostics(r.diagnostics, *source);
   if (!r.policy) {
-    std::cerr << printable(path) << ": rejected (" << r.diagnostics.errorCount() << " error" << (r.diagnostics.errorCount() == 1 ? "" : "s") << ")\n";
+    std::cerr << printable(path) << ": rejected (" << errors(r.diagnostics.errorCount()) << ")\n";
     return 1;
   }
-  std::cout << printable(path) << ": ok (observation " << ir::shapeText(o.observationShape, ", ") << ", " << o.actionCount << " actions)\n";
-  if (options.update) {
-    std::cerr << printable(path) << ": error: --update needs a project (its algorithm says which loss the training step has), not a .pdl file\n";
-    return 2;
+  const auto ran = runPolicy(*r.policy);
+  if (!ran) {
+    std::cerr << printable(path) << ": rejected: the forward pass failed\n";
+    return 1;
   }
-  return describePolicy(*r.policy, options.batch, options.printIr) ? 0 : 1;
+  // "ok" only now, after the last check.
+  std::cout << printable(path) << ": ok (observation " << ir::shapeText(o.observationShape, ", ") << ", " << o.actionCount << " actions)\n";
+  describePolicy(*r.policy, ran->first, options.batch, options.printIr, ran->second);
+  return 0;
 }
 
-int checkProject(const std::string& path, const CheckOptions& options) {
-  project::LoadOptions loadOptions;
-  loadOptions.allowOutsidePaths = options.allowOutsideProject;
-  project::LoadResult result = project::loadProject(path, loadOptions);
-  printDiagnostics(result.diagnostics, result.source);
-  if (!result.project) {
-    std::cerr << printable(path) << ": rejected (" << result.diagnostics.errorCount() << " error"
-              << (result.diagnostics.errorCount() == 1 ? "" : "s") << ")\n";
-    return 1;
-  }
-  const project::Project& p = *result.project;
-  std::string source;
-  // With --update the forward pass that shows the policy runs at batch 1; --batch sizes the step.
-  const std::int64_t forwardBatch = options.update ? 1 : options.batch;
-  pdl::CompileResult compiled = project::compilePolicy(p, forwardBatch, &source);
-  printDiagnostics(compiled.diagnostics, source);
-  if (!compiled.policy) {
-    std::cerr << printable(path) << ": rejected: the policy does not compile (" << compiled.diagnostics.errorCount() << " error"
-              << (compiled.diagnostics.errorCount() == 1 ? "" : "s") << ")\n";
-    return 1;
-  }
+void printProject(const std::string& path, const project::Project& p) {
   const env::EnvironmentInfo* e = env::findEnvironment(p.environment);
   std::cout << printable(path) << ": ok\n"
             << "  name:        " << printable(p.name) << "\n"
@@ -181,8 +182,45 @@ int checkProject(const std::string& path, const CheckOptions& options) {
   for (const params::ParameterSpec& spec : params::ParameterRegistry::standard().all())
     if (!p.parameters.isDefault(spec.name))
       std::cout << "  " << spec.name << " = " << printable(params::formatValue(p.parameters.get(spec.name))) << "\n";
-  if (!describePolicy(*compiled.policy, forwardBatch, options.printIr && !options.update)) return 1;
-  return options.update ? printUpdate(p, options) : 0;
+}
+
+int checkProject(const std::string& path, const CheckOptions& options) {
+  project::LoadOptions loadOptions;
+  loadOptions.allowOutsidePaths = options.allowOutsideProject;
+  project::LoadResult result = project::loadProject(path, loadOptions);
+  printDiagnostics(result.diagnostics, result.source);
+  if (!result.project) {
+    std::cerr << printable(path) << ": rejected (" << errors(result.diagnostics.errorCount()) << ")\n";
+    return 1;
+  }
+  const project::Project& p = *result.project;
+  std::string source;
+  // With --update the forward pass that shows the policy runs at batch 1; --batch sizes the step.
+  const std::int64_t forwardBatch = options.update ? 1 : options.batch;
+  pdl::CompileResult compiled = project::compilePolicy(p, forwardBatch, &source);
+  printDiagnostics(compiled.diagnostics, source);
+  if (!compiled.policy) {
+    std::cerr << printable(path) << ": rejected: the policy does not compile (" << errors(compiled.diagnostics.errorCount()) << ")\n";
+    return 1;
+  }
+  // What `train` refuses before it builds anything, refused here too.
+  if (auto problem = train::trainingProblem(p)) {
+    std::cerr << "error: " << printable(*problem) << "\n" << printable(path) << ": rejected (1 error)\n";
+    return 1;
+  }
+  const auto ran = runPolicy(*compiled.policy);
+  const std::optional<ir::Graph> update = ran && options.update ? buildUpdate(p, options) : std::nullopt;
+  if (!ran || (options.update && !update)) {
+    std::cerr << printable(path) << ": rejected: " << (ran ? "the training step does not build" : "the forward pass failed") << "\n";
+    return 1;
+  }
+  printProject(path, p);  // "ok" only now, after the last check
+  describePolicy(*compiled.policy, ran->first, forwardBatch, options.printIr && !options.update, ran->second);
+  if (update) {
+    std::cout << "  the training step at batch " << options.batch << ":\n" << printable(ir::toText(*update), Keep::TabsAndNewlines);
+    printSchedule(*update);
+  }
+  return 0;
 }
 
 }  // namespace

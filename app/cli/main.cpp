@@ -8,6 +8,7 @@
 #include <iostream>
 #include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 #include <sstream>
 
@@ -16,6 +17,7 @@
 #include "core/env/environments.hpp"
 #include "core/export/onnx_export.hpp"
 #include "core/export/policy_loader.hpp"
+#include "core/pdl/compiler.hpp"
 #include "core/support/numbers.hpp"
 #include "core/support/printable.hpp"
 
@@ -35,7 +37,7 @@ CLI::Validator integerIn(std::int64_t lo, std::int64_t hi) {
   return CLI::Validator(
       [lo, hi](std::string& text) -> std::string {
         if (cas::parseInteger(text, lo, hi)) return {};
-        return "expected a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + cas::printable(text) + "'";
+        return "expected a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + cas::quoteValue(text);
       },
       "INT in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
 }
@@ -44,22 +46,31 @@ CLI::Validator numberIn(double lo, double hi) {
   return CLI::Validator(
       [lo, hi](std::string& text) -> std::string {
         if (cas::parseNumber(text, lo, hi)) return {};
-        return "expected a number in " + range(lo, hi) + ", got '" + cas::printable(text) + "'";
+        return "expected a number in " + range(lo, hi) + ", got " + cas::quoteValue(text);
       },
       "NUMBER in " + range(lo, hi));
 }
 
 // An observation shape as `check` and `export` take it for a .pdl file ("4,84,84"); nullopt,
-// with the reason printed, when it is not a list of positive integers.
+// with the reason printed, when it is not a list of positive integers or holds more elements
+// than a policy's observation may (counted in checked 64-bit arithmetic: 65536^4 is no 0).
 std::optional<std::vector<std::int64_t>> parseShape(const std::string& text) {
   std::vector<std::int64_t> shape;
+  std::int64_t elements = 1;
+  bool tooMany = false;
   for (const std::string& part : CLI::detail::split(text, ',')) {
-    const auto d = cas::parseInteger(part, 1, 1 << 24);
+    const auto d = cas::parseInteger(part, 1, std::numeric_limits<std::int64_t>::max());
     if (!d) {
-      std::cerr << "--obs-shape: '" << cas::printable(text) << "' is not a list of positive integers such as 4,84,84\n";
+      std::cerr << "--obs-shape: " << cas::quoteValue(text) << " is not a list of positive integers such as 4,84,84\n";
       return std::nullopt;
     }
+    tooMany = tooMany || __builtin_mul_overflow(elements, *d, &elements) || elements > cas::pdl::kMaxElementsPerSample;
     shape.push_back(*d);
+  }
+  if (tooMany) {
+    std::cerr << "--obs-shape: " << cas::quoteValue(text) << " has more than " << cas::pdl::kMaxElementsPerSample
+              << " elements, the most an observation may have\n";
+    return std::nullopt;
   }
   return shape;
 }
@@ -83,6 +94,19 @@ struct Subcommand {
   CLI::App* app;
   std::function<int()> run;
 };
+
+// Runs a command; what it throws and did not catch itself (out of memory, out of threads) ends it
+// with a sentence and status 1, not with the abort of an uncaught exception.
+int runGuarded(const Subcommand& command) {
+  try {
+    return command.run();
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory; ask for less (fewer threads, environments or games, a smaller table or batch)\n";
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << cas::printable(e.what()) << "\n";
+  }
+  return 1;
+}
 
 // `devices`: the backends, whether each is usable and why not.
 Subcommand addDevices(CLI::App& parent) {
@@ -459,7 +483,7 @@ Subcommand addExport(CLI::App& parent) {
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             if (text == "dynamic" || cas::parseInteger(text, 1, cas::exports::kMaxOnnxBatch)) return {};
-            return "expected dynamic or a whole number in [1, 1048576], got '" + cas::printable(text) + "'";
+            return "expected dynamic or a whole number in [1, 1048576], got " + cas::quoteValue(text);
           },
           "dynamic or INT in [1, 1048576]"))
       ->capture_default_str();
@@ -525,6 +549,6 @@ int main(int argc, char** argv) {
     return status == 0 ? 0 : 2;
   }
   for (const Subcommand& command : commands)
-    if (*command.app) return command.run();
+    if (*command.app) return runGuarded(command);
   return 2;
 }

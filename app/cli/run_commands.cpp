@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -122,16 +123,64 @@ void printRoot(const env::BoardGames& board, const search::RootStats& r) {
   std::printf("\n");
 }
 
+// A number for JSON, which has no NaN or infinity: those are null, and `notFinite` is set so
+// that the object can say why.
+std::string jsonNumber(double v, bool* notFinite, int digits = 5) {
+  if (!std::isfinite(v)) {
+    *notFinite = true;
+    return "null";
+  }
+  char b[32];
+  std::snprintf(b, sizeof b, "%.*g", digits, v);
+  return b;
+}
+
 template <typename T>
-std::string jsonArray(const std::vector<T>& v) {
+std::string jsonArray(const std::vector<T>& v, bool* notFinite) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) {
     char b[32];
-    if constexpr (std::is_floating_point_v<T>) std::snprintf(b, sizeof b, "%.5g", double(v[i]));
+    if constexpr (std::is_floating_point_v<T>) std::snprintf(b, sizeof b, "%s", jsonNumber(double(v[i]), notFinite).c_str());
     else std::snprintf(b, sizeof b, "%lld", static_cast<long long>(v[i]));
     s += (i ? ", " : "") + std::string(b);
   }
   return s + "]";
+}
+
+// One position's analysis as a JSON line. A value or statistic that is not a finite number (a
+// network whose output is NaN) is null, and "not_finite" says so.
+std::string analysisJson(const std::string& moves, const env::BoardGames& board, const search::RootStats& r) {
+  bool notFinite = false;
+  const std::string value = jsonNumber(r.value, &notFinite), q = jsonArray(r.q, &notFinite), prior = jsonArray(r.prior, &notFinite);
+  std::string pv = "[";
+  for (size_t i = 0; i < r.pv.size(); ++i) pv += (i ? ", " : "") + jsonString(board.actionName(r.pv[i]));
+  return "{\"position\": " + jsonString(moves) + ", \"move\": " + jsonString(board.actionName(r.chosen)) + ", \"value\": " + value +
+         ", \"visits\": " + jsonArray(r.visits, &notFinite) + ", \"q\": " + q + ", \"prior\": " + prior + ", \"pv\": " + pv + "]" +
+         (notFinite ? ", \"not_finite\": \"the network's value or the search's statistics are not finite numbers (NaN or infinite), printed as null\""
+                    : "") +
+         "}";
+}
+
+// The most of a line of stdin that `play` keeps: a move is a digit or q.
+constexpr std::uint64_t kMaxInputLine = 256;
+
+// A line of `in` without its line break (and a CRLF's \r), of which at most kMaxInputLine bytes
+// are kept: the rest of a longer line is read past, not stored, and `length` says how long the
+// line was. false at the end of the input.
+bool readBoundedLine(std::istream& in, std::string* line, std::uint64_t* length) {
+  line->clear();
+  *length = 0;
+  std::streambuf* buffer = in.rdbuf();
+  int c = EOF;
+  while ((c = buffer->sbumpc()) != EOF && c != '\n') {
+    if (line->size() < kMaxInputLine) line->push_back(char(c));
+    ++*length;
+  }
+  if (!line->empty() && line->back() == '\r') {
+    line->pop_back();
+    --*length;
+  }
+  return c != EOF || *length > 0;
 }
 
 // How eval, analyze and play open a run: reading, from the run's copies unless --use-project.
@@ -139,6 +188,71 @@ engine::OpenRunOptions readRun(bool useProject) {
   engine::OpenRunOptions options;
   options.useProjectFiles = useProject;
   return options;
+}
+
+// The folder of a new run: --out, or runs/NAME-STAMP once the project's name is known to be a
+// plain name (a name of "../../x" would put it elsewhere). Empty, with the reason printed, when
+// there is none.
+std::string newRunFolder(const TrainOptions& o, const project::Project& project) {
+  if (!o.out.empty()) return o.out;
+  if (auto problem = project::folderNameProblem(project.name)) {
+    std::cerr << "error: the project's name " << quoteValue(project.name) << " cannot name a run folder: " << *problem
+              << "; rename the project in its project.toml, or give the run a folder with --out\n";
+    return {};
+  }
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return "runs/" + project.name + "-" + stamp;
+}
+
+// A new run of the project o.project: its folder made and a trainer built for it. The status to
+// exit with when that fails (the reason printed; the folder removed again), else 0.
+int startNewRun(const TrainOptions& o, const train::ParallelOptions& parallel, std::unique_ptr<train::Trainer>* trainer,
+                std::optional<engine::RunFolder>* run) {
+  project::LoadOptions loadOptions;
+  loadOptions.allowOutsidePaths = o.allowOutsideProject;
+  project::LoadResult loaded = project::loadProject(o.project, loadOptions);
+  for (const Diagnostic& d : loaded.diagnostics.items()) std::cerr << formatDiagnostic(d, loaded.source) << "\n";
+  if (!loaded.project) return 1;
+  for (const std::string& assignment : o.sets)
+    if (auto problem = loaded.project->parameters.assign(assignment)) {
+      std::cerr << "error: --set " << quoteValue(assignment) << ": " << printable(*problem) << "\n";
+      return 2;
+    }
+  const std::string out = newRunFolder(o, *loaded.project);
+  if (out.empty()) return 1;
+  const std::string projectPolicy = loaded.project->policyFile.string();  // before create() names the run's copy
+  Diagnostic refused;
+  std::vector<Diagnostic> notices;
+  *run = engine::RunFolder::create(out, *loaded.project, &refused, &notices);  // the project then names the run's copies
+  for (const Diagnostic& d : notices) report(d);
+  if (!*run) {
+    report(refused);
+    return 1;
+  }
+  std::string error;
+  auto backend = exec::BackendRegistry::instance().select(o.device, &error);
+  if (!backend) {
+    std::cerr << "error: " << printable(error) << "\n";
+    (*run)->removeUnstarted();
+    return 1;
+  }
+  try {
+    *trainer = train::makeTrainer(*loaded.project, backend, parallel);
+  } catch (const std::exception& e) {  // the policy does not compile, or the configuration cannot fit
+    // The run's copy is removed with the folder: the message names the project's file instead,
+    // which holds the same text.
+    std::string message = e.what();
+    const std::string copy = loaded.project->policyFile.string();
+    for (size_t at = message.find(copy); at != std::string::npos; at = message.find(copy, at + projectPolicy.size()))
+      message.replace(at, copy.size(), projectPolicy);
+    std::cerr << "error: " << printable(message) << "\n";
+    (*run)->removeUnstarted();
+    return 1;
+  }
+  printSearchNote(**trainer, *backend);
+  return 0;
 }
 
 }  // namespace
@@ -208,47 +322,14 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
     options.parallel = parallel;
     trainer = openRun(&engine::openAnyRun, o.resume.empty() ? o.restart : o.resume, o.device, options, &run);
     if (!trainer) return 1;
-  } else {
-    project::LoadOptions loadOptions;
-    loadOptions.allowOutsidePaths = o.allowOutsideProject;
-    project::LoadResult loaded = project::loadProject(o.project, loadOptions);
-    for (const Diagnostic& d : loaded.diagnostics.items()) std::cerr << formatDiagnostic(d, loaded.source) << "\n";
-    if (!loaded.project) return 1;
-    for (const std::string& assignment : o.sets)
-      if (auto problem = loaded.project->parameters.assign(assignment)) {
-        std::cerr << "error: --set " << printable(assignment) << ": " << printable(*problem) << "\n";
-        return 2;
-      }
-    std::string out = o.out;
-    if (out.empty()) {
-      char stamp[32];
-      const std::time_t now = std::time(nullptr);
-      std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-      out = "runs/" + loaded.project->name + "-" + stamp;
+    if (trainer->reachedEnd()) {  // a PPO run at its ppo.total_steps: said, rather than ending without a word
+      const std::string dir = printable(run->path().string());
+      std::cerr << "note: " << dir << " has reached the end its configuration sets (ppo.total_steps = " << trainer->parameters().getInt("ppo.total_steps")
+                << " environment steps): there is nothing to train; raise ppo.total_steps in " << dir << "/config.toml to train it further\n";
+      return 0;
     }
-    Diagnostic refused;
-    std::vector<Diagnostic> notices;
-    run = engine::RunFolder::create(out, *loaded.project, &refused, &notices);  // the project then names the run's copies
-    for (const Diagnostic& d : notices) report(d);
-    if (!run) {
-      report(refused);
-      return 1;
-    }
-    std::string error;
-    auto backend = exec::BackendRegistry::instance().select(o.device, &error);
-    if (!backend) {
-      std::cerr << "error: " << printable(error) << "\n";
-      run->removeUnstarted();
-      return 1;
-    }
-    try {
-      trainer = train::makeTrainer(*loaded.project, backend, parallel);
-    } catch (const std::exception& e) {  // the policy does not compile, or the configuration cannot fit
-      std::cerr << "error: " << printable(e.what()) << "\n";
-      run->removeUnstarted();
-      return 1;
-    }
-    printSearchNote(*trainer, *backend);
+  } else if (const int status = startNewRun(o, parallel, &trainer, &run)) {
+    return status;
   }
   if (train::EpisodicTrainer* episodic = trainer->episodic()) std::cerr << "rollout: " << episodic->rolloutNote() << "\n";
   std::cerr << "run folder: " << printable(run->path().string()) << "\n";
@@ -397,9 +478,12 @@ int runEpisodes(const EvalOptions& o) {
   const train::EpisodeEvaluation r = episodic->evaluate(o.episodes, o.stochastic, o.seed);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (o.json) {
-    std::printf("{\"episodes\": %d, \"mean_return\": %.6g, \"median_return\": %.6g, \"std_return\": %.6g, \"actions\": \"%s\", \"seed\": %llu, \"seconds\": %.3f}\n",
-                o.episodes, r.mean(), r.median(), r.standardDeviation(), o.stochastic ? "sampled" : "greedy", static_cast<unsigned long long>(o.seed),
-                seconds);
+    bool notFinite = false;  // returns of NaN (an environment or a policy gone wrong) are null, not nan
+    const std::string mean = jsonNumber(r.mean(), &notFinite, 6), median = jsonNumber(r.median(), &notFinite, 6);
+    const std::string deviation = jsonNumber(r.standardDeviation(), &notFinite, 6);
+    std::printf("{\"episodes\": %d, \"mean_return\": %s, \"median_return\": %s, \"std_return\": %s, \"actions\": \"%s\", \"seed\": %llu, \"seconds\": %.3f%s}\n",
+                o.episodes, mean.c_str(), median.c_str(), deviation.c_str(), o.stochastic ? "sampled" : "greedy", static_cast<unsigned long long>(o.seed),
+                seconds, notFinite ? ", \"not_finite\": \"the returns are not finite numbers (NaN or infinite), printed as null\"" : "");
   } else {
     std::printf("%d episodes of %s with %s actions: mean return %.2f, median %.2f, std %.2f (min %.0f, max %.0f) in %s\n", o.episodes,
                 trainer->project().environment.c_str(), o.stochastic ? "sampled" : "greedy (most probable)", r.mean(), r.median(), r.standardDeviation(),
@@ -467,19 +551,13 @@ int runAnalyze(const AnalyzeOptions& o) {
     std::string error;
     search::RootStats r = trainer->analyse(moves, o.simulations, &error);
     if (!error.empty()) {
-      std::cerr << "error: position '" << printable(moves) << "': " << printable(error) << "\n";
+      std::cerr << "error: position " << quoteValue(moves) << ": " << printable(error) << "\n";
       status = 1;
       continue;
     }
     const env::BoardGames& board = trainer->analysisBoard();
     if (o.json) {
-      std::vector<std::string> pv;
-      std::string pvText = "[";
-      for (size_t i = 0; i < r.pv.size(); ++i) pvText += (i ? ", \"" : "\"") + board.actionName(r.pv[i]) + "\"";
-      pvText += "]";
-      std::printf("{\"position\": \"%s\", \"move\": \"%s\", \"value\": %.5g, \"visits\": %s, \"q\": %s, \"prior\": %s, \"pv\": %s}\n",
-                  moves.c_str(), board.actionName(r.chosen).c_str(), double(r.value), jsonArray(r.visits).c_str(), jsonArray(r.q).c_str(),
-                  jsonArray(r.prior).c_str(), pvText.c_str());
+      std::printf("%s\n", analysisJson(moves, board, r).c_str());
     } else {
       std::printf("position %s\n%s", moves.empty() ? "(start)" : moves.c_str(), board.render(0).c_str());
       printRoot(board, r);
@@ -512,7 +590,12 @@ int runPlay(const PlayOptions& o) {
       std::printf("your move: ");
       std::fflush(stdout);
       std::string line;
-      if (!std::getline(std::cin, line) || line == "q") return 0;
+      std::uint64_t length = 0;
+      if (!readBoundedLine(std::cin, &line, &length) || line == "q") return 0;
+      if (length > kMaxInputLine) {
+        std::printf("a move is one digit from 1 to %d; a line of %llu bytes is not read\n", board.actionCount(), static_cast<unsigned long long>(length));
+        continue;
+      }
       const int action = line.size() == 1 ? line[0] - '1' : -1;
       if (action < 0 || action >= board.actionCount()) {
         std::printf("enter one digit from 1 to %d\n", board.actionCount());

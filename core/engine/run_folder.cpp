@@ -10,9 +10,11 @@
 
 #include "core/params/parameter_toml.hpp"
 #include "core/support/atomic_file.hpp"
+#include "core/support/json_string.hpp"
 #include "core/support/numbers.hpp"
 #include "core/support/printable.hpp"
 #include "core/support/toml_parse.hpp"
+#include "core/train/checkpoint_header.hpp"
 
 namespace cas::engine {
 namespace {
@@ -84,16 +86,73 @@ void compareWithProject(const project::Project& current, const std::filesystem::
   }
 }
 
+// A run folder's files are read, cut and pruned in the folder itself: a symbolic link among them
+// (planted, or left by a copy) would make a run train a policy from elsewhere, or prune and
+// discard the files of another folder. The first such link, described; nullopt when none.
+std::optional<std::string> linkInRun(const std::filesystem::path& dir) {
+  for (const char* name : {"checkpoints", "config.toml", kRunProjectFile, kRunPolicyFile, "metrics.jsonl", "changes.jsonl"}) {
+    std::error_code ec;
+    if (!std::filesystem::is_symlink(std::filesystem::symlink_status(dir / name, ec))) continue;
+    if (name == std::string_view("checkpoints"))
+      return (dir / name).string() + " is a symbolic link; a run's checkpoints/ must be a folder of its own (move the files it points to into the run folder)";
+    return (dir / name).string() + " is a symbolic link; a run folder's files are read from the folder itself (put a copy of the file in place of the link)";
+  }
+  return std::nullopt;
+}
+
+std::string checkpointName(std::int64_t iteration) {
+  char name[64];
+  std::snprintf(name, sizeof name, "iter-%08lld.ckpt", static_cast<long long>(iteration));
+  return name;
+}
+
+// The project a run trains: the run's copies of its project file and policy (noting how the
+// project folder's files differ), or with `useProjectFiles`, or for a run made before runs kept
+// copies, the project folder's current files (warning how they differ from the copies).
+project::LoadResult loadRunProject(const std::filesystem::path& dir, const std::string& projectPath, bool useProjectFiles,
+                                   std::vector<Diagnostic>* notices) {
+  std::error_code ec;
+  const bool hasCopies = std::filesystem::exists(dir / kRunProjectFile, ec) && std::filesystem::exists(dir / kRunPolicyFile, ec);
+  project::LoadResult loaded;
+  if (hasCopies && !useProjectFiles) {
+    project::LoadOptions options;
+    options.policyFile = dir / kRunPolicyFile;
+    loaded = project::loadProject(dir / kRunProjectFile, options);
+    if (loaded.project) {
+      loaded.project->directory = projectPath;
+      project::LoadResult now = project::loadProject(projectPath);
+      if (now.project) compareWithProject(*now.project, dir, false, notices);
+    }
+    return loaded;
+  }
+  loaded = project::loadProject(projectPath);
+  if (loaded.project && hasCopies) compareWithProject(*loaded.project, dir, true, notices);
+  if (loaded.project && !hasCopies && notices)
+    notices->push_back(sentence(Severity::Warning, dir.string() + " keeps no copy of the policy it was trained with (an older run); using the project's " +
+                                                       loaded.project->policyFile.string() + ", which may have changed since"));
+  return loaded;
+}
+
 }  // namespace
 
+std::optional<std::int64_t> checkpointIteration(std::string_view fileName) {
+  constexpr std::string_view prefix = "iter-", suffix = ".ckpt";
+  if (fileName.size() <= prefix.size() + suffix.size() || !fileName.starts_with(prefix) || !fileName.ends_with(suffix)) return std::nullopt;
+  const std::string_view digits = fileName.substr(prefix.size(), fileName.size() - prefix.size() - suffix.size());
+  if (digits.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+  return parseInteger(digits, 0, train::kMaxCheckpointIteration);
+}
+
 std::vector<std::filesystem::path> checkpointFiles(const std::filesystem::path& dir) {
-  std::vector<std::filesystem::path> files;
+  std::vector<std::pair<std::int64_t, std::filesystem::path>> numbered;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir / "checkpoints", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("iter-", 0) == 0 && name.size() > 10 && name.substr(name.size() - 5) == ".ckpt") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());  // zero-padded: name order is iteration order
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "checkpoints", ec))
+    if (const auto iteration = checkpointIteration(entry.path().filename().string())) numbered.emplace_back(*iteration, entry.path());
+  // By the iteration the name gives as a number ("iter-9.ckpt" after "iter-00000005.ckpt"), not
+  // by the name as a string; each is checked against what the file holds when it is read.
+  std::sort(numbered.begin(), numbered.end());
+  std::vector<std::filesystem::path> files;
+  for (auto& [iteration, path] : numbered) files.push_back(std::move(path));
   return files;
 }
 
@@ -110,17 +169,23 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, pro
     return std::nullopt;
   };
   std::error_code ec;
-  if (std::filesystem::exists(dir / project::kProjectFileName, ec) && !std::filesystem::exists(dir / "config.toml", ec))
+  // A project.toml without config.toml is a project folder, unless the lock is there too: then
+  // it is a run whose making was interrupted (the lock is taken before the copies are written).
+  const bool halfMade = std::filesystem::exists(dir / "lock", ec);
+  if (std::filesystem::exists(dir / project::kProjectFileName, ec) && !std::filesystem::exists(dir / "config.toml", ec) && !halfMade)
     return fail(dir.string() + " holds a project.toml: it is a project folder, not a run folder; give the run a folder of its own, such as runs/" +
                 p.name);
   std::filesystem::create_directories(dir / "checkpoints", ec);
   if (ec) return fail("cannot create " + dir.string() + ": " + ec.message());
+  if (auto link = linkInRun(dir)) return fail(*link);
   std::string problem, note;
   std::optional<RunLock> lock = RunLock::acquire(dir, &problem, &note);
   if (!lock) return fail(problem);
   if (!note.empty() && notices) notices->push_back(sentence(Severity::Note, note));
   if (std::filesystem::exists(dir / "config.toml", ec))
     return fail(dir.string() + " already holds a run; use --resume " + dir.string() + " to continue it, or another --out");
+  if (halfMade && std::filesystem::exists(dir / kRunProjectFile, ec) && notices)
+    notices->push_back(sentence(Severity::Note, dir.string() + " holds the start of a run whose making was interrupted (no config.toml); making it again"));
 
   const auto policy = readFile(p.policyFile, kPolicyFileLimit, &problem);
   if (!policy) return fail(problem);
@@ -153,6 +218,7 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
   std::error_code ec;
   if (!std::filesystem::exists(config, ec))
     return fail(sentence(Severity::Error, dir.string() + " is not a run folder: it has no config.toml (run folders are made by cuda-agent train)"));
+  if (auto link = linkInRun(dir)) return fail(sentence(Severity::Error, *link));
   std::optional<RunLock> lock;
   if (access == RunAccess::Write) {
     std::string problem, note;
@@ -161,7 +227,7 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
     if (!note.empty() && notices) notices->push_back(sentence(Severity::Note, note));
   }
   std::string problem;
-  const auto text = readFile(config, kRunConfigLimit, &problem);
+  const auto text = readFile(config, kRunConfigLimit, &problem, OpenFor::ReadingInPlace);
   if (!text) return fail(sentence(Severity::Error, problem));
   toml::table root;
   try {
@@ -174,24 +240,7 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
   if (!projectPath)
     return fail(sentence(Severity::Error, "'project' is missing: a run's config.toml names the project folder it trains", {config.string(), 0, 0}));
 
-  const bool hasCopies = std::filesystem::exists(dir / kRunProjectFile, ec) && std::filesystem::exists(dir / kRunPolicyFile, ec);
-  project::LoadResult loaded;
-  if (hasCopies && !useProjectFiles) {
-    project::LoadOptions options;
-    options.policyFile = dir / kRunPolicyFile;
-    loaded = project::loadProject(dir / kRunProjectFile, options);
-    if (loaded.project) {
-      loaded.project->directory = *projectPath;
-      project::LoadResult now = project::loadProject(*projectPath);
-      if (now.project) compareWithProject(*now.project, dir, false, notices);
-    }
-  } else {
-    loaded = project::loadProject(*projectPath);
-    if (loaded.project && hasCopies) compareWithProject(*loaded.project, dir, true, notices);
-    if (loaded.project && !hasCopies && notices)
-      notices->push_back(sentence(Severity::Warning, dir.string() + " keeps no copy of the policy it was trained with (an older run); using the project's " +
-                                                         loaded.project->policyFile.string() + ", which may have changed since"));
-  }
+  project::LoadResult loaded = loadRunProject(dir, *projectPath, useProjectFiles, notices);
   if (!loaded.project) {
     Diagnostic first = loaded.diagnostics.empty() ? sentence(Severity::Error, "the project " + *projectPath + " cannot be loaded")
                                                   : loaded.diagnostics.items()[0];
@@ -201,7 +250,7 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
   for (const params::ParameterSpec& spec : params::ParameterRegistry::standard().all()) {
     const toml::node* n = root[spec.section()][spec.key()].node();
     if (!n) continue;
-    const auto value = params::valueFromToml(spec, *n, &problem);
+    const auto value = params::valueFromToml(spec, *n, &problem, *text);
     if (!value)
       return fail(sentence(Severity::Error, problem, {config.string(), int(n->source().begin.line), int(n->source().begin.column)}));
     loaded.project->parameters.set(spec.name, *value);
@@ -222,32 +271,68 @@ bool RunFolder::append(const std::string& file, const std::string& line, std::st
   return ok;
 }
 
+bool RunFolder::adoptProjectFiles(const project::Project& p, std::int64_t iteration, std::vector<Diagnostic>* notices, std::string* error) {
+  const auto policy = readFile(p.policyFile, kPolicyFileLimit, error);
+  if (!policy) return false;
+  const auto projectCopy = readFile(dir_ / kRunProjectFile, kProjectFileLimit, nullptr, OpenFor::ReadingInPlace);
+  const auto policyCopy = readFile(dir_ / kRunPolicyFile, kPolicyFileLimit, nullptr, OpenFor::ReadingInPlace);
+  if (projectCopy == p.text && policyCopy == *policy) return true;
+  // The policy first: a kill between the two leaves the network the run now trains.
+  if (!writeFileAtomic(dir_ / kRunPolicyFile, *policy, error) || !writeFileAtomic(dir_ / kRunProjectFile, p.text, error)) return false;
+  const std::string folder = std::filesystem::absolute(p.directory).lexically_normal().string();
+  if (!append("changes.jsonl", "{\"iteration\": " + std::to_string(iteration) + ", \"project_files\": " + jsonString(folder) + "}", error)) return false;
+  if (notices)
+    notices->push_back(sentence(Severity::Note, "the run's copies " + (dir_ / kRunProjectFile).string() + " and " + (dir_ / kRunPolicyFile).string() +
+                                                    " now hold the project's files (--use-project), which it trains with from iteration " +
+                                                    std::to_string(iteration) + "; recorded in changes.jsonl"));
+  return true;
+}
+
 bool RunFolder::appendMetrics(const std::string& jsonLine, std::string* error) { return append("metrics.jsonl", jsonLine, error); }
 
 bool RunFolder::appendChange(std::int64_t iteration, const std::string& parameter, const std::string& from, const std::string& to,
                              std::string* error) {
-  return append("changes.jsonl", "{\"iteration\": " + std::to_string(iteration) + ", \"parameter\": " + quoted(parameter) +
-                                     ", \"from\": " + quoted(from) + ", \"to\": " + quoted(to) + "}",
+  return append("changes.jsonl", "{\"iteration\": " + std::to_string(iteration) + ", \"parameter\": " + jsonString(parameter) +
+                                     ", \"from\": " + jsonString(from) + ", \"to\": " + jsonString(to) + "}",
                 error);
 }
 
 bool RunFolder::writeCheckpoint(std::int64_t iteration, std::string data, std::string* error) {
-  char name[64];
-  std::snprintf(name, sizeof name, "iter-%08lld.ckpt", static_cast<long long>(iteration));
   const std::uint64_t sum = fnv1a64(data);
   data.append(reinterpret_cast<const char*>(&sum), sizeof sum);
   data.append(kTrailerMagic, sizeof kTrailerMagic);
-  if (!writeFileAtomic(dir_ / "checkpoints" / name, data, error)) return false;
-  auto files = checkpointFiles(dir_);
-  for (size_t i = 0; i + kKeptCheckpoints < files.size(); ++i) std::filesystem::remove(files[i]);
+  if (!writeFileAtomic(dir_ / "checkpoints" / checkpointName(iteration), data, error)) return false;
+  // Pruned by number, and only below the one just written: a file named for a later iteration
+  // (left when a resume went back past it, or put there by hand) is replaced when that
+  // iteration comes, and never makes this run delete its own newest checkpoints.
+  std::vector<std::filesystem::path> older;
+  for (const std::filesystem::path& f : checkpointFiles(dir_))
+    if (*checkpointIteration(f.filename().string()) < iteration) older.push_back(f);
+  std::error_code ec;
+  for (size_t i = 0; i + kKeptCheckpoints - 1 < older.size(); ++i) std::filesystem::remove(older[i], ec);
   return true;
 }
 
-// A checkpoint file's payload when its checksum trailer holds; nullopt with `reason` otherwise.
+// Why a checkpoint's payload cannot be this run's checkpoint `name`: its counters are not valid
+// (core/train/checkpoint_header.hpp), it is of iteration 0, or of another iteration than its name says.
+// nullopt when it can.
+static std::optional<std::string> invalidCounters(const std::string& payload, const std::string& name) {
+  std::string reason;
+  const auto counters = train::readCheckpointHeader(payload, &reason);
+  if (!counters) return reason;
+  if (counters->iteration < 1) return "its iteration is 0; a run's checkpoint is written after iteration 1 or later";
+  const std::int64_t named = checkpointIteration(name).value_or(counters->iteration);
+  if (named != counters->iteration)
+    return "it holds iteration " + std::to_string(counters->iteration) + ", not the " + std::to_string(named) + " its name says";
+  return std::nullopt;
+}
+
+// A checkpoint file's payload when it is a file of the run's own (not a link), its checksum
+// holds and its counters are valid; nullopt with `reason` otherwise.
 static std::optional<std::string> readCheckedCheckpoint(const std::filesystem::path& file, std::uint64_t maxBytes, std::string* reason) {
   const size_t trailer = sizeof(std::uint64_t) + sizeof kTrailerMagic;
   const FileLimit limit{"a checkpoint of this run", maxBytes + trailer};
-  auto data = readFile(file, limit, reason);
+  auto data = readFile(file, limit, reason, OpenFor::ReadingInPlace);
   if (!data) return std::nullopt;
   if (data->size() < trailer || std::memcmp(data->data() + data->size() - sizeof kTrailerMagic, kTrailerMagic, sizeof kTrailerMagic) != 0) {
     *reason = "truncated (no checksum trailer)";
@@ -258,6 +343,10 @@ static std::optional<std::string> readCheckedCheckpoint(const std::filesystem::p
   data->resize(data->size() - trailer);
   if (fnv1a64(*data) != sum) {
     *reason = "checksum mismatch (the file is corrupted)";
+    return std::nullopt;
+  }
+  if (auto invalid = invalidCounters(*data, file.filename().string())) {
+    *reason = std::move(*invalid);
     return std::nullopt;
   }
   return data;
@@ -280,8 +369,7 @@ std::optional<std::string> RunFolder::newestCheckpoint(std::uint64_t maxBytes, s
 }
 
 std::optional<std::string> RunFolder::checkpointOf(std::int64_t iteration, std::uint64_t maxBytes, std::string* error, std::string* chosen) const {
-  char name[64];
-  std::snprintf(name, sizeof name, "iter-%08lld.ckpt", static_cast<long long>(iteration));
+  const std::string name = checkpointName(iteration);
   const auto files = checkpointFiles(dir_);
   if (std::none_of(files.begin(), files.end(), [&](const std::filesystem::path& f) { return f.filename() == name; })) {
     std::string kept;
@@ -293,7 +381,7 @@ std::optional<std::string> RunFolder::checkpointOf(std::int64_t iteration, std::
   std::string reason;
   auto data = readCheckedCheckpoint(dir_ / "checkpoints" / name, maxBytes, &reason);
   if (!data) {
-    *error = std::string("checkpoint ") + name + " cannot be used: " + reason;
+    *error = "checkpoint " + name + " cannot be used: " + reason;
     return std::nullopt;
   }
   if (chosen) *chosen = name;

@@ -6,16 +6,19 @@
 //   changes.jsonl        tuning changes: {"iteration", "parameter", "from", "to"} per line
 //   metrics.jsonl        one JSON object per iteration, iterations 1, 2, 3, ... in order
 //   checkpoints/iter-NNNNNNNN.ckpt   written atomically (temp file + rename), each ending in an
-//                        FNV-1a checksum; the two newest are kept
+//                        FNV-1a checksum; the two newest are kept. One is used only when its
+//                        checksum holds and its counters are valid, of the iteration its name says
 //   lock                 held by the process writing the run, naming it (run_lock.hpp)
 // A run keeps using its own copies of the project file and the policy, so editing the project
 // later changes nothing for it; a project edit is used only when asked for (useProjectFiles).
-// Every file is read as a regular file of bounded size (core/support/atomic_file.hpp).
+// Every file is read as a regular file of bounded size (core/support/atomic_file.hpp), in the
+// folder itself: a run whose checkpoints/ or whose files are symbolic links is refused.
 // Thread-safety: one thread (the engine's) writes a run folder.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/engine/run_lock.hpp"
@@ -34,7 +37,8 @@ class RunFolder {
  public:
   // Creates the folder, takes its lock, copies the project file and the policy into it and
   // writes config.toml; `project` then names the copies (so the run trains exactly what it
-  // recorded). Refuses a folder that already holds a run or a project. nullopt with `error` on
+  // recorded). Refuses a folder that already holds a run or a project (a run whose making was
+  // interrupted, its lock there and no config.toml, is made again). nullopt with `error` on
   // failure; `notices` receives what the user should know (a stale lock taken over).
   static std::optional<RunFolder> create(const std::filesystem::path& dir, project::Project& project, Diagnostic* error,
                                          std::vector<Diagnostic>* notices);
@@ -60,15 +64,24 @@ class RunFolder {
   std::optional<std::string> checkpointOf(std::int64_t iteration, std::uint64_t maxBytes, std::string* error, std::string* name = nullptr) const;
 
   // On resume from the checkpoint of `iteration`: cuts metrics.jsonl back to its lines for
-  // iterations 1..iteration (a partial line, lines after the checkpoint and anything out of
-  // sequence are dropped) and changes.jsonl to the changes applied up to iteration + 1, so the
-  // iterations that run again are logged once. Each thing dropped is described in `notices`.
-  // Returns the changes kept, in order, for the trainer to apply again.
+  // iterations 1..iteration and changes.jsonl to the changes applied up to iteration + 1, so the
+  // iterations that run again are logged once. Each line is read as JSON (trailing whitespace, a
+  // CRLF, another key order or spacing are accepted): a line for every iteration up to the
+  // checkpoint's stays, in iteration order (of an iteration logged twice, the later line); a
+  // partial last line, lines after the checkpoint and malformed lines are dropped, each kind
+  // described in `notices`, and so is an iteration that has no line. Returns the changes kept,
+  // in order, for the trainer to apply again.
   struct LoggedChange {
     std::int64_t iteration;
     std::string parameter, to;
   };
   std::optional<std::vector<LoggedChange>> repairLogs(std::int64_t iteration, std::vector<Diagnostic>* notices, std::string* error);
+  // On `train --resume RUN --use-project`: the run's copies of its project file and policy
+  // replaced by `project`'s current files (each file atomically), which it trains with from
+  // `iteration` on, and that recorded in changes.jsonl ({"iteration": N, "project_files": DIR}),
+  // so that eval, analyze, play and export then use the network it was trained with. Nothing is
+  // written when the copies hold those files already.
+  bool adoptProjectFiles(const project::Project& project, std::int64_t iteration, std::vector<Diagnostic>* notices, std::string* error);
   // On restart: removes the metrics, the change log and every checkpoint.
   bool discardProgress(std::vector<Diagnostic>* notices, std::string* error);
   // Removes a run that never ran (create() succeeded, then no trainer could be built for it): the
@@ -87,8 +100,13 @@ class RunFolder {
 
 std::uint64_t fnv1a64(std::string_view bytes);
 
-// The checkpoint files of the run folder `dir` (checkpoints/iter-*.ckpt), oldest first; whether
-// each is valid is known only when it is read.
+// The iteration a checkpoint's file name gives: "iter-00000012.ckpt" (or "iter-12.ckpt") is 12;
+// nullopt for a name of another form.
+std::optional<std::int64_t> checkpointIteration(std::string_view fileName);
+
+// The checkpoint files of the run folder `dir` (checkpoints/iter-N.ckpt), ordered by N as a
+// number, oldest first; whether each is valid (its checksum, its counters, N the iteration it
+// holds) is known only when it is read.
 std::vector<std::filesystem::path> checkpointFiles(const std::filesystem::path& dir);
 
 }  // namespace cas::engine

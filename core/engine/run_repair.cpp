@@ -1,20 +1,22 @@
-// What resuming and restarting a run do to its folder: cutting the logs back to the checkpoint,
+// What resuming and restarting a run do to its folder: cutting the logs back to the checkpoint
+// (read as JSON lines, so whitespace, CRLF and a line re-serialised by another tool are kept),
 // discarding the progress, removing what interrupted writes left behind.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
-#include <functional>
+#include <map>
+
+#include <nlohmann/json.hpp>
 
 #include "core/engine/run_folder.hpp"
 #include "core/support/atomic_file.hpp"
-#include "core/support/numbers.hpp"
+#include "core/train/checkpoint_header.hpp"
 
 namespace cas::engine {
 namespace {
 
-constexpr std::int64_t kMaxIteration = std::int64_t(1) << 62;
+// A log line nests an object or two; deeper text is no line of ours, and is not handed to the
+// parser at all.
+constexpr int kMaxLineDepth = 16;
 
 Diagnostic sentence(Severity severity, std::string message) { return {severity, {}, std::move(message), {}}; }
 
@@ -27,139 +29,198 @@ std::string listed(const std::vector<std::string>& parts) {
 
 std::string count(int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
 
-// The iteration a metrics line records: a whole line `{"iteration": N, ...}`.
-std::optional<std::int64_t> metricsIteration(std::string_view line) {
-  constexpr std::string_view prefix = "{\"iteration\": ";
-  if (line.size() < prefix.size() + 2 || line.substr(0, prefix.size()) != prefix || line.back() != '}') return std::nullopt;
-  line.remove_prefix(prefix.size());
-  return parseInteger(line.substr(0, line.find_first_of(",}")), 1, kMaxIteration);
-}
-
-// Reads `"..."` (as run_folder.cpp's quoted() writes it) from the front of `s`.
-std::optional<std::string> takeQuoted(std::string_view& s) {
-  if (s.empty() || s[0] != '"') return std::nullopt;
-  std::string out;
-  for (size_t i = 1; i < s.size(); ++i) {
-    if (s[i] == '"') {
-      s.remove_prefix(i + 1);
-      return out;
+bool nestedTooDeep(std::string_view line) {
+  int depth = 0;
+  bool inString = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (inString) {
+      if (c == '\\') ++i;
+      else if (c == '"') inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if ((c == '{' || c == '[') && ++depth > kMaxLineDepth) {
+      return true;
+    } else if (c == '}' || c == ']') {
+      --depth;
     }
-    if (s[i] == '\\' && i + 1 < s.size()) ++i;
-    out += s[i];
   }
-  return std::nullopt;
+  return false;
 }
 
-bool take(std::string_view& s, std::string_view expected) {
-  if (s.substr(0, expected.size()) != expected) return false;
-  s.remove_prefix(expected.size());
+// The JSON object a log line holds; nullopt for a line that is not one.
+std::optional<nlohmann::json> jsonObject(std::string_view line) {
+  if (nestedTooDeep(line)) return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  return j;
+}
+
+// The line's "iteration": a whole number from 1.
+std::optional<std::int64_t> iterationOf(const nlohmann::json& j) {
+  const auto it = j.find("iteration");
+  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+  if (it->is_number_unsigned() && it->get<std::uint64_t>() > std::uint64_t(train::kMaxCheckpointIteration)) return std::nullopt;
+  const auto n = it->get<std::int64_t>();
+  if (n < 1 || n > train::kMaxCheckpointIteration) return std::nullopt;
+  return n;
+}
+
+// A changes.jsonl line: {"iteration": N, "parameter": "P", "from": "F", "to": "T"}, its keys in
+// any order; "to" may also be a number, as a tool that rewrote the line may have left it.
+std::optional<RunFolder::LoggedChange> loggedChange(const nlohmann::json& j) {
+  const auto iteration = iterationOf(j);
+  const auto parameter = j.find("parameter"), to = j.find("to");
+  if (!iteration || parameter == j.end() || !parameter->is_string() || to == j.end() || !(to->is_string() || to->is_number())) return std::nullopt;
+  return RunFolder::LoggedChange{*iteration, parameter->get<std::string>(), to->is_string() ? to->get<std::string>() : to->dump()};
+}
+
+// A log read whole: its lines, each without its line break and trailing whitespace (the \r of a
+// CRLF too); `unterminated` when the last one has no line break (cut short by a kill or a full
+// disk, unless it is whole). The lines view `text`: a Log is filled in place and never moved (a
+// short text lives inside the string object, and a moved one would leave them dangling).
+struct Log {
+  std::string text;
+  std::vector<std::string_view> lines;
+  bool unterminated = false;
+};
+
+bool readLog(const std::filesystem::path& file, Log* log, std::string* error) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return true;  // a missing log is an empty one
+  auto text = readFile(file, kRunLogLimit, error, OpenFor::ReadingInPlace);
+  if (!text) return false;
+  log->text = std::move(*text);
+  for (size_t start = 0; start < log->text.size();) {
+    size_t end = log->text.find('\n', start);
+    log->unterminated = end == std::string::npos;
+    if (log->unterminated) end = log->text.size();
+    std::string_view line(log->text.data() + start, end - start);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
+    log->lines.push_back(line);
+    start = end + 1;
+  }
   return true;
 }
 
-// A whole changes.jsonl line: {"iteration": N, "parameter": "P", "from": "F", "to": "T"}.
-std::optional<RunFolder::LoggedChange> loggedChange(std::string_view line) {
-  RunFolder::LoggedChange c;
-  if (!take(line, "{\"iteration\": ")) return std::nullopt;
-  const size_t comma = line.find(',');
-  const auto iteration = parseInteger(line.substr(0, comma), 1, kMaxIteration);
-  if (!iteration || comma == std::string_view::npos) return std::nullopt;
-  line.remove_prefix(comma);
-  c.iteration = *iteration;
-  auto parameter = take(line, ", \"parameter\": ") ? takeQuoted(line) : std::nullopt;
-  auto from = parameter && take(line, ", \"from\": ") ? takeQuoted(line) : std::nullopt;
-  auto to = from && take(line, ", \"to\": ") ? takeQuoted(line) : std::nullopt;
-  if (!to || line != "}") return std::nullopt;
-  c.parameter = std::move(*parameter);
-  c.to = std::move(*to);
-  return c;
+// Writes the log `file` anew with the `kept` lines, each ending in a line break, when that is
+// not what it holds already.
+bool rewriteLog(const std::filesystem::path& file, const Log& log, const std::vector<std::string_view>& kept, std::string* error) {
+  std::string text;
+  for (std::string_view line : kept) (text += line) += '\n';
+  if (text == log.text) return true;
+  std::error_code ec;
+  if (text.empty() && !std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return true;
+  return writeFileAtomic(file, text, error);
 }
 
-// Cuts the log `file` to its longest run of complete lines that `keep` accepts in turn (a missing
-// log is an empty one). `dropped` hears each complete line after that; `partial` tells whether
-// the file ended in a line without its newline (cut short by a kill or a full disk).
-bool cutLog(const std::filesystem::path& file, const std::function<bool(std::string_view)>& keep,
-            const std::function<void(std::string_view)>& dropped, bool* partial, std::string* error) {
-  *partial = false;
-  std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return true;
-  const int fd = openRegularFile(file, kRunLogLimit, error, OpenFor::Appending);
-  if (fd < 0) return false;
-  const auto text = readAll(fd, file, kRunLogLimit, error);
-  if (!text) {
-    ::close(fd);
-    return false;
+// "3", "3-5", "3, 7-9": the iterations in [from, to] that have no line, given those that do.
+std::string missingIterations(const std::vector<std::int64_t>& present, std::int64_t to) {
+  std::vector<std::string> ranges;
+  std::int64_t next = 1;
+  auto gap = [&](std::int64_t end) {  // next .. end-1 are missing
+    if (end - 1 > next) ranges.push_back(std::to_string(next) + "-" + std::to_string(end - 1));
+    else if (end - 1 == next) ranges.push_back(std::to_string(next));
+  };
+  for (std::int64_t n : present) {
+    gap(n);
+    next = n + 1;
   }
-  size_t keptEnd = 0;
-  bool keeping = true;
-  for (size_t start = 0; start < text->size();) {
-    const size_t end = text->find('\n', start);
-    if (end == std::string::npos) {
-      *partial = true;
-      break;
+  gap(to + 1);
+  std::string out;
+  for (const std::string& r : ranges) out += (out.empty() ? "" : ", ") + r;
+  return out;
+}
+
+// metrics.jsonl: a line for each iteration up to the checkpoint's that has one, in order: where an
+// iteration was logged twice, its later line (the run that went on from there wrote it).
+bool repairMetrics(const std::filesystem::path& dir, std::int64_t iteration, std::vector<Diagnostic>* notices, std::string* error) {
+  Log log;
+  if (!readLog(dir / "metrics.jsonl", &log, error)) return false;
+  std::map<std::int64_t, std::string_view> byIteration;
+  int later = 0, malformed = 0;
+  bool partial = false;
+  for (size_t i = 0; i < log.lines.size(); ++i) {
+    const std::string_view line = log.lines[i];
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;  // a blank line holds nothing
+    const auto json = jsonObject(line);
+    const auto n = json ? iterationOf(*json) : std::nullopt;
+    if (n && *n <= iteration) {
+      malformed += byIteration.count(*n) > 0;  // the earlier line goes
+      byIteration[*n] = line;
+    } else if (n) {
+      ++later;
+    } else if (i + 1 == log.lines.size() && log.unterminated && !json) {
+      partial = true;
+    } else {
+      ++malformed;
     }
-    const std::string_view line(text->data() + start, end - start);
-    start = end + 1;
-    keeping = keeping && keep(line);
-    if (keeping) keptEnd = start;
-    else dropped(line);
   }
-  const bool ok = keptEnd == text->size() || (::ftruncate(fd, off_t(keptEnd)) == 0 && ::fsync(fd) == 0);
-  if (!ok && error) *error = "cannot cut " + file.string() + " back: " + std::strerror(errno);
-  ::close(fd);
-  return ok;
+  std::vector<std::string_view> kept;
+  std::vector<std::int64_t> present;
+  for (const auto& [n, line] : byIteration) {
+    present.push_back(n);
+    kept.push_back(line);
+  }
+  if (!rewriteLog(dir / "metrics.jsonl", log, kept, error)) return false;
+  std::vector<std::string> what;
+  if (later) what.push_back(count(later, "line recorded after the checkpoint", "lines recorded after the checkpoint") + " (those iterations run again)");
+  if (malformed) what.push_back(count(malformed, "line", "lines") + " malformed or logging an iteration again");
+  if (partial) what.push_back("a partial last line (cut short when the run stopped)");
+  const std::int64_t last = present.empty() ? 0 : present.back();
+  if (!what.empty() && notices)
+    notices->push_back(sentence(Severity::Note, "metrics.jsonl cut back to iteration " + std::to_string(last) + ": dropped " + listed(what)));
+  const std::string missing = missingIterations(present, iteration);
+  if (!missing.empty() && notices)
+    notices->push_back(sentence(Severity::Warning, "metrics.jsonl has no line for iteration" + std::string(missing.find_first_of(",-") == std::string::npos ? " " : "s ") +
+                                                       missing + " (lost before this resume); the log goes on from iteration " + std::to_string(iteration + 1)));
+  return true;
+}
+
+// changes.jsonl: the changes applied up to the first iteration that runs again, in order.
+std::optional<std::vector<RunFolder::LoggedChange>> repairChanges(const std::filesystem::path& dir, std::int64_t iteration,
+                                                                  std::vector<Diagnostic>* notices, std::string* error) {
+  Log log;
+  if (!readLog(dir / "changes.jsonl", &log, error)) return std::nullopt;
+  std::vector<std::string_view> keptLines;
+  std::vector<RunFolder::LoggedChange> kept;
+  std::int64_t last = 0;
+  int dropped = 0;
+  bool partial = false;
+  for (size_t i = 0; i < log.lines.size(); ++i) {
+    const std::string_view line = log.lines[i];
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    const auto json = jsonObject(line);
+    auto change = json ? loggedChange(*json) : std::nullopt;
+    // A record of --use-project (the run's copies replaced) is kept in its place, not applied.
+    const auto adopted = json && !change && json->contains("project_files") ? iterationOf(*json) : std::nullopt;
+    const std::int64_t at = change ? change->iteration : adopted.value_or(0);
+    if ((change || adopted) && at <= iteration + 1 && at >= last) {
+      if (change) kept.push_back(std::move(*change));
+      keptLines.push_back(line);
+      last = at;
+    } else if (i + 1 == log.lines.size() && log.unterminated && !json) {
+      partial = true;
+    } else {
+      ++dropped;
+    }
+  }
+  if (!rewriteLog(dir / "changes.jsonl", log, keptLines, error)) return std::nullopt;
+  std::vector<std::string> what;
+  if (dropped) what.push_back(count(dropped, "change", "changes") + " logged after the checkpoint or malformed");
+  if (partial) what.push_back("a partial last line (cut short when the run stopped)");
+  if (!what.empty() && notices)
+    notices->push_back(sentence(Severity::Note, "changes.jsonl cut back to the changes applied by iteration " + std::to_string(iteration + 1) +
+                                                    ": dropped " + listed(what)));
+  return kept;
 }
 
 }  // namespace
 
 std::optional<std::vector<RunFolder::LoggedChange>> RunFolder::repairLogs(std::int64_t iteration, std::vector<Diagnostic>* notices,
                                                                            std::string* error) {
-  // metrics.jsonl: iterations 1, 2, ..., `iteration`, one line each.
-  std::int64_t next = 1;
-  int later = 0, outOfSequence = 0;
-  bool partial = false;
-  if (!cutLog(dir_ / "metrics.jsonl", [&](std::string_view line) {
-        const auto n = metricsIteration(line);
-        if (!n || *n != next || *n > iteration) return false;
-        ++next;
-        return true;
-      },
-      [&](std::string_view line) {
-        const auto n = metricsIteration(line);
-        ++(n && *n > iteration ? later : outOfSequence);
-      },
-      &partial, error))
-    return std::nullopt;
-  std::vector<std::string> what;
-  if (later) what.push_back(count(later, "line recorded after the checkpoint", "lines recorded after the checkpoint") + " (those iterations run again)");
-  if (outOfSequence) what.push_back(count(outOfSequence, "line", "lines") + " out of sequence or malformed");
-  if (partial) what.push_back("a partial last line (cut short when the run stopped)");
-  if (!what.empty() && notices)
-    notices->push_back(sentence(Severity::Note, "metrics.jsonl cut back to iteration " + std::to_string(next - 1) +
-                                                    ": dropped " + listed(what)));
-  if (next - 1 < iteration && notices)
-    notices->push_back(sentence(Severity::Warning, "metrics.jsonl has no line for iteration" +
-                                                       (next == iteration ? " " + std::to_string(iteration)
-                                                                          : "s " + std::to_string(next) + "-" + std::to_string(iteration)) +
-                                                       " (lost before this resume); the log goes on from iteration " + std::to_string(iteration + 1)));
-
-  // changes.jsonl: the changes applied up to the first iteration that runs again, in order.
-  std::vector<LoggedChange> kept;
-  int droppedChanges = 0;
-  if (!cutLog(dir_ / "changes.jsonl", [&](std::string_view line) {
-        auto c = loggedChange(line);
-        if (!c || c->iteration > iteration + 1 || (!kept.empty() && c->iteration < kept.back().iteration)) return false;
-        kept.push_back(std::move(*c));
-        return true;
-      },
-      [&](std::string_view) { ++droppedChanges; }, &partial, error))
-    return std::nullopt;
-  what.clear();
-  if (droppedChanges) what.push_back(count(droppedChanges, "change", "changes") + " logged after the checkpoint or malformed");
-  if (partial) what.push_back("a partial last line (cut short when the run stopped)");
-  if (!what.empty() && notices)
-    notices->push_back(sentence(Severity::Note, "changes.jsonl cut back to the changes applied by iteration " + std::to_string(iteration + 1) +
-                                                    ": dropped " + listed(what)));
-  return kept;
+  if (!repairMetrics(dir_, iteration, notices, error)) return std::nullopt;
+  return repairChanges(dir_, iteration, notices, error);
 }
 
 bool RunFolder::discardProgress(std::vector<Diagnostic>* notices, std::string* error) {

@@ -19,6 +19,25 @@ std::optional<std::string> applyLoggedChange(train::Trainer& trainer, const RunF
   return trainer.setParameter(change.parameter, *value);
 }
 
+// Resuming from the checkpoint the trainer holds: the iterations after it run again, so their
+// log lines go, the changes applied up to the next iteration apply again, the folder loses what a
+// kill left half-written, and with --use-project the run's copies become the project's files.
+bool resume(RunFolder& folder, train::Trainer& trainer, const OpenRunOptions& options, std::vector<Diagnostic>* notices, std::string* problem) {
+  const auto changes = folder.repairLogs(trainer.iteration(), notices, problem);
+  if (!changes) return false;
+  for (const RunFolder::LoggedChange& c : *changes)
+    if (auto refused = applyLoggedChange(trainer, c))
+      notices->push_back({Severity::Warning, {(folder.path() / "changes.jsonl").string(), 0, 0},
+                          "the change of " + c.parameter + " at iteration " + std::to_string(c.iteration) + " is not applied again: " + *refused,
+                          {}});
+  if (!changes->empty())
+    notices->push_back({Severity::Note, {}, "applied again the " + std::to_string(changes->size()) +
+                                                " parameter change(s) logged up to iteration " + std::to_string(trainer.iteration() + 1),
+                        {}});
+  folder.removeInterruptedWrites(notices);
+  return !options.useProjectFiles || folder.adoptProjectFiles(trainer.project(), trainer.iteration() + 1, notices, problem);
+}
+
 // Opens the run; with `onlyAlgorithm`, a run of another algorithm is refused before its trainer is built.
 OpenedRun<train::Trainer> openRunOf(const std::filesystem::path& dir, std::shared_ptr<exec::Backend> backend, const OpenRunOptions& options,
                                const char* onlyAlgorithm) {
@@ -73,24 +92,9 @@ OpenedRun<train::Trainer> openRunOf(const std::filesystem::path& dir, std::share
     return out;
   }
   out.checkpoint = out.folder->path() / "checkpoints" / name;
-  if (options.use == RunUse::Resume) {
-    // Iterations after the checkpoint run again: their log lines go, the changes applied up to
-    // the next iteration apply again, and the folder loses what a kill left half-written.
-    const auto changes = out.folder->repairLogs(trainer->iteration(), &out.notices, &problem);
-    if (!changes) {
-      out.error = failure(problem);
-      return out;
-    }
-    for (const RunFolder::LoggedChange& c : *changes)
-      if (auto refused = applyLoggedChange(*trainer, c))
-        out.notices.push_back({Severity::Warning, {(dir / "changes.jsonl").string(), 0, 0},
-                               "the change of " + c.parameter + " at iteration " + std::to_string(c.iteration) + " is not applied again: " + *refused,
-                               {}});
-    if (!changes->empty())
-      out.notices.push_back({Severity::Note, {}, "applied again the " + std::to_string(changes->size()) +
-                                                     " parameter change(s) logged up to iteration " + std::to_string(trainer->iteration() + 1),
-                             {}});
-    out.folder->removeInterruptedWrites(&out.notices);
+  if (options.use == RunUse::Resume && !resume(*out.folder, *trainer, options, &out.notices, &problem)) {
+    out.error = failure(problem);
+    return out;
   }
   out.trainer = std::move(trainer);
   return out;

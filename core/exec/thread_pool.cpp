@@ -1,6 +1,10 @@
 #include "core/exec/thread_pool.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <system_error>
 
 namespace cas::exec {
 
@@ -10,17 +14,30 @@ thread_local bool tInsideChunk = false;
 
 ThreadPool::ThreadPool(int threads) {
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  try {
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  } catch (const std::system_error& e) {
+    // Out of threads or memory for their stacks: the workers started are stopped and joined (a
+    // joinable std::thread destroyed would end the process), and the caller hears why.
+    const std::string why = std::strerror(e.code().value());
+    const size_t started = workers_.size();
+    stopWorkers();
+    throw std::runtime_error("cannot start thread " + std::to_string(started + 2) + " of " + std::to_string(threads) + " (" + why +
+                             "); use fewer threads");
+  }
 }
 
-ThreadPool::~ThreadPool() {
+void ThreadPool::stopWorkers() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
   for (std::thread& t : workers_) t.join();
+  workers_.clear();
 }
+
+ThreadPool::~ThreadPool() { stopWorkers(); }
 
 bool ThreadPool::runChunk() {
   std::int64_t begin;

@@ -14,7 +14,9 @@ namespace cas::exec {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads = 0);  // 0: one per hardware thread
+  // 0: one per hardware thread. Throws std::runtime_error ("cannot start thread 412 of 1024
+  // (Resource temporarily unavailable); use fewer threads") when the system cannot start them all.
+  explicit ThreadPool(int threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -26,6 +28,7 @@ class ThreadPool {
 
  private:
   void work();
+  void stopWorkers();
   bool runChunk();
 
   std::vector<std::thread> workers_;

@@ -1,8 +1,11 @@
 #include "core/export/export_job.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 
 #include "core/export/c_export.hpp"
+#include "core/export/c_text.hpp"
 #include "core/export/policy_loader.hpp"
 #include "core/support/atomic_file.hpp"
 #include "core/cuda_render/standalone_export.hpp"
@@ -22,6 +25,31 @@ bool write(const fs::path& path, const std::string& bytes, std::string* error) {
     return false;
   }
   return writeFileAtomic(path, bytes, error);
+}
+
+// Binds the two files of a C or CUDA export: the header defines GUARD_EXPORT_ID, a hash of the
+// pair, which the source checks before anything else. The pair becomes visible in two renames; a
+// kill between them leaves the new header beside the old source, which then stops with #error
+// instead of compiling against another network's buffer sizes.
+void pairFiles(CSource& files, const std::string& headerName, const std::string& sourceName) {
+  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a
+  for (const std::string* part : {&files.header, &files.source})
+    for (unsigned char c : *part) hash = (hash ^ c) * 1099511628211ull;
+  char id[32];
+  std::snprintf(id, sizeof id, "0x%016llxULL", static_cast<unsigned long long>(hash));
+  const std::string macro = upper(identifier(headerName)) + "_EXPORT_ID";
+  const std::string include = "#include \"" + headerName + "\"\n";
+  const size_t includeAt = files.source.find(include), guardEnd = files.header.rfind("#endif");
+  if (includeAt == std::string::npos || guardEnd == std::string::npos)
+    throw ExportError("the generated source does not include " + headerName + " as expected; this is a bug in cuda-agent");
+  auto plain = [](std::string name) {  // a file name inside the #error's string literal
+    for (char& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+    return name;
+  };
+  files.source.insert(includeAt + include.size(), "#if !defined(" + macro + ") || " + macro + " != " + id + "\n#error \"" + plain(headerName) +
+                                                      " is not the header " + plain(sourceName) + " was exported with; export both again\"\n#endif\n");
+  files.header.insert(guardEnd, "/* Identifies this export's pair of files: the source checks it. */\n#define " + macro + " " + id + "\n\n");
 }
 
 }  // namespace
@@ -76,9 +104,9 @@ ExportResult runExport(const ExportRequest& request) {
     } else {
       fs::path header = out;
       header.replace_extension(".h");
-      const CSource source = request.format == ExportFormat::C
-                                 ? exportC(policy, header.filename().string())
-                                 : gpu::exportCuda(policy, std::max<std::int64_t>(1, request.batch), header.filename().string());
+      CSource source = request.format == ExportFormat::C ? exportC(policy, header.filename().string())
+                                                         : gpu::exportCuda(policy, std::max<std::int64_t>(1, request.batch), header.filename().string());
+      pairFiles(source, header.filename().string(), out.filename().string());
       if (!write(header, source.header, &error)) {
         result.error = refusal(error);
         return result;

@@ -1,5 +1,7 @@
 #include "core/params/parameter_toml.hpp"
 
+#include "core/support/printable.hpp"
+
 #include "core/support/toml_parse.hpp"
 
 namespace cas::params {
@@ -16,7 +18,27 @@ std::string tomlTypeName(const toml::node& n) {
   }
 }
 
-std::optional<ParamValue> valueFromToml(const ParameterSpec& spec, const toml::node& n, std::string* error) {
+// The bare token a number or boolean node was written as in `document` (the node's line and
+// column, in characters, to the next space, comma, bracket or comment); empty when there is no
+// document, or the token is not short.
+std::string_view writtenAs(std::string_view document, const toml::node& n) {
+  if (document.empty() || !(n.is_number() || n.is_boolean())) return {};
+  const toml::source_position at = n.source().begin;
+  size_t pos = 0;
+  for (toml::source_index line = 1; line < at.line; ++line) {
+    pos = document.find('\n', pos);
+    if (pos == std::string_view::npos) return {};
+    ++pos;
+  }
+  for (toml::source_index column = 1; column < at.column && pos < document.size(); ++column)
+    do ++pos;  // one character: its lead byte and continuation bytes
+    while (pos < document.size() && (static_cast<unsigned char>(document[pos]) & 0xC0) == 0x80);
+  const size_t end = document.find_first_of(" \t\r\n,]}#", pos);
+  const std::string_view token = document.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+  return token.size() <= 64 ? token : std::string_view();
+}
+
+std::optional<ParamValue> valueFromToml(const ParameterSpec& spec, const toml::node& n, std::string* error, std::string_view document) {
   std::optional<ParamValue> value;
   switch (spec.type) {
     case ParamType::Int:
@@ -37,7 +59,7 @@ std::optional<ParamValue> valueFromToml(const ParameterSpec& spec, const toml::n
     if (error) *error = spec.name + " must be " + describeRange(spec) + ", got " + tomlTypeName(n);
     return std::nullopt;
   }
-  if (auto problem = checkValue(spec, *value)) {
+  if (auto problem = checkValue(spec, *value, writtenAs(document, n))) {
     if (error) *error = *problem;
     return std::nullopt;
   }
@@ -56,20 +78,21 @@ std::optional<ParamValue> parseValue(const ParameterSpec& spec, std::string_view
     return value;
   }
   auto notValid = [&]() -> std::optional<ParamValue> {
-    if (error) *error = spec.name + ": '" + std::string(text) + "' is not valid: expected " + describeRange(spec);
+    if (error) *error = spec.name + ": " + quoteValue(text) + " is not valid: expected " + describeRange(spec);
     return std::nullopt;
   };
   // One line holding one value: nothing else can ride along into the parsed document.
   if (text.empty() || text.find_first_of("\r\n") != std::string_view::npos) return notValid();
+  const std::string line = "value = " + std::string(text);
   toml::table document;
   try {
-    document = parseToml("value = " + std::string(text), "--set");
+    document = parseToml(line, "--set");
   } catch (const toml::parse_error&) {
     return notValid();
   }
   const toml::node* node = document.get("value");
   if (!node || document.size() != 1) return notValid();
-  return valueFromToml(spec, *node, error);
+  return valueFromToml(spec, *node, error, line);
 }
 
 }  // namespace cas::params

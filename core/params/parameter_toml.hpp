@@ -7,6 +7,7 @@
 // Thread-safety: plain functions.
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <toml++/toml.h>
 
@@ -19,7 +20,8 @@ std::string tomlTypeName(const toml::node& node);
 
 // The node as a value of the spec's type (an integer is a valid number), range-checked. nullopt
 // with `error` filled ("search.simulations must be an integer in [1, 100000], got a number", or
-// checkValue's sentence) otherwise.
-std::optional<ParamValue> valueFromToml(const ParameterSpec& spec, const toml::node& node, std::string* error);
+// checkValue's sentence) otherwise. `document`, the text the node was parsed from, lets an
+// out-of-range value be quoted as it was written ("c_puct = 1e3 is out of range").
+std::optional<ParamValue> valueFromToml(const ParameterSpec& spec, const toml::node& node, std::string* error, std::string_view document = {});
 
 }  // namespace cas::params

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/params/run_params.hpp"
+#include "core/support/printable.hpp"
 
 // Marks help texts for the studio's translation catalogue without depending on Qt: lupdate reads
 // this token in the source text; here it is the identity.
@@ -158,9 +159,9 @@ std::string formatValue(const ParamValue& v) {
   return std::get<std::string>(v);
 }
 
-std::optional<std::string> checkValue(const ParameterSpec& spec, const ParamValue& value) {
+std::optional<std::string> checkValue(const ParameterSpec& spec, const ParamValue& value, std::string_view written) {
   auto outOfRange = [&] {
-    return spec.name + " = " + formatValue(value) + " is out of range: expected " + describeRange(spec);
+    return spec.name + " = " + (written.empty() ? formatValue(value) : std::string(written)) + " is out of range: expected " + describeRange(spec);
   };
   auto wrongType = [&] { return spec.name + " expects " + describeRange(spec); };
   switch (spec.type) {
@@ -196,7 +197,7 @@ ParameterSet::ParameterSet() {
 
 std::optional<std::string> ParameterSet::set(std::string_view name, const ParamValue& value) {
   const ParameterSpec* spec = ParameterRegistry::standard().find(name);
-  if (!spec) return "unknown parameter '" + std::string(name) + "'";
+  if (!spec) return "unknown parameter " + quoteValue(name);
   if (auto problem = checkValue(*spec, value)) return problem;
   values_.find(name)->second = value;
   return std::nullopt;
@@ -205,10 +206,10 @@ std::optional<std::string> ParameterSet::set(std::string_view name, const ParamV
 std::optional<std::string> ParameterSet::assign(std::string_view keyEqualsValue) {
   size_t eq = keyEqualsValue.find('=');
   if (eq == std::string_view::npos)
-    return "expected key=value, got '" + std::string(keyEqualsValue) + "'";
+    return "expected key=value, got " + quoteValue(keyEqualsValue);
   std::string_view key = keyEqualsValue.substr(0, eq);
   const ParameterSpec* spec = ParameterRegistry::standard().find(key);
-  if (!spec) return "unknown parameter '" + std::string(key) + "' (`cuda-agent params` lists them)";
+  if (!spec) return "unknown parameter " + quoteValue(key) + " (`cuda-agent params` lists them)";
   std::string error;
   auto value = parseValue(*spec, keyEqualsValue.substr(eq + 1), &error);
   if (!value) return error;

@@ -55,7 +55,9 @@ std::string describeRange(const ParameterSpec& spec);
 std::string formatValue(const ParamValue& v);
 
 // nullopt when `value` fits the spec; otherwise a sentence naming the parameter and its range.
-std::optional<std::string> checkValue(const ParameterSpec& spec, const ParamValue& value);
+// `written`, when given, is the value as the user wrote it ("1e3", "0x7fffffff"): an out-of-range
+// sentence quotes it so, not the value formatted again.
+std::optional<std::string> checkValue(const ParameterSpec& spec, const ParamValue& value, std::string_view written = {});
 
 // Parses text (as given to --set or typed in the studio) into a value of the spec's type and
 // checks it: the text is read as a TOML value and converted as in project.toml

@@ -115,6 +115,12 @@ std::optional<CompiledPolicy> Compiler::runChecked() {
     return std::nullopt;
   }
   for (const Function& f : mod_.functions) checkDecorators(f);
+  // Checked first: every shape computed from it is then bounded too.
+  if (elementsPerSample(opt_.observationShape) > kMaxElementsPerSample) {
+    error(entry->params[0].second, "the observation, of shape " + shapeText(opt_.observationShape) + ", would have more than " +
+                                       std::to_string(kMaxElementsPerSample) + " elements per sample");
+    return std::nullopt;
+  }
   Value result;
   {
     Value obs;

@@ -304,6 +304,8 @@ Value Compiler::arithmetic(const std::string& op, const Value& a, const Value& b
                    " (shapes broadcast when trailing dimensions are equal or 1)");
     return Value::poison();
   }
+  // Broadcasting multiplies: two operands within the limit can make a result far past it.
+  if (!checkSize(shape, pos)) return Value::poison();
   static const std::map<std::string, ir::Op> ops = {
       {"+", ir::Op::Add},       {"-", ir::Op::Sub},        {"*", ir::Op::Mul},  {"/", ir::Op::Div},
       {"==", ir::Op::Equal},    {"!=", ir::Op::NotEqual},  {"<", ir::Op::Less}, {"<=", ir::Op::LessEqual},
@@ -372,10 +374,15 @@ Shape Compiler::withBatch(const Shape& perSample) const {
   return full;
 }
 
+std::int64_t elementsPerSample(const Shape& s) {
+  std::int64_t n = 1;
+  for (std::int64_t d : s)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return std::numeric_limits<std::int64_t>::max();
+  return n;
+}
+
 bool Compiler::checkSize(const Shape& s, Pos pos, bool parameter) {
-  long double n = 1;
-  for (std::int64_t d : s) n *= static_cast<long double>(d);
-  if (n > static_cast<long double>(kMaxElementsPerSample)) {
+  if (elementsPerSample(s) > kMaxElementsPerSample) {
     error(pos, std::string(parameter ? "a parameter" : "a tensor") + " of shape " + shapeText(s) + " would have more than " +
                    std::to_string(kMaxElementsPerSample) + (parameter ? " elements" : " elements per sample"));
     return false;

@@ -53,6 +53,8 @@ struct Value {
 
 // Diagnostics are prose: spaced shapes, "[2, 3, 3]".
 std::string shapeText(const Shape& s);
+// The elements of a shape, in checked 64-bit arithmetic: INT64_MAX when the product overflows.
+std::int64_t elementsPerSample(const Shape& s);
 std::string posText(Pos p);
 std::string numberText(double x);
 std::string describe(const Value& v);

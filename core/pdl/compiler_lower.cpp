@@ -370,6 +370,7 @@ Value Compiler::lowerWhere(const std::string&, const Args& a, Frame&, Pos pos) {
     error(pos, "where's mask, a and b do not broadcast: " + shapeText(mask->shape) + ", " + shapeText(x.shape) + ", " + shapeText(y.shape));
     return Value::poison();
   }
+  if (!checkSize(s, pos)) return Value::poison();
   return tensor(b_.where(operand(*mask, s.size()), operand(x, s.size()), operand(y, s.size())), s, pos);
 }
 

@@ -9,6 +9,7 @@
 #include "core/params/parameter_toml.hpp"
 #include "core/params/run_params.hpp"
 #include "core/support/atomic_file.hpp"
+#include "core/support/printable.hpp"
 #include "core/support/toml_parse.hpp"
 
 namespace cas::project {
@@ -73,7 +74,7 @@ class Validator {
         section(k, *node.as_table(), p);
         continue;
       }
-      unknownKey(key.source(), "unknown key '" + k + "' is ignored; known keys: name, description, environment, algorithm, policy, [search], [train], [ppo], [runtime]");
+      unknownKey(key.source(), "unknown key " + quoteValue(k) + " is ignored; known keys: name, description, environment, algorithm, policy, [search], [train], [ppo], [runtime]");
     }
     if (unknownKeys_ > kMaxUnknownKeyWarnings)
       result_.diagnostics.warning(firstUnwarned_, std::to_string(unknownKeys_ - kMaxUnknownKeyWarnings) + " more unknown keys are ignored");
@@ -93,11 +94,11 @@ class Validator {
     if (!p.environment.empty()) {
       environment = env::findEnvironment(p.environment);
       if (!environment)
-        error(root.get("environment")->source(), "unknown environment '" + p.environment + "'; known environments: " + knownEnvironments());
+        error(root.get("environment")->source(), "unknown environment " + quoteValue(p.environment) + "; known environments: " + knownEnvironments());
     }
     if (!p.algorithm.empty()) {
       const toml::source_region& where = root.get("algorithm")->source();
-      if (!isKnownAlgorithm(p.algorithm)) error(where, "unknown algorithm '" + p.algorithm + "'; known algorithms: alphazero, ppo");
+      if (!isKnownAlgorithm(p.algorithm)) error(where, "unknown algorithm " + quoteValue(p.algorithm) + "; known algorithms: alphazero, ppo");
       else if (environment && p.algorithm == "alphazero" && !environment->twoPlayer)
         error(where, "algorithm 'alphazero' needs a two-player board game, but '" + environment->name + "' is a single-agent environment");
       else if (environment && p.algorithm == "ppo" && environment->twoPlayer)
@@ -126,11 +127,11 @@ class Validator {
       const std::string full = name + "." + std::string(key.str());
       const params::ParameterSpec* spec = registry.find(full);
       if (!spec) {
-        unknownKey(key.source(), "unknown key '" + std::string(key.str()) + "' in [" + name + "] is ignored; known keys: " + knownKeys(name));
+        unknownKey(key.source(), "unknown key " + quoteValue(key.str()) + " in [" + name + "] is ignored; known keys: " + knownKeys(name));
         continue;
       }
       std::string problem;
-      if (auto value = params::valueFromToml(*spec, node, &problem)) p.parameters.set(full, *value);
+      if (auto value = params::valueFromToml(*spec, node, &problem, result_.source)) p.parameters.set(full, *value);
       else error(node.source(), problem);
     }
   }
@@ -247,6 +248,20 @@ LoadResult loadProject(const std::filesystem::path& folderOrFile, const LoadOpti
   Validator(file, result, options).run(root, p);
   if (!result.diagnostics.hasErrors()) result.project = std::move(p);
   return result;
+}
+
+std::optional<std::string> folderNameProblem(std::string_view name) {
+  if (name.empty()) return "a name must not be empty";
+  // A separator or ".." would put the folder elsewhere than where it is made ("runs/../../x").
+  if (name.find_first_of("/\\") != std::string_view::npos) return "a name must not hold '/' or '\\'";
+  if (name == "." || name == "..") return "a name must not be '.' or '..'";
+  for (size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    const bool c1 = c == 0xC2 && i + 1 < name.size() && (static_cast<unsigned char>(name[i + 1]) & 0xE0) == 0x80;  // U+0080..U+009F
+    if (c < 0x20 || c == 0x7F || c1) return "a name must not hold control characters";
+  }
+  if (name.size() > 100) return "a name must be at most 100 bytes";
+  return std::nullopt;
 }
 
 }  // namespace cas::project

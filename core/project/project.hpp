@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/params/parameters.hpp"
 #include "core/pdl/compiler.hpp"
@@ -50,6 +51,12 @@ struct LoadOptions {
 
 // Accepts a project folder or the path of its project.toml (a regular file of at most 1 MiB).
 LoadResult loadProject(const std::filesystem::path& folderOrFile, const LoadOptions& options = {});
+
+// Why the name `name` cannot be part of a folder's name (a run folder is named NAME-STAMP):
+// "a name must not hold '/' or '\\'", "... be '.' or '..'", "... hold control characters", "...
+// be empty", "a name must be at most 100 bytes". nullopt when it can. A name is checked so when it
+// is about to name a folder: as the project's title it may be anything printable.
+std::optional<std::string> folderNameProblem(std::string_view name);
 
 // The options compilePolicy compiles the project's policy with: its environment's observation
 // shape and action count, its algorithm, its seed.

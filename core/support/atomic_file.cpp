@@ -1,5 +1,6 @@
 #include "core/support/atomic_file.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -39,10 +40,14 @@ std::string formatBytes(std::uint64_t bytes) {
 
 int openRegularFile(const std::filesystem::path& path, const FileLimit& limit, std::string* error, OpenFor mode) {
   // O_NONBLOCK: opening a FIFO would otherwise wait for its other end forever.
-  const int flags = mode == OpenFor::Reading ? O_RDONLY : O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW;
+  const int flags = mode == OpenFor::Reading          ? O_RDONLY
+                    : mode == OpenFor::ReadingInPlace ? O_RDONLY | O_NOFOLLOW
+                                                      : O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW;
   const int fd = ::open(path.c_str(), flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
-  if (fd < 0 && errno == ELOOP && mode == OpenFor::Appending) {
-    if (error) *error = path.string() + " is a symbolic link; " + limit.what + " is written in place, so it must be a regular file";
+  if (fd < 0 && errno == ELOOP && mode != OpenFor::Reading) {
+    if (error)
+      *error = path.string() + " is a symbolic link; " + limit.what + (mode == OpenFor::Appending ? " is written" : " is read") +
+               " in place, so it must be a regular file";
     return -1;
   }
   if (fd < 0) {
@@ -60,8 +65,8 @@ int openRegularFile(const std::filesystem::path& path, const FileLimit& limit, s
   return fd;
 }
 
-std::optional<std::string> readFile(const std::filesystem::path& path, const FileLimit& limit, std::string* error) {
-  const int fd = openRegularFile(path, limit, error);
+std::optional<std::string> readFile(const std::filesystem::path& path, const FileLimit& limit, std::string* error, OpenFor mode) {
+  const int fd = openRegularFile(path, limit, error, mode);
   if (fd < 0) return std::nullopt;
   auto data = readAll(fd, path, limit, error);
   ::close(fd);
@@ -101,32 +106,98 @@ std::optional<std::string> readAll(int fd, const std::filesystem::path& path, co
   return data;
 }
 
-bool writeFileAtomic(const std::filesystem::path& path, std::string_view data, std::string* error) {
-  const std::string tmp = path.string() + kTemporaryInfix + std::to_string(::getpid());
-  auto fail = [&](const char* what) {
-    if (error) *error = std::string(what) + " " + tmp + ": " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  };
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return fail("cannot create");
+namespace {
+
+// Whether the destination may be replaced: it is missing, a regular file, or a symbolic link
+// (the link itself is replaced, never what it points to) to a regular file or to nothing.
+// Anything else (a FIFO, a device such as /dev/null, a folder, a link to one of them) is refused:
+// renaming over it would replace a thing that is not a file of ours.
+bool replaceable(int folder, const std::string& name, const std::filesystem::path& path, std::string* error) {
+  struct stat st {};
+  if (::fstatat(folder, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return true;  // missing
+  const bool link = S_ISLNK(st.st_mode);
+  if (link && ::fstatat(folder, name.c_str(), &st, 0) != 0) return true;  // a dangling link
+  if (S_ISREG(st.st_mode)) return true;
+  if (error)
+    *error = path.string() + (link ? " is a symbolic link to " : " is ") + fileTypeName(st.st_mode) +
+             ", not a regular file; refusing to replace it: give the path of a regular file or of a new one";
+  return false;
+}
+
+// Creates a new temporary file beside the destination, `name.tmp.DIGITS`. O_EXCL | O_NOFOLLOW:
+// a file or a symbolic link planted at that name is never opened (a link could otherwise make
+// the write land outside the folder); another name is tried instead.
+int createTemporary(int folder, const std::string& name, std::string* tmp) {
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    *tmp = name + kTemporaryInfix + std::to_string(::getpid()) + (attempt == 0 ? "" : std::to_string(counter++ % 1000000));
+    const int fd = ::openat(folder, tmp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0644);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+bool writeWhole(int fd, std::string_view data) {
   size_t done = 0;
   while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      return fail("cannot write");
-    }
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
     done += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    return fail("cannot sync");
-  }
-  if (::close(fd) != 0) return fail("cannot close");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot rename");
   return true;
+}
+
+}  // namespace
+
+bool writeFileAtomic(const std::filesystem::path& path, std::string_view data, std::string* error) {
+  const std::filesystem::path parent = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const std::string name = path.filename().string();
+  // Every step names the folder by one descriptor, so all of them act on the same folder.
+  const int folder = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (folder < 0) {
+    if (error) *error = "cannot open the folder " + parent.string() + " to write " + name + ": " + std::strerror(errno);
+    return false;
+  }
+  std::string tmp;
+  auto fail = [&](const char* what, int fd) {
+    if (error) *error = std::string(what) + " " + (parent / tmp).string() + ": " + std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    if (!tmp.empty()) ::unlinkat(folder, tmp.c_str(), 0);
+    ::close(folder);
+    return false;
+  };
+  if (name.empty() || name == "." || name == "..") {
+    errno = EISDIR;
+    return fail("cannot write a file named", -1);
+  }
+  if (!replaceable(folder, name, path, error)) {
+    ::close(folder);
+    return false;
+  }
+  const int fd = createTemporary(folder, name, &tmp);
+  if (fd < 0) {
+    if (error) *error = "cannot create " + (parent / tmp).string() + ": " + std::strerror(errno);
+    ::close(folder);  // and nothing removed: what is at that name is not ours
+    return false;
+  }
+  if (!writeWhole(fd, data)) return fail("cannot write", fd);
+  if (::fsync(fd) != 0) return fail("cannot sync", fd);
+  if (::close(fd) != 0) return fail("cannot close", -1);
+  // Checked again just before the rename: the destination may have been made since.
+  if (!replaceable(folder, name, path, error)) {
+    ::unlinkat(folder, tmp.c_str(), 0);
+    ::close(folder);
+    return false;
+  }
+  if (::renameat(folder, tmp.c_str(), folder, name.c_str()) != 0) return fail("cannot rename", -1);
+  tmp.clear();  // renamed: nothing to remove any more
+  // The folder's entry is what makes the new file survive a power cut.
+  const bool synced = ::fsync(folder) == 0 || errno == EINVAL;  // EINVAL: a file system that cannot sync folders
+  if (!synced && error) *error = "cannot sync the folder " + parent.string() + " after writing " + name + ": " + std::strerror(errno);
+  ::close(folder);
+  return synced;
 }
 
 bool isInterruptedWrite(std::string_view fileName) {

@@ -1,5 +1,6 @@
 #pragma once
-// Bounded whole-file reads and atomic writes (temp file in the same folder, fsync, rename), so a
+// Bounded whole-file reads and atomic writes (temp file in the same folder, fsync, rename, fsync of
+// the folder), so a
 // crash never leaves a half-written project, config or checkpoint behind, and no file that comes
 // from elsewhere (a symlink to /dev/zero, a FIFO, a sparse 50 GB file) can block a read or exhaust
 // memory: every reader names what the file is for and the most it may hold.
@@ -27,6 +28,7 @@ inline constexpr FileLimit kKernelCacheFileLimit{"a kernel cache entry", 256u <<
 
 enum class OpenFor {
   Reading,    // symlinks followed (to a regular file)
+  ReadingInPlace,  // never through a symlink: a run folder's own files, which must not lead out of it
   Appending,  // read-write, appending, created when missing; never through a symlink, so a run
               // folder from elsewhere cannot make a log append to (or truncate) ~/.bashrc
 };
@@ -38,14 +40,20 @@ int openRegularFile(const std::filesystem::path& path, const FileLimit& limit, s
 
 // Reads the whole of a regular file of at most limit.maxBytes bytes; a larger file is refused
 // before any of it is read. nullopt (and `error` filled) when it cannot be read.
-std::optional<std::string> readFile(const std::filesystem::path& path, const FileLimit& limit, std::string* error = nullptr);
+std::optional<std::string> readFile(const std::filesystem::path& path, const FileLimit& limit, std::string* error = nullptr,
+                                    OpenFor mode = OpenFor::Reading);
 // The same, from a descriptor openRegularFile returned (left open), from its current offset.
 std::optional<std::string> readAll(int fd, const std::filesystem::path& path, const FileLimit& limit, std::string* error);
 
 // "512 bytes", "1.0 MiB", "50.0 GiB".
 std::string formatBytes(std::uint64_t bytes);
 
-// Writes `data` to `path` atomically. Returns false with `error` filled on failure; the previous
+// Writes `data` to `path` atomically: what everything the product writes goes through. A new
+// temporary file beside it (O_EXCL | O_NOFOLLOW: a file or link planted at its name is never
+// opened), written, synced, renamed over `path`, and the folder synced. A destination that exists
+// and is not a regular file (a FIFO, a device such as /dev/null, a folder, or a symbolic link to
+// one of them) is refused and left as it is; a symbolic link to a regular file is itself
+// replaced, never written through. Returns false with `error` filled on failure; the previous
 // file, if any, is untouched then.
 bool writeFileAtomic(const std::filesystem::path& path, std::string_view data, std::string* error = nullptr);
 

@@ -64,4 +64,11 @@ std::string printable(std::string_view text, Keep keep) {
   return out;
 }
 
+std::string quoteValue(std::string_view text, size_t max) {
+  if (text.size() <= max) return "'" + printable(text) + "'";
+  size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+  return "'" + printable(text.substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)'";
+}
+
 }  // namespace cas

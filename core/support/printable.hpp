@@ -26,4 +26,9 @@ struct PrintedUnit {
 };
 PrintedUnit printedUnit(std::string_view text, size_t pos, Keep keep = Keep::Nothing);
 
+// A value as an error quotes it: printable, in single quotes, and cut after `max` bytes (at a
+// character's boundary) with its length: 'xxxx... (100000 bytes)'. A value quoted whole could
+// make a message of megabytes.
+std::string quoteValue(std::string_view text, size_t max = 64);
+
 }  // namespace cas

@@ -7,10 +7,16 @@ namespace {
 
 bool nonAscii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
 
+// The most levels of nesting accepted: the parts of a dotted key, under its table header or
+// inline table, and arrays. toml++ recurses once per level (a 70 KB dotted key of 35,000 parts
+// overflows the stack); a project file uses three.
+constexpr int kMaxDepth = 64;
+
 // Walks the text as TOML's lexer would, far enough to know whether each byte is in a comment, a
 // string of which kind, an unquoted value, or between tokens; throws at the first byte that would
-// reach the bug. Only the text before the parser's first error matters (it stops there), so on
-// malformed text the walk may part from the parser's after that point.
+// reach the bug, or at the first key part, table or array nested deeper than kMaxDepth. Only the
+// text before the parser's first error matters (it stops there), so on malformed text the walk
+// may part from the parser's after that point.
 class Screen {
  public:
   Screen(std::string_view text, std::string source) : text_(text), path_(std::make_shared<const std::string>(std::move(source))) {}
@@ -40,21 +46,57 @@ class Screen {
     const char open = open_.empty() ? 0 : open_.back();
     if (c == '=' && open != 'h') {
       expectValue_ = true;
+      valueDepth_ = base() + keyParts_;  // the depth of the value: its key's
+      keyParts_ = 0;
     } else if (c == '[') {
-      open_.push_back(expectValue_ ? '[' : 'h');  // an array, or a table header's [ or [[
+      const bool array = expectValue_;
+      open_.push_back(array ? '[' : 'h');  // an array, or a table header's [ or [[
+      levels_.push_back(array ? valueDepth_ + 1 : 0);
+      if (array) {
+        deeper(valueDepth_ + 1);
+        valueDepth_ += 1;  // its elements
+      }
+      keyParts_ = 0;
     } else if (c == '{') {
       open_.push_back('{');
+      levels_.push_back(valueDepth_);  // its keys nest under the key it is the value of
       expectValue_ = false;
+      keyParts_ = 0;
     } else if ((c == ']' || c == '}') && !open_.empty()) {
+      if (open == 'h') header_ = keyParts_ > 0 ? keyParts_ : header_;
       open_.pop_back();
+      levels_.pop_back();
       expectValue_ = false;
+      keyParts_ = 0;
     } else if (c == ',') {
       expectValue_ = open == '[';
+      if (open == '[') valueDepth_ = levels_.back();
+      keyParts_ = 0;
     } else if (c == '\n' && open != '[') {
       open_.clear();  // only an array goes on past its line; the parser stops at any other
+      levels_.clear();
       expectValue_ = false;
+      keyParts_ = 0;
+    } else if (c == '.' && !expectValue_) {
+      countKeyPart();  // the dot starts the key's next part
+    } else if (!expectValue_ && !isSpace(c) && keyParts_ == 0 && c != ']' && c != '}') {
+      countKeyPart();  // a bare key's first character
     }
     step();
+  }
+
+  // The depth the keys here start from: the table header's, or the inline table's.
+  int base() const {
+    if (open_.empty()) return header_;
+    return open_.back() == 'h' ? 0 : levels_.back();
+  }
+  void countKeyPart() {
+    ++keyParts_;
+    deeper(base() + keyParts_);
+  }
+  void deeper(int depth) {
+    if (depth > kMaxDepth)
+      fail("more than 64 levels of nesting (the parts of a dotted key, tables and arrays); a project file needs a few");
   }
 
   // An unquoted value, which the parser reads up to whitespace, ']', '}', ',' or '#', classifying
@@ -138,7 +180,11 @@ class Screen {
   size_t i_ = 0, lineStart_ = 0;
   int line_ = 1;
   std::vector<char> open_;    // brackets open here: '[' an array, '{' an inline table, 'h' a table header
+  std::vector<int> levels_;   // for each: the depth of what it holds (an array's elements, an inline table's keys)
   bool expectValue_ = false;  // a value, not a key, starts at the next token
+  int keyParts_ = 0;          // the parts of the key being read
+  int header_ = 0;            // the parts of the last table header: the keys below it nest under it
+  int valueDepth_ = 0;        // the depth of the value being read
 };
 
 }  // namespace

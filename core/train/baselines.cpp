@@ -9,6 +9,7 @@
 
 #include "core/env/perfect_play.hpp"
 #include "core/support/numbers.hpp"
+#include "core/support/printable.hpp"
 
 namespace cas::train {
 namespace {
@@ -161,7 +162,7 @@ std::unique_ptr<Opponent> makeOpponent(const std::string& spec, const std::strin
     if (spec != "perfect") {
       const auto given = parseNumber(std::string_view(spec).substr(8), 0.001, 86400);
       if (!given) {
-        if (error) *error = "perfect:SECONDS needs the solver's time per move in seconds, in [0.001, 86400], such as perfect:600; got '" + spec.substr(8) + "'";
+        if (error) *error = "perfect:SECONDS needs the solver's time per move in seconds, in [0.001, 86400], such as perfect:600; got " + quoteValue(spec.substr(8));
         return nullptr;
       }
       seconds = *given;
@@ -171,12 +172,12 @@ std::unique_ptr<Opponent> makeOpponent(const std::string& spec, const std::strin
   if (spec.rfind("mcts:", 0) == 0) {
     const auto rollouts = parseInteger(std::string_view(spec).substr(5), 1, 1000000);
     if (!rollouts) {
-      if (error) *error = "mcts:ROLLOUTS needs a whole number of rollouts in [1, 1000000], such as mcts:200; got '" + spec.substr(5) + "'";
+      if (error) *error = "mcts:ROLLOUTS needs a whole number of rollouts in [1, 1000000], such as mcts:200; got " + quoteValue(spec.substr(5));
       return nullptr;
     }
     return std::make_unique<RolloutMcts>(environment, int(*rollouts), seed);
   }
-  if (error) *error = "unknown opponent '" + spec + "'; expected random, mcts:ROLLOUTS, perfect or perfect:SECONDS";
+  if (error) *error = "unknown opponent " + quoteValue(spec) + "; expected random, mcts:ROLLOUTS, perfect or perfect:SECONDS";
   return nullptr;
 }
 

@@ -4,13 +4,11 @@
 #include <sstream>
 
 #include "core/support/binary_io.hpp"
+#include "core/train/checkpoint_header.hpp"
 
 namespace cas::train {
 namespace {
 
-constexpr std::uint32_t kCheckpointMagic = 0x4B435A41;  // "AZCK"
-constexpr std::uint32_t kCheckpointVersion = 2;       // what writeCheckpoint writes
-constexpr std::uint32_t kOldestReadableVersion = 1;  // version 1: no shapes
 constexpr std::uint32_t kMaxRank = 16;
 constexpr std::uint32_t kMaxTensors = 100000;
 constexpr std::uint32_t kMaxTensorName = 4096;
@@ -74,17 +72,12 @@ std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::E
     return std::nullopt;
   };
   Reader r(bytes);
-  if (r.pod<std::uint32_t>() != kCheckpointMagic || !r.ok()) return fail("not a checkpoint of this program");
-  const auto version = r.pod<std::uint32_t>();
-  if (!r.ok()) return fail("the checkpoint is truncated");
-  if (version > kCheckpointVersion)
-    return fail("a checkpoint of format version " + std::to_string(version) + ", written by a newer cuda-agent; this one reads versions " +
-                std::to_string(kOldestReadableVersion) + " to " + std::to_string(kCheckpointVersion));
-  if (version < kOldestReadableVersion) return fail("a checkpoint of format version " + std::to_string(version) + ", which no cuda-agent wrote");
+  const std::optional<CheckpointHeader> header = readCheckpointHeader(r, error);
+  if (!header) return std::nullopt;
   CheckpointCounters counters;
-  counters.iteration = r.pod<std::int64_t>();
-  counters.gamesPlayed = r.pod<std::int64_t>();
-  counters.optimizerSteps = r.pod<std::int64_t>();
+  counters.iteration = header->iteration;
+  counters.gamesPlayed = header->gamesPlayed;
+  counters.optimizerSteps = header->optimizerSteps;
   const std::string rngState = r.string(kMaxRngState);
   const auto count = r.pod<std::uint32_t>();
   if (!r.ok() || count > kMaxTensors) return fail("the checkpoint is truncated");
@@ -98,7 +91,7 @@ std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::E
     if (id == ir::kNoNode) return fail("the checkpoint holds '" + name + "', which this project's network does not have");
     if (!held.insert(name).second) return fail("the checkpoint holds '" + name + "' twice");
     const ir::Shape& needed = g.node(id).shape;
-    if (version >= 2) {
+    if (header->version >= 2) {
       const auto rank = r.pod<std::uint32_t>();
       if (!r.ok() || rank > kMaxRank) break;
       ir::Shape held(rank);

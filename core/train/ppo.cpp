@@ -43,15 +43,22 @@ double EpisodeEvaluation::standardDeviation() const {
   return std::sqrt(squares / double(returns.size()));
 }
 
+std::optional<std::string> ppoConfigurationProblem(const project::Project& project) {
+  const env::EnvironmentInfo* e = env::findEnvironment(project.environment);
+  if (!e || !e->singleAgent) return "algorithm 'ppo' cannot step environment '" + project.environment + "'";
+  const params::PpoParams ppo = params::readPpoParams(project.parameters);
+  const std::int64_t rollout = ppo.envs * ppo.rolloutSteps;
+  if (rollout % ppo.minibatches != 0)
+    return "ppo.minibatches = " + std::to_string(ppo.minibatches) + " does not divide a rollout of ppo.envs x ppo.rollout_steps = " +
+           std::to_string(ppo.envs) + " x " + std::to_string(ppo.rolloutSteps) + " = " + std::to_string(rollout) + " samples; choose a divisor of it";
+  return std::nullopt;
+}
+
 PpoTrainer::PpoTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend)
     : project_(project), params_(project.parameters), ppo_(params::readPpoParams(params_)), train_(params::readTrainParams(params_)),
       backend_(std::move(backend)), rng_(std::uint64_t(params::readRuntimeParams(params_).seed) * 0x2545F4914F6CDD1Dull + 11) {
+  if (auto problem = ppoConfigurationProblem(project_)) throw std::runtime_error(*problem);
   const env::EnvironmentInfo* e = env::findEnvironment(project_.environment);
-  if (!e || !e->singleAgent) throw std::runtime_error("algorithm 'ppo' cannot step environment '" + project_.environment + "'");
-  if (rolloutSize() % ppo_.minibatches != 0)
-    throw std::runtime_error("ppo.minibatches = " + std::to_string(ppo_.minibatches) + " does not divide a rollout of ppo.envs x ppo.rollout_steps = " +
-                             std::to_string(ppo_.envs) + " x " + std::to_string(ppo_.rolloutSteps) + " = " + std::to_string(rolloutSize()) +
-                             " samples; choose a divisor of it");
   actions_ = e->actionCount;
   obsSize_ = std::accumulate(e->observationShape.begin(), e->observationShape.end(), 1, std::multiplies<>());
 
@@ -141,6 +148,24 @@ void PpoTrainer::forward(const std::vector<float>& observations, std::vector<flo
 
 RolloutArrays PpoTrainer::lastRollout() const { return rollout_->read(); }
 
+std::string PpoTrainer::lossNotFinite(double loss) const {
+  const std::string became = "the loss became " + std::string(std::isnan(loss) ? "NaN" : "infinite") + " in iteration " + std::to_string(iteration_ + 1);
+  // The rollout the update learned from was made before any update of this iteration: a value
+  // that is not finite there came from the environment or from the policy's own computation.
+  const RolloutArrays r = lastRollout();
+  auto notFinite = [](const std::vector<float>& v) { return std::any_of(v.begin(), v.end(), [](float x) { return !std::isfinite(x); }); };
+  const char* what = notFinite(r.obs)                               ? "the environment's observations in its rollout are"
+                     : notFinite(r.rewards)                         ? "the environment's rewards in its rollout are"
+                     : notFinite(r.values) || notFinite(r.lastValues) ? "the policy's value output in its rollout is"
+                     : notFinite(r.logProbs)                        ? "the policy's action probabilities in its rollout are"
+                                                                    : nullptr;
+  if (what)
+    return became + ": " + what + " already not a finite number (NaN or infinite), before any update, so the policy computes it from its input " +
+           "(a log or square root of a negative number, a division by zero); lowering ppo.learning_rate will not help: check the policy " +
+           "(the last checkpoint is kept)";
+  return became + "; lower ppo.learning_rate or clip harder with a smaller ppo.max_grad_norm (the last checkpoint is kept)";
+}
+
 void PpoTrainer::update(const std::function<bool()>& cancelled, IterationReport& report) {
   const std::int64_t total = rolloutSize(), minibatch = total / ppo_.minibatches;
   updater_->setConfig(optimizerConfig());
@@ -169,9 +194,7 @@ void PpoTrainer::update(const std::function<bool()>& cancelled, IterationReport&
     }
   }
   const LossSums sums = updater_->lossSums();
-  if (!std::isfinite(sums.total))
-    throw std::runtime_error("the loss became " + std::string(std::isnan(sums.total) ? "NaN" : "infinite") + " in iteration " +
-                             std::to_string(iteration_ + 1) + "; lower ppo.learning_rate or clip harder with a smaller ppo.max_grad_norm (the last checkpoint is kept)");
+  if (!std::isfinite(sums.total)) throw std::runtime_error(lossNotFinite(sums.total));
   syncInference();
   report.trainingSteps = steps;
   report.batchSize = minibatch;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ namespace cas::train {
 // PPO's optimizer (Adam with CleanRL's epsilon, gradients clipped to ppo.max_grad_norm) at
 // `learningRateFraction` of ppo.learning_rate: the trainer's, and `check --ir --update`'s.
 OptimizerConfig ppoOptimizerConfig(const params::PpoParams& p, double learningRateFraction = 1.0);
+
+// Why a PPO project cannot train (an environment PPO cannot step, ppo.minibatches that does not
+// divide the rollout): what PpoTrainer refuses, in one sentence; nullopt when it can.
+std::optional<std::string> ppoConfigurationProblem(const project::Project& project);
 
 class PpoTrainer final : public Trainer, public EpisodicTrainer {
  public:
@@ -84,6 +89,9 @@ class PpoTrainer final : public Trainer, public EpisodicTrainer {
   // ppo.epochs passes over the rollout in shuffled minibatches, each gathered by the rollout.
   void update(const std::function<bool()>& cancelled, IterationReport& report);
   OptimizerConfig optimizerConfig() const;
+  // Why an update's loss is not finite, in one sentence: the rollout's fault (values that were
+  // not finite before the update: the policy's computation, or the environment) or the update's.
+  std::string lossNotFinite(double loss) const;
   search::ReplaySetup emptyReplay() const;  // the checkpoint format's replay section, empty for PPO
 
   project::Project project_;

@@ -2,6 +2,7 @@
 
 #include "core/train/alphazero.hpp"
 #include "core/train/data_parallel.hpp"
+#include "core/train/memory_estimate.hpp"
 #include "core/train/process_group.hpp"
 #include "core/train/ppo.hpp"
 
@@ -26,6 +27,11 @@ std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::share
   if (parallel.ranks > 1) return std::make_unique<DataParallelTrainer>(project, std::move(backend), parallel);
   if (project.algorithm == "ppo") return std::make_unique<PpoTrainer>(project, std::move(backend));
   return std::make_unique<AlphaZeroTrainer>(project, std::move(backend));
+}
+
+std::optional<std::string> trainingProblem(const project::Project& project) {
+  if (project.algorithm == "ppo") return ppoConfigurationProblem(project);
+  return refuseIfTooLarge(estimateTrainerMemory(project, params::readTrainParams(project.parameters).evalGames), availableMemory());
 }
 
 }  // namespace cas::train

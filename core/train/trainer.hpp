@@ -117,4 +117,10 @@ struct ParallelOptions {
 // path (the message says which).
 std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend, const ParallelOptions& parallel = {});
 
+// Why the project's configuration cannot train, as the trainer it names would refuse it before
+// building anything: PPO's minibatches that do not divide its rollout, an AlphaZero
+// configuration too large for the memory available (memory_estimate.hpp). nullopt when it can.
+// `cuda-agent check` asks the same, so that it accepts only what `train` accepts.
+std::optional<std::string> trainingProblem(const project::Project& project);
+
 }  // namespace cas::train

@@ -1,25 +1,33 @@
 // Files and arguments that come from anywhere: devices and FIFOs named as project files, files of
 // garbage, thousands of stray keys, numbers with trailing letters, paths out of the project,
 // terminal escapes in names. Each is refused (or shown) with one exact sentence, in bounded time.
-// Issue 13, items 1-3, 8, 12, 13 and 15 (printed values, one value parser, the empty policy).
+// Issue 13, items 1-3, 8, 12, 13 and 15 (printed values, one value parser, the empty policy);
+// issue 44's: writes onto special files and through planted links, paired C exports, deep TOML,
+// names that would leave runs/, overflowing element counts, commands out of threads or memory,
+// quoted values cut, check as strict as train, values printed as written.
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 
 #include "core/pdl/compiler.hpp"
 #include "core/pdl/lexer.hpp"
 #include "core/project/project.hpp"
+#include "core/support/atomic_file.hpp"
 #include "core/support/printable.hpp"
 #include "core/support/toml_parse.hpp"
 #include "core/train/baselines.hpp"
+
+#include "support/source_dir.hpp"
 
 namespace {
 
@@ -43,10 +51,26 @@ Result cli(const QStringList& args) {
           QString::fromUtf8(p.readAllStandardError()), clock.elapsed()};
 }
 
+// The CLI under `sh -c script`: ulimit settings, then the CLI with `args` ("$0" "$@").
+Result limitedCli(const QString& limits, const QStringList& args) {
+  QElapsedTimer clock;
+  clock.start();
+  QProcess p;
+  p.start(QStringLiteral("/bin/sh"), QStringList{QStringLiteral("-c"), limits + QStringLiteral("; exec \"$0\" \"$@\""), kCli} + args);
+  p.waitForFinished(120000);
+  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
+          QString::fromUtf8(p.readAllStandardError()), clock.elapsed()};
+}
+
 void write(const QString& path, const QByteArray& bytes) {
   QFile f(path);
   QVERIFY(f.open(QIODevice::WriteOnly));
   f.write(bytes);
+}
+
+QByteArray bytes(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
 std::string at(const cas::Diagnostic& d) { return std::to_string(d.location.line) + ":" + std::to_string(d.location.column) + " " + d.message; }
@@ -308,6 +332,254 @@ class TestHostileInput : public QObject {
     empty.replace("\"policy.pdl\"", "\"\"");
     const auto r = cas::project::loadProject(project(QStringLiteral("empty-policy"), empty).toStdString());
     QCOMPARE(at(r.diagnostics.items().at(0)), std::string("4:10 policy must name the policy's .pdl file, relative to the project folder; it is empty"));
+  }
+
+  // Issue 44: every write goes through one primitive that never replaces what is not a regular
+  // file (a FIFO, a device such as /dev/null, a folder, a link to one) and never opens its
+  // temporary file through a link planted at its name.
+  void writesReplaceOnlyRegularFiles() {
+    const QString pdl = dir_.filePath(QStringLiteral("written.pdl"));
+    write(pdl, kPolicy);
+    auto exportTo = [&](const QString& out) {
+      return cli({QStringLiteral("export"), pdl, QStringLiteral("--obs-shape"), QStringLiteral("4"), QStringLiteral("--action-dim"),
+                  QStringLiteral("2"), QStringLiteral("--out"), out});
+    };
+    const QString way = QStringLiteral(", not a regular file; refusing to replace it: give the path of a regular file or of a new one\n");
+    const QString fifo = dir_.filePath(QStringLiteral("fifo.onnx"));
+    QCOMPARE(::mkfifo(qPrintable(fifo), 0644), 0);
+    Result r = exportTo(fifo);
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("error: %1 is a named pipe (FIFO)").arg(fifo) + way);
+    struct stat st {};
+    QVERIFY(::lstat(qPrintable(fifo), &st) == 0 && S_ISFIFO(st.st_mode));
+    const QString link = dir_.filePath(QStringLiteral("link.onnx"));
+    QVERIFY(QFile::link(fifo, link));
+    r = exportTo(link);
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("error: %1 is a symbolic link to a named pipe (FIFO)").arg(link) + way);
+    QVERIFY(::lstat(qPrintable(link), &st) == 0 && S_ISLNK(st.st_mode));
+    const QString folder = dir_.filePath(QStringLiteral("folder.onnx"));
+    QVERIFY(QDir().mkpath(folder));
+    r = exportTo(folder);
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("error: %1 is a folder").arg(folder) + way);
+    QVERIFY(exportTo(dir_.filePath(QStringLiteral("plain.onnx"))).status == 0);
+
+    // A link planted at the temporary file's name: the write goes elsewhere, the target is kept.
+    const QString victim = dir_.filePath(QStringLiteral("victim.txt"));
+    write(victim, "keep me");
+    const QString destination = dir_.filePath(QStringLiteral("destination.txt"));
+    QVERIFY(QFile::link(victim, destination + QStringLiteral(".tmp.") + QString::number(::getpid())));
+    std::string error;
+    QVERIFY2(cas::writeFileAtomic(destination.toStdString(), "new", &error), error.c_str());
+    QCOMPARE(bytes(victim), QByteArray("keep me"));
+    QCOMPARE(bytes(destination), QByteArray("new"));
+    QVERIFY(::lstat(qPrintable(destination), &st) == 0 && S_ISREG(st.st_mode));
+  }
+
+  // Issue 44: a C (or CUDA) export is two files; the header carries a hash of the pair that the
+  // source checks at compile time, so a kill between the two renames cannot leave a new header
+  // beside an old source that compiles.
+  void cAndCudaExportsArePaired() {
+    const QString folder = dir_.filePath(QStringLiteral("paired"));
+    QDir().mkpath(folder);
+    const QString pdl = folder + QStringLiteral("/p.pdl");
+    write(pdl, kPolicy);
+    auto exportAs = [&](const char* format, const char* seed, const QString& out) {
+      return cli({QStringLiteral("export"), pdl, QStringLiteral("--format"), QLatin1String(format), QStringLiteral("--obs-shape"), QStringLiteral("4"),
+                  QStringLiteral("--action-dim"), QStringLiteral("2"), QStringLiteral("--seed"), QLatin1String(seed), QStringLiteral("--out"), out})
+          .status;
+    };
+    const QString c = folder + QStringLiteral("/policy.c");
+    QCOMPARE(exportAs("c", "1", c), 0);
+    const QByteArray oldSource = bytes(c);
+    QCOMPARE(exportAs("c", "2", c), 0);
+    const QRegularExpression id(QStringLiteral("#define POLICY_H_EXPORT_ID (0x[0-9a-f]{16})ULL"));
+    const QString newId = id.match(QString::fromUtf8(bytes(folder + QStringLiteral("/policy.h")))).captured(1);
+    QVERIFY2(!newId.isEmpty(), bytes(folder + QStringLiteral("/policy.h")).constData());
+    QVERIFY(bytes(c).contains("#if !defined(POLICY_H_EXPORT_ID) || POLICY_H_EXPORT_ID != " + newId.toUtf8() + "ULL\n"));
+    QVERIFY(!oldSource.contains(newId.toUtf8()));
+    const QString cc = QStandardPaths::findExecutable(QStringLiteral("cc"));
+    if (!cc.isEmpty()) {
+      auto compiles = [&] {
+        QProcess build;
+        build.setWorkingDirectory(folder);
+        build.setProcessChannelMode(QProcess::MergedChannels);
+        build.start(cc, {QStringLiteral("-std=c99"), QStringLiteral("-c"), QStringLiteral("policy.c"), QStringLiteral("-o"), QStringLiteral("policy.o")});
+        build.waitForFinished(60000);
+        return std::make_pair(build.exitCode() == 0, QString::fromUtf8(build.readAll()));
+      };
+      QVERIFY(compiles().first);
+      write(c, oldSource);  // killed between the renames: the new header beside the old source
+      const auto [ok, output] = compiles();
+      QVERIFY(!ok);
+      QVERIFY2(output.contains(QStringLiteral("policy.h is not the header policy.c was exported with; export both again")), qPrintable(output));
+    }
+    const QString cu = folder + QStringLiteral("/policy_cuda.cu");
+    QCOMPARE(exportAs("cuda", "1", cu), 0);
+    const QString cuId = QRegularExpression(QStringLiteral("#define POLICY_CUDA_H_EXPORT_ID (0x[0-9a-f]{16})ULL"))
+                             .match(QString::fromUtf8(bytes(folder + QStringLiteral("/policy_cuda.h"))))
+                             .captured(1);
+    QVERIFY(!cuId.isEmpty());
+    QVERIFY(bytes(cu).contains("#if !defined(POLICY_CUDA_H_EXPORT_ID) || POLICY_CUDA_H_EXPORT_ID != " + cuId.toUtf8() + "ULL\n"));
+  }
+
+  // Issue 44: a dotted key of tens of thousands of parts (or tables and arrays nested as deep)
+  // crashed the TOML parser; such text is refused at its line and column first.
+  void deeplyNestedTomlIsRefused() {
+    QByteArray key = "a";
+    for (int i = 0; i < 35000; ++i) key += ".a";  // 70 KB
+    const QString folder = project(QStringLiteral("deep-key"), kHeader + "[search]\n" + key + " = 1\n");
+    const Result r = cli({QStringLiteral("check"), folder});
+    QCOMPARE(r.status, 1);
+    const QString message = QStringLiteral("TOML syntax error: more than 64 levels of nesting (the parts of a dotted key, tables and arrays); "
+                                           "a project file needs a few");
+    QVERIFY2(r.err.startsWith(QStringLiteral("%1/project.toml:6:126: error: ").arg(folder) + message + QLatin1Char('\n')), qPrintable(r.err.left(400)));
+    QVERIFY(r.err.endsWith(QStringLiteral("%1: rejected (1 error)\n").arg(folder)));
+    QVERIFY(r.err.size() < 1000);
+    auto firstError = [&](const QByteArray& toml) {
+      const auto loaded = cas::project::loadProject(project(QStringLiteral("deep"), toml).toStdString());
+      return loaded.diagnostics.empty() ? std::string() : at(loaded.diagnostics.items()[0]);
+    };
+    QCOMPARE(firstError(kHeader + "[" + key + "]\n"), "5:129 " + message.toStdString());
+    QCOMPARE(firstError(kHeader + "x = " + QByteArray(40000, '[') + QByteArray(40000, ']') + "\n"), "5:68 " + message.toStdString());
+    QByteArray inlineTables = "x = ";
+    for (int i = 0; i < 20000; ++i) inlineTables += "{a.a = ";
+    QCOMPARE(firstError(kHeader + inlineTables + "1\n"), "5:224 " + message.toStdString());
+    QCOMPARE(firstError(kHeader + "[search]\n" + QByteArray("a.").repeated(60) + "b = 1\n").find("nesting"), std::string::npos);
+  }
+
+  // Issue 44: a project's name becomes part of a folder's name only when it is a plain name.
+  void projectNamesAreCheckedBeforeNamingFolders() {
+    const QString cwd = dir_.filePath(QStringLiteral("cwd"));
+    QDir().mkpath(cwd);
+    auto trainIn = [&](const QByteArray& name) {
+      const QString folder = project(QStringLiteral("named"), QByteArray(kHeader).replace("name = \"t\"", "name = \"" + name + "\""));
+      QProcess p;
+      p.setWorkingDirectory(cwd);
+      p.start(kCli, {QStringLiteral("train"), folder, QStringLiteral("--iterations"), QStringLiteral("1")});
+      p.waitForFinished(60000);
+      return std::make_pair(p.exitCode(), QString::fromUtf8(p.readAllStandardError()));
+    };
+    const QString way = QStringLiteral("; rename the project in its project.toml, or give the run a folder with --out\n");
+    auto [status, err] = trainIn("../../x");
+    QCOMPARE(status, 1);
+    QCOMPARE(err, QStringLiteral("error: the project's name '../../x' cannot name a run folder: a name must not hold '/' or '\\'") + way);
+    std::tie(status, err) = trainIn("..");
+    QCOMPARE(err, QStringLiteral("error: the project's name '..' cannot name a run folder: a name must not be '.' or '..'") + way);
+    std::tie(status, err) = trainIn("a\\u001b[2Jb");
+    QCOMPARE(err, QStringLiteral("error: the project's name 'a\\x1b[2Jb' cannot name a run folder: a name must not hold control characters") + way);
+    QCOMPARE(QDir(dir_.path()).entryList({QStringLiteral("x-*")}), QStringList());
+    QCOMPARE(QDir(cwd).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());
+  }
+
+  // Issue 44: a value quoted in an error is cut after 64 bytes, with its length.
+  void quotedValuesAreCut() {
+    const QByteArray huge(100000, 'x');
+    const Result r = cli({QStringLiteral("train"), QStringLiteral("--out"), dir_.filePath(QStringLiteral("cut")), project(QStringLiteral("cut"), kHeader),
+                          QStringLiteral("--set"), QStringLiteral("search.c_puct=") + QString::fromLatin1(huge)});
+    QCOMPARE(r.status, 2);
+    const QString cut = QStringLiteral("'") + QString(64, QLatin1Char('x')) + QStringLiteral("... (100000 bytes)'");
+    QCOMPARE(r.err, QStringLiteral("error: --set 'search.c_puct=") + QString(50, QLatin1Char('x')) +
+                        QStringLiteral("... (100014 bytes)': search.c_puct: ") + cut + QStringLiteral(" is not valid: expected a number in [0, 100]\n"));
+    const auto loaded = cas::project::loadProject(
+        project(QStringLiteral("long-environment"), QByteArray(kHeader).replace("\"tictactoe\"", "\"" + huge + "\"")).toStdString());
+    QVERIFY(!loaded.project);
+    const std::string& message = loaded.diagnostics.items().at(0).message;
+    QVERIFY2(message.starts_with("unknown environment " + cut.toStdString() + "; known environments: "), message.substr(0, 300).c_str());
+    QVERIFY(message.size() < 1000);
+  }
+
+  // Issue 44: element counts are multiplied in checked 64-bit arithmetic and refused above the
+  // documented 2^28 per sample, with that reason.
+  void elementCountsAreChecked() {
+    const QString pdl = dir_.filePath(QStringLiteral("counts.pdl"));
+    write(pdl, kPolicy);
+    auto check = [&](const char* shape) {
+      return cli({QStringLiteral("check"), pdl, QStringLiteral("--obs-shape"), QLatin1String(shape), QStringLiteral("--action-dim"), QStringLiteral("2")});
+    };
+    Result r = check("65536,65536,65536,65536");  // 2^64 elements: 0 in unchecked arithmetic
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("--obs-shape: '65536,65536,65536,65536' has more than 268435456 elements, the most an observation may have\n"));
+    r = check("536870912");
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("--obs-shape: '536870912' has more than 268435456 elements, the most an observation may have\n"));
+    r = check("0,4");
+    QCOMPARE(r.err, QStringLiteral("--obs-shape: '0,4' is not a list of positive integers such as 4,84,84\n"));
+
+    cas::pdl::CompileOptions o;
+    o.fileName = "broadcast.pdl";
+    o.observationShape = {32768};
+    o.actionCount = 2;
+    const auto broadcast = cas::pdl::compile("def policy(obs):\n    h = reshape(obs, (32768, 1)) + reshape(obs, (1, 32768))\n"
+                                             "    return dense(flatten(h), units=action_dim), dense(flatten(h), units=1)\n",
+                                             o);
+    QVERIFY(!broadcast.policy);
+    QCOMPARE(at(broadcast.diagnostics.items().at(0)), std::string("2:34 a tensor of shape [32768, 32768] would have more than 268435456 elements per sample"));
+    o.observationShape = {65536, 65536, 65536, 65536};
+    const auto observation = cas::pdl::compile(kPolicy.toStdString(), o);
+    QVERIFY(!observation.policy);
+    QCOMPARE(at(observation.diagnostics.items().at(0)),
+             std::string("1:12 the observation, of shape [65536, 65536, 65536, 65536], would have more than 268435456 elements per sample"));
+  }
+
+  // Issue 44: what a command can throw ends in a message, not an abort, even out of memory.
+  void commandsEndWithAMessageWhenResourcesRunOut() {
+    const QString limits = QStringLiteral("ulimit -v 4194304; ulimit -s 16384");
+    Result r = limitedCli(limits, {QStringLiteral("bench"), QStringLiteral("env"), QStringLiteral("--env"), QStringLiteral("cartpole"),
+                                   QStringLiteral("--threads"), QStringLiteral("1024"), QStringLiteral("--envs"), QStringLiteral("4"),
+                                   QStringLiteral("--steps"), QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(QRegularExpression(QStringLiteral("^error: cannot start thread [0-9]+ of 1024 \\(Resource temporarily unavailable\\); use fewer threads\n$"))
+                 .match(r.err)
+                 .hasMatch(),
+             qPrintable(r.err));
+    r = limitedCli(limits, {QStringLiteral("bench"), QStringLiteral("solver"), QStringLiteral("--table-mib"), QStringLiteral("65536"),
+                            QStringLiteral("--depths"), QStringLiteral("30"), QStringLiteral("--positions"), QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: the perfect player's transposition table of 64.0 GiB cannot be allocated (out of memory); "
+                                   "give a smaller --table-mib\n"));
+  }
+
+  // Issue 44: check refuses what train refuses, and says ok only after its last check.
+  void checkRunsTheChecksTrainRuns() {
+    const QString ppo = dir_.filePath(QStringLiteral("ppo-minibatches"));
+    QDir().mkpath(ppo);
+    QByteArray toml = bytes(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo/project.toml")));
+    QVERIFY(toml.contains("minibatches = 4"));
+    write(ppo + QStringLiteral("/project.toml"), toml.replace("minibatches = 4", "minibatches = 3"));
+    write(ppo + QStringLiteral("/policy.pdl"), bytes(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo/policy.pdl"))));
+    Result r = cli({QStringLiteral("check"), ppo});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.out, QString());
+    QCOMPARE(r.err, QStringLiteral("error: ppo.minibatches = 3 does not divide a rollout of ppo.envs x ppo.rollout_steps = 4 x 128 = 512 samples; "
+                                   "choose a divisor of it\n%1: rejected (1 error)\n").arg(ppo));
+
+    const QString nan = project(QStringLiteral("nan-forward"), kHeader);
+    write(nan + QStringLiteral("/policy.pdl"), QByteArray(kPolicy).replace("tanh(dense(h, units=1))", "log(tanh(dense(h, units=1)) * 0 - 1)"));
+    r = cli({QStringLiteral("check"), nan});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(!r.out.contains(QStringLiteral(": ok")), qPrintable(r.out));
+    QVERIFY2(r.err.contains(QStringLiteral("the forward pass failed on the CPU backend: ")), qPrintable(r.err));
+    QVERIFY2(r.err.endsWith(QStringLiteral("%1: rejected: the forward pass failed\n").arg(nan)), qPrintable(r.err));
+  }
+
+  // Issue 44: a value out of range is printed as it was written, as docs/project-format.md says,
+  // and an unknown key's name is cut like any quoted value.
+  void outOfRangeValuesArePrintedAsWritten() {
+    cas::params::ParameterSet set;
+    QCOMPARE(set.assign("search.c_puct=1e3").value_or(""), std::string("search.c_puct = 1e3 is out of range: expected a number in [0, 100]"));
+    auto firstError = [&](const QByteArray& section) {
+      const auto r = cas::project::loadProject(project(QStringLiteral("written"), kHeader + section).toStdString());
+      return r.diagnostics.empty() ? std::string() : at(r.diagnostics.items()[0]);
+    };
+    QCOMPARE(firstError("[search]\nc_puct = 1_000.0 # too much\n"), std::string("6:10 search.c_puct = 1_000.0 is out of range: expected a number in [0, 100]"));
+    QCOMPARE(firstError("[search]\nsimulations = 0x7fffffff\n"),
+             std::string("6:15 search.simulations = 0x7fffffff is out of range: expected an integer in [1, 100000]"));
+    const std::string unknown = firstError("[search]\n" + QByteArray(5000, 'k') + " = 1\n");
+    QVERIFY2(unknown.starts_with("6:1 unknown key '" + std::string(64, 'k') + "... (5000 bytes)' in [search] is ignored; known keys: simulations, "),
+             unknown.substr(0, 300).c_str());
+    QVERIFY(unknown.size() < 1000);
   }
 };
 

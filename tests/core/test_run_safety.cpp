@@ -1,8 +1,10 @@
 // Run folders under concurrent use, interrupted writes and later edits: the lock, resume that
 // repairs the logs (or refuses, touching nothing), restart, runs that keep their policy, the
 // iteration before the first training step, configurations too large for memory, and the smaller
-// refusals of issue 13 (items 4-7, 9, 10 and 15). Each asserts the exact message and what the
-// folder holds afterwards.
+// refusals of issue 13 (items 4-7, 9, 10 and 15); and issue 44's: forged checkpoint counters,
+// logs rewritten by other tools, links out of the run, a half-made folder, --use-project on
+// resume, bounded input to play, JSON without NaN, a finished run, a policy that computes NaN.
+// Each asserts the exact message and what the folder holds afterwards.
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
@@ -13,8 +15,10 @@
 #include <QTest>
 
 #include <csignal>
+#include <cstring>
 #include <unistd.h>
 
+#include "core/engine/run_folder.hpp"
 #include "core/engine/run_lock.hpp"
 #include "core/engine/trained_run.hpp"
 
@@ -298,6 +302,241 @@ class TestRunSafety : public QObject {
     QCOMPARE(r.err, QStringLiteral("error: %1 holds a project.toml: it is a project folder, not a run folder; give the run a folder of its own, "
                                    "such as runs/tictactoe-alphazero\n").arg(project));
     QCOMPARE(QDir(project).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList({QStringLiteral("policy.pdl"), QStringLiteral("project.toml")}));
+  }
+
+  // Issue 44: a checkpoint's counters are checked (and its iteration against its name) before
+  // anything is cut or pruned; checkpoints are ordered by their iteration as a number.
+  void checkpointCountersAreValidated() {
+    const QString run = trained(QStringLiteral("counters"), 2);
+    const QString folder = run + QStringLiteral("/checkpoints/");
+    // `good` with its counter at `offset` (8: the iteration, 16: the games) replaced, and a
+    // checksum that holds.
+    auto forged = [](QByteArray good, int offset, qint64 value) {
+      QByteArray payload = good.left(good.size() - 16);
+      std::memcpy(payload.data() + offset, &value, sizeof value);
+      const std::uint64_t sum = cas::engine::fnv1a64({payload.constData(), size_t(payload.size())});
+      return payload + QByteArray(reinterpret_cast<const char*>(&sum), sizeof sum) + QByteArray("CASCKPT1");
+    };
+    const QStringList resume = {QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")};
+    struct Case {
+      const char* name;
+      int offset;
+      qint64 value;
+      const char* why;
+    };
+    const Case cases[] = {{"iter-00000003.ckpt", 8, -5, "its iteration is -5; an iteration cannot be negative"},
+                          {"iter-00000004.ckpt", 8, 0, "its iteration is 0; a run's checkpoint is written after iteration 1 or later"},
+                          {"iter-00000005.ckpt", 16, -1, "it counts -1 games played; a count cannot be negative"}};
+    int iterations = 2;
+    for (const Case& c : cases) {
+      append(folder + QLatin1String(c.name), forged(bytes(folder + QStringLiteral("iter-%1.ckpt").arg(iterations, 8, 10, QLatin1Char('0'))),
+                                                    c.offset, c.value));
+      const Result r = cli(resume);
+      QCOMPARE(r.status, 0);
+      QCOMPARE(r.err, QStringLiteral("warning: skipping checkpoint %1: %2\nresumed from %3/checkpoints/iter-%4.ckpt (iteration %5)\nrun folder: %3\n")
+                          .arg(QLatin1String(c.name), QLatin1String(c.why), run)
+                          .arg(iterations, 8, 10, QLatin1Char('0'))
+                          .arg(iterations));
+      verifyMetrics(run, ++iterations);
+    }
+    // A checkpoint whose name says 9 but which holds iteration 5: newest by number, and skipped.
+    QVERIFY(QFile::copy(folder + QStringLiteral("iter-00000005.ckpt"), folder + QStringLiteral("iter-9.ckpt")));
+    const Result r = cli(resume);
+    QCOMPARE(r.status, 0);
+    QCOMPARE(r.err, QStringLiteral("warning: skipping checkpoint iter-9.ckpt: it holds iteration 5, not the 9 its name says\n"
+                                   "resumed from %1/checkpoints/iter-00000005.ckpt (iteration 5)\nrun folder: %1\n").arg(run));
+    verifyMetrics(run, 6);
+    QCOMPARE(QDir(folder).entryList(QDir::Files), QStringList({QStringLiteral("iter-00000005.ckpt"), QStringLiteral("iter-00000006.ckpt"),
+                                                                QStringLiteral("iter-9.ckpt")}));
+  }
+
+  // Issue 44: resume reads the logs as JSON lines: whitespace, CRLF and re-serialised lines are
+  // kept, every line up to the checkpoint's iteration stays, and the logged changes apply again.
+  void resumeReadsLogLinesAsJson() {
+    const QString run = trained(QStringLiteral("json-logs"), 3);
+    const QString metrics = run + QStringLiteral("/metrics.jsonl");
+    const QStringList m = lines(metrics);
+    QCOMPARE(m.size(), 3);
+    const QByteArray compact = QJsonDocument::fromJson(m[2].toUtf8()).toJson(QJsonDocument::Compact);  // as `jq -c` writes it
+    QFile::remove(metrics);
+    append(metrics, m[0].toUtf8() + "  \n" + m[1].toUtf8() + "\r\n" + compact + "\n\n");
+    append(run + QStringLiteral("/changes.jsonl"), "{\"iteration\":2,\"parameter\":\"search.c_puct\",\"from\":\"1.5\",\"to\":\"2.5\"}\r\n"
+                                                  "{\"to\": \"3\", \"from\": \"2.5\", \"parameter\": \"search.c_puct\", \"iteration\": 3} \n");
+    cas::engine::TrainedRun resumed = cas::engine::openTrainedRun(run.toStdString(), cas::exec::makeCpuBackend(), {cas::engine::RunUse::Resume, false});
+    QVERIFY2(resumed.trainer, resumed.error.message.c_str());
+    QCOMPARE(resumed.trainer->iteration(), std::int64_t(3));
+    QCOMPARE(resumed.trainer->parameters().getFloat("search.c_puct"), 3.0);
+    QStringList notices;
+    for (const cas::Diagnostic& d : resumed.notices) notices << QString::fromStdString(cas::formatHeadline(d));
+    QCOMPARE(notices, QStringList({QStringLiteral("note: applied again the 2 parameter change(s) logged up to iteration 4")}));
+    verifyMetrics(run, 3);
+    QCOMPARE(lines(metrics).value(2).toUtf8(), compact);
+    QCOMPARE(lines(run + QStringLiteral("/changes.jsonl")).size(), 2);
+  }
+
+  // Issue 44: nothing is read or deleted through a symbolic link out of the run folder.
+  void symlinksOutOfTheRunAreNotFollowed() {
+    const QString run = trained(QStringLiteral("linked"), 2);
+    const QString elsewhere = dir_.filePath(QStringLiteral("elsewhere"));
+    QVERIFY(QDir().rename(run + QStringLiteral("/checkpoints"), elsewhere));
+    append(elsewhere + QStringLiteral("/keep.txt"), "someone else's file");
+    QVERIFY(QFile::link(elsewhere, run + QStringLiteral("/checkpoints")));
+    const QStringList before = QDir(elsewhere).entryList(QDir::Files);
+    QCOMPARE(before.size(), 3);
+    const QString refusal = QStringLiteral("error: %1/checkpoints is a symbolic link; a run's checkpoints/ must be a folder of its own "
+                                           "(move the files it points to into the run folder)\n").arg(run);
+    for (const char* how : {"--resume", "--restart"}) {
+      const Result r = cli({QStringLiteral("train"), QLatin1String(how), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+      QCOMPARE(r.status, 1);
+      QCOMPARE(r.err, refusal);
+      QCOMPARE(QDir(elsewhere).entryList(QDir::Files), before);
+    }
+    QVERIFY(QFile::remove(run + QStringLiteral("/checkpoints")));
+    QVERIFY(QDir().rename(elsewhere, run + QStringLiteral("/checkpoints")));
+
+    // The run's own copy of its policy, replaced by a link to a file elsewhere.
+    const QString outside = dir_.filePath(QStringLiteral("outside.pdl"));
+    QVERIFY(QFile::rename(run + QStringLiteral("/policy.pdl"), outside));
+    QVERIFY(QFile::link(outside, run + QStringLiteral("/policy.pdl")));
+    const Result r = cli({QStringLiteral("eval"), run, QStringLiteral("--games"), QStringLiteral("2")});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: %1/policy.pdl is a symbolic link; a run folder's files are read from the folder itself "
+                                   "(put a copy of the file in place of the link)\n").arg(run));
+  }
+
+  // Issue 44: a run folder whose making was interrupted (its lock and copies, no config.toml) is
+  // no project folder: the next train into it takes it over.
+  void anInterruptedRunFolderIsTakenOver() {
+    const QString run = dir_.filePath(QStringLiteral("half-made"));
+    QDir().mkpath(run + QStringLiteral("/checkpoints"));
+    append(run + QStringLiteral("/lock"), "");
+    for (const char* file : {"project.toml", "policy.pdl"})
+      QVERIFY(QFile::copy(kExample + QLatin1Char('/') + QLatin1String(file), run + QLatin1Char('/') + QLatin1String(file)));
+    const Result r = cli(QStringList{QStringLiteral("train"), kExample, QStringLiteral("--iterations"), QStringLiteral("1"), QStringLiteral("--out"), run} + kQuick);
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.startsWith(QStringLiteral("note: %1 holds the start of a run whose making was interrupted (no config.toml); making it again\n").arg(run)),
+             qPrintable(r.err));
+    verifyMetrics(run, 1);
+  }
+
+  // Issue 44: after train --resume --use-project the run's copies are the files it trained with,
+  // and the change is recorded, so that eval, analyze, play and export use that network.
+  void resumeWithTheProjectsFilesAdoptsThem() {
+    const QString project = dir_.filePath(QStringLiteral("adopted-project"));
+    QDir().mkpath(project);
+    for (const char* file : {"project.toml", "policy.pdl"})
+      QVERIFY(QFile::copy(kExample + QLatin1Char('/') + QLatin1String(file), project + QLatin1Char('/') + QLatin1String(file)));
+    const QString run = trained(QStringLiteral("adopted"), 1, project);
+    const QByteArray edited = bytes(project + QStringLiteral("/policy.pdl")).replace("relu(conv2d(obs", "tanh(conv2d(obs");
+    QFile policy(project + QStringLiteral("/policy.pdl"));
+    QVERIFY(policy.open(QIODevice::WriteOnly));
+    policy.write(edited);
+    policy.close();
+    Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--use-project"), QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.contains(QStringLiteral("note: the run's copies %1/project.toml and %1/policy.pdl now hold the project's files (--use-project), "
+                                           "which it trains with from iteration 2; recorded in changes.jsonl\n").arg(run)),
+             qPrintable(r.err));
+    QCOMPARE(bytes(run + QStringLiteral("/policy.pdl")), edited);
+    const QJsonObject record = QJsonDocument::fromJson(lines(run + QStringLiteral("/changes.jsonl")).value(0).toUtf8()).object();
+    QCOMPARE(record.value(QLatin1String("iteration")).toInt(), 2);
+    QCOMPARE(record.value(QLatin1String("project_files")).toString(), QFileInfo(project).absoluteFilePath());
+    r = cli({QStringLiteral("analyze"), run, QStringLiteral("--position"), QStringLiteral("5")});
+    QCOMPARE(r.status, 0);
+    QCOMPARE(r.err, QStringLiteral("using %1/checkpoints/iter-00000002.ckpt (iteration 2)\n").arg(run));
+    // A later resume keeps the record and applies no change for it.
+    r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);
+    QCOMPARE(r.err, QStringLiteral("resumed from %1/checkpoints/iter-00000002.ckpt (iteration 2)\nrun folder: %1\n").arg(run));
+    QCOMPARE(lines(run + QStringLiteral("/changes.jsonl")).size(), 1);
+  }
+
+  // Issue 44: a train that fails once its folder is made names the project's files, not the
+  // run's copies, which it removes.
+  void aFailedTrainNamesTheProjectsFiles() {
+    const QString project = dir_.filePath(QStringLiteral("broken-project"));
+    QDir().mkpath(project);
+    QVERIFY(QFile::copy(kExample + QStringLiteral("/project.toml"), project + QStringLiteral("/project.toml")));
+    append(project + QStringLiteral("/policy.pdl"), "def policy(obs):\n    return nothing\n");
+    const QString run = dir_.filePath(QStringLiteral("never-made"));
+    const Result r = cli(QStringList{QStringLiteral("train"), project, QStringLiteral("--out"), run} + kQuick);
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.startsWith(QStringLiteral("error: the policy does not compile: %1/policy.pdl:2:12: error: ").arg(project)), qPrintable(r.err));
+    QVERIFY2(!r.err.contains(run), qPrintable(r.err));
+    QVERIFY(!QFileInfo::exists(run));
+  }
+
+  // Issue 44: `play` reads a line of stdin up to a bound, and says what it did not read.
+  void playReadsBoundedLines() {
+    const QString run = trained(QStringLiteral("play"), 1);
+    QProcess p;
+    p.start(kCli, {QStringLiteral("play"), run, QStringLiteral("--sims"), QStringLiteral("2")});
+    QVERIFY(p.waitForStarted());
+    p.write(QByteArray(8 << 20, '5') + "\nq\n");
+    p.closeWriteChannel();
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    QVERIFY2(out.contains(QStringLiteral("your move: a move is one digit from 1 to 9; a line of 8388608 bytes is not read\n")), qPrintable(out.right(400)));
+  }
+
+  // Issue 44: analyze --json prints JSON: a value that is not a number is null, with the reason.
+  void analyzeJsonHasNoNan() {
+    const QString project = dir_.filePath(QStringLiteral("nan-project"));
+    QDir().mkpath(project);
+    for (const char* file : {"project.toml", "policy.pdl"})
+      QVERIFY(QFile::copy(kExample + QLatin1Char('/') + QLatin1String(file), project + QLatin1Char('/') + QLatin1String(file)));
+    const QString run = trained(QStringLiteral("nan-run"), 1, project);
+    QFile policy(project + QStringLiteral("/policy.pdl"));
+    QVERIFY(policy.open(QIODevice::ReadWrite));
+    const QByteArray text = policy.readAll();
+    QVERIFY(text.contains("value = tanh("));
+    policy.resize(0);
+    policy.write(QByteArray(text).replace("value = tanh(dense(relu(dense(h, units=32)), units=1))",
+                                          "value = log(tanh(dense(relu(dense(h, units=32)), units=1)) * 0 - 1)"));
+    policy.close();
+    const Result r = cli({QStringLiteral("analyze"), run, QStringLiteral("--position"), QStringLiteral("5"), QStringLiteral("--json"),
+                          QStringLiteral("--use-project")});
+    QCOMPARE(r.status, 0);
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(r.out.toUtf8(), &error);
+    QVERIFY2(doc.isObject(), qPrintable(r.out + error.errorString()));
+    QVERIFY(doc.object().value(QLatin1String("value")).isNull());
+    QCOMPARE(doc.object().value(QLatin1String("not_finite")).toString(),
+             QStringLiteral("the network's value or the search's statistics are not finite numbers (NaN or infinite), printed as null"));
+  }
+
+  // Issue 44: resuming a PPO run that has reached its ppo.total_steps says so.
+  void resumingAFinishedRunSaysSo() {
+    const QString run = dir_.filePath(QStringLiteral("finished"));
+    Result r = cli({QStringLiteral("train"), cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo")), QStringLiteral("--out"), run,
+                    QStringLiteral("--set"), QStringLiteral("ppo.total_steps=512")});
+    QCOMPARE(r.status, 0);
+    r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("3")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.endsWith(QStringLiteral("note: %1 has reached the end its configuration sets (ppo.total_steps = 512 environment steps): there is "
+                                           "nothing to train; raise ppo.total_steps in %1/config.toml to train it further\n").arg(run)),
+             qPrintable(r.err));
+    QCOMPARE(lines(run + QStringLiteral("/metrics.jsonl")).size(), 1);
+  }
+
+  // Issue 44: a loss that is not finite because the policy computes NaN from its input is not
+  // blamed on the learning rate.
+  void aNanPolicyIsNotBlamedOnTheLearningRate() {
+    const QString project = dir_.filePath(QStringLiteral("nan-ppo"));
+    QDir().mkpath(project);
+    QVERIFY(QFile::copy(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo/project.toml")), project + QStringLiteral("/project.toml")));
+    QByteArray policy = bytes(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo/policy.pdl")));
+    QVERIFY(policy.contains("value = dense(v, units=1)"));
+    append(project + QStringLiteral("/policy.pdl"), policy.replace("value = dense(v, units=1)", "value = log(dense(v, units=1) * 0 - 1)"));
+    const Result r = cli({QStringLiteral("train"), project, QStringLiteral("--out"), dir_.filePath(QStringLiteral("nan-ppo-run")),
+                          QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.contains(QStringLiteral("error: the run stopped: the loss became NaN in iteration 1: the policy's value output in its rollout "
+                                           "is already not a finite number (NaN or infinite), before any update, so the policy computes it from "
+                                           "its input (a log or square root of a negative number, a division by zero); lowering "
+                                           "ppo.learning_rate will not help: check the policy (the last checkpoint is kept)\n")),
+             qPrintable(r.err));
   }
 };
 

@@ -16,15 +16,16 @@
 //
 // NAME is one of kFiles (others are ignored, so nothing is written outside the scratch folder). A
 // part whose text is "@fifo", "@folder" or "@link N" becomes a named pipe, a folder, or a symbolic
-// link to kLinkTargets[N] instead of a file. Then: the project is loaded and its diagnostics
+// link to kLinkTargets[N] instead of a file (run/checkpoints itself too: "@link 6" makes it a link
+// to the project folder). Then: the project is loaded and its diagnostics
 // formatted; the run is opened for reading (with its own copies, then with the project's files),
 // then for writing, its logs repaired to the iteration, its newest checkpoint read and its
 // interrupted writes removed.
 //
 // Checked: no crash, exception or hang (the caller's limits); a project or run exactly when there
 // is no error; every diagnostic printed free of control characters and under 64 KiB; after the
-// repair, metrics.jsonl holds whole lines for iterations 1..k (k at most the iteration) and
-// changes.jsonl whole lines of changes up to the next iteration.
+// repair, metrics.jsonl holds whole lines, each a JSON object of an iteration up to the given one,
+// in increasing order, and changes.jsonl whole lines (JSON objects) up to the next iteration.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +36,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/engine/run_folder.hpp"
 #include "core/project/project.hpp"
@@ -49,9 +52,10 @@ inline const char* const kFiles[] = {
     "project.toml",      "policy.pdl",          "other.pdl",          "run/config.toml",
     "run/project.toml",  "run/policy.pdl",      "run/metrics.jsonl",  "run/changes.jsonl",
     "run/lock",          "run/checkpoints/iter-00000001.ckpt",        "run/checkpoints/iter-00000002.ckpt",
-    "run/checkpoints/iter-00000002.ckpt.tmp.7", "run/config.toml.tmp.9",
+    "run/checkpoints/iter-00000002.ckpt.tmp.7", "run/config.toml.tmp.9",       "run/checkpoints",
+    "run/checkpoints/iter-9.ckpt",
 };
-inline const char* const kLinkTargets[] = {"/dev/zero", "/dev/null", "/proc/self/status", "../project.toml", "policy.pdl", "/nonexistent"};
+inline const char* const kLinkTargets[] = {"/dev/zero", "/dev/null", "/proc/self/status", "../project.toml", "policy.pdl", "/nonexistent", "../project"};
 
 struct Part {
   std::string name, text;
@@ -102,11 +106,12 @@ inline std::string checkLog(const fs::path& file, const std::function<bool(std::
   return {};
 }
 
-inline std::optional<std::int64_t> leadingIteration(std::string_view line) {
-  constexpr std::string_view prefix = "{\"iteration\": ";
-  if (line.substr(0, prefix.size()) != prefix || line.empty() || line.back() != '}') return std::nullopt;
-  line.remove_prefix(prefix.size());
-  return cas::parseInteger(line.substr(0, line.find_first_of(",}")), 1, std::int64_t(1) << 62);
+// The iteration of a log line: a JSON object whose "iteration" is a whole number from 1.
+inline std::optional<std::int64_t> lineIteration(std::string_view line) {
+  const nlohmann::json j = nlohmann::json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("iteration") || !j["iteration"].is_number_integer()) return std::nullopt;
+  const auto n = j["iteration"].get<std::int64_t>();
+  return n >= 1 ? std::optional<std::int64_t>(n) : std::nullopt;
 }
 
 // Writes the input's files into `scratch` (emptied first) and loads them; empty when all holds.
@@ -175,15 +180,17 @@ inline std::string check(std::string_view input, const fs::path& scratch) {
   if (!changes) return unprintable(problem);
   for (const auto& c : *changes)
     if (c.iteration > iteration + 1) return "repairLogs kept a change after the next iteration";
-  std::int64_t next = 1;
+  std::int64_t last = 0;
   if (auto bad = checkLog(run / "metrics.jsonl", [&](std::string_view line) {
-        const auto n = leadingIteration(line);
-        return n && *n == next++ && *n <= iteration;
+        const auto n = lineIteration(line);
+        const bool ok = n && *n > last && *n <= iteration;
+        last = n.value_or(last);
+        return ok;
       });
       !bad.empty())
     return bad;
   return checkLog(run / "changes.jsonl", [&](std::string_view line) {
-    const auto n = leadingIteration(line);
+    const auto n = lineIteration(line);
     return n && *n <= iteration + 1;
   });
 }

@@ -1,5 +1,6 @@
 #include "widgets/metrics/metrics_panel.hpp"
 
+#include <QBuffer>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
@@ -14,7 +15,6 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
-#include <QSaveFile>
 #include <QScrollArea>
 #include <QSettings>
 #include <QStandardPaths>
@@ -27,6 +27,8 @@
 #include <iterator>
 #include <limits>
 #include <optional>
+
+#include "core/support/atomic_file.hpp"
 
 namespace cas::widgets {
 namespace {
@@ -662,10 +664,12 @@ QString MetricsPanel::csv(Plot which) const {
   return text;
 }
 
+// Through the one write the product uses (core/support/atomic_file.hpp): a FIFO, a device or a
+// folder at `path` is refused, not replaced.
 bool MetricsPanel::exportCsv(Plot which, const QString& path, QString* error) const {
-  QSaveFile file(path);
-  if (file.open(QIODevice::WriteOnly | QIODevice::Text) && file.write(csv(which).toUtf8()) >= 0 && file.commit()) return true;
-  if (error) *error = tr("%1 could not be written: %2").arg(QDir::toNativeSeparators(path), file.errorString());
+  std::string problem;
+  if (writeFileAtomic(path.toStdString(), csv(which).toStdString(), &problem)) return true;
+  if (error) *error = tr("%1 could not be written: %2").arg(QDir::toNativeSeparators(path), QString::fromStdString(problem));
   return false;
 }
 
@@ -673,8 +677,13 @@ bool MetricsPanel::exportPng(Plot which, const QString& path, QString* error) co
   QCustomPlot* plot = plots_[which];
   // A plot that was never laid out (a hidden dock) has no size of its own; give it a readable one.
   const bool laidOut = plot->isVisible() && plot->width() > 0;
-  if (plot->savePng(path, laidOut ? 0 : 800, laidOut ? 0 : 400)) return true;
-  if (error) *error = tr("%1 could not be written.").arg(QDir::toNativeSeparators(path));
+  QByteArray png;
+  QBuffer buffer(&png);
+  std::string problem = "the plot could not be drawn as a PNG image";
+  if (buffer.open(QIODevice::WriteOnly) && plot->toPixmap(laidOut ? 0 : 800, laidOut ? 0 : 400).save(&buffer, "PNG") &&
+      writeFileAtomic(path.toStdString(), std::string_view(png.constData(), size_t(png.size())), &problem))
+    return true;
+  if (error) *error = tr("%1 could not be written: %2").arg(QDir::toNativeSeparators(path), QString::fromStdString(problem));
   return false;
 }
 

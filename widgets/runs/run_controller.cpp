@@ -9,6 +9,7 @@
 
 #include "core/engine/trained_run.hpp"
 #include "core/params/run_params.hpp"
+#include "core/support/printable.hpp"
 #include "core/train/alphazero.hpp"
 
 namespace cas::widgets {
@@ -24,6 +25,12 @@ RunController::~RunController() = default;  // the engine stops and joins in its
 
 bool RunController::startTraining(const project::Project& project, const QString& runsRoot) {
   if (engine_) return false;
+  // The name becomes part of the folder's name: only a plain one (no "../../x").
+  if (auto problem = project::folderNameProblem(project.name)) {
+    emit runFailed(QString::fromStdString("the project's name " + quoteValue(project.name) + " cannot name a run folder: " + *problem +
+                                          "; rename the project in its project.toml"));
+    return false;
+  }
   const QString stamped = QDir(runsRoot).filePath(QString::fromStdString(project.name) + QLatin1Char('-') +
                                                   QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")));
   // Runs started within the same second (a quick stop and restart) get folders of their own.
