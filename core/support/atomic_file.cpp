@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string_view>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -108,14 +109,32 @@ std::optional<std::string> readAll(int fd, const std::filesystem::path& path, co
 
 namespace {
 
+// Whether the link `name` in `folder` names a process's descriptor or a device (/dev/stdout ->
+// /proc/self/fd/1): replacing such a link would take the system's name away, and writing through
+// it is not what an output path means.
+bool descriptorLink(int folder, const std::string& name) {
+  char target[4096];
+  const ssize_t n = ::readlinkat(folder, name.c_str(), target, sizeof target - 1);
+  if (n < 0) return false;
+  const std::string_view to(target, std::size_t(n));
+  return to.starts_with("/proc/") || to.starts_with("/dev/") || to.starts_with("fd/");
+}
+
 // Whether the destination may be replaced: it is missing, a regular file, or a symbolic link
-// (the link itself is replaced, never what it points to) to a regular file or to nothing.
+// (the link itself is replaced, never what it points to) to a regular file or to nothing, unless
+// it leads into /proc or /dev.
 // Anything else (a FIFO, a device such as /dev/null, a folder, a link to one of them) is refused:
 // renaming over it would replace a thing that is not a file of ours.
 bool replaceable(int folder, const std::string& name, const std::filesystem::path& path, std::string* error) {
   struct stat st {};
   if (::fstatat(folder, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return true;  // missing
   const bool link = S_ISLNK(st.st_mode);
+  if (link && descriptorLink(folder, name)) {
+    if (error)
+      *error = path.string() + " is a symbolic link into /proc or /dev (a descriptor or a device, such as /dev/stdout); refusing to replace "
+               "it: give the path of a regular file or of a new one";
+    return false;
+  }
   if (link && ::fstatat(folder, name.c_str(), &st, 0) != 0) return true;  // a dangling link
   if (S_ISREG(st.st_mode)) return true;
   if (error)

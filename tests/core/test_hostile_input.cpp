@@ -365,6 +365,16 @@ class TestHostileInput : public QObject {
     QCOMPARE(r.err, QStringLiteral("error: %1 is a folder").arg(folder) + way);
     QVERIFY(exportTo(dir_.filePath(QStringLiteral("plain.onnx"))).status == 0);
 
+    // A link to a descriptor (as /dev/stdout is): refused, not replaced, even when the descriptor
+    // is a regular file (stdout redirected to one).
+    const QString descriptor = dir_.filePath(QStringLiteral("stdout.onnx"));
+    QVERIFY(QFile::link(QStringLiteral("/proc/self/fd/1"), descriptor));
+    std::string refusal;
+    QVERIFY(!cas::writeFileAtomic(descriptor.toStdString(), "x", &refusal));
+    QVERIFY2(refusal.find("is a symbolic link into /proc or /dev") != std::string::npos, refusal.c_str());
+    QVERIFY(::lstat(qPrintable(descriptor), &st) == 0 && S_ISLNK(st.st_mode));
+    QCOMPARE(QFile::symLinkTarget(descriptor), QStringLiteral("/proc/self/fd/1"));
+
     // A link planted at the temporary file's name: the write goes elsewhere, the target is kept.
     const QString victim = dir_.filePath(QStringLiteral("victim.txt"));
     write(victim, "keep me");
