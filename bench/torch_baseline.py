@@ -8,9 +8,10 @@ per forward pass.
 
     python3 bench/torch_baseline.py --device cpu --nets cartpole_mlp64 connect4_mlp256 --batch 1024
     python3 bench/torch_baseline.py --device cuda --modes eager compile reduce-overhead
+    python3 bench/torch_baseline.py --device cuda --nets reward_model_6l --batch 1 32 --tf32
 
 On the CPU, timings use time.perf_counter over --seconds of calls; on CUDA, CUDA events over
-100-200 calls after warm-up, TF32 off.
+200 calls after warm-up, TF32 off unless --tf32.
 """
 import argparse
 import json
@@ -25,11 +26,59 @@ NETS = {
     "cartpole_mlp64": ((4,), 2),
     "connect4_mlp256": ((2, 6, 7), 7),
     "atari_nature_cnn": ((4, 84, 84), 6),
+    "reward_model_6l": ((512,), 1),
+    "connect4_transformer": ((42,), 7),
 }
+# The Transformers (core/train/benchmark_nets.cpp): tokens, vocabulary, layers, width, heads, FFN.
+TRANSFORMERS = {
+    "reward_model_6l": (512, 1024, 6, 512, 8, 2048),
+    "connect4_transformer": (42, 3, 4, 128, 4, 512),
+}
+
+
+class Block(nn.Module):
+    """Pre-LN: x + proj(attention(q, k, v)) then x + ffn(layer_norm(x)), GELU; q, k and v are
+    three projections as in the PDL program, attention is PyTorch's scaled_dot_product_attention
+    (its best backend for the dtype)."""
+
+    def __init__(self, width, heads, ffn):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.q, self.k, self.v, self.o = (nn.Linear(width, width) for _ in range(4))
+        self.f1, self.f2 = nn.Linear(width, ffn), nn.Linear(ffn, width)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        h = self.ln1(x)
+        split = lambda y: y.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        a = F.scaled_dot_product_attention(split(self.q(h)), split(self.k(h)), split(self.v(h)))
+        x = x + self.o(a.transpose(1, 2).reshape(b, t, d))
+        return x + self.f2(F.gelu(self.f1(self.ln2(x))))
+
+
+class Transformer(nn.Module):
+    def __init__(self, vocab, layers, width, heads, ffn, outputs):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, width)
+        self.blocks = nn.ModuleList(Block(width, heads, ffn) for _ in range(layers))
+        self.ln = nn.LayerNorm(width)
+        self.head = nn.Linear(width, outputs)
+
+    def forward(self, tokens):
+        x = self.embedding(tokens)
+        for block in self.blocks:
+            x = block(x)
+        h = self.ln(x).mean(1).float()
+        with torch.autocast(device_type=h.device.type, enabled=False):
+            return self.head(h)  # the head in fp32, as the PDL program's
 
 
 def make_net(name):
     obs, actions = NETS[name]
+    if name in TRANSFORMERS:
+        _, vocab, layers, width, heads, ffn = TRANSFORMERS[name]
+        return Transformer(vocab, layers, width, heads, ffn, actions + 1)
     if name == "cartpole_mlp64":
         return nn.Sequential(nn.Flatten(), nn.Linear(4, 64), nn.Tanh(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, actions + 1))
     if name == "connect4_mlp256":
@@ -77,6 +126,8 @@ def run(name, batch, device, mode, precision, seconds):
     net = make_net(name).to(device)
     opt = torch.optim.Adam(net.parameters(), lr=1e-3)
     obs = torch.randn(batch, *obs_shape, device=device)
+    if name in TRANSFORMERS:
+        obs = torch.randint(0, TRANSFORMERS[name][1], (batch, *obs_shape), device=device)
     act = torch.randint(0, actions, (batch,), device=device)
     adv = torch.randn(batch, device=device)
     ret = torch.randn(batch, device=device)
@@ -114,11 +165,12 @@ def main():
     p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"])
     p.add_argument("--seconds", type=float, default=2.0, help="CPU timing budget per measurement")
     p.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: PyTorch's default)")
+    p.add_argument("--tf32", action="store_true", help="let fp32 products use TF32 (PyTorch users' usual setting on Hopper)")
     a = p.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = a.tf32
+    torch.backends.cudnn.allow_tf32 = a.tf32
     for name in a.nets:
         for batch in a.batch:
             for mode in a.modes:

@@ -46,7 +46,9 @@ std::pair<double, int> timeCalls(F&& call, W&& wait, double seconds, int minCall
 int runBenchUpdate(const BenchOptions& o) {
   const train::BenchmarkNet* net = train::findBenchmarkNet(o.net);
   if (!net) {
-    std::cerr << "bench: unknown network '" << o.net << "'; known: cartpole_mlp64, connect4_mlp256, atari_nature_cnn\n";
+    std::string known;
+    for (const train::BenchmarkNet& n : train::benchmarkNets()) known += (known.empty() ? "" : ", ") + n.name;
+    std::cerr << "bench: unknown network '" << o.net << "'; known: " << known << "\n";
     return 2;
   }
   std::string error;
@@ -76,6 +78,8 @@ int runBenchUpdate(const BenchOptions& o) {
     std::int64_t obsCount = o.batch;
     for (std::int64_t d : net->observationShape) obsCount *= d;
     auto obs = randomNormal(size_t(obsCount), rng);
+    if (net->tokenVocabulary > 0)  // token ids
+      for (float& x : obs) x = float(std::uniform_int_distribution<std::int64_t>(0, net->tokenVocabulary - 1)(rng));
     std::vector<float> actions(size_t(o.batch));
     for (size_t i = 0; i < actions.size(); ++i) actions[i] = float(i % size_t(net->actionCount));
     auto advantages = randomNormal(size_t(o.batch), rng), returns = randomNormal(size_t(o.batch), rng);

@@ -89,7 +89,7 @@ int runKernels(const KernelsOptions& o) {
     project::LoadResult loaded = project::loadProject(o.target);
     if (!loaded.project) {
       for (const Diagnostic& d : loaded.diagnostics.items()) std::cerr << formatDiagnostic(d, loaded.source) << "\n";
-      std::cerr << "kernels: '" << o.target << "' is neither a project nor one of cartpole_mlp64, connect4_mlp256, atari_nature_cnn\n";
+      std::cerr << "kernels: '" << o.target << "' is neither a project nor one of the benchmark networks (`cuda-agent bench update --help` lists them)\n";
       return 2;
     }
     environment = loaded.project->environment;

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "app/cli/commands.hpp"
+#include "core/train/benchmark_nets.hpp"
 #include "cas/version.hpp"
 #include "core/env/environments.hpp"
 #include "core/export/onnx_export.hpp"
@@ -174,8 +175,11 @@ Subcommand addBenchUpdate(CLI::App& parent) {
   auto state = std::make_shared<State>();
   auto& bench = state->bench;
   auto* benchUpdate = parent.add_subcommand("update", "Time one update (forward, loss, backward, clip, Adam) and one forward pass");
-  benchUpdate->add_option("--net", bench.net, "cartpole_mlp64, connect4_mlp256 or atari_nature_cnn")->required()
-      ->check(CLI::IsMember({"cartpole_mlp64", "connect4_mlp256", "atari_nature_cnn"}));
+  std::vector<std::string> nets;
+  for (const cas::train::BenchmarkNet& n : cas::train::benchmarkNets()) nets.push_back(n.name);
+  benchUpdate->add_option("--net", bench.net, "cartpole_mlp64, connect4_mlp256, atari_nature_cnn, reward_model_6l or connect4_transformer")
+      ->required()
+      ->check(CLI::IsMember(nets));
   benchUpdate->add_option("--batch", bench.batch, "Batch size")->check(CLI::Range(1, 65536))->capture_default_str();
   benchUpdate->add_option("--device", bench.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
   benchUpdate->add_option("--precision", bench.precision, "fp32 or bf16")->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
@@ -316,7 +320,7 @@ Subcommand addKernels(CLI::App& parent) {
   auto state = std::make_shared<State>();
   auto& kernels = state->kernels;
   auto* kernelsCmd = parent.add_subcommand("kernels", "Show the CUDA kernels generated for a project or benchmark network, timed, with their source");
-  kernelsCmd->add_option("target", kernels.target, "Project folder, or cartpole_mlp64, connect4_mlp256, atari_nature_cnn")->required();
+  kernelsCmd->add_option("target", kernels.target, "Project folder, or cartpole_mlp64, connect4_mlp256, atari_nature_cnn, reward_model_6l, connect4_transformer")->required();
   kernelsCmd->add_option("--graph", kernels.graph, "forward, update, or search (the device search's kernels over the network, --batch games)")
       ->check(CLI::IsMember({"forward", "update", "search"}))->capture_default_str();
   kernelsCmd->add_option("--batch", kernels.batch, "Batch size")->check(CLI::Range(1, 65536))->capture_default_str();

@@ -356,11 +356,36 @@ class Renderer {
                str(a.strideW) + ", " + str(a.padTop) + ", " + str(a.padLeft) + ", " + str(ir::directLanes(count, ws[1] * ws[2] * ws[3])) + ">(b, " +
                in(0) + ", " + in(1) + ", " + out + ")";
       }
+      case Op::Attention:
+      case Op::AttentionStats:
+      case Op::AttentionGradQ:
+      case Op::AttentionGradKV: return attentionCall(n, p);
+      case Op::LayerNorm:
+      case Op::LayerNormGrad:
+        return std::string(n.op == Op::LayerNorm ? "cas_layer_norm<" : "cas_layer_norm_grad<") + str(count / n.shape.back()) + ", " +
+               str(n.shape.back()) + ">(b, " + in(0) + ", " + in(1) + ", " + in(2) + ", " + floatLiteral(a.eps) + ", " + out + ")";
       case Op::ScatterAddRows:
         return "cas_scatter_add_rows<" + str(numel(node(n.inputs[1]).shape)) + ", " + str(n.shape[0]) + ", " + str(n.shape[1]) + ">(b, " + in(0) +
                ", " + in(1) + ", " + out + ")";
       default: throw std::runtime_error("the CUDA backend cannot run " + ir::describeNode(g_, id) + " yet");
     }
+  }
+
+  // A call of attention.cuh: template arguments <rows, T, S, D, H, causal>, then the inputs
+  // before the lengths, the lengths (or nullptr), the output.
+  std::string attentionCall(const Node& n, Params& p) const {
+    const Shape &qs = node(n.inputs[0]).shape, &ks = node(n.inputs[1]).shape;
+    const size_t fixed = ir::attentionInputsBeforeLengths(n.op);
+    const std::int64_t rows = qs[0] * n.attrs.heads * (n.op == Op::AttentionGradKV ? ks[1] : qs[1]);
+    const char* name = n.op == Op::Attention        ? "cas_attention_forward<"
+                       : n.op == Op::AttentionStats ? "cas_attention_stats<"
+                       : n.op == Op::AttentionGradQ ? "cas_attention_grad_q<"
+                                                    : "cas_attention_grad_kv<";
+    std::string call = name + str(rows) + ", " + str(qs[1]) + ", " + str(ks[1]) + ", " + str(qs[2]) + ", " + str(n.attrs.heads) + ", " +
+                       boolean(n.attrs.causal) + ">(b";
+    for (size_t k = 0; k < fixed; ++k) call += ", " + p.name(storageOf(n.inputs[k]));
+    call += ", " + (n.inputs.size() > fixed ? p.name(storageOf(n.inputs.back())) : std::string("nullptr"));
+    return call + ", " + p.name(storageOf(ir::NodeId(&n - g_.nodes.data()))) + ")";
   }
 
   // The first element of matrix m (an index over the product's leading axes `out` minus the

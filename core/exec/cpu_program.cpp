@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/exec/cpu_gemm.hpp"
+#include "core/exec/cpu_transformer.hpp"
 #include "core/ir/broadcast.hpp"
 #include "core/ir/passes.hpp"
 
@@ -136,6 +137,7 @@ class CpuProgram final : public Executable {
   void conv2dGradWeight(const Node& n, const float* x, const float* g, float* out);
   void pool2d(const Node& n, const float* x, float* out);
   void pool2dGrad(const Node& n, const std::vector<const float*>& in, float* out);
+  void transformerOp(const Node& n, const std::vector<const float*>& in, float* out);
 
   ir::Graph g_;
   std::shared_ptr<ThreadPool> pool_;
@@ -208,6 +210,12 @@ void CpuProgram::execute(const Node& n, const std::vector<const float*>& in, flo
     case Op::AvgPool2d: pool2d(n, in[0], out); return;
     case Op::MaxPool2dGrad:
     case Op::AvgPool2dGrad: pool2dGrad(n, in, out); return;
+    case Op::Attention:
+    case Op::AttentionStats:
+    case Op::AttentionGradQ:
+    case Op::AttentionGradKV:
+    case Op::LayerNorm:
+    case Op::LayerNormGrad: transformerOp(n, in, out); return;
     case Op::Gather: {
       const Shape& table = xs;
       const std::int64_t rows = table[0], width = table[1], count = numel(g_.node(n.inputs[1]).shape);
@@ -231,6 +239,30 @@ void CpuProgram::execute(const Node& n, const std::vector<const float*>& in, flo
       return;
     }
     default: elementwise(n, in, out); return;
+  }
+}
+
+void CpuProgram::transformerOp(const Node& n, const std::vector<const float*>& in, float* out) {
+  const Shape& xs = g_.node(n.inputs[0]).shape;
+  if (n.op == Op::LayerNorm || n.op == Op::LayerNormGrad) {
+    const std::int64_t width = xs.back(), rows = numel(xs) / width;
+    if (n.op == Op::LayerNorm) layerNormForward(*pool_, rows, width, n.attrs.eps, in[0], in[1], in[2], out);
+    else layerNormGrad(*pool_, rows, width, n.attrs.eps, in[0], in[1], in[2], out);
+    return;
+  }
+  AttentionGeometry a;
+  a.batch = xs[0];
+  a.queries = xs[1];
+  a.width = xs[2];
+  a.keys = g_.node(n.inputs[1]).shape[1];
+  a.heads = n.attrs.heads;
+  a.causal = n.attrs.causal;
+  if (n.inputs.size() > ir::attentionInputsBeforeLengths(n.op)) a.lengths = in.back();
+  switch (n.op) {
+    case Op::Attention: attentionForward(*pool_, a, in[0], in[1], in[2], out); return;
+    case Op::AttentionStats: attentionStats(*pool_, a, in[0], in[1], in[2], in[3], out); return;
+    case Op::AttentionGradQ: attentionGradQ(*pool_, a, in[0], in[1], in[2], in[3], in[4], out); return;
+    default: attentionGradKV(*pool_, a, in[0], in[1], in[2], in[3], in[4], out); return;
   }
 }
 

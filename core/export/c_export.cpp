@@ -458,6 +458,12 @@ constexpr CForm kCForms[] = {
     {Op::AvgPool2dGrad, nullptr, kGradientOpHasNoForm},
     {Op::Gather, gather, ""},
     {Op::ScatterAddRows, nullptr, kGradientOpHasNoForm},
+    {Op::Attention, nullptr, kFusedOpIsDecomposed},
+    {Op::AttentionStats, nullptr, kGradientOpHasNoForm},
+    {Op::AttentionGradQ, nullptr, kGradientOpHasNoForm},
+    {Op::AttentionGradKV, nullptr, kGradientOpHasNoForm},
+    {Op::LayerNorm, nullptr, kFusedOpIsDecomposed},
+    {Op::LayerNormGrad, nullptr, kGradientOpHasNoForm},
 };
 
 constexpr bool formsInEnumOrder() {

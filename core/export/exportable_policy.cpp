@@ -1,5 +1,6 @@
 #include "core/export/exportable_policy.hpp"
 
+#include "core/ir/decompose.hpp"
 #include "core/ir/passes.hpp"
 #include "core/support/json_string.hpp"
 
@@ -15,7 +16,8 @@ ir::Graph forwardGraph(const ExportablePolicy& policy, std::int64_t batch) {
     if (!compiled.diagnostics.empty()) message += ": " + formatHeadline(compiled.diagnostics.items()[0]);
     throw ExportError(message);
   }
-  ir::Graph g = std::move(compiled.policy->graph);
+  // Exports run the Transformer layers as their compositions (core/ir/decompose.hpp).
+  ir::Graph g = ir::decomposeFusedOps(compiled.policy->graph);
   ir::runPasses(g, {"fold", "dce"});
   for (const ir::Node& n : g.nodes) {
     if (n.op != ir::Op::Input || n.attrs.role != ir::InputRole::Parameter) continue;

@@ -25,6 +25,8 @@ using Weights = std::map<std::string, std::vector<float>>;  // by parameter name
 
 // Why the ops without an exported form have none, the same in every format's table.
 inline constexpr std::string_view kGradientOpHasNoForm = "it belongs to training graphs (gradients), never to a policy's forward pass";
+inline constexpr std::string_view kFusedOpIsDecomposed =
+    "the export decomposes fused Transformer layers into their composition (core/ir/decompose.hpp) first";
 inline constexpr std::string_view kDropoutHasNoForm = "dropout is active only while training, and an exported policy is compiled for inference";
 
 struct ExportMetadata {

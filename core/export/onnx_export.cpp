@@ -387,6 +387,12 @@ constexpr OnnxForm kOnnxForms[] = {
     {Op::AvgPool2dGrad, "", nullptr, kGradientOpHasNoForm},
     {Op::Gather, "Gather", gather, ""},
     {Op::ScatterAddRows, "", nullptr, kGradientOpHasNoForm},
+    {Op::Attention, "", nullptr, kFusedOpIsDecomposed},
+    {Op::AttentionStats, "", nullptr, kGradientOpHasNoForm},
+    {Op::AttentionGradQ, "", nullptr, kGradientOpHasNoForm},
+    {Op::AttentionGradKV, "", nullptr, kGradientOpHasNoForm},
+    {Op::LayerNorm, "", nullptr, kFusedOpIsDecomposed},
+    {Op::LayerNormGrad, "", nullptr, kGradientOpHasNoForm},
 };
 
 constexpr bool formsInEnumOrder() {

@@ -25,6 +25,24 @@ Window2d windowOf(const Attrs& a) {
   return {a.kernelH, a.kernelW, a.strideH, a.strideW, a.padTop, a.padLeft, a.padBottom, a.padRight};
 }
 
+// Attention's gradients: the statistics of each query (its scores' log-sum-exp and g . output)
+// once, then dq from them and [dk | dv] from them, each a fused kernel (attention.cuh).
+template <typename Give, typename Want>
+void attentionGradients(Builder& b, const Node& n, NodeId g, Give& give, Want& want) {
+  std::vector<NodeId> inputs = {n.inputs[0], n.inputs[1], n.inputs[2], g};
+  const bool masked = n.inputs.size() > 3;
+  if (masked) inputs.push_back(n.inputs[3]);
+  NodeId stats = b.make(Op::AttentionStats, inputs, n.attrs);
+  inputs.insert(inputs.begin() + 4, stats);
+  const std::int64_t d = b.shape(n.inputs[0]).back();
+  if (want(0)) give(0, b.make(Op::AttentionGradQ, inputs, n.attrs));
+  if (want(1) || want(2)) {
+    NodeId kv = b.make(Op::AttentionGradKV, inputs, n.attrs);
+    if (want(1)) give(1, b.slice(kv, 2, 0, d));
+    if (want(2)) give(2, b.slice(kv, 2, d, d));
+  }
+}
+
 // The node's gradient contributions to its inputs, given the gradient `g` of its output.
 void backprop(Builder& b, Adjoints& adj, NodeId id, NodeId g, const std::vector<bool>& needs) {
   const Node n = b.graph().node(id);  // copy: the builder appends to the node list
@@ -129,6 +147,20 @@ void backprop(Builder& b, Adjoints& adj, NodeId id, NodeId g, const std::vector<
     case Op::MaxPool2d: give(0, b.maxPool2dGrad(in(0), g, windowOf(n.attrs))); break;
     case Op::AvgPool2d: give(0, b.avgPool2dGrad(g, windowOf(n.attrs), shapeOf(0))); break;
     case Op::AvgPool2dGrad: give(0, b.avgPool2d(g, windowOf(n.attrs))); break;
+    case Op::Attention: attentionGradients(b, n, g, give, want); break;
+    case Op::LayerNorm: {
+      if (want(0)) give(0, b.make(Op::LayerNormGrad, {in(0), in(1), g}, n.attrs));
+      if (!want(1) && !want(2)) break;
+      const std::int64_t width = shapeOf(0).back();
+      std::vector<std::int64_t> rows(shapeOf(0).size() - 1);
+      for (size_t k = 0; k < rows.size(); ++k) rows[k] = std::int64_t(k);
+      if (want(1)) {  // the normalised x, recomputed: gamma 1, beta 0
+        NodeId normalised = b.make(Op::LayerNorm, {in(0), b.constant({width}, {1.0f}), b.constant({width}, {0.0f})}, n.attrs);
+        give(1, b.reduceSum(b.mul(g, normalised), rows, false));
+      }
+      if (want(2)) give(2, b.reduceSum(g, rows, false));
+      break;
+    }
     case Op::Gather: give(0, b.scatterAddRows(in(1), g, shapeOf(0)[0])); break;
     case Op::ScatterAddRows: give(1, b.gather(g, in(0))); break;
     default:

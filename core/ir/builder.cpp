@@ -50,6 +50,44 @@ Shape broadcastShapes(const Shape& a, const Shape& b) {
   return out;
 }
 
+namespace {
+
+// Attention and its gradients (the inputs ops.hpp's table lists).
+Shape attentionShape(const Node& n, const std::vector<const Shape*>& in) {
+  const size_t before = attentionInputsBeforeLengths(n.op);
+  if (in.size() != before && in.size() != before + 1)
+    fail(std::string(opName(n.op)) + " takes " + std::to_string(before) + " inputs, or one more for the lengths");
+  const Shape &q = *in[0], &k = *in[1], &v = *in[2];
+  if (q.size() != 3 || k.size() != 3 || v.size() != 3) fail("attention expects [B, T, D] tensors");
+  const std::int64_t b = q[0], t = q[1], d = q[2], s = k[1];
+  if (k[2] != d || v[2] != d || v[1] != s || k[0] != b || v[0] != b)
+    fail("attention's k and v must be [S, " + std::to_string(d) + "] with the same S, got " + shapeText(k) + " and " + shapeText(v));
+  const std::int64_t heads = n.attrs.heads;
+  if (heads < 1 || d % heads != 0) fail("attention's width " + std::to_string(d) + " is not divisible by heads=" + std::to_string(heads));
+  if (n.op != Op::Attention && *in[3] != q) fail("attention's output gradient must have the shape of q, " + shapeText(q));
+  const Shape stats = {b, heads, t, 2};
+  if (before == 5 && *in[4] != stats) fail("attention's statistics must be " + shapeText(stats));
+  if (in.size() > before && *in.back() != Shape{b, 1}) fail("attention's lengths must be [" + std::to_string(b) + ", 1]");
+  switch (n.op) {
+    case Op::AttentionStats: return stats;
+    case Op::AttentionGradKV: return {b, s, 2 * d};
+    default: return q;
+  }
+}
+
+Shape layerNormShape(const Node& n, const std::vector<const Shape*>& in) {
+  const Shape& x = *in[0];
+  if (x.empty()) fail("layer_norm needs a tensor with at least one axis");
+  if (*in[1] != Shape{x.back()}) fail("layer_norm's gamma must be [" + std::to_string(x.back()) + "], got " + shapeText(*in[1]));
+  const Shape& third = *in[2];
+  if (n.op == Op::LayerNorm && third != Shape{x.back()}) fail("layer_norm's beta must be [" + std::to_string(x.back()) + "], got " + shapeText(third));
+  if (n.op == Op::LayerNormGrad && third != x) fail("layer_norm_grad's gradient must have the shape of x, " + shapeText(x));
+  if (!(n.attrs.eps > 0.0f)) fail("layer_norm's eps must be positive");
+  return x;
+}
+
+}  // namespace
+
 Shape inferShape(const Graph& g, const Node& n) {
   const OpInfo& info = opInfo(n.op);
   if (info.arity >= 0 && int(n.inputs.size()) != info.arity)
@@ -193,7 +231,11 @@ Shape inferShape(const Graph& g, const Node& n) {
           if (a.refShape.size() != 2) fail("scatter_add_rows needs the table shape");
           return {a.refShape[0], gs.back()};
         }
-        default: break;
+        case Op::LayerNorm:
+        case Op::LayerNormGrad: return layerNormShape(n, in);
+        default:
+          if (isAttention(n.op)) return attentionShape(n, in);
+          break;
       }
       break;
   }
@@ -412,33 +454,18 @@ NodeId Builder::scatterAddRows(NodeId ids, NodeId g, std::int64_t rows) {
 }
 
 NodeId Builder::layerNorm(NodeId x, NodeId gamma, NodeId beta, float eps) {
-  const std::int64_t last = std::int64_t(shape(x).size()) - 1;
-  NodeId mean = reduceMean(x, {last}, true);
-  NodeId centred = sub(x, mean);
-  NodeId variance = reduceMean(mul(centred, centred), {last}, true);
-  NodeId inverse = div(scalar(1.0f), unary(Op::Sqrt, add(variance, scalar(eps))));
-  return add(mul(mul(centred, inverse), gamma), beta);
+  Attrs a;
+  a.eps = eps;
+  return make(Op::LayerNorm, {x, gamma, beta}, a);
 }
 
-NodeId Builder::attention(NodeId q, NodeId k, NodeId v, std::int64_t heads, bool causal) {
-  const Shape qs = shape(q), ks = shape(k), vs = shape(v);
-  if (qs.size() != 3 || ks.size() != 3 || vs.size() != 3) fail("attention expects [B, T, D] tensors");
-  const std::int64_t b = qs[0], t = qs[1], d = qs[2], s = ks[1];
-  if (ks[2] != d || vs[2] != d || vs[1] != s || ks[0] != b || vs[0] != b)
-    fail("attention's k and v must be [S, " + std::to_string(d) + "] with the same S, got " + shapeText(ks) + " and " + shapeText(vs));
-  if (heads < 1 || d % heads != 0) fail("attention's width " + std::to_string(d) + " is not divisible by heads=" + std::to_string(heads));
-  const std::int64_t dh = d / heads;
-  auto split = [&](NodeId x, std::int64_t len) { return transpose(reshape(x, {b, len, heads, dh}), {0, 2, 1, 3}); };
-  NodeId qh = split(q, t), kh = split(k, s), vh = split(v, s);
-  NodeId scores = scale(matmul(qh, kh, false, true), 1.0f / std::sqrt(float(dh)));  // [B, H, T, S]
-  if (causal) {
-    std::vector<float> mask(size_t(t * s));
-    for (std::int64_t i = 0; i < t; ++i)
-      for (std::int64_t j = 0; j < s; ++j) mask[size_t(i * s + j)] = j > i ? -1e30f : 0.0f;  // finite, so NaN/Inf checks stay meaningful
-    scores = add(scores, constant({t, s}, std::move(mask)));
-  }
-  NodeId out = matmul(softmax(scores, -1), vh);  // [B, H, T, dh]
-  return reshape(transpose(out, {0, 2, 1, 3}), {b, t, d});
+NodeId Builder::attention(NodeId q, NodeId k, NodeId v, std::int64_t heads, bool causal, NodeId lengths) {
+  Attrs a;
+  a.heads = heads;
+  a.causal = causal;
+  std::vector<NodeId> inputs = {q, k, v};
+  if (lengths != kNoNode) inputs.push_back(lengths);
+  return make(Op::Attention, inputs, a);
 }
 
 }  // namespace cas::ir

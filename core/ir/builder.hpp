@@ -80,9 +80,11 @@ class Builder {
   NodeId gather(NodeId table, NodeId ids);
   NodeId scatterAddRows(NodeId ids, NodeId g, std::int64_t rows);
 
-  // Composite layers, expressed in the primitive ops above (so autodiff covers them).
+  // The fused Transformer layers (ops.hpp's table says what they compute; core/ir/decompose.hpp
+  // writes them in the primitive ops for the exports).
   NodeId layerNorm(NodeId x, NodeId gamma, NodeId beta, float eps);  // over the last axis
-  NodeId attention(NodeId q, NodeId k, NodeId v, std::int64_t heads, bool causal);  // [B,T,D]
+  // q [B,T,D], k and v [B,S,D]; lengths [B,1] (the valid keys of each sequence) or kNoNode.
+  NodeId attention(NodeId q, NodeId k, NodeId v, std::int64_t heads, bool causal, NodeId lengths = kNoNode);
 
   // Adds a node (shape inferred) with the current origin.
   NodeId make(Op op, std::vector<NodeId> inputs, Attrs attrs = {});

@@ -92,6 +92,10 @@ static std::string attrText(const Node& n) {
     case Op::ReduceSum: case Op::ReduceMax: s << " axes=" << ints(a.ints) << (a.keepDims ? " keepdims" : ""); break;
     case Op::MatMul: s << (a.transposeA ? " transpose_a" : "") << (a.transposeB ? " transpose_b" : ""); break;
     case Op::Dropout: s << " rate=" << a.rate << " seed=" << a.seed; break;
+    case Op::Attention: case Op::AttentionStats: case Op::AttentionGradQ: case Op::AttentionGradKV:
+      s << " heads=" << a.heads << (a.causal ? " causal" : "") << (n.inputs.size() > attentionInputsBeforeLengths(n.op) ? " lengths" : "");
+      break;
+    case Op::LayerNorm: case Op::LayerNormGrad: s << " eps=" << a.eps; break;
     case Op::Conv2d: case Op::Conv2dGradInput: case Op::Conv2dGradWeight:
     case Op::MaxPool2d: case Op::MaxPool2dGrad: case Op::AvgPool2d: case Op::AvgPool2dGrad:
       s << " kernel=" << a.kernelH << "x" << a.kernelW << " stride=" << a.strideH << "," << a.strideW

@@ -53,6 +53,9 @@ struct Attrs {
   Shape refShape;                  // grad ops: the shape they produce (input or weight shape)
   float rate = 0;                  // Dropout
   std::uint64_t seed = 0;          // Dropout
+  std::int64_t heads = 1;          // Attention and its gradients
+  bool causal = false;             // Attention and its gradients
+  float eps = 1e-5f;               // LayerNorm, LayerNormGrad
   // Input
   std::string name;
   InputRole role = InputRole::Data;

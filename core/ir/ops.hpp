@@ -79,7 +79,21 @@ namespace cas::ir {
   X(AvgPool2dGrad, "avg_pool2d_grad", 1, Layer, true, 0.0f, "")                                           \
   /* Gather: (table [V, D], ids [...]) -> [..., D]; ScatterAddRows: (ids [...], g [..., D]) -> [V, D] */    \
   X(Gather, "gather", 2, Layer, true, 0.0f, "")                                                           \
-  X(ScatterAddRows, "scatter_add_rows", 2, Layer, true, 0.0f, "")
+  X(ScatterAddRows, "scatter_add_rows", 2, Layer, true, 0.0f, "")                                         \
+  /* Fused Transformer layers (core/cuda_render/kernels/attention.cuh, layer_norm.cuh; the             \
+     composition they replace: core/ir/decompose.cpp). Attention: (q [B,T,D], k, v [B,S,D]             \
+     [, lengths [B,1]]) -> [B,T,D], `heads` heads of D/heads, scaled by 1/sqrt(D/heads), `causal`      \
+     masks key j > query i, lengths[b] keys are valid (the rest masked). Its gradient: statistics    \
+     (q, k, v, g[, lengths]) -> [B,H,T,2] (each query's log-sum-exp of scaled scores and the          \
+     dot product of g with the output), then dq (q, k, v, g, stats[, lengths]) -> [B,T,D] and          \
+     [dk | dv] (same inputs) -> [B,S,2D]. LayerNorm: (x [...,D], gamma [D], beta [D]) -> the            \
+     normalised x over the last axis, times gamma plus beta; LayerNormGrad (x, gamma, g) -> dx. */      \
+  X(Attention, "attention", -1, Layer, true, 0.0f, "")                                                    \
+  X(AttentionStats, "attention_stats", -1, Layer, false, 0.0f, "")                                        \
+  X(AttentionGradQ, "attention_grad_q", -1, Layer, false, 0.0f, "")                                       \
+  X(AttentionGradKV, "attention_grad_kv", -1, Layer, false, 0.0f, "")                                     \
+  X(LayerNorm, "layer_norm", 3, Layer, true, 0.0f, "")                                                    \
+  X(LayerNormGrad, "layer_norm_grad", 3, Layer, false, 0.0f, "")
 
 enum class Op : std::uint8_t {
 #define CAS_OP_ENUM(op, ...) op,
@@ -118,6 +132,13 @@ constexpr bool isElementwise(Op op) {
   const OpKind k = opInfo(op).kind;
   return k == OpKind::Unary || k == OpKind::Binary || k == OpKind::Ternary;
 }
+
+constexpr bool isAttention(Op op) {
+  return op == Op::Attention || op == Op::AttentionStats || op == Op::AttentionGradQ || op == Op::AttentionGradKV;
+}
+// The fused attention ops' inputs: q, k, v, then (gradients) g, then (dq, dkv) the statistics,
+// then, when the keys are masked by length, the lengths last.
+constexpr std::size_t attentionInputsBeforeLengths(Op op) { return op == Op::Attention ? 3 : op == Op::AttentionStats ? 4 : 5; }
 
 // --- scalar semantics (the helpers the table's scalar functions call) -------------------
 

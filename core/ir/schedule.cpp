@@ -499,6 +499,15 @@ class Planner {
     return w[1] * w[2] * w[3];
   }
 
+  // Rows of `length` (queries or keys) over every sequence and head of an attention node.
+  std::int64_t attentionRows(const Node& n, std::int64_t length) const {
+    const Node& q = node(n.inputs[0]);
+    if (q.shape[2] / n.attrs.heads > kMaxAttentionHeadWidth)
+      throw std::runtime_error("the CUDA backend runs attention heads of at most " + std::to_string(kMaxAttentionHeadWidth) + " values; " +
+                               describeNode(g_, NodeId(&n - g_.nodes.data())) + " has " + std::to_string(q.shape[2] / n.attrs.heads));
+    return q.shape[0] * n.attrs.heads * length;
+  }
+
   void planSpecial(Unit& u) {
     const Node& n = node(u.head);
     u.threads = numel(n.shape);
@@ -513,6 +522,12 @@ class Planner {
       case Op::MaxPool2d:
       case Op::AvgPool2d:
       case Op::Gather: break;
+      case Op::Attention:  // a warp per query row of a head (attention.cuh)
+      case Op::AttentionStats:
+      case Op::AttentionGradQ: u.threads = attentionRows(n, node(n.inputs[0]).shape[1]) * 32; break;
+      case Op::AttentionGradKV: u.threads = attentionRows(n, node(n.inputs[1]).shape[1]) * 32; break;  // a warp per key row
+      case Op::LayerNorm:  // a warp per row (layer_norm.cuh)
+      case Op::LayerNormGrad: u.threads = numel(n.shape) / n.shape.back() * 32; break;
       case Op::MatMul:  // without vendor libraries: direct.cuh
       case Op::Conv2d: u.threads *= directLanes(numel(n.shape), directTerms(n)); break;
       default:

@@ -143,6 +143,10 @@ struct Schedule {
   int launches() const;          // steps that launch work on the device
 };
 
+// The widest attention head the CUDA kernels take (core/cuda_render/kernels/attention.cuh holds a
+// head's query row in registers).
+inline constexpr std::int64_t kMaxAttentionHeadWidth = 256;
+
 // Threads per output of a product or convolution planned without vendor libraries
 // (core/cuda_render/kernels/direct.cuh), which sums `terms` products per output: a warp shares each sum when
 // the outputs alone are too few to fill the GPU (a batch-1 policy), one thread otherwise.

@@ -26,6 +26,12 @@ double productFlops(const Graph& g, const Node& n) {
     }
     case Op::Conv2dGradWeight:  // x, dy [N, K, HO, WO]; dw [K, C, R, S]
       return 2.0 * double(numel(g.node(n.inputs[1]).shape)) * double(n.shape[1] * n.shape[2] * n.shape[3]);
+    case Op::Attention:  // q [B, T, D], k [B, S, D]: scores and the weighted sum
+    case Op::AttentionStats:
+    case Op::AttentionGradQ:
+      return 4.0 * double(numel(n.shape.size() == 3 ? n.shape : g.node(n.inputs[0]).shape)) * double(g.node(n.inputs[1]).shape[1]);
+    case Op::AttentionGradKV:  // scores again, then dk and dv
+      return 6.0 * double(numel(g.node(n.inputs[0]).shape)) * double(g.node(n.inputs[1]).shape[1]);
     default:
       return 0;
   }

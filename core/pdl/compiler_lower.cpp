@@ -102,6 +102,38 @@ Value Compiler::lowerDense(const std::string&, const Args& a, Frame& frame, Pos 
   return tensor(y, {*units}, pos);
 }
 
+// A dense layer over the last axis, the same weights at every position: [..., K] -> [..., units]
+// (a Transformer's projections; dense flattens instead).
+Value Compiler::lowerLinear(const std::string&, const Args& a, Frame& frame, Pos pos) {
+  auto x = tensorArg(a, "x");
+  auto units = intArg(a, "units", 0, 1, kMaxElementsPerSample);
+  auto bias = boolArg(a, "bias", true);
+  if (!x || !units || !bias) return Value::poison();
+  if (x->shape.empty()) {
+    error(a.pos("x"), "linear needs a tensor with at least one axis (its last axis is transformed); got a scalar tensor");
+    return Value::poison();
+  }
+  const std::string name = layerName(frame, "linear", a);
+  const std::int64_t k = x->shape.back(), positions = ir::numel(x->shape) / k;
+  Shape outShape = x->shape;
+  outShape.back() = *units;
+  if (!checkSize({k, *units}, a.pos("units"), true) || !checkSize(outShape, a.pos("units"))) return Value::poison();
+  auto w = parameter(name + "/weight", {k, *units}, ir::Init::FanInUniform, k, pos);
+  if (!w) return Value::poison();
+  NodeId y = b_.matmul(b_.reshape(x->node, {opt_.batch * positions, k}), *w);
+  std::int64_t params = k * *units;
+  if (*bias) {
+    auto bv = parameter(name + "/bias", {*units}, ir::Init::FanInUniform, k, pos);
+    if (!bv) return Value::poison();
+    y = b_.add(y, *bv);
+    params += *units;
+  }
+  Shape batched = {opt_.batch};
+  batched.insert(batched.end(), outShape.begin(), outShape.end());
+  recordLayer(name, "linear", outShape, params, 2 * k * *units * positions, pos);
+  return tensor(b_.reshape(y, batched), outShape, pos);
+}
+
 Value Compiler::lowerConv2d(const std::string&, const Args& a, Frame& frame, Pos pos) {
   auto x = tensorArg(a, "x");
   if (!x) return Value::poison();
@@ -382,6 +414,7 @@ const std::map<std::string, BuiltinSpec>& builtins() {
   using C = Compiler;
   static const std::map<std::string, BuiltinSpec> table = {
       {"dense", {{{"x", true}, {"units", true}, {"bias", false}, {"name", false}}, false, &C::lowerDense}},
+      {"linear", {{{"x", true}, {"units", true}, {"bias", false}, {"name", false}}, false, &C::lowerLinear}},
       {"conv2d", {{{"x", true}, {"filters", true}, {"kernel", false}, {"stride", false}, {"padding", false}, {"bias", false}, {"name", false}}, false, &C::lowerConv2d}},
       {"max_pool2d", {{{"x", true}, {"kernel", false}, {"stride", false}, {"padding", false}}, false, &C::lowerWindow}},
       {"avg_pool2d", {{{"x", true}, {"kernel", false}, {"stride", false}, {"padding", false}}, false, &C::lowerWindow}},

@@ -32,6 +32,45 @@ BenchmarkNet make(const std::string& name, const std::string& trunk, std::vector
   return n;
 }
 
+// A pre-LN Transformer over token ids: embedding, LAYERS blocks of attention and a GELU
+// feed-forward layer, a final layer_norm, mean pooling over the tokens, then the head(s). q, k
+// and v are three `linear` layers (PDL cannot split one fused projection); there is no learned
+// position table (PDL has no free parameter tensors): one addition less than the peer.
+const char* kTransformerBlock =
+    "def block(x):\n"
+    "    h = layer_norm(x)\n"
+    "    a = attention(linear(h, units=WIDTH), linear(h, units=WIDTH), linear(h, units=WIDTH), heads=HEADS)\n"
+    "    x = x + linear(a, units=WIDTH)\n"
+    "    return x + linear(gelu(linear(layer_norm(x), units=FFN)), units=WIDTH)\n\n";
+
+const char* kTransformerTrunk =
+    "    x = embedding(obs, vocab=VOCAB, dim=WIDTH)\n"
+    "    for i in range(LAYERS):\n"
+    "        x = block(x)\n"
+    "    h = mean(layer_norm(x), axis=0)\n";
+
+BenchmarkNet makeTransformer(const std::string& name, std::int64_t tokens, std::int64_t vocab, int layers, int width, int heads, int ffn,
+                             std::int64_t actions) {
+  auto fill = [&](std::string s) {
+    for (auto [key, value] : {std::pair<const char*, std::int64_t>{"WIDTH", width}, {"HEADS", heads}, {"FFN", ffn}, {"VOCAB", vocab}, {"LAYERS", layers}})
+      s = replaceAll(s, key, std::to_string(value));
+    return s;
+  };
+  const std::string block = fill(kTransformerBlock), trunk = fill(kTransformerTrunk);
+  const std::string head = "    return dense(h, units=action_dim + 1)\n";
+  BenchmarkNet n;
+  n.name = name;
+  n.source = block + "@parallel(axis='batch')\ndef policy(obs):\n" + trunk + head;
+  n.mixedSource = block + "@precision('bf16')\ndef trunk(obs):\n" + trunk + "    return h\n\n" +
+                  "@parallel(axis='batch')\ndef policy(obs):\n    h = trunk(obs)\n" + head;
+  n.alphaZeroSource = block + "@parallel(axis='batch')\ndef policy(obs):\n" + trunk +
+                      "    logits = dense(h, units=action_dim)\n    value = tanh(dense(h, units=1))\n    return logits, value\n";
+  n.observationShape = {tokens};
+  n.actionCount = actions;
+  n.tokenVocabulary = vocab;
+  return n;
+}
+
 }  // namespace
 
 const std::vector<BenchmarkNet>& benchmarkNets() {
@@ -39,6 +78,10 @@ const std::vector<BenchmarkNet>& benchmarkNets() {
       make("cartpole_mlp64", replaceAll(kMlpTrunk, "UNITS", "64"), {4}, 2),
       make("connect4_mlp256", replaceAll(kMlpTrunk, "UNITS", "256"), {2, 6, 7}, 7),
       make("atari_nature_cnn", kCnnTrunk, {4, 84, 84}, 6),
+      // The reward model: 6 layers, d 512, 8 heads, FFN 2048, 512 tokens of 1024 kinds.
+      makeTransformer("reward_model_6l", 512, 1024, 6, 512, 8, 2048, 1),
+      // Connect Four's 42 cells as tokens of 3 kinds: 4 layers, d 128, 4 heads, FFN 512.
+      makeTransformer("connect4_transformer", 42, 3, 4, 128, 4, 512, 7),
   };
   return nets;
 }

@@ -1,6 +1,7 @@
 #pragma once
-// The networks of TARGETS.md, as PDL, for `cuda-agent bench` (the same programs as the golden
-// cases of the same names in tests/golden).
+// The networks of TARGETS.md, as PDL, for `cuda-agent bench` (the MLPs and the CNN are the
+// golden cases of the same names in tests/golden; the Transformers are the shapes of
+// ../shared/anchors/bench_transformer.py, whose PyTorch side is bench/torch_transformer.py).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,6 +19,9 @@ struct BenchmarkNet {
   std::string alphaZeroSource;
   std::vector<std::int64_t> observationShape;
   std::int64_t actionCount;
+  // Transformers read token ids: observations are whole numbers in [0, tokenVocabulary); 0
+  // means real-valued observations.
+  std::int64_t tokenVocabulary = 0;
 };
 
 const std::vector<BenchmarkNet>& benchmarkNets();

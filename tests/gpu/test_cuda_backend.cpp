@@ -13,6 +13,8 @@
 
 #include "core/exec/backend.hpp"
 #include "core/exec/initialise.hpp"
+#include "core/ir/autodiff.hpp"
+#include "core/ir/builder.hpp"
 #include "core/train/benchmark_nets.hpp"
 #include "core/train/update.hpp"
 #include "support/golden.hpp"
@@ -64,7 +66,8 @@ UpdateData updateData(const train::BenchmarkNet& net, std::int64_t batch) {
   UpdateData d;
   std::int64_t obs = batch;
   for (auto s : net.observationShape) obs *= s;
-  for (std::int64_t i = 0; i < obs; ++i) d.obs.push_back(normal(rng));
+  std::uniform_int_distribution<std::int64_t> token(0, std::max<std::int64_t>(net.tokenVocabulary, 1) - 1);
+  for (std::int64_t i = 0; i < obs; ++i) d.obs.push_back(net.tokenVocabulary > 0 ? float(token(rng)) : normal(rng));
   for (std::int64_t i = 0; i < batch; ++i) {
     d.actions.push_back(float(i % net.actionCount));
     d.advantages.push_back(normal(rng));
@@ -164,7 +167,8 @@ class TestCudaBackend : public QObject {
   void trainingStepsMatchTheCpu() {
     QFETCH(QString, net);
     const train::BenchmarkNet& n = *train::findBenchmarkNet(net.toStdString());
-    const std::int64_t batch = n.name == "atari_nature_cnn" ? 32 : 256;
+    // The reward model at batch 1 (512 tokens of 6 layers: the CPU side's time), the CNN at 32.
+    const std::int64_t batch = n.name == "reward_model_6l" ? 1 : n.name == "atari_nature_cnn" ? 32 : 256;
     const pdl::CompiledPolicy policy = benchmarkPolicy(n, batch, false);
     // The CNN trains with SGD + momentum: its convolutions sum up to 2048 products in cuDNN's
     // order, not im2col's, and Adam, which normalises each gradient element, turns the tiny
@@ -201,9 +205,52 @@ class TestCudaBackend : public QObject {
     }
   }
 
+  // The fused attention kernels with what the golden cases lack: per-sequence lengths (0, inside,
+  // past the keys), causal with lengths, heads of 64 (two warps' columns) over 70 positions (three
+  // key blocks, the last partial), more keys than queries; forward and the three gradient kernels
+  // (through autodiff) against the CPU backend.
+  void fusedAttentionWithLengthsMatchesTheCpu_data() {
+    QTest::addColumn<bool>("causal");
+    QTest::addColumn<int>("queries");
+    QTest::newRow("lengths") << false << 70;
+    QTest::newRow("causal, lengths") << true << 70;
+    QTest::newRow("3 queries, 70 keys, lengths") << false << 3;
+  }
+  void fusedAttentionWithLengthsMatchesTheCpu() {
+    QFETCH(bool, causal);
+    QFETCH(int, queries);
+    const std::int64_t batch = 3, keys = 70, width = 128;
+    ir::Graph g;
+    ir::Builder b(g);
+    const ir::NodeId q = b.input("q", {batch, queries, width}), k = b.input("k", {batch, keys, width}), v = b.input("v", {batch, keys, width});
+    const ir::NodeId w = b.input("w", {batch, queries, width}), lengths = b.input("lengths", {batch, 1});
+    const ir::NodeId out = b.attention(q, k, v, 2, causal, lengths);
+    const auto grads = ir::appendGradients(b, b.reduceSum(b.mul(out, w), {0, 1, 2}, false), {q, k, v});
+    g.outputs = {{"out", out}, {"dq", grads[0]}, {"dk", grads[1]}, {"dv", grads[2]}};
+    auto ref = cpu()->compile(g);
+    auto exe = cuda()->compile(g);
+    std::mt19937 rng(5);
+    std::normal_distribution<float> normal;
+    for (const char* name : {"q", "k", "v", "w"}) {
+      std::vector<float> values(size_t(ir::numel(g.node(g.findInput(name)).shape)));
+      for (float& x : values) x = normal(rng);
+      ref->setInput(name, values.data(), values.size());
+      exe->setInput(name, values.data(), values.size());
+    }
+    const std::vector<float> lengthValues = {0.f, 37.f, 90.f};
+    ref->setInput("lengths", lengthValues.data(), lengthValues.size());
+    exe->setInput("lengths", lengthValues.data(), lengthValues.size());
+    ref->run();
+    exe->run();
+    for (const ir::Output& o : g.outputs) {
+      const QString bad = mismatch(o.name, golden::output(*exe, o.name), golden::output(*ref, o.name), kAtol, o.name == "out" ? kForwardRtol : kGradRtol);
+      QVERIFY2(bad.isEmpty(), qPrintable(bad));
+    }
+  }
+
   // @precision('bf16'): tensor-core products, fp32 accumulation and master weights.
   void bf16ForwardIsCloseToFp32() {
-    for (const char* name : {"connect4_mlp256", "atari_nature_cnn"}) {
+    for (const char* name : {"connect4_mlp256", "atari_nature_cnn", "connect4_transformer"}) {
       const train::BenchmarkNet& n = *train::findBenchmarkNet(name);
       const pdl::CompiledPolicy mixed = benchmarkPolicy(n, 16, true), full = benchmarkPolicy(n, 16, false);
       ir::Graph gm = mixed.graph, gf = full.graph;

@@ -3,12 +3,17 @@
 // hold the kernel's own code, not a rewrite of it, against the CPU backend on a machine without a
 // GPU: a block's threads are std::threads, __syncthreads is a std::barrier (a thread that returns
 // drops out of it, as an exited CUDA thread does), __shared__ arrays are static (the blocks run
-// one after another), atomicAdd is std::atomic_ref, float4 a 16-byte aligned struct. What it cannot show is the GPU's own
+// one after another), atomicAdd is std::atomic_ref, float4 a 16-byte aligned struct, a warp's
+// shuffles an exchange through a slot per thread between two waits on the warp's own barrier
+// (so a kernel's warps must shuffle convergently, as the full-mask shuffles it uses require). What it cannot show is the GPU's own
 // compilation: the GPU suite still runs the kernel there.
 // Thread-safety: one runOnCpu at a time.
+#include <algorithm>
 #include <atomic>
 #include <barrier>
+#include <bit>
 #include <cmath>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -23,6 +28,8 @@ struct Dim3 {
 inline thread_local cas::test::Dim3 threadIdx, blockIdx;
 inline cas::test::Dim3 blockDim, gridDim;
 inline std::barrier<>* casBlockBarrier = nullptr;
+inline std::vector<std::unique_ptr<std::barrier<>>> casWarpBarriers;  // one per warp of the running block
+inline float casWarpSlots[1024];
 
 #define __device__
 #define __forceinline__ inline
@@ -35,6 +42,38 @@ struct alignas(16) float4 {
 
 inline void __syncthreads() { casBlockBarrier->arrive_and_wait(); }
 inline float atomicAdd(float* address, float value) { return std::atomic_ref<float>(*address).fetch_add(value); }
+inline int atomicMax(int* address, int value) {
+  std::atomic_ref<int> a(*address);
+  int old = a.load();
+  while (old < value && !a.compare_exchange_weak(old, value)) {
+  }
+  return old;
+}
+inline unsigned atomicMin(unsigned* address, unsigned value) {
+  std::atomic_ref<unsigned> a(*address);
+  unsigned old = a.load();
+  while (old > value && !a.compare_exchange_weak(old, value)) {
+  }
+  return old;
+}
+inline int __float_as_int(float v) { return std::bit_cast<int>(v); }
+inline unsigned __float_as_uint(float v) { return std::bit_cast<unsigned>(v); }
+inline float __int_as_float(int v) { return std::bit_cast<float>(v); }
+inline float __int_as_float(unsigned v) { return std::bit_cast<float>(v); }
+inline float rsqrtf(float v) { return 1.0f / std::sqrt(v); }
+
+// Lane `source`'s value of v, for every lane of the calling thread's warp.
+inline float casWarpExchange(float v, unsigned source) {
+  const unsigned t = threadIdx.x, first = t / 32 * 32;
+  std::barrier<>& warp = *casWarpBarriers[t / 32];
+  casWarpSlots[t] = v;
+  warp.arrive_and_wait();
+  const float value = casWarpSlots[first + source % 32];
+  warp.arrive_and_wait();
+  return value;
+}
+inline float __shfl_sync(unsigned, float v, int source) { return casWarpExchange(v, unsigned(source)); }
+inline float __shfl_xor_sync(unsigned, float v, int laneMask) { return casWarpExchange(v, (threadIdx.x % 32) ^ unsigned(laneMask)); }
 
 namespace cas::test {
 
@@ -46,6 +85,8 @@ void runOnCpu(unsigned grid, unsigned block, Body body) {
   for (unsigned b = 0; b < grid; ++b) {
     std::barrier<> sync(static_cast<std::ptrdiff_t>(block));
     casBlockBarrier = &sync;
+    casWarpBarriers.clear();
+    for (unsigned w = 0; w < (block + 31) / 32; ++w) casWarpBarriers.push_back(std::make_unique<std::barrier<>>(std::min(32u, block - w * 32)));
     std::vector<std::jthread> threads;
     threads.reserve(block);
     for (unsigned t = 0; t < block; ++t)
@@ -54,6 +95,7 @@ void runOnCpu(unsigned grid, unsigned block, Body body) {
         threadIdx = {t, 0, 0};
         body();
         sync.arrive_and_drop();
+        casWarpBarriers[t / 32]->arrive_and_drop();
       });
   }  // the jthreads join here, before the next block reuses the static shared arrays
   casBlockBarrier = nullptr;

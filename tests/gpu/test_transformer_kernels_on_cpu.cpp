@@ -1,0 +1,126 @@
+// The fused Transformer kernels' own code (core/cuda_render/kernels/attention.cuh, layer_norm.cuh)
+// run on the CPU (support/cuda_on_cpu.hpp, warps and shuffles included) against the CPU backend's
+// twins (core/exec/cpu_transformer.cpp): forward, statistics, dq and [dk | dv] for heads narrower
+// than a warp and two warps wide, sequences longer than a warp (several key blocks, a partial
+// last one), causal, masked by lengths (0, inside, past the keys); layer normalisation and its
+// gradient over rows narrower and wider than a warp. The template arguments are the ones the
+// renderer writes (checked against its text). The GPU suite runs the same kernels on the device.
+#include <QTest>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/cuda_render/render.hpp"
+#include "core/exec/cpu_transformer.hpp"
+#include "core/ir/builder.hpp"
+#include "support/cuda_on_cpu.hpp"
+
+// Their #pragma unroll is nvcc's (-Wno-unknown-pragmas here).
+#include "core/cuda_render/kernels/prelude.cuh"
+#include "core/cuda_render/kernels/elementwise.cuh"
+#include "core/cuda_render/kernels/attention.cuh"
+#include "core/cuda_render/kernels/layer_norm.cuh"
+
+using namespace cas;
+
+namespace {
+
+constexpr unsigned kBlock = 128;
+
+std::vector<float> randomValues(std::size_t count, unsigned seed) {
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+  std::vector<float> v(count);
+  for (float& e : v) e = uniform(random);
+  return v;
+}
+
+void expectClose(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
+  QCOMPARE(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    QVERIFY2(std::abs(got[i] - want[i]) <= 2e-5f + 2e-4f * std::abs(want[i]),
+             qPrintable(QStringLiteral("%1[%2]: kernel %3, CPU backend %4").arg(QLatin1String(what)).arg(i).arg(got[i]).arg(want[i])));
+}
+
+// Runs a segment of `threads` threads the way a generated kernel does: block b calls the device
+// function with its block counter.
+template <typename Call>
+void runSegment(std::int64_t threads, Call call) {
+  test::runOnCpu(unsigned((threads + kBlock - 1) / kBlock), kBlock, [&] {
+    int b = int(blockIdx.x);
+    call(b);
+  });
+}
+
+// The renderer's text of an attention graph's kernels holds `expected`.
+void expectRendered(std::int64_t batch, std::int64_t t, std::int64_t s, std::int64_t d, std::int64_t heads, bool causal, const std::string& expected) {
+  ir::Graph g;
+  ir::Builder b(g);
+  const ir::NodeId q = b.input("q", {batch, t, d}), k = b.input("k", {batch, s, d});
+  g.outputs = {{"out", b.attention(q, k, k, heads, causal, b.input("lengths", {batch, 1}))}};
+  std::string source;
+  for (const gpu::Step& step : gpu::renderSchedule(g).steps) source += step.source;
+  QVERIFY2(source.find(expected) != std::string::npos, qPrintable(QString::fromStdString("missing " + expected + " in\n" + source)));
+}
+
+template <int B, int T, int S, int D, int H, bool Causal>
+void checkAttention(std::vector<float> lengths) {
+  exec::ThreadPool pool(2);
+  exec::AttentionGeometry a{B, T, S, D, H, Causal, lengths.empty() ? nullptr : lengths.data()};
+  const float* len = a.lengths;
+  const auto q = randomValues(B * T * D, 1), k = randomValues(B * S * D, 2), v = randomValues(B * S * D, 3), g = randomValues(B * T * D, 4);
+  std::vector<float> out(B * T * D), stats(B * H * T * 2), dq(B * T * D), dkv(B * S * 2 * D);
+  std::vector<float> wantOut = out, wantStats = stats, wantDq = dq, wantDkv = dkv;
+  exec::attentionForward(pool, a, q.data(), k.data(), v.data(), wantOut.data());
+  exec::attentionStats(pool, a, q.data(), k.data(), v.data(), g.data(), wantStats.data());
+  exec::attentionGradQ(pool, a, q.data(), k.data(), v.data(), g.data(), wantStats.data(), wantDq.data());
+  exec::attentionGradKV(pool, a, q.data(), k.data(), v.data(), g.data(), wantStats.data(), wantDkv.data());
+  constexpr int QueryRows = B * H * T, KeyRows = B * H * S;
+  runSegment(QueryRows * 32, [&](int& b) { cas_attention_forward<QueryRows, T, S, D, H, Causal>(b, q.data(), k.data(), v.data(), len, out.data()); });
+  runSegment(QueryRows * 32, [&](int& b) { cas_attention_stats<QueryRows, T, S, D, H, Causal>(b, q.data(), k.data(), v.data(), g.data(), len, stats.data()); });
+  runSegment(QueryRows * 32, [&](int& b) {
+    cas_attention_grad_q<QueryRows, T, S, D, H, Causal>(b, q.data(), k.data(), v.data(), g.data(), wantStats.data(), len, dq.data());
+  });
+  runSegment(KeyRows * 32, [&](int& b) {
+    cas_attention_grad_kv<KeyRows, T, S, D, H, Causal>(b, q.data(), k.data(), v.data(), g.data(), wantStats.data(), len, dkv.data());
+  });
+  expectClose(out, wantOut, "out");
+  expectClose(stats, wantStats, "stats");
+  expectClose(dq, wantDq, "dq");
+  expectClose(dkv, wantDkv, "dkv");
+  expectRendered(B, T, S, D, H, Causal, "cas_attention_forward<" + std::to_string(QueryRows) + ", " + std::to_string(T) + ", " + std::to_string(S) + ", " +
+                                            std::to_string(D) + ", " + std::to_string(H) + ", " + (Causal ? "true" : "false") + ">(b, ");
+}
+
+template <int Rows, int W>
+void checkLayerNorm() {
+  exec::ThreadPool pool(2);
+  auto x = randomValues(Rows * W, 5);
+  for (float& e : x) e = 50.f + 4.f * e;  // a large mean: the variance must not cancel
+  const auto gamma = randomValues(W, 6), beta = randomValues(W, 7), g = randomValues(Rows * W, 8);
+  std::vector<float> out(Rows * W), dx(Rows * W), wantOut(Rows * W), wantDx(Rows * W);
+  exec::layerNormForward(pool, Rows, W, 1e-5f, x.data(), gamma.data(), beta.data(), wantOut.data());
+  exec::layerNormGrad(pool, Rows, W, 1e-5f, x.data(), gamma.data(), g.data(), wantDx.data());
+  runSegment(Rows * 32, [&](int& b) { cas_layer_norm<Rows, W>(b, x.data(), gamma.data(), beta.data(), 1e-5f, out.data()); });
+  runSegment(Rows * 32, [&](int& b) { cas_layer_norm_grad<Rows, W>(b, x.data(), gamma.data(), g.data(), 1e-5f, dx.data()); });
+  expectClose(out, wantOut, "out");
+  expectClose(dx, wantDx, "dx");
+}
+
+}  // namespace
+
+class TestTransformerKernelsOnCpu : public QObject {
+  Q_OBJECT
+ private slots:
+  void attentionNarrowHeads() { checkAttention<2, 37, 37, 40, 2, false>({}); }
+  void attentionCausalWithLengths() { checkAttention<2, 37, 37, 40, 2, true>({0.f, 30.f}); }
+  void attentionWideHeadsMoreKeys() { checkAttention<1, 5, 70, 128, 2, false>({66.5f}); }
+  void attentionLengthsPastTheKeys() { checkAttention<3, 9, 9, 16, 1, false>({12.f, 1.f, 9.f}); }
+  void layerNormNarrowRows() { checkLayerNorm<5, 20>(); }
+  void layerNormWideRows() { checkLayerNorm<3, 130>(); }
+};
+
+QTEST_GUILESS_MAIN(TestTransformerKernelsOnCpu)
+#include "test_transformer_kernels_on_cpu.moc"
