@@ -41,14 +41,28 @@ std::pair<double, int> timeCalls(F&& call, W&& wait, double seconds, int minCall
   return {total / calls, calls};
 }
 
+std::string knownNets() {
+  std::string known;
+  for (const train::BenchmarkNet& n : train::benchmarkNets()) known += (known.empty() ? "" : ", ") + n.name;
+  return known;
+}
+
+// A batch of observations: normal values, or token ids for the Transformers.
+std::vector<float> observations(const train::BenchmarkNet& net, std::int64_t batch, std::mt19937& rng) {
+  std::int64_t count = batch;
+  for (std::int64_t d : net.observationShape) count *= d;
+  std::vector<float> obs = randomNormal(size_t(count), rng);
+  if (net.tokenVocabulary > 0)
+    for (float& x : obs) x = float(std::uniform_int_distribution<std::int64_t>(0, net.tokenVocabulary - 1)(rng));
+  return obs;
+}
+
 }  // namespace
 
 int runBenchUpdate(const BenchOptions& o) {
   const train::BenchmarkNet* net = train::findBenchmarkNet(o.net);
   if (!net) {
-    std::string known;
-    for (const train::BenchmarkNet& n : train::benchmarkNets()) known += (known.empty() ? "" : ", ") + n.name;
-    std::cerr << "bench: unknown network '" << o.net << "'; known: " << known << "\n";
+    std::cerr << "bench: unknown network '" << o.net << "'; known: " << knownNets() << "\n";
     return 2;
   }
   std::string error;
@@ -75,11 +89,7 @@ int runBenchUpdate(const BenchOptions& o) {
     std::mt19937 rng(1);
     train::Updater updater(*backend, *compiled.policy, train::LossKind::PolicyGradient, train::OptimizerConfig{}, net->actionCount, 1);
     exec::Executable& exe = updater.executable();
-    std::int64_t obsCount = o.batch;
-    for (std::int64_t d : net->observationShape) obsCount *= d;
-    auto obs = randomNormal(size_t(obsCount), rng);
-    if (net->tokenVocabulary > 0)  // token ids
-      for (float& x : obs) x = float(std::uniform_int_distribution<std::int64_t>(0, net->tokenVocabulary - 1)(rng));
+    auto obs = observations(*net, o.batch, rng);
     std::vector<float> actions(size_t(o.batch));
     for (size_t i = 0; i < actions.size(); ++i) actions[i] = float(i % size_t(net->actionCount));
     auto advantages = randomNormal(size_t(o.batch), rng), returns = randomNormal(size_t(o.batch), rng);

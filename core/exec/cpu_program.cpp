@@ -138,6 +138,7 @@ class CpuProgram final : public Executable {
   void pool2d(const Node& n, const float* x, float* out);
   void pool2dGrad(const Node& n, const std::vector<const float*>& in, float* out);
   void transformerOp(const Node& n, const std::vector<const float*>& in, float* out);
+  void rows(const Node& n, const std::vector<const float*>& in, float* out);
 
   ir::Graph g_;
   std::shared_ptr<ThreadPool> pool_;
@@ -210,35 +211,35 @@ void CpuProgram::execute(const Node& n, const std::vector<const float*>& in, flo
     case Op::AvgPool2d: pool2d(n, in[0], out); return;
     case Op::MaxPool2dGrad:
     case Op::AvgPool2dGrad: pool2dGrad(n, in, out); return;
-    case Op::Attention:
-    case Op::AttentionStats:
-    case Op::AttentionGradQ:
-    case Op::AttentionGradKV:
-    case Op::LayerNorm:
-    case Op::LayerNormGrad: transformerOp(n, in, out); return;
-    case Op::Gather: {
-      const Shape& table = xs;
-      const std::int64_t rows = table[0], width = table[1], count = numel(g_.node(n.inputs[1]).shape);
-      for (std::int64_t i = 0; i < count; ++i) {
-        const float id = in[1][i];
-        if (!(id >= 0 && id < float(rows)) || id != std::floor(id))
-          throw std::out_of_range("embedding id " + std::to_string(id) + " is not an integer in [0, " + std::to_string(rows) + ") at " +
-                                  ir::describeNode(g_, NodeId(&n - g_.nodes.data())));
-        std::memcpy(out + i * width, in[0] + std::int64_t(id) * width, size_t(width) * sizeof(float));
-      }
+    case Op::Gather:
+    case Op::ScatterAddRows: rows(n, in, out); return;
+    default:
+      if (ir::isAttention(n.op) || n.op == Op::LayerNorm || n.op == Op::LayerNormGrad) transformerOp(n, in, out);
+      else elementwise(n, in, out);
       return;
+  }
+}
+
+// Gather (embedding lookups) and its gradient ScatterAddRows.
+void CpuProgram::rows(const Node& n, const std::vector<const float*>& in, float* out) {
+  if (n.op == Op::Gather) {
+    const Shape& table = g_.node(n.inputs[0]).shape;
+    const std::int64_t rows = table[0], width = table[1], count = numel(g_.node(n.inputs[1]).shape);
+    for (std::int64_t i = 0; i < count; ++i) {
+      const float id = in[1][i];
+      if (!(id >= 0 && id < float(rows)) || id != std::floor(id))
+        throw std::out_of_range("embedding id " + std::to_string(id) + " is not an integer in [0, " + std::to_string(rows) + ") at " +
+                                ir::describeNode(g_, NodeId(&n - g_.nodes.data())));
+      std::memcpy(out + i * width, in[0] + std::int64_t(id) * width, size_t(width) * sizeof(float));
     }
-    case Op::ScatterAddRows: {
-      const std::int64_t rows = n.shape[0], width = n.shape[1], count = numel(xs);
-      std::fill(out, out + rows * width, 0.0f);
-      for (std::int64_t i = 0; i < count; ++i) {
-        const auto row = std::int64_t(in[0][i]);
-        if (row < 0 || row >= rows) continue;  // the forward gather already refused such ids
-        for (std::int64_t j = 0; j < width; ++j) out[row * width + j] += in[1][i * width + j];
-      }
-      return;
-    }
-    default: elementwise(n, in, out); return;
+    return;
+  }
+  const std::int64_t rows = n.shape[0], width = n.shape[1], count = numel(g_.node(n.inputs[0]).shape);
+  std::fill(out, out + rows * width, 0.0f);
+  for (std::int64_t i = 0; i < count; ++i) {
+    const auto row = std::int64_t(in[0][i]);
+    if (row < 0 || row >= rows) continue;  // the forward gather already refused such ids
+    for (std::int64_t j = 0; j < width; ++j) out[row * width + j] += in[1][i * width + j];
   }
 }
 

@@ -43,16 +43,36 @@ void attentionGradients(Builder& b, const Node& n, NodeId g, Give& give, Want& w
   }
 }
 
-// The node's gradient contributions to its inputs, given the gradient `g` of its output.
-void backprop(Builder& b, Adjoints& adj, NodeId id, NodeId g, const std::vector<bool>& needs) {
-  const Node n = b.graph().node(id);  // copy: the builder appends to the node list
+// LayerNorm's gradients: dx fused (LayerNormGrad); dgamma the sum over rows of g times the
+// normalised x (recomputed with gamma 1, beta 0), dbeta the sum of g.
+template <typename Give, typename Want>
+void layerNormGradients(Builder& b, const Node& n, NodeId g, Give& give, Want& want) {
+  if (want(0)) give(0, b.make(Op::LayerNormGrad, {n.inputs[0], n.inputs[1], g}, n.attrs));
+  const Shape& xs = b.shape(n.inputs[0]);
+  std::vector<std::int64_t> rows(xs.size() - 1);
+  for (size_t k = 0; k < rows.size(); ++k) rows[k] = std::int64_t(k);
+  if (want(1)) {
+    NodeId normalised = b.make(Op::LayerNorm, {n.inputs[0], b.constant({xs.back()}, {1.0f}), b.constant({xs.back()}, {0.0f})}, n.attrs);
+    give(1, b.reduceSum(b.mul(g, normalised), rows, false));
+  }
+  if (want(2)) give(2, b.reduceSum(g, rows, false));
+}
+
+template <typename Give, typename Want>
+void fusedLayerGradients(Builder& b, const Node& n, NodeId g, Give& give, Want& want) {
+  if (n.op == Op::Attention) attentionGradients(b, n, g, give, want);
+  else layerNormGradients(b, n, g, give, want);
+}
+
+// The gradient contributions of node `y` to its inputs, given the gradient `g` of its output.
+void backprop(Builder& b, Adjoints& adj, NodeId y, NodeId g, const std::vector<bool>& needs) {
+  const Node n = b.graph().node(y);  // copy: the builder appends to the node list
   auto in = [&](size_t k) { return n.inputs[k]; };
   auto shapeOf = [&](size_t k) { return b.shape(n.inputs[k]); };
   auto want = [&](size_t k) { return needs[size_t(n.inputs[k])]; };
   auto give = [&](size_t k, NodeId grad) {
     if (want(k)) adj.accumulate(in(k), b.sumToShape(grad, shapeOf(k)));
   };
-  const NodeId y = id;
   switch (n.op) {
     case Op::Neg: give(0, b.unary(Op::Neg, g)); break;
     case Op::Relu: give(0, b.mul(g, b.binary(Op::Greater, in(0), b.scalar(0)))); break;
@@ -147,20 +167,7 @@ void backprop(Builder& b, Adjoints& adj, NodeId id, NodeId g, const std::vector<
     case Op::MaxPool2d: give(0, b.maxPool2dGrad(in(0), g, windowOf(n.attrs))); break;
     case Op::AvgPool2d: give(0, b.avgPool2dGrad(g, windowOf(n.attrs), shapeOf(0))); break;
     case Op::AvgPool2dGrad: give(0, b.avgPool2d(g, windowOf(n.attrs))); break;
-    case Op::Attention: attentionGradients(b, n, g, give, want); break;
-    case Op::LayerNorm: {
-      if (want(0)) give(0, b.make(Op::LayerNormGrad, {in(0), in(1), g}, n.attrs));
-      if (!want(1) && !want(2)) break;
-      const std::int64_t width = shapeOf(0).back();
-      std::vector<std::int64_t> rows(shapeOf(0).size() - 1);
-      for (size_t k = 0; k < rows.size(); ++k) rows[k] = std::int64_t(k);
-      if (want(1)) {  // the normalised x, recomputed: gamma 1, beta 0
-        NodeId normalised = b.make(Op::LayerNorm, {in(0), b.constant({width}, {1.0f}), b.constant({width}, {0.0f})}, n.attrs);
-        give(1, b.reduceSum(b.mul(g, normalised), rows, false));
-      }
-      if (want(2)) give(2, b.reduceSum(g, rows, false));
-      break;
-    }
+    case Op::Attention: case Op::LayerNorm: fusedLayerGradients(b, n, g, give, want); break;
     case Op::Gather: give(0, b.scatterAddRows(in(1), g, shapeOf(0)[0])); break;
     case Op::ScatterAddRows: give(1, b.gather(g, in(0))); break;
     default:

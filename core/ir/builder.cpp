@@ -86,6 +86,15 @@ Shape layerNormShape(const Node& n, const std::vector<const Shape*>& in) {
   return x;
 }
 
+std::vector<const Shape*> inputShapes(const Graph& g, const Node& n) {
+  std::vector<const Shape*> in;
+  for (NodeId id : n.inputs) {
+    if (id < 0 || size_t(id) >= g.nodes.size()) fail("input %" + std::to_string(id) + " does not exist");
+    in.push_back(&g.node(id).shape);
+  }
+  return in;
+}
+
 }  // namespace
 
 Shape inferShape(const Graph& g, const Node& n) {
@@ -93,11 +102,8 @@ Shape inferShape(const Graph& g, const Node& n) {
   if (info.arity >= 0 && int(n.inputs.size()) != info.arity)
     fail(std::string(info.name) + " takes " + std::to_string(info.arity) + " inputs, got " + std::to_string(n.inputs.size()));
   if (info.arity < 0 && n.inputs.empty()) fail(std::string(info.name) + " needs at least one input");
-  std::vector<const Shape*> in;
-  for (NodeId id : n.inputs) {
-    if (id < 0 || size_t(id) >= g.nodes.size()) fail("input %" + std::to_string(id) + " does not exist");
-    in.push_back(&g.node(id).shape);
-  }
+  const std::vector<const Shape*> in = inputShapes(g, n);
+  if (isAttention(n.op) || n.op == Op::LayerNorm || n.op == Op::LayerNormGrad) return isAttention(n.op) ? attentionShape(n, in) : layerNormShape(n, in);
   const Attrs& a = n.attrs;
   switch (info.kind) {
     case OpKind::Leaf:
@@ -231,11 +237,7 @@ Shape inferShape(const Graph& g, const Node& n) {
           if (a.refShape.size() != 2) fail("scatter_add_rows needs the table shape");
           return {a.refShape[0], gs.back()};
         }
-        case Op::LayerNorm:
-        case Op::LayerNormGrad: return layerNormShape(n, in);
-        default:
-          if (isAttention(n.op)) return attentionShape(n, in);
-          break;
+        default: break;
       }
       break;
   }

@@ -403,12 +403,12 @@ class Planner {
       // Same-level kernels share a launch; tiled GEMMs too, and kernels of their level ride
       // along in the GEMMs' launch (with the GEMMs' block size).
       const bool tiled = un.kind == UnitKind::Gemm && !isSkinny(u);
-      const bool mergeable = target_.horizontalFusion && (isKernelUnit(un.kind) || tiled);
+      const bool mergeable = target_.horizontalFusion && (isKernelUnit(un.kind) || tiled) && !ownsLaunch(u);
       PendingStep* last = steps_.empty() ? nullptr : &steps_.back();
       const bool lastTiled = last && last->kind == StepKind::Gemm &&
                              std::all_of(last->units.begin(), last->units.end(), [&](int v) { return unit(v).kind != UnitKind::Gemm || !isSkinny(v); });
       if (mergeable && last && last->level == un.level && int(last->units.size()) < target_.maxUnitsPerStep &&
-          (last->kind == StepKind::Kernel || lastTiled)) {
+          (last->kind == StepKind::Kernel || lastTiled) && std::none_of(last->units.begin(), last->units.end(), [&](int v) { return ownsLaunch(v); })) {
         if (tiled) last->kind = StepKind::Gemm;
         last->units.push_back(u);
       } else {
@@ -499,13 +499,18 @@ class Planner {
     return w[1] * w[2] * w[3];
   }
 
-  // Rows of `length` (queries or keys) over every sequence and head of an attention node.
+  // Attention kernels keep a launch of their own: the shared tiles of two would add up past
+  // what a block may hold, and their blocks of one head want the block size picked for them.
+  bool ownsLaunch(int u) const { return unit(u).kind == UnitKind::Special && isAttention(node(unit(u).head).op); }
+
+  // Rows of `length` (queries or keys) over every sequence and head of an attention node, each
+  // head's rows padded to a multiple of kAttentionRowGroup (attention.cuh).
   std::int64_t attentionRows(const Node& n, std::int64_t length) const {
     const Node& q = node(n.inputs[0]);
     if (q.shape[2] / n.attrs.heads > kMaxAttentionHeadWidth)
       throw std::runtime_error("the CUDA backend runs attention heads of at most " + std::to_string(kMaxAttentionHeadWidth) + " values; " +
                                describeNode(g_, NodeId(&n - g_.nodes.data())) + " has " + std::to_string(q.shape[2] / n.attrs.heads));
-    return q.shape[0] * n.attrs.heads * length;
+    return q.shape[0] * n.attrs.heads * (length + kAttentionRowGroup - 1) / kAttentionRowGroup * kAttentionRowGroup;
   }
 
   void planSpecial(Unit& u) {

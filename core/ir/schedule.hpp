@@ -146,6 +146,9 @@ struct Schedule {
 // The widest attention head the CUDA kernels take (core/cuda_render/kernels/attention.cuh holds a
 // head's query row in registers).
 inline constexpr std::int64_t kMaxAttentionHeadWidth = 256;
+// The rows (queries or keys) of one head, padded to a multiple of this, so that a block of up to
+// this many warps works on one head and shares its tiles (attention.cuh's kCasAttentionRowGroup).
+inline constexpr std::int64_t kAttentionRowGroup = 8;
 
 // Threads per output of a product or convolution planned without vendor libraries
 // (core/cuda_render/kernels/direct.cuh), which sums `terms` products per output: a warp shares each sum when

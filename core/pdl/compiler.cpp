@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "core/pdl/compiler_internal.hpp"
 #include "core/pdl/lexer.hpp"
@@ -282,6 +283,7 @@ bool Compiler::checkOutputs(const Function& entry, const Value& result) {
   } else {
     for (size_t i = 0; i < outs.size(); ++i) out_.outputNames.push_back("output" + std::to_string(i));
   }
+  keepOutputLayersFp32(outs);
   for (size_t i = 0; i < outs.size(); ++i) {
     graph_.outputs.push_back({out_.outputNames[i], outs[i].node});
     out_.outputShapes.push_back(outs[i].shape);
@@ -289,6 +291,36 @@ bool Compiler::checkOutputs(const Function& entry, const Value& result) {
   graph_.name = entry.name;
   out_.graph = std::move(graph_);
   return true;
+}
+
+// The output layers (the logits, the value head) stay fp32 under @precision('bf16'|'fp16'), as
+// the loss does (docs/pdl.md): from each output back through element-wise work to the layer
+// that computes it (a product, a convolution, a reduction) inclusive. A warning says so at the
+// first such layer.
+void Compiler::keepOutputLayersFp32(const std::vector<Value>& outs) {
+  std::vector<NodeId> stack;
+  for (const Value& v : outs) stack.push_back(v.node);
+  std::set<NodeId> seen;
+  const ir::Node *first = nullptr, *layer = nullptr;  // the first node changed, the first layer
+  while (!stack.empty()) {
+    const NodeId id = stack.back();
+    stack.pop_back();
+    ir::Node& n = graph_.nodes[size_t(id)];
+    if (!seen.insert(id).second || n.op == ir::Op::Input || n.op == ir::Op::Constant) continue;
+    const bool elementwise = ir::isElementwise(n.op) || n.op == ir::Op::Reshape;
+    if (ir::isHalfWidth(n.precision)) {
+      if (!first) first = &n;
+      if (!layer && !elementwise) layer = &n;
+      n.precision = ir::Precision::F32;
+    }
+    if (!elementwise) continue;  // the layer itself: the head begins here
+    stack.insert(stack.end(), n.inputs.begin(), n.inputs.end());
+  }
+  if (layer) first = layer;
+  if (first && firstAt({first->line, first->column}, Severity::Warning))
+    diags_.warning({opt_.fileName, first->line, first->column},
+                   "'" + first->label + "' computes an output of the policy and stays fp32: the output layers (logits, value head) and the loss are "
+                   "kept in fp32 whatever @precision says; put the @precision decorator on a function for the layers before them");
 }
 
 }  // namespace detail

@@ -255,6 +255,7 @@ class Compiler {
   // their errors use ("an AlphaZero policy must ..."); null for any other algorithm.
   static const char* actorCriticTitle(const std::string& algorithm);
   bool checkOutputs(const Function& entry, const Value& result);
+  void keepOutputLayersFp32(const std::vector<Value>& outs);
 
   const CompileOptions& opt_;
   DiagnosticList& diags_;

@@ -378,6 +378,21 @@ class TestPdlDiagnostics : public QObject {
     QCOMPARE(QString::fromStdString(at(r.diagnostics.items()[0])), QString("3:9 this expression's value is not used"));
   }
 
+  // @precision('bf16') on the entry: the trunk's product runs in bf16, the output layer (and the
+  // tanh after it) in fp32, and a warning says so at the output layer.
+  void outputLayersStayFp32() {
+    const CompileResult r = compileWith("@precision('bf16')\n" + kPolicy + "    h = relu(dense(obs, units=16))\n    return tanh(dense(h, units=2))\n");
+    QVERIFY2(r.policy, qPrintable(errors(r)));
+    QCOMPARE(r.diagnostics.items().size(), size_t(1));
+    QCOMPARE(r.diagnostics.items()[0].severity, cas::Severity::Warning);
+    QVERIFY2(QString::fromStdString(at(r.diagnostics.items()[0])).startsWith("4:17 'policy/dense_1' computes an output of the policy and stays fp32"),
+             qPrintable(QString::fromStdString(at(r.diagnostics.items()[0]))));
+    std::vector<cas::ir::Precision> products;
+    for (const cas::ir::Node& n : r.policy->graph.nodes)
+      if (n.op == cas::ir::Op::MatMul) products.push_back(n.precision);
+    QCOMPARE(products, (std::vector<cas::ir::Precision>{cas::ir::Precision::BF16, cas::ir::Precision::F32}));
+  }
+
   // The limits leave room for ordinary programs: a recursion 60 calls deep compiles.
   void deepRecursionWithinTheLimitsCompiles() {
     const CompileResult r = compileWith(kPolicy + "    return tanh(tower(obs, 60))\n\ndef tower(x, n):\n    if n == 0:\n        return x\n"

@@ -2,7 +2,8 @@
 // run on the CPU (support/cuda_on_cpu.hpp, warps and shuffles included) against the CPU backend's
 // twins (core/exec/cpu_transformer.cpp): forward, statistics, dq and [dk | dv] for heads narrower
 // than a warp and two warps wide, sequences longer than a warp (several key blocks, a partial
-// last one), causal, masked by lengths (0, inside, past the keys); layer normalisation and its
+// last one), causal, masked by lengths (0, inside, past the keys), in blocks within one head
+// (shared tiles) and blocks across heads (rows read directly); layer normalisation and its
 // gradient over rows narrower and wider than a warp. The template arguments are the ones the
 // renderer writes (checked against its text). The GPU suite runs the same kernels on the device.
 #include <QTest>
@@ -14,6 +15,7 @@
 
 #include "core/cuda_render/render.hpp"
 #include "core/exec/cpu_transformer.hpp"
+#include "core/ir/autodiff.hpp"
 #include "core/ir/builder.hpp"
 #include "support/cuda_on_cpu.hpp"
 
@@ -27,7 +29,9 @@ using namespace cas;
 
 namespace {
 
-constexpr unsigned kBlock = 128;
+// 128 threads: blocks of four warps within one head (the tiled path); 96: some blocks span
+// two heads (the direct path beside the tiled one).
+unsigned blockSize = 128;
 
 std::vector<float> randomValues(std::size_t count, unsigned seed) {
   std::mt19937 random(seed);
@@ -48,7 +52,7 @@ void expectClose(const std::vector<float>& got, const std::vector<float>& want, 
 // function with its block counter.
 template <typename Call>
 void runSegment(std::int64_t threads, Call call) {
-  test::runOnCpu(unsigned((threads + kBlock - 1) / kBlock), kBlock, [&] {
+  test::runOnCpu(unsigned((threads + blockSize - 1) / blockSize), blockSize, [&] {
     int b = int(blockIdx.x);
     call(b);
   });
@@ -78,12 +82,14 @@ void checkAttention(std::vector<float> lengths) {
   exec::attentionGradQ(pool, a, q.data(), k.data(), v.data(), g.data(), wantStats.data(), wantDq.data());
   exec::attentionGradKV(pool, a, q.data(), k.data(), v.data(), g.data(), wantStats.data(), wantDkv.data());
   constexpr int QueryRows = B * H * T, KeyRows = B * H * S;
-  runSegment(QueryRows * 32, [&](int& b) { cas_attention_forward<QueryRows, T, S, D, H, Causal>(b, q.data(), k.data(), v.data(), len, out.data()); });
-  runSegment(QueryRows * 32, [&](int& b) { cas_attention_stats<QueryRows, T, S, D, H, Causal>(b, q.data(), k.data(), v.data(), g.data(), len, stats.data()); });
-  runSegment(QueryRows * 32, [&](int& b) {
+  // The segments' threads: a warp per row, each head's rows padded to a multiple of 8.
+  const std::int64_t queryThreads = B * H * ((T + 7) / 8 * 8) * 32, keyThreads = B * H * ((S + 7) / 8 * 8) * 32;
+  runSegment(queryThreads, [&](int& b) { cas_attention_forward<QueryRows, T, S, D, H, Causal>(b, q.data(), k.data(), v.data(), len, out.data()); });
+  runSegment(queryThreads, [&](int& b) { cas_attention_stats<QueryRows, T, S, D, H, Causal>(b, q.data(), k.data(), v.data(), g.data(), len, stats.data()); });
+  runSegment(queryThreads, [&](int& b) {
     cas_attention_grad_q<QueryRows, T, S, D, H, Causal>(b, q.data(), k.data(), v.data(), g.data(), wantStats.data(), len, dq.data());
   });
-  runSegment(KeyRows * 32, [&](int& b) {
+  runSegment(keyThreads, [&](int& b) {
     cas_attention_grad_kv<KeyRows, T, S, D, H, Causal>(b, q.data(), k.data(), v.data(), g.data(), wantStats.data(), len, dkv.data());
   });
   expectClose(out, wantOut, "out");
@@ -114,10 +120,38 @@ void checkLayerNorm() {
 class TestTransformerKernelsOnCpu : public QObject {
   Q_OBJECT
  private slots:
+  void init() { blockSize = 128; }
   void attentionNarrowHeads() { checkAttention<2, 37, 37, 40, 2, false>({}); }
   void attentionCausalWithLengths() { checkAttention<2, 37, 37, 40, 2, true>({0.f, 30.f}); }
-  void attentionWideHeadsMoreKeys() { checkAttention<1, 5, 70, 128, 2, false>({66.5f}); }
+  void attentionCausalBlocksAcrossHeads() {
+    blockSize = 96;
+    checkAttention<2, 37, 37, 40, 2, true>({0.f, 30.f});
+  }
+  void attentionHeadsOf64MoreKeys() { checkAttention<1, 5, 70, 128, 2, false>({66.5f}); }
+  void attentionHeadsOf64AcrossHeads() {
+    blockSize = 96;
+    checkAttention<2, 70, 70, 128, 2, true>({50.f, 70.f});
+  }
+  void attentionHeadsOf80Direct() { checkAttention<1, 9, 40, 160, 2, false>({}); }
   void attentionLengthsPastTheKeys() { checkAttention<3, 9, 9, 16, 1, false>({12.f, 1.f, 9.f}); }
+  // Attention kernels keep a launch of their own (their shared tiles would add up past a
+  // block's 48 KB: the forward's and [dk | dv]'s together need 50 KB for heads of 64).
+  void attentionKernelsAreNeverMerged() {
+    ir::Graph g;
+    ir::Builder b(g);
+    const ir::NodeId q = b.input("q", {3, 70, 128}), k = b.input("k", {3, 70, 128}), v = b.input("v", {3, 70, 128});
+    const ir::NodeId out = b.attention(q, k, v, 2, true, b.input("lengths", {3, 1}));
+    const auto grads = ir::appendGradients(b, b.reduceSum(b.mul(out, b.input("w", {3, 70, 128})), {0, 1, 2}, false), {q, k, v});
+    g.outputs = {{"out", out}, {"dq", grads[0]}, {"dk", grads[1]}, {"dv", grads[2]}};
+    int attentionSteps = 0;
+    for (const gpu::Step& step : gpu::renderSchedule(g).steps)
+      if (step.source.find("cas_attention_") != std::string::npos) {
+        ++attentionSteps;
+        QVERIFY2(step.segments.size() == 1, step.describe().c_str());
+      }
+    QCOMPARE(attentionSteps, 4);  // forward, statistics, dq, [dk | dv]
+  }
+
   void layerNormNarrowRows() { checkLayerNorm<5, 20>(); }
   void layerNormWideRows() { checkLayerNorm<3, 130>(); }
 };
