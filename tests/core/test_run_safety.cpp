@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
@@ -16,6 +17,7 @@
 
 #include <csignal>
 #include <cstring>
+#include <limits>
 #include <unistd.h>
 
 #include "core/engine/run_folder.hpp"
@@ -64,6 +66,19 @@ QMap<QString, QByteArray> contents(const QString& run) {
     for (const QString& name : QDir(run + QLatin1Char('/') + sub).entryList(QDir::Files))
       if (name != QLatin1String("lock")) out[sub + name] = bytes(run + QLatin1Char('/') + sub + name);
   return out;
+}
+
+// A checkpoint file for `payload`: the payload, its checksum and the trailer, as the run writes it.
+QByteArray withChecksum(const QByteArray& payload) {
+  const std::uint64_t sum = cas::engine::fnv1a64({payload.constData(), size_t(payload.size())});
+  return payload + QByteArray(reinterpret_cast<const char*>(&sum), sizeof sum) + QByteArray("CASCKPT1");
+}
+
+// `good`'s payload (a checkpoint file less its 16-byte trailer) with its iteration replaced.
+QByteArray withIteration(const QByteArray& good, qint64 iteration) {
+  QByteArray payload = good.left(good.size() - 16);
+  std::memcpy(payload.data() + 8, &iteration, sizeof iteration);
+  return withChecksum(payload);
 }
 
 }  // namespace
@@ -537,6 +552,128 @@ class TestRunSafety : public QObject {
                                            "its input (a log or square root of a negative number, a division by zero); lowering "
                                            "ppo.learning_rate will not help: check the policy (the last checkpoint is kept)\n")),
              qPrintable(r.err));
+  }
+
+  // Issue 44, round 3: a run's exports/ that is a symbolic link out of the run is never written
+  // or deleted through, as checkpoints/ is not.
+  void exportsThroughALinkOutOfTheRunAreRefused() {
+    const QString run = trained(QStringLiteral("linked-exports"), 1);
+    const QString elsewhere = dir_.filePath(QStringLiteral("exports-elsewhere"));
+    QVERIFY(QDir().mkpath(elsewhere));
+    append(elsewhere + QStringLiteral("/policy.onnx"), "someone else's model");
+    append(elsewhere + QStringLiteral("/policy.h"), "someone else's header");
+    QVERIFY(QFile::link(elsewhere, run + QStringLiteral("/exports")));
+    const QMap<QString, QByteArray> before = {{QStringLiteral("policy.h"), "someone else's header"},
+                                              {QStringLiteral("policy.onnx"), "someone else's model"}};
+    auto held = [&] {
+      QMap<QString, QByteArray> out;
+      for (const QString& name : QDir(elsewhere).entryList(QDir::Files)) out[name] = bytes(elsewhere + QLatin1Char('/') + name);
+      return out;
+    };
+    const QString refusal = QStringLiteral("error: %1/exports is a symbolic link; a run's exports/ must be a folder of its own "
+                                           "(remove the link, or export to a path outside it)\n").arg(run);
+    for (const char* format : {"onnx", "c", "cuda"}) {
+      const Result r = cli({QStringLiteral("export"), run, QStringLiteral("--format"), QLatin1String(format)});
+      QCOMPARE(r.status, 2);
+      QCOMPARE(r.err, refusal);
+      QCOMPARE(held(), before);
+    }
+    const Result named = cli({QStringLiteral("export"), run, QStringLiteral("--out"), run + QStringLiteral("/exports/other.onnx")});
+    QCOMPARE(named.status, 2);
+    QCOMPARE(named.err, refusal);
+    QCOMPARE(held(), before);
+    // A path elsewhere is the user's to choose.
+    QCOMPARE(cli({QStringLiteral("export"), run, QStringLiteral("--out"), dir_.filePath(QStringLiteral("elsewhere.onnx"))}).status, 0);
+    QVERIFY(QFile::remove(run + QStringLiteral("/exports")));
+    QCOMPARE(cli({QStringLiteral("export"), run}).status, 0);
+    QVERIFY(QFileInfo(run + QStringLiteral("/exports/policy.onnx")).isFile());
+  }
+  // Issue 44, round 3: checkpoints of iterations wider than the names' zero padding are named and
+  // ordered by number; a run at the most iterations a run can reach is not trained past it.
+  void checkpointsPastThePaddedWidthAreOrderedByNumber() {
+    const QString run = trained(QStringLiteral("wide"), 2);
+    const QString folder = run + QStringLiteral("/checkpoints/");
+    const QByteArray good = bytes(folder + QStringLiteral("iter-00000002.ckpt"));
+    append(folder + QStringLiteral("iter-99999999.ckpt"), withIteration(good, 99999999));  // after iter-100000000 as a string
+    append(folder + QStringLiteral("iter-100000000.ckpt"), withIteration(good, 100000000));
+    Result r = cli({QStringLiteral("eval"), run, QStringLiteral("--games"), QStringLiteral("2")});
+    QCOMPARE(r.status, 0);
+    QCOMPARE(r.err, QStringLiteral("using %1/checkpoints/iter-100000000.ckpt (iteration 100000000)\n").arg(run));
+    const QStringList resume = {QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")};
+    r = cli(resume);
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.endsWith(QStringLiteral("resumed from %1/checkpoints/iter-100000000.ckpt (iteration 100000000)\nrun folder: %1\n").arg(run)),
+             qPrintable(r.err));
+    QCOMPARE(QDir(folder).entryList(QDir::Files), QStringList({QStringLiteral("iter-100000000.ckpt"), QStringLiteral("iter-100000001.ckpt")}));
+    QVERIFY(lines(run + QStringLiteral("/metrics.jsonl")).last().startsWith(QStringLiteral("{\"iteration\": 100000001,")));
+
+    // 2^40, the most iterations a run can reach: used, and not trained past.
+    const qint64 most = qint64(1) << 40;
+    append(folder + QStringLiteral("iter-1099511627776.ckpt"), withIteration(good, most));
+    const auto before = contents(run);
+    r = cli(resume);
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: %1 has reached iteration 1099511627776 (checkpoints/iter-1099511627776.ckpt), the most iterations a run "
+                                   "can have; it cannot be trained further: train a new run, or this one again with --restart\n").arg(run));
+    QCOMPARE(contents(run), before);
+    r = cli({QStringLiteral("eval"), run, QStringLiteral("--games"), QStringLiteral("2")});
+    QCOMPARE(r.status, 0);
+    QCOMPARE(r.err, QStringLiteral("using %1/checkpoints/iter-1099511627776.ckpt (iteration 1099511627776)\n").arg(run));
+    r = cli({QStringLiteral("export"), run, QStringLiteral("--checkpoint"), QStringLiteral("1099511627776"), QStringLiteral("--out"),
+             dir_.filePath(QStringLiteral("wide.onnx"))});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.out.contains(QStringLiteral("iteration 1099511627776\n")), qPrintable(r.out));
+  }
+
+  // Issue 44, round 3: two names for one iteration (a corrupt iter-0002.ckpt beside a valid
+  // iter-00000002.ckpt, or a valid unpadded copy): the run's own name is tried first, and pruning
+  // goes by iteration, never deleting the newest valid checkpoint before the one just written.
+  void twoNamesForOneIterationKeepTheValidOne() {
+    const QString run = trained(QStringLiteral("two-names"), 2);
+    const QString folder = run + QStringLiteral("/checkpoints/");
+    append(folder + QStringLiteral("iter-0002.ckpt"), "not a checkpoint");
+    const QStringList resume = {QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")};
+    Result r = cli(resume);
+    QCOMPARE(r.status, 0);
+    QCOMPARE(r.err, QStringLiteral("resumed from %1/checkpoints/iter-00000002.ckpt (iteration 2)\nrun folder: %1\n").arg(run));
+    QCOMPARE(QDir(folder).entryList(QDir::Files),
+             QStringList({QStringLiteral("iter-00000002.ckpt"), QStringLiteral("iter-00000003.ckpt"), QStringLiteral("iter-0002.ckpt")}));
+    r = cli(resume);  // iteration 4: both names of iteration 2 go
+    QCOMPARE(r.status, 0);
+    QCOMPARE(QDir(folder).entryList(QDir::Files), QStringList({QStringLiteral("iter-00000003.ckpt"), QStringLiteral("iter-00000004.ckpt")}));
+
+    // A valid unpadded copy beside the run's own file, corrupted: the copy is used and kept.
+    QVERIFY(QFile::copy(folder + QStringLiteral("iter-00000004.ckpt"), folder + QStringLiteral("iter-4.ckpt")));
+    QFile own(folder + QStringLiteral("iter-00000004.ckpt"));
+    QVERIFY(own.open(QIODevice::ReadWrite));
+    own.seek(64);
+    own.write("corrupt");
+    own.close();
+    r = cli(resume);
+    QCOMPARE(r.status, 0);
+    QCOMPARE(r.err, QStringLiteral("warning: skipping checkpoint iter-00000004.ckpt: checksum mismatch (the file is corrupted)\n"
+                                   "resumed from %1/checkpoints/iter-4.ckpt (iteration 4)\nrun folder: %1\n").arg(run));
+    QCOMPARE(QDir(folder).entryList(QDir::Files),
+             QStringList({QStringLiteral("iter-00000004.ckpt"), QStringLiteral("iter-00000005.ckpt"), QStringLiteral("iter-4.ckpt")}));
+    verifyMetrics(run, 5);
+  }
+
+  // Issue 44, round 3: resume counts the logged changes it could not apply again.
+  void refusedChangesAreCountedOnResume() {
+    const QString run = trained(QStringLiteral("refused-changes"), 2);
+    append(run + QStringLiteral("/changes.jsonl"), "{\"iteration\": 2, \"parameter\": \"search.c_puct\", \"from\": \"1.5\", \"to\": \"2.5\"}\n"
+                                                  "{\"iteration\": 2, \"parameter\": \"search.c_puct\", \"from\": \"2.5\", \"to\": \"1000\"}\n"
+                                                  "{\"iteration\": 3, \"parameter\": \"search.no_such\", \"from\": \"1\", \"to\": \"2\"}\n");
+    cas::engine::TrainedRun resumed = cas::engine::openTrainedRun(run.toStdString(), cas::exec::makeCpuBackend(), {cas::engine::RunUse::Resume, false});
+    QVERIFY2(resumed.trainer, resumed.error.message.c_str());
+    QCOMPARE(resumed.trainer->parameters().getFloat("search.c_puct"), 2.5);
+    QStringList notices;
+    for (const cas::Diagnostic& d : resumed.notices) notices << QString::fromStdString(d.message);
+    QCOMPARE(notices, QStringList({QStringLiteral("the change of search.c_puct at iteration 2 is not applied again: search.c_puct = 1000 is out of "
+                                                  "range: expected a number in [0, 100]"),
+                                   QStringLiteral("the change of search.no_such at iteration 3 is not applied again: unknown parameter 'search.no_such'"),
+                                   QStringLiteral("applied again 1 of the 3 parameter change(s) logged up to iteration 3; 2 refused (see the "
+                                                  "warnings above)")}));
   }
 };
 
