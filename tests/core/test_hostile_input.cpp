@@ -8,6 +8,9 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
@@ -17,7 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "core/pdl/compiler.hpp"
 #include "core/pdl/lexer.hpp"
@@ -26,6 +31,7 @@
 #include "core/support/printable.hpp"
 #include "core/support/toml_parse.hpp"
 #include "core/train/baselines.hpp"
+#include "core/train/report_json.hpp"
 
 #include "support/source_dir.hpp"
 
@@ -590,6 +596,30 @@ class TestHostileInput : public QObject {
     QVERIFY2(unknown.starts_with("6:1 unknown key '" + std::string(64, 'k') + "... (5000 bytes)' in [search] is ignored; known keys: simulations, "),
              unknown.substr(0, 300).c_str());
     QVERIFY(unknown.size() < 1000);
+  }
+
+  // Issue 44, round 3: eval --episodes N --json prints returns that are not numbers as null with
+  // the reason, and their median is no number either (a NaN used to be sorted as one).
+  void episodeReturnsThatAreNotNumbersAreNull() {
+    const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+    cas::train::EpisodeEvaluation e;
+    e.returns = {nan, 3, 1};
+    QVERIFY2(!std::isfinite(e.median()), qPrintable(QString::number(e.median())));
+    e.returns = {2, inf, nan, 4};
+    const std::string json = cas::train::episodesJson(e, false, 7, 0.5);
+    QVERIFY2(!QRegularExpression(QStringLiteral("[:,\\[] *-?(nan|inf)")).match(QString::fromStdString(json)).hasMatch(), json.c_str());
+    const QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(json)).object();
+    QVERIFY2(!o.isEmpty(), json.c_str());
+    QCOMPARE(o.value(QLatin1String("episodes")).toInt(), 4);
+    for (const char* field : {"mean_return", "median_return", "std_return"}) QVERIFY2(o.value(QLatin1String(field)).isNull(), json.c_str());
+    QCOMPARE(o.value(QLatin1String("not_finite")).toArray(),
+             QJsonArray({QStringLiteral("mean_return"), QStringLiteral("median_return"), QStringLiteral("std_return")}));
+    QCOMPARE(o.value(QLatin1String("not_finite_reason")).toString(),
+             QStringLiteral("2 of the 4 episodes' returns are not finite numbers (NaN or infinite), so their summaries are printed as null"));
+    e.returns = {1, 2, 4};
+    const QJsonObject fine = QJsonDocument::fromJson(QByteArray::fromStdString(cas::train::episodesJson(e, true, 7, 0.5))).object();
+    QCOMPARE(fine.value(QLatin1String("median_return")).toDouble(), 2.0);
+    QVERIFY(!fine.contains(QLatin1String("not_finite")));
   }
 };
 

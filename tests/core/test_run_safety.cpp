@@ -517,8 +517,9 @@ class TestRunSafety : public QObject {
     const QJsonDocument doc = QJsonDocument::fromJson(r.out.toUtf8(), &error);
     QVERIFY2(doc.isObject(), qPrintable(r.out + error.errorString()));
     QVERIFY(doc.object().value(QLatin1String("value")).isNull());
-    QCOMPARE(doc.object().value(QLatin1String("not_finite")).toString(),
-             QStringLiteral("the network's value or the search's statistics are not finite numbers (NaN or infinite), printed as null"));
+    QVERIFY2(doc.object().value(QLatin1String("not_finite")).toArray().contains(QStringLiteral("value")), qPrintable(r.out));
+    QCOMPARE(doc.object().value(QLatin1String("not_finite_reason")).toString(),
+             QStringLiteral("the network's output or the search's statistics are not finite numbers (NaN or infinite) there, printed as null"));
   }
 
   // Issue 44: resuming a PPO run that has reached its ppo.total_steps says so.
@@ -588,6 +589,55 @@ class TestRunSafety : public QObject {
     QCOMPARE(cli({QStringLiteral("export"), run}).status, 0);
     QVERIFY(QFileInfo(run + QStringLiteral("/exports/policy.onnx")).isFile());
   }
+
+  // Issue 44, round 3: AlphaZero's loss that is not finite because its data is not (here value
+  // targets made NaN in the checkpoint it resumed from) says so, and does not blame the learning rate.
+  void anAlphaZeroLossOfNanDataSaysWhatWasNotFinite() {
+    const QString run = trained(QStringLiteral("nan-targets"), 1, kExample, {QStringLiteral("--set"), QStringLiteral("train.replay_capacity=64")});
+    const QString file = run + QStringLiteral("/checkpoints/iter-00000001.ckpt");
+    const QByteArray good = bytes(file);
+    QByteArray payload = good.left(good.size() - 16);
+    // The ring ends the payload; its last section is the 64 value targets (a u64 count, floats).
+    quint64 count = 0;
+    std::memcpy(&count, payload.constData() + payload.size() - 64 * 4 - 8, sizeof count);
+    QCOMPARE(count, quint64(64));
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (int i = 0; i < 64; ++i) std::memcpy(payload.data() + payload.size() - 64 * 4 + i * 4, &nan, sizeof nan);
+    QFile::remove(file);
+    append(file, withChecksum(payload));
+    const Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(QRegularExpression(QStringLiteral("error: the run stopped: the loss became NaN in iteration 2: the replay buffer's value targets are "
+                                               "already not finite numbers \\(NaN or infinite\\) in [0-9]+ of its [0-9]+ positions, before any update; "
+                                               "lowering train\\.learning_rate will not help: the positions come from self-play and from the "
+                                               "checkpoint the run resumed from \\(the last checkpoint is kept\\)\n"))
+                 .match(r.err)
+                 .hasMatch(),
+             qPrintable(r.err));
+    QVERIFY2(!r.err.contains(QStringLiteral("lower train.learning_rate")), qPrintable(r.err));
+  }
+
+  // Issue 44, round 3: an AlphaZero policy that computes NaN from its input is not blamed on the
+  // learning rate either.
+  void anAlphaZeroNanPolicyIsNotBlamedOnTheLearningRate() {
+    const QString project = dir_.filePath(QStringLiteral("nan-alphazero"));
+    QDir().mkpath(project);
+    QVERIFY(QFile::copy(kExample + QStringLiteral("/project.toml"), project + QStringLiteral("/project.toml")));
+    QByteArray policy = bytes(kExample + QStringLiteral("/policy.pdl"));
+    QVERIFY(policy.contains("value = tanh(dense(relu(dense(h, units=32)), units=1))"));
+    append(project + QStringLiteral("/policy.pdl"), policy.replace("value = tanh(dense(relu(dense(h, units=32)), units=1))",
+                                                                   "value = log(tanh(dense(relu(dense(h, units=32)), units=1)) * 0 - 1)"));
+    // Iteration 1 trains nothing (train.overlap: its steps draw from earlier positions only).
+    const Result r = cli(QStringList{QStringLiteral("train"), project, QStringLiteral("--out"), dir_.filePath(QStringLiteral("nan-alphazero-run")),
+                                     QStringLiteral("--iterations"), QStringLiteral("2")} + kQuick);
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.contains(QStringLiteral("error: the run stopped: the loss became NaN in iteration 2: the policy's value output on the replay "
+                                           "buffer's positions is already not a finite number (NaN or infinite), before any update, so the policy "
+                                           "computes it from its input (a log or square root of a negative number, a division by zero); lowering "
+                                           "train.learning_rate will not help: check the policy (the last checkpoint is kept)\n")),
+             qPrintable(r.err));
+  }
+
   // Issue 44, round 3: checkpoints of iterations wider than the names' zero padding are named and
   // ordered by number; a run at the most iterations a run can reach is not trained past it.
   void checkpointsPastThePaddedWidthAreOrderedByNumber() {
@@ -674,6 +724,67 @@ class TestRunSafety : public QObject {
                                    QStringLiteral("the change of search.no_such at iteration 3 is not applied again: unknown parameter 'search.no_such'"),
                                    QStringLiteral("applied again 1 of the 3 parameter change(s) logged up to iteration 3; 2 refused (see the "
                                                   "warnings above)")}));
+  }
+
+  // Issue 44, round 3: analyze --json of a network whose logits are partly NaN prints JSON: the
+  // values that are not numbers are null, and "not_finite" names them.
+  void analyzeJsonOfPartlyNanLogits() {
+    const QString project = dir_.filePath(QStringLiteral("nan-logits-project"));
+    QDir().mkpath(project);
+    for (const char* file : {"project.toml", "policy.pdl"})
+      QVERIFY(QFile::copy(kExample + QLatin1Char('/') + QLatin1String(file), project + QLatin1Char('/') + QLatin1String(file)));
+    const QString run = trained(QStringLiteral("nan-logits-run"), 1, project);
+    QFile policy(project + QStringLiteral("/policy.pdl"));
+    QVERIFY(policy.open(QIODevice::ReadWrite));
+    const QByteArray text = policy.readAll();
+    QVERIFY(text.contains("logits = dense(h, units=action_dim)"));
+    policy.resize(0);
+    policy.write(QByteArray(text).replace("logits = dense(h, units=action_dim)", "logits = log(dense(h, units=action_dim))"));  // NaN where negative
+    policy.close();
+    for (const char* position : {"5", "15"}) {
+      const Result r = cli({QStringLiteral("analyze"), run, QStringLiteral("--position"), QLatin1String(position), QStringLiteral("--json"),
+                            QStringLiteral("--use-project")});
+      QCOMPARE(r.status, 0);
+      QVERIFY2(!QRegularExpression(QStringLiteral("[:,\\[] *-?(nan|inf)")).match(r.out).hasMatch(), qPrintable(r.out));
+      QJsonParseError error;
+      const QJsonDocument doc = QJsonDocument::fromJson(r.out.toUtf8(), &error);
+      QVERIFY2(doc.isObject(), qPrintable(r.out + error.errorString()));
+      const QJsonObject o = doc.object();
+      QVERIFY2(o.value(QLatin1String("not_finite")).isArray(), qPrintable(r.out));
+      QVERIFY2(o.value(QLatin1String("not_finite")).toArray().contains(QStringLiteral("prior")), qPrintable(r.out));
+      for (const QJsonValue& v : o.value(QLatin1String("not_finite")).toArray()) {
+        const QJsonValue field = o.value(v.toString());
+        QVERIFY2(field.isNull() || (field.isArray() && field.toArray().contains(QJsonValue::Null)), qPrintable(r.out));
+      }
+      QCOMPARE(o.value(QLatin1String("not_finite_reason")).toString(),
+               QStringLiteral("the network's output or the search's statistics are not finite numbers (NaN or infinite) there, printed as null"));
+    }
+  }
+
+  // Issue 44, round 3: analyze --positions FILE reads CRLF lines and a byte order mark, refuses a
+  // line too long to be a position without analysing it, and reports at most 20 errors.
+  void positionsFilesAreReadAsTextAndBounded() {
+    const QString run = trained(QStringLiteral("positions"), 1);
+    const QString file = dir_.filePath(QStringLiteral("positions.txt"));
+    QByteArray text = "\xef\xbb\xbf" "5\r\n# a comment\r\n" + QByteArray(100000, '1') + "\r\n";
+    for (int i = 0; i < 25; ++i) text += "x\r\n";
+    text += "1\r\n";
+    append(file, text);
+    const Result r = cli({QStringLiteral("analyze"), run, QStringLiteral("--positions"), file, QStringLiteral("--json")});
+    QCOMPARE(r.status, 1);
+    const QStringList out = r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(out.size(), 2);
+    QVERIFY2(out[0].startsWith(QStringLiteral("{\"position\": \"5\",")), qPrintable(out[0]));
+    QVERIFY2(out[1].startsWith(QStringLiteral("{\"position\": \"1\",")), qPrintable(out[1]));
+    QStringList err = r.err.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QVERIFY2(err.first().startsWith(QStringLiteral("using ")), qPrintable(r.err));
+    err.removeFirst();
+    QCOMPARE(err.size(), 21);
+    QCOMPARE(err[0], QStringLiteral("error: %1:3: a line of 100000 bytes is not a position; a position is at most 1024 bytes").arg(file));
+    QVERIFY2(err[1].startsWith(QStringLiteral("error: %1:4: position 'x': ").arg(file)), qPrintable(err[1]));
+    QVERIFY2(err[19].startsWith(QStringLiteral("error: %1:22: position 'x': ").arg(file)), qPrintable(err[19]));
+    QCOMPARE(err[20], QStringLiteral("error: ... and 6 more positions that are not valid (the first 20 are shown)"));
+    QVERIFY(r.err.size() < 4000);
   }
 };
 
