@@ -148,7 +148,7 @@ inline bool layOut(std::string_view input, const fs::path& scratch) {
     fs::path file;
     for (const char* f : kRunFiles)
       if (part.name == std::string("run/") + f) file = run / f;
-    if (file.empty() && part.name.rfind("run/checkpoints/", 0) == 0 && plainName(part.name.substr(16))) file = run / part.name;
+    if (file.empty() && part.name.rfind("run/checkpoints/", 0) == 0 && plainName(part.name.substr(16))) file = scratch / part.name;
     if (file.empty()) continue;
     if (!fs::is_directory(fs::symlink_status(file.parent_path(), ec))) continue;  // run/checkpoints made something else
     writePart(file, part.text, project);
