@@ -3,6 +3,7 @@
 // is in the other files of app/cli and in core/.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include <new>
 #include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "app/cli/commands.hpp"
 #include "core/train/benchmark_nets.hpp"
@@ -56,10 +58,21 @@ CLI::Validator numberIn(double lo, double hi) {
 // with the reason printed, when it is not a list of positive integers or holds more elements
 // than a policy's observation may (counted in checked 64-bit arithmetic: 65536^4 is no 0).
 std::optional<std::vector<std::int64_t>> parseShape(const std::string& text) {
+  std::vector<std::string_view> parts;  // every part, the empty ones too ('4,' is two parts)
+  for (size_t start = 0;;) {
+    const size_t comma = text.find(',', start);
+    parts.push_back(std::string_view(text).substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (std::any_of(parts.begin(), parts.end(), [](std::string_view p) { return p.empty(); })) {
+    std::cerr << "--obs-shape: " << cas::quoteValue(text) << " has an empty part; a shape is positive integers separated by commas, such as 4,84,84\n";
+    return std::nullopt;
+  }
   std::vector<std::int64_t> shape;
   std::int64_t elements = 1;
   bool tooMany = false;
-  for (const std::string& part : CLI::detail::split(text, ',')) {
+  for (std::string_view part : parts) {
     const auto d = cas::parseInteger(part, 1, std::numeric_limits<std::int64_t>::max());
     if (!d) {
       std::cerr << "--obs-shape: " << cas::quoteValue(text) << " is not a list of positive integers such as 4,84,84\n";
@@ -74,6 +87,26 @@ std::optional<std::vector<std::int64_t>> parseShape(const std::string& text) {
     return std::nullopt;
   }
   return shape;
+}
+
+// CLI11's refusal with every long argument it quotes cut as quoteValue cuts a value ("Path does
+// not exist: 'xxxx... (100000 bytes)'"), and the whole of it at most 4 KiB: thousands of stray
+// arguments are listed in one line.
+std::string boundedRefusal(std::string text, int argc, char** argv) {
+  constexpr size_t kLongest = 64, kMost = 4096;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const size_t equals = arg.starts_with("--") ? arg.find('=') : std::string_view::npos;
+    for (std::string_view quoted : {arg, equals == std::string_view::npos ? std::string_view() : arg.substr(equals + 1)}) {
+      if (quoted.size() <= kLongest) continue;
+      const std::string cut = cas::quoteValue(quoted, kLongest);
+      for (size_t at = text.find(quoted); at != std::string::npos; at = text.find(quoted, at + cut.size())) text.replace(at, quoted.size(), cut);
+    }
+  }
+  if (text.size() <= kMost) return text;
+  size_t end = kMost;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;  // not inside a UTF-8 sequence
+  return text.substr(0, end) + "... (" + std::to_string(text.size()) + " bytes of refusal in all)\n";
 }
 
 // The catalogue's environments with a property, for an option's choices.
@@ -135,19 +168,18 @@ Subcommand addCheck(CLI::App& parent) {
                   "With --ir, for a project: the training step's graph (loss, gradients, optimizer) instead of the forward pass")
       ->needs("--ir");
   check->add_option("--batch", checkOptions.batch, "Batch size to compile and run with")->check(integerIn(1, 65536))->capture_default_str();
-  check->add_option("--obs-shape", obsShape, "Observation shape for a .pdl file, e.g. 4,84,84");
+  auto* obsOption = check->add_option("--obs-shape", obsShape, "Observation shape for a .pdl file, e.g. 4,84,84");
   check->add_option("--action-dim", checkOptions.actionCount, "Number of actions for a .pdl file")->check(integerIn(1, 1 << 20));
   check->add_option("--entry", checkOptions.entry, "Entry function of a .pdl file")->capture_default_str();
   check->add_option("--algorithm", checkOptions.algorithm, "Check the entry's signature for an algorithm")->check(CLI::IsMember({"alphazero"}));
   check->add_flag("--allow-outside-project", checkOptions.allowOutsideProject, "Let a project's policy lie outside its folder");
-  return {check, [state] {
+  return {check, [state, obsOption] {
     auto& checkPaths = state->checkPaths;
     auto& checkOptions = state->checkOptions;
-    auto& obsShape = state->obsShape;
-    if (!obsShape.empty()) {
-    const auto shape = parseShape(obsShape);
-    if (!shape) return 2;
-    checkOptions.observationShape = *shape;
+    if (obsOption->count() > 0) {  // given, even as ''
+      const auto shape = parseShape(state->obsShape);
+      if (!shape) return 2;
+      checkOptions.observationShape = *shape;
     }
     return cas::cli::runCheck(checkPaths, checkOptions);
   }};
@@ -514,7 +546,7 @@ Subcommand addExport(CLI::App& parent) {
       std::cerr << "export: --obs-shape, --action-dim and --seed go with a .pdl file (a run or a project knows its environment)\n";
       return 2;
     }
-    if (!state->exportObsShape.empty()) {
+    if (exportObsOption->count() > 0) {
       const auto shape = parseShape(state->exportObsShape);
       if (!shape) return 2;
       exportOptions.standalone.observationShape = *shape;
@@ -546,10 +578,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // CLI11 quotes the arguments it refuses: escaped like everything else printed.
+    // CLI11 quotes the arguments it refuses: escaped and cut like everything else printed.
     std::ostringstream refusal;
     const int status = app.exit(e, std::cout, refusal);
-    std::cerr << cas::printable(refusal.str(), cas::Keep::TabsAndNewlines);
+    std::cerr << cas::printable(boundedRefusal(refusal.str(), argc, argv), cas::Keep::TabsAndNewlines);
     return status == 0 ? 0 : 2;
   }
   for (const Subcommand& command : commands)

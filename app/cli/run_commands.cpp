@@ -10,7 +10,9 @@
 #include <ctime>
 #include <iostream>
 #include <sstream>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/gpu_ranks.hpp"
@@ -23,6 +25,7 @@
 #include "core/train/mistakes.hpp"
 #include "core/train/ppo.hpp"
 #include "core/train/process_group.hpp"
+#include "core/train/report_json.hpp"
 
 namespace cas::cli {
 namespace {
@@ -121,44 +124,6 @@ void printRoot(const env::BoardGames& board, const search::RootStats& r) {
   std::printf("  chosen %s, value %+.3f, principal variation:", board.actionName(r.chosen).c_str(), r.value);
   for (int a : r.pv) std::printf(" %s", board.actionName(a).c_str());
   std::printf("\n");
-}
-
-// A number for JSON, which has no NaN or infinity: those are null, and `notFinite` is set so
-// that the object can say why.
-std::string jsonNumber(double v, bool* notFinite, int digits = 5) {
-  if (!std::isfinite(v)) {
-    *notFinite = true;
-    return "null";
-  }
-  char b[32];
-  std::snprintf(b, sizeof b, "%.*g", digits, v);
-  return b;
-}
-
-template <typename T>
-std::string jsonArray(const std::vector<T>& v, bool* notFinite) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    char b[32];
-    if constexpr (std::is_floating_point_v<T>) std::snprintf(b, sizeof b, "%s", jsonNumber(double(v[i]), notFinite).c_str());
-    else std::snprintf(b, sizeof b, "%lld", static_cast<long long>(v[i]));
-    s += (i ? ", " : "") + std::string(b);
-  }
-  return s + "]";
-}
-
-// One position's analysis as a JSON line. A value or statistic that is not a finite number (a
-// network whose output is NaN) is null, and "not_finite" says so.
-std::string analysisJson(const std::string& moves, const env::BoardGames& board, const search::RootStats& r) {
-  bool notFinite = false;
-  const std::string value = jsonNumber(r.value, &notFinite), q = jsonArray(r.q, &notFinite), prior = jsonArray(r.prior, &notFinite);
-  std::string pv = "[";
-  for (size_t i = 0; i < r.pv.size(); ++i) pv += (i ? ", " : "") + jsonString(board.actionName(r.pv[i]));
-  return "{\"position\": " + jsonString(moves) + ", \"move\": " + jsonString(board.actionName(r.chosen)) + ", \"value\": " + value +
-         ", \"visits\": " + jsonArray(r.visits, &notFinite) + ", \"q\": " + q + ", \"prior\": " + prior + ", \"pv\": " + pv + "]" +
-         (notFinite ? ", \"not_finite\": \"the network's value or the search's statistics are not finite numbers (NaN or infinite), printed as null\""
-                    : "") +
-         "}";
 }
 
 // The most of a line of stdin that `play` keeps: a move is a digit or q.
@@ -478,12 +443,7 @@ int runEpisodes(const EvalOptions& o) {
   const train::EpisodeEvaluation r = episodic->evaluate(o.episodes, o.stochastic, o.seed);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (o.json) {
-    bool notFinite = false;  // returns of NaN (an environment or a policy gone wrong) are null, not nan
-    const std::string mean = jsonNumber(r.mean(), &notFinite, 6), median = jsonNumber(r.median(), &notFinite, 6);
-    const std::string deviation = jsonNumber(r.standardDeviation(), &notFinite, 6);
-    std::printf("{\"episodes\": %d, \"mean_return\": %s, \"median_return\": %s, \"std_return\": %s, \"actions\": \"%s\", \"seed\": %llu, \"seconds\": %.3f%s}\n",
-                o.episodes, mean.c_str(), median.c_str(), deviation.c_str(), o.stochastic ? "sampled" : "greedy", static_cast<unsigned long long>(o.seed),
-                seconds, notFinite ? ", \"not_finite\": \"the returns are not finite numbers (NaN or infinite), printed as null\"" : "");
+    std::printf("%s\n", train::episodesJson(r, o.stochastic, o.seed, seconds).c_str());
   } else {
     std::printf("%d episodes of %s with %s actions: mean return %.2f, median %.2f, std %.2f (min %.0f, max %.0f) in %s\n", o.episodes,
                 trainer->project().environment.c_str(), o.stochastic ? "sampled" : "greedy (most probable)", r.mean(), r.median(), r.standardDeviation(),
@@ -531,10 +491,48 @@ int runEval(const EvalOptions& o) {
   return 0;
 }
 
+namespace {
+
+// A position to analyse and where it was given: by --position, or on a line of --positions FILE.
+struct GivenPosition {
+  std::string moves;
+  std::string where;    // "FILE:LINE: " for a line of a file
+  std::string problem;  // why the line is no position, found before any analysis
+};
+
+// The most bytes of a line of a positions file that may hold a position (a game's moves are a few
+// dozen), and the most errors analyze reports one by one.
+constexpr size_t kMaxPositionLine = 1024;
+constexpr int kMaxReportedPositionErrors = 20;
+
+// The positions of a positions file: its lines without a byte order mark before the first, each
+// without the CR of a CRLF; blank lines and lines starting with # skipped.
+std::vector<GivenPosition> positionsOf(const std::string& file, std::string_view text) {
+  std::vector<GivenPosition> out;
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  for (int line = 1; !text.empty(); ++line) {
+    const size_t end = std::min(text.find('\n'), text.size());
+    std::string_view l = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    if (l.empty() || l[0] == '#') continue;
+    GivenPosition p{std::string(l), printable(file) + ":" + std::to_string(line) + ": ", {}};
+    if (l.size() > kMaxPositionLine) {
+      p.moves.clear();
+      p.problem = "a line of " + std::to_string(l.size()) + " bytes is not a position; a position is at most " + std::to_string(kMaxPositionLine) + " bytes";
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace
+
 int runAnalyze(const AnalyzeOptions& o) {
   auto trainer = openAlphaZeroRun(o.run, o.device, readRun(o.useProject));
   if (!trainer) return 1;
-  std::vector<std::string> positions = o.positions;
+  std::vector<GivenPosition> positions;
+  for (const std::string& moves : o.positions) positions.push_back({moves, {}, {}});
   if (!o.positionsFile.empty()) {
     std::string error;
     const auto text = readFile(o.positionsFile, kPositionsFileLimit, &error);
@@ -542,28 +540,32 @@ int runAnalyze(const AnalyzeOptions& o) {
       std::cerr << "error: " << printable(error) << "\n";
       return 1;
     }
-    std::istringstream in(*text);
-    for (std::string line; std::getline(in, line);)
-      if (!line.empty() && line[0] != '#') positions.push_back(line);
+    for (GivenPosition& p : positionsOf(o.positionsFile, *text)) positions.push_back(std::move(p));
   }
-  int status = 0;
-  for (const std::string& moves : positions) {
+  int errors = 0;  // a file of a million bad lines reports the first few, then counts the rest
+  auto refuse = [&](const GivenPosition& p, const std::string& why) {
+    if (++errors <= kMaxReportedPositionErrors) std::cerr << "error: " << p.where << why << "\n";
+  };
+  for (const GivenPosition& p : positions) {
     std::string error;
-    search::RootStats r = trainer->analyse(moves, o.simulations, &error);
-    if (!error.empty()) {
-      std::cerr << "error: position " << quoteValue(moves) << ": " << printable(error) << "\n";
-      status = 1;
+    search::RootStats r;
+    if (p.problem.empty()) r = trainer->analyse(p.moves, o.simulations, &error);
+    if (!p.problem.empty() || !error.empty()) {
+      refuse(p, p.problem.empty() ? "position " + quoteValue(p.moves) + ": " + printable(error) : p.problem);
       continue;
     }
     const env::BoardGames& board = trainer->analysisBoard();
     if (o.json) {
-      std::printf("%s\n", analysisJson(moves, board, r).c_str());
+      std::printf("%s\n", train::analysisJson(p.moves, board, r).c_str());
     } else {
-      std::printf("position %s\n%s", moves.empty() ? "(start)" : moves.c_str(), board.render(0).c_str());
+      std::printf("position %s\n%s", p.moves.empty() ? "(start)" : printable(p.moves).c_str(), board.render(0).c_str());
       printRoot(board, r);
     }
   }
-  return status;
+  if (errors > kMaxReportedPositionErrors)
+    std::cerr << "error: ... and " << errors - kMaxReportedPositionErrors << " more positions that are not valid (the first "
+              << kMaxReportedPositionErrors << " are shown)\n";
+  return errors > 0 ? 1 : 0;
 }
 
 int runPlay(const PlayOptions& o) {

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <utility>
 
+#include "core/train/checkpoint_header.hpp"
+
 namespace cas::engine {
 
 Engine::Engine(std::unique_ptr<train::Trainer> trainer, RunFolder run, EngineEvents events, EngineLimits limits)
@@ -220,7 +222,7 @@ void Engine::loop() {
       applyPending();
       const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60;
       if ((limits_.iterations > 0 && trainer_->iteration() - first >= limits_.iterations) || (limits_.minutes > 0 && minutes >= limits_.minutes) ||
-          trainer_->reachedEnd())
+          trainer_->reachedEnd() || trainer_->iteration() >= train::kMaxCheckpointIteration)  // no checkpoint could name the next
         break;
       train::IterationReport report = trainer_->runIteration([this] {
         serveSnapshotRequests();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <tuple>
 #include <toml++/toml.h>
 
 #include "core/params/parameter_toml.hpp"
@@ -90,20 +91,13 @@ void compareWithProject(const project::Project& current, const std::filesystem::
 // (planted, or left by a copy) would make a run train a policy from elsewhere, or prune and
 // discard the files of another folder. The first such link, described; nullopt when none.
 std::optional<std::string> linkInRun(const std::filesystem::path& dir) {
-  for (const char* name : {"checkpoints", "config.toml", kRunProjectFile, kRunPolicyFile, "metrics.jsonl", "changes.jsonl"}) {
+  if (auto link = linkedRunFolder(dir, "checkpoints")) return link;
+  for (const char* name : {"config.toml", kRunProjectFile, kRunPolicyFile, "metrics.jsonl", "changes.jsonl"}) {
     std::error_code ec;
-    if (!std::filesystem::is_symlink(std::filesystem::symlink_status(dir / name, ec))) continue;
-    if (name == std::string_view("checkpoints"))
-      return (dir / name).string() + " is a symbolic link; a run's checkpoints/ must be a folder of its own (move the files it points to into the run folder)";
-    return (dir / name).string() + " is a symbolic link; a run folder's files are read from the folder itself (put a copy of the file in place of the link)";
+    if (std::filesystem::is_symlink(std::filesystem::symlink_status(dir / name, ec)))
+      return (dir / name).string() + " is a symbolic link; a run folder's files are read from the folder itself (put a copy of the file in place of the link)";
   }
   return std::nullopt;
-}
-
-std::string checkpointName(std::int64_t iteration) {
-  char name[64];
-  std::snprintf(name, sizeof name, "iter-%08lld.ckpt", static_cast<long long>(iteration));
-  return name;
 }
 
 // The project a run trains: the run's copies of its project file and policy (noting how the
@@ -143,17 +137,43 @@ std::optional<std::int64_t> checkpointIteration(std::string_view fileName) {
   return parseInteger(digits, 0, train::kMaxCheckpointIteration);
 }
 
+std::string checkpointName(std::int64_t iteration) {
+  char name[64];
+  std::snprintf(name, sizeof name, "iter-%08lld.ckpt", static_cast<long long>(iteration));
+  return name;
+}
+
 std::vector<std::filesystem::path> checkpointFiles(const std::filesystem::path& dir) {
-  std::vector<std::pair<std::int64_t, std::filesystem::path>> numbered;
+  struct Numbered {
+    std::int64_t iteration;
+    bool own;  // the name the run gives it
+    std::filesystem::path path;
+  };
+  std::vector<Numbered> numbered;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir / "checkpoints", ec))
-    if (const auto iteration = checkpointIteration(entry.path().filename().string())) numbered.emplace_back(*iteration, entry.path());
-  // By the iteration the name gives as a number ("iter-9.ckpt" after "iter-00000005.ckpt"), not
-  // by the name as a string; each is checked against what the file holds when it is read.
-  std::sort(numbered.begin(), numbered.end());
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "checkpoints", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (const auto iteration = checkpointIteration(name)) numbered.push_back({*iteration, name == checkpointName(*iteration), entry.path()});
+  }
+  // By the iteration the name gives as a number ("iter-9.ckpt" after "iter-00000005.ckpt",
+  // "iter-100000000.ckpt" after "iter-99999999.ckpt"), not by the name as a string; of two names
+  // for one iteration, the run's own last. Each is checked against what the file holds when it is read.
+  std::sort(numbered.begin(), numbered.end(), [](const Numbered& a, const Numbered& b) {
+    return std::tie(a.iteration, a.own, a.path) < std::tie(b.iteration, b.own, b.path);
+  });
   std::vector<std::filesystem::path> files;
-  for (auto& [iteration, path] : numbered) files.push_back(std::move(path));
+  for (Numbered& n : numbered) files.push_back(std::move(n.path));
   return files;
+}
+
+std::optional<std::string> linkedRunFolder(const std::filesystem::path& dir, std::string_view name) {
+  std::error_code ec;
+  const std::filesystem::path folder = dir / name;
+  if (!std::filesystem::is_symlink(std::filesystem::symlink_status(folder, ec))) return std::nullopt;
+  if (name == "exports")
+    return folder.string() + " is a symbolic link; a run's exports/ must be a folder of its own (remove the link, or export to a path outside it)";
+  return folder.string() + " is a symbolic link; a run's " + std::string(name) +
+         "/ must be a folder of its own (move the files it points to into the run folder)";
 }
 
 std::uint64_t fnv1a64(std::string_view bytes) {
@@ -302,14 +322,22 @@ bool RunFolder::writeCheckpoint(std::int64_t iteration, std::string data, std::s
   data.append(reinterpret_cast<const char*>(&sum), sizeof sum);
   data.append(kTrailerMagic, sizeof kTrailerMagic);
   if (!writeFileAtomic(dir_ / "checkpoints" / checkpointName(iteration), data, error)) return false;
-  // Pruned by number, and only below the one just written: a file named for a later iteration
+  // Pruned by iteration, and only below the one just written: a file named for a later iteration
   // (left when a resume went back past it, or put there by hand) is replaced when that
-  // iteration comes, and never makes this run delete its own newest checkpoints.
-  std::vector<std::filesystem::path> older;
+  // iteration comes, and never makes this run delete its own newest checkpoints. Every file of
+  // the kKeptCheckpoints - 1 newest iterations below it stays, whatever its name: among them is
+  // the one this run resumed from or wrote last (a corrupt "iter-0002.ckpt" beside it cannot
+  // take its place), and the files of older iterations go, all their names.
+  std::vector<std::pair<std::int64_t, std::filesystem::path>> older;
   for (const std::filesystem::path& f : checkpointFiles(dir_))
-    if (*checkpointIteration(f.filename().string()) < iteration) older.push_back(f);
+    if (const std::int64_t n = *checkpointIteration(f.filename().string()); n < iteration) older.emplace_back(n, f);
+  std::vector<std::int64_t> kept;  // the newest iterations below, newest first
+  for (auto f = older.rbegin(); f != older.rend(); ++f)
+    if ((kept.empty() || kept.back() != f->first) && int(kept.size()) < kKeptCheckpoints - 1) kept.push_back(f->first);
+  const std::int64_t keepFrom = kept.empty() ? 0 : kept.back();
   std::error_code ec;
-  for (size_t i = 0; i + kKeptCheckpoints - 1 < older.size(); ++i) std::filesystem::remove(older[i], ec);
+  for (const auto& [n, f] : older)
+    if (n < keepFrom) std::filesystem::remove(f, ec);
   return true;
 }
 
@@ -369,23 +397,28 @@ std::optional<std::string> RunFolder::newestCheckpoint(std::uint64_t maxBytes, s
 }
 
 std::optional<std::string> RunFolder::checkpointOf(std::int64_t iteration, std::uint64_t maxBytes, std::string* error, std::string* chosen) const {
-  const std::string name = checkpointName(iteration);
   const auto files = checkpointFiles(dir_);
-  if (std::none_of(files.begin(), files.end(), [&](const std::filesystem::path& f) { return f.filename() == name; })) {
+  std::vector<std::filesystem::path> named;  // every name of this iteration, the run's own first
+  for (auto f = files.rbegin(); f != files.rend(); ++f)
+    if (checkpointIteration(f->filename().string()) == iteration) named.push_back(*f);
+  if (named.empty()) {
     std::string kept;
     for (const auto& f : files) kept += (kept.empty() ? "" : ", ") + f.filename().string();
     *error = dir_.string() + " has no checkpoint of iteration " + std::to_string(iteration) + " (it keeps the " +
              std::to_string(kKeptCheckpoints) + " newest; it holds " + (kept.empty() ? std::string("none") : kept) + ")";
     return std::nullopt;
   }
-  std::string reason;
-  auto data = readCheckedCheckpoint(dir_ / "checkpoints" / name, maxBytes, &reason);
-  if (!data) {
-    *error = "checkpoint " + name + " cannot be used: " + reason;
-    return std::nullopt;
+  std::string first;
+  for (const std::filesystem::path& file : named) {
+    std::string reason;
+    if (auto data = readCheckedCheckpoint(file, maxBytes, &reason)) {
+      if (chosen) *chosen = file.filename().string();
+      return data;
+    }
+    if (first.empty()) first = "checkpoint " + file.filename().string() + " cannot be used: " + reason;
   }
-  if (chosen) *chosen = name;
-  return data;
+  *error = first;
+  return std::nullopt;
 }
 
 }  // namespace cas::engine

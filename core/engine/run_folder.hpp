@@ -6,13 +6,16 @@
 //   changes.jsonl        tuning changes: {"iteration", "parameter", "from", "to"} per line
 //   metrics.jsonl        one JSON object per iteration, iterations 1, 2, 3, ... in order
 //   checkpoints/iter-NNNNNNNN.ckpt   written atomically (temp file + rename), each ending in an
-//                        FNV-1a checksum; the two newest are kept. One is used only when its
-//                        checksum holds and its counters are valid, of the iteration its name says
+//                        FNV-1a checksum; those of the two newest iterations are kept. One is used
+//                        only when its checksum holds and its counters are valid, of the
+//                        iteration its name says
+//   exports/             what `cuda-agent export RUN` writes by default
 //   lock                 held by the process writing the run, naming it (run_lock.hpp)
 // A run keeps using its own copies of the project file and the policy, so editing the project
 // later changes nothing for it; a project edit is used only when asked for (useProjectFiles).
 // Every file is read as a regular file of bounded size (core/support/atomic_file.hpp), in the
-// folder itself: a run whose checkpoints/ or whose files are symbolic links is refused.
+// folder itself: a run whose checkpoints/ or whose files are symbolic links is refused, and so is
+// an export into an exports/ that is one.
 // Thread-safety: one thread (the engine's) writes a run folder.
 #include <cstdint>
 #include <filesystem>
@@ -104,9 +107,19 @@ std::uint64_t fnv1a64(std::string_view bytes);
 // nullopt for a name of another form.
 std::optional<std::int64_t> checkpointIteration(std::string_view fileName);
 
+// The name the run gives the checkpoint of `iteration`: "iter-00000012.ckpt", wider past
+// 99999999 ("iter-1099511627776.ckpt").
+std::string checkpointName(std::int64_t iteration);
+
 // The checkpoint files of the run folder `dir` (checkpoints/iter-N.ckpt), ordered by N as a
-// number, oldest first; whether each is valid (its checksum, its counters, N the iteration it
-// holds) is known only when it is read.
+// number, oldest first; of two names for one N ("iter-0002.ckpt" beside "iter-00000002.ckpt"),
+// the run's own name (checkpointName) comes last, so that the newest is tried first. Whether
+// each is valid (its checksum, its counters, N the iteration it holds) is known only when it is read.
 std::vector<std::filesystem::path> checkpointFiles(const std::filesystem::path& dir);
+
+// Why the run folder `dir`'s sub-folder `name` ("checkpoints", "exports") may not be read,
+// written or pruned: it is a symbolic link (which may lead out of the run, so that pruning or an
+// export would delete or replace another folder's files). nullopt when it is not one.
+std::optional<std::string> linkedRunFolder(const std::filesystem::path& dir, std::string_view name);
 
 }  // namespace cas::engine

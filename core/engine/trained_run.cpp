@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "core/train/alphazero.hpp"
+#include "core/train/checkpoint_header.hpp"
 
 namespace cas::engine {
 namespace {
@@ -22,17 +23,29 @@ std::optional<std::string> applyLoggedChange(train::Trainer& trainer, const RunF
 // Resuming from the checkpoint the trainer holds: the iterations after it run again, so their
 // log lines go, the changes applied up to the next iteration apply again, the folder loses what a
 // kill left half-written, and with --use-project the run's copies become the project's files.
-bool resume(RunFolder& folder, train::Trainer& trainer, const OpenRunOptions& options, std::vector<Diagnostic>* notices, std::string* problem) {
+// A run at the most iterations a run can have (train::kMaxCheckpointIteration) is not resumed:
+// its next checkpoint would be of an iteration no checkpoint may claim, and be skipped.
+bool resume(RunFolder& folder, train::Trainer& trainer, const OpenRunOptions& options, const std::string& checkpoint,
+            std::vector<Diagnostic>* notices, std::string* problem) {
+  if (trainer.iteration() >= train::kMaxCheckpointIteration) {
+    *problem = folder.path().string() + " has reached iteration " + std::to_string(trainer.iteration()) + " (checkpoints/" + checkpoint +
+               "), the most iterations a run can have; it cannot be trained further: train a new run, or this one again with --restart";
+    return false;
+  }
   const auto changes = folder.repairLogs(trainer.iteration(), notices, problem);
   if (!changes) return false;
+  size_t refused = 0;
   for (const RunFolder::LoggedChange& c : *changes)
-    if (auto refused = applyLoggedChange(trainer, c))
+    if (auto why = applyLoggedChange(trainer, c)) {
+      ++refused;
       notices->push_back({Severity::Warning, {(folder.path() / "changes.jsonl").string(), 0, 0},
-                          "the change of " + c.parameter + " at iteration " + std::to_string(c.iteration) + " is not applied again: " + *refused,
-                          {}});
-  if (!changes->empty())
-    notices->push_back({Severity::Note, {}, "applied again the " + std::to_string(changes->size()) +
-                                                " parameter change(s) logged up to iteration " + std::to_string(trainer.iteration() + 1),
+                          "the change of " + c.parameter + " at iteration " + std::to_string(c.iteration) + " is not applied again: " + *why, {}});
+    }
+  const std::string upTo = " parameter change(s) logged up to iteration " + std::to_string(trainer.iteration() + 1);
+  if (!changes->empty() && refused == 0) notices->push_back({Severity::Note, {}, "applied again the " + std::to_string(changes->size()) + upTo, {}});
+  if (refused > 0)
+    notices->push_back({Severity::Note, {}, "applied again " + std::to_string(changes->size() - refused) + " of the " + std::to_string(changes->size()) +
+                                                upTo + "; " + std::to_string(refused) + " refused (see the warnings above)",
                         {}});
   folder.removeInterruptedWrites(notices);
   return !options.useProjectFiles || folder.adoptProjectFiles(trainer.project(), trainer.iteration() + 1, notices, problem);
@@ -92,7 +105,7 @@ OpenedRun<train::Trainer> openRunOf(const std::filesystem::path& dir, std::share
     return out;
   }
   out.checkpoint = out.folder->path() / "checkpoints" / name;
-  if (options.use == RunUse::Resume && !resume(*out.folder, *trainer, options, &out.notices, &problem)) {
+  if (options.use == RunUse::Resume && !resume(*out.folder, *trainer, options, name, &out.notices, &problem)) {
     out.error = failure(problem);
     return out;
   }

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <optional>
 
+#include "core/engine/run_folder.hpp"
 #include "core/export/c_export.hpp"
 #include "core/export/c_text.hpp"
 #include "core/export/policy_loader.hpp"
@@ -52,6 +54,42 @@ void pairFiles(CSource& files, const std::string& headerName, const std::string&
   files.header.insert(guardEnd, "/* Identifies this export's pair of files: the source checks it. */\n#define " + macro + " " + id + "\n\n");
 }
 
+// Why `out` may not be written: it lies in the run `source`'s exports/, which is a symbolic link
+// (the export, or the removal of its header when the source cannot be written, would act on
+// another folder's files). nullopt otherwise; a path elsewhere is the user's to choose.
+std::optional<std::string> linkedExports(const fs::path& source, const fs::path& out) {
+  if (policySourceOf(source) != PolicySource::Run) return std::nullopt;
+  std::optional<std::string> problem = engine::linkedRunFolder(source, "exports");
+  if (!problem) return std::nullopt;
+  std::error_code ec;
+  const fs::path folder = fs::absolute(source / "exports", ec).lexically_normal(), file = fs::absolute(out, ec).lexically_normal();
+  const auto inside = std::mismatch(folder.begin(), folder.end(), file.begin(), file.end()).first == folder.end();
+  return inside ? problem : std::nullopt;
+}
+
+// A C or CUDA export: the header, then the source (paired by pairFiles), into `result`'s files;
+// false with `result.error` when either cannot be written (then neither is left).
+bool writeSourcePair(const ExportRequest& request, const ExportablePolicy& policy, const fs::path& out, ExportResult& result) {
+  fs::path header = out;
+  header.replace_extension(".h");
+  CSource source = request.format == ExportFormat::C ? exportC(policy, header.filename().string())
+                                                     : gpu::exportCuda(policy, std::max<std::int64_t>(1, request.batch), header.filename().string());
+  pairFiles(source, header.filename().string(), out.filename().string());
+  std::string error;
+  if (!write(header, source.header, &error)) {
+    result.error = refusal(error);
+    return false;
+  }
+  if (!write(out, source.source, &error)) {
+    std::error_code ignored;
+    fs::remove(header, ignored);  // a header without its source is no export
+    result.error = refusal(error);
+    return false;
+  }
+  result.files = {{out, source.source.size()}, {header, source.header.size()}};
+  return true;
+}
+
 }  // namespace
 
 fs::path defaultExportPath(const fs::path& source, ExportFormat format) {
@@ -64,6 +102,10 @@ fs::path defaultExportPath(const fs::path& source, ExportFormat format) {
 ExportResult runExport(const ExportRequest& request) {
   ExportResult result;
   const fs::path out = request.out.empty() ? defaultExportPath(request.source, request.format) : request.out;
+  if (auto linked = linkedExports(request.source, out)) {
+    result.error = refusal(*linked);
+    return result;
+  }
   if (request.format == ExportFormat::C && out.extension() != ".c") {
     result.error = refusal(out.string() + ": the C export is a .c file (its header is written beside it, as .h)");
     return result;
@@ -101,23 +143,8 @@ ExportResult runExport(const ExportRequest& request) {
         return result;
       }
       result.files.push_back({out, model.size()});
-    } else {
-      fs::path header = out;
-      header.replace_extension(".h");
-      CSource source = request.format == ExportFormat::C ? exportC(policy, header.filename().string())
-                                                         : gpu::exportCuda(policy, std::max<std::int64_t>(1, request.batch), header.filename().string());
-      pairFiles(source, header.filename().string(), out.filename().string());
-      if (!write(header, source.header, &error)) {
-        result.error = refusal(error);
-        return result;
-      }
-      if (!write(out, source.source, &error)) {
-        std::error_code ignored;
-        fs::remove(header, ignored);  // a header without its source is no export
-        result.error = refusal(error);
-        return result;
-      }
-      result.files = {{out, source.source.size()}, {header, source.header.size()}};
+    } else if (!writeSourcePair(request, policy, out, result)) {
+      return result;
     }
   } catch (const ExportError& e) {
     result.error = refusal(e.what());

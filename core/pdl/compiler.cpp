@@ -9,6 +9,7 @@
 
 #include "core/pdl/compiler_internal.hpp"
 #include "core/pdl/lexer.hpp"
+#include "core/support/printable.hpp"
 #include "core/pdl/parser.hpp"
 
 namespace cas::pdl {
@@ -16,8 +17,8 @@ namespace detail {
 
 // --- values and suggestions ------------------------------------------------------------------
 
-// Diagnostics are prose: spaced shapes, "[2, 3, 3]".
-std::string shapeText(const Shape& s) { return ir::shapeText(s, ", "); }
+// Diagnostics are prose: spaced shapes, "[2, 3, 3]", cut after 8 dimensions with the rank.
+std::string shapeText(const Shape& s) { return quoteShape(s); }
 
 std::string posText(Pos p) { return std::to_string(p.line) + ":" + std::to_string(p.column); }
 

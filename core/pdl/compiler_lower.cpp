@@ -254,6 +254,8 @@ Value Compiler::lowerConcat(const std::string&, const Args& a, Frame&, Pos pos) 
     }
     s[size_t(ax)] += o[size_t(ax)];
   }
+  // Each part within the limit, their sum may not be: three of 2^27 elements make 3 x 2^27.
+  if (!checkSize(s, pos)) return Value::poison();
   return tensor(b_.concat(nodes, ax + 1), s, pos);
 }
 
@@ -271,6 +273,7 @@ Value Compiler::lowerMatmul(const std::string&, const Args& a, Frame& frame, Pos
     return Value::poison();
   }
   Shape s = {x->shape[0], y->shape[1]};
+  if (!checkSize(s, pos)) return Value::poison();  // [32768, 1] x [1, 32768]: 2^30 elements from 2^15 each
   recordLayer(frame.path + "/matmul", "matmul", s, 0, 2 * x->shape[0] * x->shape[1] * y->shape[1], pos);
   return tensor(b_.matmul(x->node, y->node), s, pos);
 }

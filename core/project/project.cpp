@@ -1,5 +1,6 @@
 #include "core/project/project.hpp"
 
+#include <cstdio>
 #include <set>
 #include <unistd.h>
 
@@ -259,6 +260,12 @@ std::optional<std::string> folderNameProblem(std::string_view name) {
     const auto c = static_cast<unsigned char>(name[i]);
     const bool c1 = c == 0xC2 && i + 1 < name.size() && (static_cast<unsigned char>(name[i + 1]) & 0xE0) == 0x80;  // U+0080..U+009F
     if (c < 0x20 || c == 0x7F || c1) return "a name must not hold control characters";
+    // U+202E and its kind reorder or hide what is shown of a name ("evil\u202etxt.exe").
+    if (const char32_t f = formatCharacterAt(name, i)) {
+      char code[16];
+      std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(f));
+      return std::string("a name must not hold invisible formatting or text direction characters (it holds ") + code + ")";
+    }
   }
   if (name.size() > 100) return "a name must be at most 100 bytes";
   return std::nullopt;

@@ -54,7 +54,8 @@ LoadResult loadProject(const std::filesystem::path& folderOrFile, const LoadOpti
 
 // Why the name `name` cannot be part of a folder's name (a run folder is named NAME-STAMP):
 // "a name must not hold '/' or '\\'", "... be '.' or '..'", "... hold control characters", "...
-// be empty", "a name must be at most 100 bytes". nullopt when it can. A name is checked so when it
+// hold invisible formatting or text direction characters (it holds U+202E)", "... be empty", "a
+// name must be at most 100 bytes". nullopt when it can. A name is checked so when it
 // is about to name a folder: as the project's title it may be anything printable.
 std::optional<std::string> folderNameProblem(std::string_view name);
 

@@ -75,6 +75,7 @@ struct RootStats {
   int played = -1;             // the move self-play plays (see SearchConfig::temperature)
   float value = 0;             // root value estimate W/N from the mover's point of view
   int treeNodes = 0;           // nodes in the game's tree
+  std::vector<float> logits;   // per action, the network's output at the root: filled by analysis only
 };
 
 struct SearchMetrics {

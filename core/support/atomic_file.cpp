@@ -187,9 +187,10 @@ bool writeFileAtomic(const std::filesystem::path& path, std::string_view data, s
     ::close(folder);
     return false;
   };
-  if (name.empty() || name == "." || name == "..") {
-    errno = EISDIR;
-    return fail("cannot write a file named", -1);
+  if (name.empty() || name == "." || name == "..") {  // "..", ".", "out/": a folder, named as it was given
+    if (error) *error = path.string() + " is a folder, not a regular file; refusing to replace it: give the path of a regular file or of a new one";
+    ::close(folder);
+    return false;
   }
   if (!replaceable(folder, name, path, error)) {
     ::close(folder);

@@ -1,6 +1,7 @@
 #include "core/support/printable.hpp"
 
 #include <cstdio>
+#include <utility>
 
 namespace cas {
 namespace {
@@ -26,6 +27,23 @@ size_t utf8Length(std::string_view s, size_t pos) {
   return n;
 }
 
+// The code point of the valid UTF-8 sequence of `n` bytes at `pos`.
+char32_t codePoint(std::string_view s, size_t pos, size_t n) {
+  char32_t code = static_cast<unsigned char>(s[pos]) & (0x7F >> n);
+  for (size_t i = 1; i < n; ++i) code = (code << 6) | (static_cast<unsigned char>(s[pos + i]) & 0x3F);
+  return code;
+}
+
+bool formatCharacter(char32_t c) {
+  static constexpr std::pair<char32_t, char32_t> kRanges[] = {
+      {0x00AD, 0x00AD},   {0x0600, 0x0605},   {0x061C, 0x061C},   {0x06DD, 0x06DD},   {0x070F, 0x070F},  {0x180E, 0x180E},
+      {0x200B, 0x200F},   {0x202A, 0x202E},   {0x2060, 0x2064},   {0x2066, 0x206F},   {0xFEFF, 0xFEFF},  {0xFFF9, 0xFFFB},
+      {0x110BD, 0x110BD}, {0x1BCA0, 0x1BCA3}, {0x1D173, 0x1D17A}, {0xE0001, 0xE0001}, {0xE0020, 0xE007F}};
+  for (const auto& [first, last] : kRanges)
+    if (c >= first && c <= last) return true;
+  return false;
+}
+
 std::string escapeByte(unsigned char c) {
   switch (c) {
     case '\n': return "\\n";
@@ -39,7 +57,20 @@ std::string escapeByte(unsigned char c) {
   }
 }
 
+// A format character as \u202e (or \U000e0001 beyond the first plane).
+std::string escapeFormat(char32_t c) {
+  char b[16];
+  std::snprintf(b, sizeof b, c > 0xFFFF ? "\\U%08x" : "\\u%04x", static_cast<unsigned>(c));
+  return b;
+}
+
 }  // namespace
+
+char32_t formatCharacterAt(std::string_view text, size_t pos) {
+  const size_t n = pos < text.size() ? utf8Length(text, pos) : 0;
+  const char32_t c = n ? codePoint(text, pos, n) : 0;
+  return formatCharacter(c) ? c : 0;
+}
 
 PrintedUnit printedUnit(std::string_view text, size_t pos, Keep keep) {
   const auto c = static_cast<unsigned char>(text[pos]);
@@ -47,7 +78,7 @@ PrintedUnit printedUnit(std::string_view text, size_t pos, Keep keep) {
   if (c == '\n' && keep == Keep::TabsAndNewlines) return {1, 0, false};
   if (c < 0x20 || c == 0x7F) return {1, escapeByte(c).size(), true};
   if (c < 0x80) return {1, 1, false};
-  if (const size_t n = utf8Length(text, pos)) return {n, 1, false};
+  if (const size_t n = utf8Length(text, pos)) return formatCharacter(codePoint(text, pos, n)) ? PrintedUnit{n, 6, true} : PrintedUnit{n, 1, false};
   // Not UTF-8, or an encoded C1 control: each byte is escaped on its own.
   return {1, 4, true};
 }
@@ -57,7 +88,8 @@ std::string printable(std::string_view text, Keep keep) {
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
     const PrintedUnit unit = printedUnit(text, i, keep);
-    if (unit.escaped) out += escapeByte(static_cast<unsigned char>(text[i]));
+    if (unit.escaped && unit.bytes > 1) out += escapeFormat(codePoint(text, i, unit.bytes));
+    else if (unit.escaped) out += escapeByte(static_cast<unsigned char>(text[i]));
     else out.append(text.substr(i, unit.bytes));
     i += unit.bytes;
   }
@@ -69,6 +101,13 @@ std::string quoteValue(std::string_view text, size_t max) {
   size_t cut = max;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
   return "'" + printable(text.substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)'";
+}
+
+std::string quoteShape(const std::vector<std::int64_t>& shape, size_t maxDims) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size() && i < maxDims; ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() > maxDims) out += ", ... (" + std::to_string(shape.size()) + " dims)";
+  return out + "]";
 }
 
 }  // namespace cas

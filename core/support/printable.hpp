@@ -3,8 +3,10 @@
 // newlines inside a name, C1 controls) and bytes that are not UTF-8 are written as escapes, so a
 // project named "\u001b[2J..." cannot clear the screen or forge a line of output.
 // Thread-safety: plain functions.
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cas {
 
@@ -13,9 +15,17 @@ namespace cas {
 enum class Keep { Nothing, Tabs, TabsAndNewlines };
 
 // Each other control character becomes \n, \r, \t or \xNN (C1 controls, encoded in UTF-8 as
-// C2 80..C2 9F, too), each byte that is not part of valid UTF-8 \xNN; a backslash stays itself.
+// C2 80..C2 9F, too), each byte that is not part of valid UTF-8 \xNN, a format character (below)
+// \uNNNN; a backslash stays itself.
 // Printable text, including non-ASCII UTF-8, is unchanged.
 std::string printable(std::string_view text, Keep keep = Keep::Nothing);
+
+// The code point of the invisible formatting or text direction character (Unicode's format
+// characters: U+202E RIGHT-TO-LEFT OVERRIDE and the other embeddings, overrides and isolates,
+// zero-width spaces and joiners, U+FEFF, the soft hyphen, ...) encoded at `pos`, or 0. Printed
+// raw, U+202E shows the rest of a line reversed ("evil\u202etxt.exe" looks like "evilexe.txt"):
+// printable() writes these as \u202e, and a name may not hold them.
+char32_t formatCharacterAt(std::string_view text, size_t pos);
 
 // The number of bytes of `text` starting at `pos` that printable() turns into one unit (a UTF-8
 // sequence, or one byte), and how many columns that unit takes once printed (escapes are wider).
@@ -30,5 +40,10 @@ PrintedUnit printedUnit(std::string_view text, size_t pos, Keep keep = Keep::Not
 // character's boundary) with its length: 'xxxx... (100000 bytes)'. A value quoted whole could
 // make a message of megabytes.
 std::string quoteValue(std::string_view text, size_t max = 64);
+
+// A shape as a message shows it, "[2, 3, 3]", cut after `maxDims` dimensions with its rank:
+// "[1, 1, 1, 1, 1, 1, 1, 1, ... (100000 dims)]". A shape of a hundred thousand dimensions quoted
+// whole would make a message of hundreds of kilobytes.
+std::string quoteShape(const std::vector<std::int64_t>& shape, size_t maxDims = 8);
 
 }  // namespace cas

@@ -1,5 +1,6 @@
 #include "core/support/toml_parse.hpp"
 
+#include <string>
 #include <vector>
 
 namespace cas {
@@ -11,6 +12,8 @@ bool nonAscii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
 // inline table, and arrays. toml++ recurses once per level (a 70 KB dotted key of 35,000 parts
 // overflows the stack); a project file uses three.
 constexpr int kMaxDepth = 64;
+const std::string kTooDeep = "more than " + std::to_string(kMaxDepth) +
+                            " levels of nesting (the parts of a dotted key, tables and arrays); a project file needs a few";
 
 // Walks the text as TOML's lexer would, far enough to know whether each byte is in a comment, a
 // string of which kind, an unquoted value, or between tokens; throws at the first byte that would
@@ -28,8 +31,7 @@ class Screen {
       if (c == '#') skipTo('\n');
       else if (text_.substr(i_, 3) == "\"\"\"") multiLineBasic();
       else if (text_.substr(i_, 3) == "'''") multiLineLiteral();
-      else if (c == '"') singleLine('"', true);
-      else if (c == '\'') singleLine('\'', false);
+      else if (c == '"' || c == '\'') quoted(c);
       else if (nonAscii(c)) fail("a non-ASCII character outside a string or comment is not valid TOML; put it inside a quoted string");
       else if (expectValue_ && !isSpace(c) && !structural(c)) bareValue();
       else punctuation(c);
@@ -95,8 +97,7 @@ class Screen {
     deeper(base() + keyParts_);
   }
   void deeper(int depth) {
-    if (depth > kMaxDepth)
-      fail("more than 64 levels of nesting (the parts of a dotted key, tables and arrays); a project file needs a few");
+    if (depth > kMaxDepth) fail(kTooDeep.c_str());
   }
 
   // An unquoted value, which the parser reads up to whitespace, ']', '}', ',' or '#', classifying
@@ -131,6 +132,12 @@ class Screen {
     if (n < 3) return false;
     for (size_t k = 0; k < n; ++k) step();
     return true;
+  }
+  // A single-line string: a value, or where a key is read, a quoted key part ("a".b.c has three
+  // parts, as a.b.c has).
+  void quoted(char quote) {
+    if (!expectValue_ && keyParts_ == 0) countKeyPart();
+    singleLine(quote, quote == '"');
   }
   void singleLine(char quote, bool escapes) {
     step();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <numeric>
 #include <stdexcept>
 
@@ -160,7 +161,11 @@ IterationReport AlphaZeroTrainer::runIteration(const std::function<bool()>& canc
     commit();
     training.emplace(*updater_, *store_, train_.stepsPerIteration, train_.batchSize, rng_);
   }
-  training->finish(iteration_, report);
+  try {
+    training->finish(iteration_, report);
+  } catch (const LossNotFinite& e) {
+    throw std::runtime_error(lossNotFinite(e.loss));
+  }
   // After the training steps, whose collectives every rank calls in the same order whichever
   // moves they were queued between: the games of every rank.
   gamesPlayed_ += exchange_ ? exchange_->sum(games) : games;
@@ -183,6 +188,50 @@ IterationReport AlphaZeroTrainer::runIteration(const std::function<bool()>& canc
   }
   report.wallSeconds = since(start);
   return report;
+}
+
+void AlphaZeroTrainer::networkOutputs(const float* obs, std::int64_t count, std::vector<float>* logits, std::vector<float>* values) {
+  const std::int64_t n = std::min(count, inferenceBatch_);
+  std::vector<float> batch(size_t(inferenceBatch_ * obsSize_), 0.0f);
+  std::copy(obs, obs + n * obsSize_, batch.begin());
+  inference_->setInput("obs", batch.data(), batch.size());
+  inference_->run();
+  logits->resize(size_t(inferenceBatch_ * actions_));
+  values->resize(size_t(inferenceBatch_));
+  inference_->readOutput("logits", logits->data(), logits->size());
+  inference_->readOutput("value", values->data(), values->size());
+  logits->resize(size_t(n * actions_));
+  values->resize(size_t(n));
+}
+
+std::string AlphaZeroTrainer::lossNotFinite(double loss) {
+  const std::string became = "the loss became " + std::string(std::isnan(loss) ? "NaN" : "infinite") + " in iteration " + std::to_string(iteration_ + 1);
+  // The steps drew from the ring (what self-play made, and what the checkpoint resumed from
+  // held); the inference network still has the weights from before this iteration's steps.
+  const search::ReplayRing ring = store_->ring();
+  auto finite = [](const float* v, std::int64_t n) { return std::all_of(v, v + n, [](float x) { return std::isfinite(x); }); };
+  std::int64_t bad[3] = {0, 0, 0};  // positions whose observation, policy target, value target is not finite
+  for (std::int64_t i = 0; i < ring.size; ++i) {
+    bad[0] += !finite(&ring.obs[size_t(i * obsSize_)], obsSize_);
+    bad[1] += !finite(&ring.policy[size_t(i * actions_)], actions_);
+    bad[2] += !finite(&ring.value[size_t(i)], 1);
+  }
+  static const char* const kData[] = {"observations", "policy targets", "value targets"};
+  for (int k = 0; k < 3; ++k)
+    if (bad[k] > 0)
+      return became + ": the replay buffer's " + kData[k] + " are already not finite numbers (NaN or infinite) in " + std::to_string(bad[k]) +
+             " of its " + std::to_string(ring.size) + " positions, before any update; lowering train.learning_rate will not help: the positions " +
+             "come from self-play and from the checkpoint the run resumed from (the last checkpoint is kept)";
+  std::vector<float> logits, values;
+  if (ring.size > 0) networkOutputs(ring.obs.data(), ring.size, &logits, &values);
+  const char* output = !finite(values.data(), std::int64_t(values.size())) ? "value output on the replay buffer's positions is already not a finite number"
+                       : !finite(logits.data(), std::int64_t(logits.size())) ? "logits on the replay buffer's positions are already not finite numbers"
+                                                                            : nullptr;
+  if (output)
+    return became + ": the policy's " + output + " (NaN or infinite), before any update, so the policy computes it from its input (a log or " +
+           "square root of a negative number, a division by zero); lowering train.learning_rate will not help: check the policy (the last " +
+           "checkpoint is kept)";
+  return became + "; lower train.learning_rate or clip harder with a smaller train.grad_clip (the last checkpoint is kept)";
 }
 
 TreeSnapshot AlphaZeroTrainer::snapshot(int game, int maxNodes) const {
@@ -233,7 +282,13 @@ search::RootStats AlphaZeroTrainer::analyse(const std::string& moves, int simula
   analysis_->setConfig(c);
   analysis_->search({0});
   analysis_->setConfig(search::configFor(search_, SearchUse::Evaluation));
-  return analysis_->rootStats(0);
+  search::RootStats stats = analysis_->rootStats(0);
+  // The network's own logits at the root: the search gives a move whose logit is NaN no weight,
+  // which its prior alone would not tell (analysisJson prints such a prior as null).
+  std::vector<float> obs(static_cast<size_t>(obsSize_)), values;
+  analysis_->positions().observe(0, obs.data());
+  networkOutputs(obs.data(), 1, &stats.logits, &values);
+  return stats;
 }
 
 bool AlphaZeroTrainer::startAnalysis(const std::vector<int>& moves, std::string* error) {

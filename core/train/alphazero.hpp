@@ -121,6 +121,13 @@ class AlphaZeroTrainer final : public Trainer, public SearchingTrainer {
   void buildNetworks();
   void syncInference();
   std::unique_ptr<search::SelfPlaySearch> makeSearch(int games, SearchUse use, std::uint64_t seed, std::string* note);
+  // The inference network's logits and values for the first `count` observations of `obs` (at
+  // most one inference batch of them), with the weights self-play uses.
+  void networkOutputs(const float* obs, std::int64_t count, std::vector<float>* logits, std::vector<float>* values);
+  // Why the loss became `loss` (not finite), in one sentence, as PPO's: the replay buffer's data
+  // (observations, targets) not finite, or the network's outputs on it before any update (the
+  // policy computes NaN from its input); the step size only when both are finite.
+  std::string lossNotFinite(double loss);
   // A match of `games` games against `opponent`, its memory already checked.
   EvaluationResult playAgainst(Opponent& opponent, int games, std::uint64_t seed);
   const char* allocating_ = "the trainer";  // what buildNetworks is allocating, for an out-of-memory error

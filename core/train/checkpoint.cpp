@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/support/binary_io.hpp"
+#include "core/support/printable.hpp"
 #include "core/train/checkpoint_header.hpp"
 
 namespace cas::train {
@@ -98,8 +99,8 @@ std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::E
       for (std::int64_t& d : held) d = r.pod<std::int64_t>();
       if (!r.ok()) break;
       if (held != needed)
-        return fail(name + ": the checkpoint holds shape " + ir::shapeText(held, ", ") + ", this project's network needs " +
-                    ir::shapeText(needed, ", ") + "; the checkpoint was written for another network (a layer's size changed)");
+        return fail(name + ": the checkpoint holds shape " + quoteShape(held) + ", this project's network needs " +
+                    quoteShape(needed) + "; the checkpoint was written for another network (a layer's size changed)");
     }
     const auto neededValues = std::uint64_t(ir::numel(needed));
     std::uint64_t heldValues = neededValues;
@@ -109,7 +110,7 @@ std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::E
     // Only version 1 gets here with a tensor of another size (version 2 compared the shapes):
     // it records each tensor's size, not its shape, so the checkpoint's side is a count.
     return fail(name + ": the checkpoint holds " + std::to_string(heldValues) + " values, this project's network needs " +
-                ir::shapeText(needed, ", ") + " (" + std::to_string(neededValues) +
+                quoteShape(needed) + " (" + std::to_string(neededValues) +
                 " values); the checkpoint was written for another network (a layer's size changed)");
   }
   if (!r.ok()) return fail("the checkpoint is truncated");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -29,6 +30,9 @@ double EpisodeEvaluation::mean() const { return returns.empty() ? 0 : std::accum
 
 double EpisodeEvaluation::median() const {
   if (returns.empty()) return 0;
+  // A NaN has no place in an order (sorting with one is undefined): the median of returns with
+  // one is no number, as their mean is not.
+  if (std::any_of(returns.begin(), returns.end(), [](double r) { return std::isnan(r); })) return std::numeric_limits<double>::quiet_NaN();
   std::vector<double> sorted = returns;
   std::sort(sorted.begin(), sorted.end());
   const size_t n = sorted.size();

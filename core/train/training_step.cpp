@@ -58,8 +58,9 @@ void TrainingPhase::finish(std::int64_t iteration, IterationReport& report) {
   report.trainSeconds = deviceStart_ && deviceEnd ? *deviceEnd - *deviceStart_ : hostSeconds_;
   report.trainingSteps = steps_;
   if (!std::isfinite(sums.total))
-    throw std::runtime_error("the loss became " + std::string(std::isnan(sums.total) ? "NaN" : "infinite") + " in iteration " +
-                             std::to_string(iteration + 1) + "; lower train.learning_rate or clip harder with a smaller train.grad_clip (the last checkpoint is kept)");
+    throw LossNotFinite("the loss became " + std::string(std::isnan(sums.total) ? "NaN" : "infinite") + " in iteration " + std::to_string(iteration + 1) +
+                            "; lower train.learning_rate or clip harder with a smaller train.grad_clip (the last checkpoint is kept)",
+                        sums.total);
   const auto n = double(steps_);
   report.loss = float(sums.total / n);
   report.policyLoss = float(sums.term("policy") / n);

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <optional>
 #include <random>
+#include <stdexcept>
+#include <string>
 
 #include "core/params/run_params.hpp"
 #include "core/search/replay_store.hpp"
@@ -19,6 +21,14 @@
 namespace cas::train {
 
 OptimizerConfig optimizerConfig(const params::TrainParams& p);
+
+// What TrainingPhase::finish throws when the loss stopped being finite: its message blames the
+// step size (the learning rate, the clipping); the trainer, which can look at the data the steps
+// drew and at the network's outputs on it, may say better (AlphaZeroTrainer::lossNotFinite).
+struct LossNotFinite : std::runtime_error {
+  LossNotFinite(const std::string& message, double loss) : std::runtime_error(message), loss(loss) {}
+  double loss;
+};
 
 class TrainingPhase {
  public:
@@ -31,8 +41,8 @@ class TrainingPhase {
   // Queues up to `count` more steps.
   void enqueue(std::int64_t count);
   // Queues the rest, waits for them and fills the report's training figures. Throws
-  // std::runtime_error, naming iteration + 1 and the parameters to lower, when the loss stopped
-  // being finite.
+  // LossNotFinite, naming iteration + 1 and the parameters to lower, when the loss stopped being
+  // finite.
   void finish(std::int64_t iteration, IterationReport& report);
 
  private:

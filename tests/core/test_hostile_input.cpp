@@ -8,6 +8,9 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
@@ -17,7 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "core/pdl/compiler.hpp"
 #include "core/pdl/lexer.hpp"
@@ -26,6 +31,7 @@
 #include "core/support/printable.hpp"
 #include "core/support/toml_parse.hpp"
 #include "core/train/baselines.hpp"
+#include "core/train/report_json.hpp"
 
 #include "support/source_dir.hpp"
 
@@ -590,6 +596,174 @@ class TestHostileInput : public QObject {
     QVERIFY2(unknown.starts_with("6:1 unknown key '" + std::string(64, 'k') + "... (5000 bytes)' in [search] is ignored; known keys: simulations, "),
              unknown.substr(0, 300).c_str());
     QVERIFY(unknown.size() < 1000);
+  }
+
+  // Issue 44, round 3: eval --episodes N --json prints returns that are not numbers as null with
+  // the reason, and their median is no number either (a NaN used to be sorted as one).
+  void episodeReturnsThatAreNotNumbersAreNull() {
+    const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+    cas::train::EpisodeEvaluation e;
+    e.returns = {nan, 3, 1};
+    QVERIFY2(!std::isfinite(e.median()), qPrintable(QString::number(e.median())));
+    e.returns = {2, inf, nan, 4};
+    const std::string json = cas::train::episodesJson(e, false, 7, 0.5);
+    QVERIFY2(!QRegularExpression(QStringLiteral("[:,\\[] *-?(nan|inf)")).match(QString::fromStdString(json)).hasMatch(), json.c_str());
+    const QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(json)).object();
+    QVERIFY2(!o.isEmpty(), json.c_str());
+    QCOMPARE(o.value(QLatin1String("episodes")).toInt(), 4);
+    for (const char* field : {"mean_return", "median_return", "std_return"}) QVERIFY2(o.value(QLatin1String(field)).isNull(), json.c_str());
+    QCOMPARE(o.value(QLatin1String("not_finite")).toArray(),
+             QJsonArray({QStringLiteral("mean_return"), QStringLiteral("median_return"), QStringLiteral("std_return")}));
+    QCOMPARE(o.value(QLatin1String("not_finite_reason")).toString(),
+             QStringLiteral("2 of the 4 episodes' returns are not finite numbers (NaN or infinite), so their summaries are printed as null"));
+    e.returns = {1, 2, 4};
+    const QJsonObject fine = QJsonDocument::fromJson(QByteArray::fromStdString(cas::train::episodesJson(e, true, 7, 0.5))).object();
+    QCOMPARE(fine.value(QLatin1String("median_return")).toDouble(), 2.0);
+    QVERIFY(!fine.contains(QLatin1String("not_finite")));
+  }
+
+  // Issue 44, round 3: a shape quoted in a message is cut after 8 dimensions, with its rank.
+  void hugeShapesInMessagesAreCut() {
+    cas::pdl::CompileOptions o;
+    o.fileName = "rank.pdl";
+    o.observationShape = std::vector<std::int64_t>(100000, 1);
+    o.actionCount = 2;
+    const auto r = cas::pdl::compile("def policy(obs):\n    h = conv2d(obs, filters=2)\n"
+                                     "    return dense(flatten(h), units=action_dim), dense(flatten(h), units=1)\n",
+                                     o);
+    QVERIFY(!r.policy);
+    const std::string first = at(r.diagnostics.items().at(0));
+    QVERIFY2(first.size() < 300, first.substr(0, 300).c_str());
+    QVERIFY2(first.find("[1, 1, 1, 1, 1, 1, 1, 1, ... (100000 dims)]") != std::string::npos, first.substr(0, 300).c_str());
+    std::string printed;
+    for (const cas::Diagnostic& d : r.diagnostics.items()) printed += cas::formatDiagnostic(d) + "\n";
+    QVERIFY2(printed.size() < 4000, printed.substr(0, 400).c_str());
+  }
+
+  // Issue 44, round 3: CLI11's refusals quote a long argument cut, as every other message does.
+  void cliQuotesAreCut() {
+    const QString path = QString(100000, QLatin1Char('p'));
+    Result r = cli({QStringLiteral("check"), path});
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("paths: Path does not exist: '%1... (100000 bytes)'\nRun with --help for more information.\n").arg(QString(64, QLatin1Char('p'))));
+    r = cli({QStringLiteral("check"), dir_.path(), QStringLiteral("--") + QString(100000, QLatin1Char('o'))});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.size() < 1000, qPrintable(r.err.left(400)));
+    QVERIFY2(r.err.contains(QStringLiteral("'--%1... (100002 bytes)'").arg(QString(62, QLatin1Char('o')))), qPrintable(r.err.left(400)));
+    QStringList many = {QStringLiteral("eval"), dir_.path()};
+    for (int i = 0; i < 5000; ++i) many << QStringLiteral("extra-%1").arg(i);
+    r = cli(many);
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.size() < 4200, qPrintable(r.err.left(400)));
+  }
+
+  // Issue 44, round 3: concat and matmul results are held to the 2^28 elements per sample too,
+  // refused at the operator with that reason (not later as a parameter too large).
+  void concatAndMatmulCountsAreChecked() {
+    cas::pdl::CompileOptions o;
+    o.fileName = "grow.pdl";
+    o.actionCount = 2;
+    const std::string heads = "    return dense(flatten(m), units=action_dim), dense(flatten(m), units=1)\n";
+    o.observationShape = {32768};
+    auto r = cas::pdl::compile("def policy(obs):\n    m = matmul(reshape(obs, (32768, 1)), reshape(obs, (1, 32768)))\n" + heads, o);
+    QVERIFY(!r.policy);
+    QCOMPARE(at(r.diagnostics.items().at(0)), std::string("2:9 a tensor of shape [32768, 32768] would have more than 268435456 elements per sample"));
+    o.observationShape = {16384};  // exactly 2^28: allowed at the matmul
+    r = cas::pdl::compile("def policy(obs):\n    m = matmul(reshape(obs, (16384, 1)), reshape(obs, (1, 16384)))\n" + heads, o);
+    for (const cas::Diagnostic& d : r.diagnostics.items()) QVERIFY2(d.location.line != 2, at(d).c_str());
+    o.observationShape = {134217728};
+    r = cas::pdl::compile("def policy(obs):\n    m = concat(obs, obs, obs)\n" + heads, o);
+    QVERIFY(!r.policy);
+    QCOMPARE(at(r.diagnostics.items().at(0)), std::string("2:9 a tensor of shape [402653184] would have more than 268435456 elements per sample"));
+  }
+
+  // Issue 44, round 3: a key of exactly 64 parts is read, one of 65 refused naming the limit,
+  // however its parts are written (a quoted first part counts as one too).
+  void tomlKeyPartsAtTheLimit() {
+    auto error = [](const std::string& text) -> std::string {
+      try {
+        cas::parseToml(text, "t.toml");
+        return {};
+      } catch (const toml::parse_error& e) {
+        return std::to_string(e.source().begin.line) + ":" + std::to_string(e.source().begin.column) + " " + std::string(e.description());
+      }
+    };
+    const std::string message = " more than 64 levels of nesting (the parts of a dotted key, tables and arrays); a project file needs a few";
+    std::string parts63 = "a";
+    for (int i = 1; i < 63; ++i) parts63 += ".a";
+    QCOMPARE(error(parts63 + ".a = 1\n"), std::string());        // 64 parts
+    QCOMPARE(error(parts63 + ".a.a = 1\n"), "1:128" + message);  // 65: at the 65th
+    QCOMPARE(error("\"a\"." + parts63 + " = 1\n"), std::string());
+    QCOMPARE(error("\"a\"." + parts63 + ".a = 1\n"), "1:130" + message);
+    QCOMPARE(error("'a'." + parts63 + ".a = 1\n"), "1:130" + message);
+    QCOMPARE(error("x = {\"a\"." + parts63 + " = 1}\n"), "1:133" + message);  // under x: 65 levels
+    QCOMPARE(error("[t]\n" + parts63 + " = 1\n"), std::string());               // 1 + 63
+    QCOMPARE(error("[t]\n" + parts63 + ".a = 1\n"), "2:126" + message);
+    QCOMPARE(error("[\"t\"." + parts63 + "]\n"), std::string());  // a table header of 64 parts
+    QCOMPARE(error("[\"t\"." + parts63 + ".a]\n"), "1:131" + message);
+  }
+
+  // Issue 44, round 3: --obs-shape with an empty part ('4,', ',4', '4,,4') is refused, not read
+  // as the parts that are there.
+  void obsShapesWithEmptyPartsAreRefused() {
+    const QString pdl = dir_.filePath(QStringLiteral("empty-parts.pdl"));
+    write(pdl, kPolicy);
+    for (const char* shape : {"4,", ",4", "4,,4", "", ","}) {
+      const QString way = QStringLiteral("--obs-shape: '%1' has an empty part; a shape is positive integers separated by commas, such as 4,84,84\n")
+                              .arg(QLatin1String(shape));
+      Result r = cli({QStringLiteral("check"), pdl, QStringLiteral("--obs-shape"), QLatin1String(shape), QStringLiteral("--action-dim"), QStringLiteral("2")});
+      QCOMPARE(r.status, 2);
+      QCOMPARE(r.err, way);
+      r = cli({QStringLiteral("export"), pdl, QStringLiteral("--obs-shape"), QLatin1String(shape), QStringLiteral("--action-dim"), QStringLiteral("2"),
+               QStringLiteral("--out"), dir_.filePath(QStringLiteral("empty-parts.onnx"))});
+      QCOMPARE(r.status, 2);
+      QCOMPARE(r.err, way);
+    }
+    QVERIFY(!QFile::exists(dir_.filePath(QStringLiteral("empty-parts.onnx"))));
+  }
+
+  // Issue 44, round 3: a name holding a character that reorders or hides text (U+202E, a zero
+  // width space, a byte order mark) names no folder, and is printed escaped.
+  void namesWithFormatCharactersAreRefused() {
+    const std::string rule = "a name must not hold invisible formatting or text direction characters (it holds ";
+    const std::pair<const char*, const char*> names[] = {{"evil\xe2\x80\xaetxt.exe", "U+202E"}, {"a\xe2\x80\x8b" "b", "U+200B"}, {"\xef\xbb\xbfx", "U+FEFF"},
+                                                         {"a\xe2\x81\xa6" "b", "U+2066"}, {"a\xd8\x9c" "b", "U+061C"}, {"a\xc2\xad" "b", "U+00AD"}};
+    for (const auto& [name, code] : names) QCOMPARE(cas::project::folderNameProblem(name).value_or(""), rule + code + ")");
+    QCOMPARE(cas::printable("evil\xe2\x80\xaetxt.exe"), std::string("evil\\u202etxt.exe"));
+    QVERIFY(!cas::project::folderNameProblem("caf\xc3\xa9-\xe4\xb8\xad\xe6\x96\x87"));  // letters of any script are names
+    const QString cwd = dir_.filePath(QStringLiteral("bidi-cwd"));
+    QDir().mkpath(cwd);
+    const QString folder = project(QStringLiteral("bidi"), QByteArray(kHeader).replace("name = \"t\"", "name = \"evil\\u202Etxt.exe\""));
+    QProcess p;
+    p.setWorkingDirectory(cwd);
+    p.start(kCli, {QStringLiteral("train"), folder, QStringLiteral("--iterations"), QStringLiteral("1")});
+    p.waitForFinished(60000);
+    QCOMPARE(p.exitCode(), 1);
+    QCOMPARE(QString::fromUtf8(p.readAllStandardError()),
+             QStringLiteral("error: the project's name 'evil\\u202etxt.exe' cannot name a run folder: a name must not hold invisible formatting or "
+                            "text direction characters (it holds U+202E); rename the project in its project.toml, or give the run a folder with --out\n"));
+    QCOMPARE(QDir(cwd).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList());
+  }
+
+  // Issue 44, round 3: export --out names the path as it was given in its refusal.
+  void exportRefusalsQuoteTheOutputAsGiven() {
+    const QString folder = dir_.filePath(QStringLiteral("out-as-given/inner"));
+    QDir().mkpath(folder);
+    write(folder + QStringLiteral("/p.pdl"), kPolicy);
+    auto exportTo = [&](const char* out) {
+      QProcess p;
+      p.setWorkingDirectory(folder);
+      p.start(kCli, {QStringLiteral("export"), QStringLiteral("p.pdl"), QStringLiteral("--obs-shape"), QStringLiteral("4"), QStringLiteral("--action-dim"),
+                     QStringLiteral("2"), QStringLiteral("--out"), QLatin1String(out)});
+      p.waitForFinished(60000);
+      return std::make_pair(p.exitCode(), QString::fromUtf8(p.readAllStandardError()));
+    };
+    const QString way = QStringLiteral(" is a folder, not a regular file; refusing to replace it: give the path of a regular file or of a new one\n");
+    for (const char* out : {"..", ".", "../", "./"}) {
+      const auto [status, err] = exportTo(out);
+      QCOMPARE(status, 2);
+      QCOMPARE(err, QStringLiteral("error: ") + QLatin1String(out) + way);
+    }
   }
 };
 

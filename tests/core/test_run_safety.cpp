@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
@@ -16,6 +17,7 @@
 
 #include <csignal>
 #include <cstring>
+#include <limits>
 #include <unistd.h>
 
 #include "core/engine/run_folder.hpp"
@@ -64,6 +66,19 @@ QMap<QString, QByteArray> contents(const QString& run) {
     for (const QString& name : QDir(run + QLatin1Char('/') + sub).entryList(QDir::Files))
       if (name != QLatin1String("lock")) out[sub + name] = bytes(run + QLatin1Char('/') + sub + name);
   return out;
+}
+
+// A checkpoint file for `payload`: the payload, its checksum and the trailer, as the run writes it.
+QByteArray withChecksum(const QByteArray& payload) {
+  const std::uint64_t sum = cas::engine::fnv1a64({payload.constData(), size_t(payload.size())});
+  return payload + QByteArray(reinterpret_cast<const char*>(&sum), sizeof sum) + QByteArray("CASCKPT1");
+}
+
+// `good`'s payload (a checkpoint file less its 16-byte trailer) with its iteration replaced.
+QByteArray withIteration(const QByteArray& good, qint64 iteration) {
+  QByteArray payload = good.left(good.size() - 16);
+  std::memcpy(payload.data() + 8, &iteration, sizeof iteration);
+  return withChecksum(payload);
 }
 
 }  // namespace
@@ -502,8 +517,9 @@ class TestRunSafety : public QObject {
     const QJsonDocument doc = QJsonDocument::fromJson(r.out.toUtf8(), &error);
     QVERIFY2(doc.isObject(), qPrintable(r.out + error.errorString()));
     QVERIFY(doc.object().value(QLatin1String("value")).isNull());
-    QCOMPARE(doc.object().value(QLatin1String("not_finite")).toString(),
-             QStringLiteral("the network's value or the search's statistics are not finite numbers (NaN or infinite), printed as null"));
+    QVERIFY2(doc.object().value(QLatin1String("not_finite")).toArray().contains(QStringLiteral("value")), qPrintable(r.out));
+    QCOMPARE(doc.object().value(QLatin1String("not_finite_reason")).toString(),
+             QStringLiteral("the network's output or the search's statistics are not finite numbers (NaN or infinite) there, printed as null"));
   }
 
   // Issue 44: resuming a PPO run that has reached its ppo.total_steps says so.
@@ -537,6 +553,238 @@ class TestRunSafety : public QObject {
                                            "its input (a log or square root of a negative number, a division by zero); lowering "
                                            "ppo.learning_rate will not help: check the policy (the last checkpoint is kept)\n")),
              qPrintable(r.err));
+  }
+
+  // Issue 44, round 3: a run's exports/ that is a symbolic link out of the run is never written
+  // or deleted through, as checkpoints/ is not.
+  void exportsThroughALinkOutOfTheRunAreRefused() {
+    const QString run = trained(QStringLiteral("linked-exports"), 1);
+    const QString elsewhere = dir_.filePath(QStringLiteral("exports-elsewhere"));
+    QVERIFY(QDir().mkpath(elsewhere));
+    append(elsewhere + QStringLiteral("/policy.onnx"), "someone else's model");
+    append(elsewhere + QStringLiteral("/policy.h"), "someone else's header");
+    QVERIFY(QFile::link(elsewhere, run + QStringLiteral("/exports")));
+    const QMap<QString, QByteArray> before = {{QStringLiteral("policy.h"), "someone else's header"},
+                                              {QStringLiteral("policy.onnx"), "someone else's model"}};
+    auto held = [&] {
+      QMap<QString, QByteArray> out;
+      for (const QString& name : QDir(elsewhere).entryList(QDir::Files)) out[name] = bytes(elsewhere + QLatin1Char('/') + name);
+      return out;
+    };
+    const QString refusal = QStringLiteral("error: %1/exports is a symbolic link; a run's exports/ must be a folder of its own "
+                                           "(remove the link, or export to a path outside it)\n").arg(run);
+    for (const char* format : {"onnx", "c", "cuda"}) {
+      const Result r = cli({QStringLiteral("export"), run, QStringLiteral("--format"), QLatin1String(format)});
+      QCOMPARE(r.status, 2);
+      QCOMPARE(r.err, refusal);
+      QCOMPARE(held(), before);
+    }
+    const Result named = cli({QStringLiteral("export"), run, QStringLiteral("--out"), run + QStringLiteral("/exports/other.onnx")});
+    QCOMPARE(named.status, 2);
+    QCOMPARE(named.err, refusal);
+    QCOMPARE(held(), before);
+    // A path elsewhere is the user's to choose.
+    QCOMPARE(cli({QStringLiteral("export"), run, QStringLiteral("--out"), dir_.filePath(QStringLiteral("elsewhere.onnx"))}).status, 0);
+    QVERIFY(QFile::remove(run + QStringLiteral("/exports")));
+    QCOMPARE(cli({QStringLiteral("export"), run}).status, 0);
+    QVERIFY(QFileInfo(run + QStringLiteral("/exports/policy.onnx")).isFile());
+  }
+
+  // Issue 44, round 3: AlphaZero's loss that is not finite because its data is not (here value
+  // targets made NaN in the checkpoint it resumed from) says so, and does not blame the learning rate.
+  void anAlphaZeroLossOfNanDataSaysWhatWasNotFinite() {
+    const QString run = trained(QStringLiteral("nan-targets"), 1, kExample, {QStringLiteral("--set"), QStringLiteral("train.replay_capacity=64")});
+    const QString file = run + QStringLiteral("/checkpoints/iter-00000001.ckpt");
+    const QByteArray good = bytes(file);
+    QByteArray payload = good.left(good.size() - 16);
+    // The ring ends the payload; its last section is the 64 value targets (a u64 count, floats).
+    quint64 count = 0;
+    std::memcpy(&count, payload.constData() + payload.size() - 64 * 4 - 8, sizeof count);
+    QCOMPARE(count, quint64(64));
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (int i = 0; i < 64; ++i) std::memcpy(payload.data() + payload.size() - 64 * 4 + i * 4, &nan, sizeof nan);
+    QFile::remove(file);
+    append(file, withChecksum(payload));
+    const Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(QRegularExpression(QStringLiteral("error: the run stopped: the loss became NaN in iteration 2: the replay buffer's value targets are "
+                                               "already not finite numbers \\(NaN or infinite\\) in [0-9]+ of its [0-9]+ positions, before any update; "
+                                               "lowering train\\.learning_rate will not help: the positions come from self-play and from the "
+                                               "checkpoint the run resumed from \\(the last checkpoint is kept\\)\n"))
+                 .match(r.err)
+                 .hasMatch(),
+             qPrintable(r.err));
+    QVERIFY2(!r.err.contains(QStringLiteral("lower train.learning_rate")), qPrintable(r.err));
+  }
+
+  // Issue 44, round 3: an AlphaZero policy that computes NaN from its input is not blamed on the
+  // learning rate either.
+  void anAlphaZeroNanPolicyIsNotBlamedOnTheLearningRate() {
+    const QString project = dir_.filePath(QStringLiteral("nan-alphazero"));
+    QDir().mkpath(project);
+    QVERIFY(QFile::copy(kExample + QStringLiteral("/project.toml"), project + QStringLiteral("/project.toml")));
+    QByteArray policy = bytes(kExample + QStringLiteral("/policy.pdl"));
+    QVERIFY(policy.contains("value = tanh(dense(relu(dense(h, units=32)), units=1))"));
+    append(project + QStringLiteral("/policy.pdl"), policy.replace("value = tanh(dense(relu(dense(h, units=32)), units=1))",
+                                                                   "value = log(tanh(dense(relu(dense(h, units=32)), units=1)) * 0 - 1)"));
+    // Iteration 1 trains nothing (train.overlap: its steps draw from earlier positions only).
+    const Result r = cli(QStringList{QStringLiteral("train"), project, QStringLiteral("--out"), dir_.filePath(QStringLiteral("nan-alphazero-run")),
+                                     QStringLiteral("--iterations"), QStringLiteral("2")} + kQuick);
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.contains(QStringLiteral("error: the run stopped: the loss became NaN in iteration 2: the policy's value output on the replay "
+                                           "buffer's positions is already not a finite number (NaN or infinite), before any update, so the policy "
+                                           "computes it from its input (a log or square root of a negative number, a division by zero); lowering "
+                                           "train.learning_rate will not help: check the policy (the last checkpoint is kept)\n")),
+             qPrintable(r.err));
+  }
+
+  // Issue 44, round 3: checkpoints of iterations wider than the names' zero padding are named and
+  // ordered by number; a run at the most iterations a run can reach is not trained past it.
+  void checkpointsPastThePaddedWidthAreOrderedByNumber() {
+    const QString run = trained(QStringLiteral("wide"), 2);
+    const QString folder = run + QStringLiteral("/checkpoints/");
+    const QByteArray good = bytes(folder + QStringLiteral("iter-00000002.ckpt"));
+    append(folder + QStringLiteral("iter-99999999.ckpt"), withIteration(good, 99999999));  // after iter-100000000 as a string
+    append(folder + QStringLiteral("iter-100000000.ckpt"), withIteration(good, 100000000));
+    Result r = cli({QStringLiteral("eval"), run, QStringLiteral("--games"), QStringLiteral("2")});
+    QCOMPARE(r.status, 0);
+    QCOMPARE(r.err, QStringLiteral("using %1/checkpoints/iter-100000000.ckpt (iteration 100000000)\n").arg(run));
+    const QStringList resume = {QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")};
+    r = cli(resume);
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.endsWith(QStringLiteral("resumed from %1/checkpoints/iter-100000000.ckpt (iteration 100000000)\nrun folder: %1\n").arg(run)),
+             qPrintable(r.err));
+    QCOMPARE(QDir(folder).entryList(QDir::Files), QStringList({QStringLiteral("iter-100000000.ckpt"), QStringLiteral("iter-100000001.ckpt")}));
+    QVERIFY(lines(run + QStringLiteral("/metrics.jsonl")).last().startsWith(QStringLiteral("{\"iteration\": 100000001,")));
+
+    // 2^40, the most iterations a run can reach: used, and not trained past.
+    const qint64 most = qint64(1) << 40;
+    append(folder + QStringLiteral("iter-1099511627776.ckpt"), withIteration(good, most));
+    const auto before = contents(run);
+    r = cli(resume);
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: %1 has reached iteration 1099511627776 (checkpoints/iter-1099511627776.ckpt), the most iterations a run "
+                                   "can have; it cannot be trained further: train a new run, or this one again with --restart\n").arg(run));
+    QCOMPARE(contents(run), before);
+    r = cli({QStringLiteral("eval"), run, QStringLiteral("--games"), QStringLiteral("2")});
+    QCOMPARE(r.status, 0);
+    QCOMPARE(r.err, QStringLiteral("using %1/checkpoints/iter-1099511627776.ckpt (iteration 1099511627776)\n").arg(run));
+    r = cli({QStringLiteral("export"), run, QStringLiteral("--checkpoint"), QStringLiteral("1099511627776"), QStringLiteral("--out"),
+             dir_.filePath(QStringLiteral("wide.onnx"))});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.out.contains(QStringLiteral("iteration 1099511627776\n")), qPrintable(r.out));
+  }
+
+  // Issue 44, round 3: two names for one iteration (a corrupt iter-0002.ckpt beside a valid
+  // iter-00000002.ckpt, or a valid unpadded copy): the run's own name is tried first, and pruning
+  // goes by iteration, never deleting the newest valid checkpoint before the one just written.
+  void twoNamesForOneIterationKeepTheValidOne() {
+    const QString run = trained(QStringLiteral("two-names"), 2);
+    const QString folder = run + QStringLiteral("/checkpoints/");
+    append(folder + QStringLiteral("iter-0002.ckpt"), "not a checkpoint");
+    const QStringList resume = {QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")};
+    Result r = cli(resume);
+    QCOMPARE(r.status, 0);
+    QCOMPARE(r.err, QStringLiteral("resumed from %1/checkpoints/iter-00000002.ckpt (iteration 2)\nrun folder: %1\n").arg(run));
+    QCOMPARE(QDir(folder).entryList(QDir::Files),
+             QStringList({QStringLiteral("iter-00000002.ckpt"), QStringLiteral("iter-00000003.ckpt"), QStringLiteral("iter-0002.ckpt")}));
+    r = cli(resume);  // iteration 4: both names of iteration 2 go
+    QCOMPARE(r.status, 0);
+    QCOMPARE(QDir(folder).entryList(QDir::Files), QStringList({QStringLiteral("iter-00000003.ckpt"), QStringLiteral("iter-00000004.ckpt")}));
+
+    // A valid unpadded copy beside the run's own file, corrupted: the copy is used and kept.
+    QVERIFY(QFile::copy(folder + QStringLiteral("iter-00000004.ckpt"), folder + QStringLiteral("iter-4.ckpt")));
+    QFile own(folder + QStringLiteral("iter-00000004.ckpt"));
+    QVERIFY(own.open(QIODevice::ReadWrite));
+    own.seek(64);
+    own.write("corrupt");
+    own.close();
+    r = cli(resume);
+    QCOMPARE(r.status, 0);
+    QCOMPARE(r.err, QStringLiteral("warning: skipping checkpoint iter-00000004.ckpt: checksum mismatch (the file is corrupted)\n"
+                                   "resumed from %1/checkpoints/iter-4.ckpt (iteration 4)\nrun folder: %1\n").arg(run));
+    QCOMPARE(QDir(folder).entryList(QDir::Files),
+             QStringList({QStringLiteral("iter-00000004.ckpt"), QStringLiteral("iter-00000005.ckpt"), QStringLiteral("iter-4.ckpt")}));
+    verifyMetrics(run, 5);
+  }
+
+  // Issue 44, round 3: resume counts the logged changes it could not apply again.
+  void refusedChangesAreCountedOnResume() {
+    const QString run = trained(QStringLiteral("refused-changes"), 2);
+    append(run + QStringLiteral("/changes.jsonl"), "{\"iteration\": 2, \"parameter\": \"search.c_puct\", \"from\": \"1.5\", \"to\": \"2.5\"}\n"
+                                                  "{\"iteration\": 2, \"parameter\": \"search.c_puct\", \"from\": \"2.5\", \"to\": \"1000\"}\n"
+                                                  "{\"iteration\": 3, \"parameter\": \"search.no_such\", \"from\": \"1\", \"to\": \"2\"}\n");
+    cas::engine::TrainedRun resumed = cas::engine::openTrainedRun(run.toStdString(), cas::exec::makeCpuBackend(), {cas::engine::RunUse::Resume, false});
+    QVERIFY2(resumed.trainer, resumed.error.message.c_str());
+    QCOMPARE(resumed.trainer->parameters().getFloat("search.c_puct"), 2.5);
+    QStringList notices;
+    for (const cas::Diagnostic& d : resumed.notices) notices << QString::fromStdString(d.message);
+    QCOMPARE(notices, QStringList({QStringLiteral("the change of search.c_puct at iteration 2 is not applied again: search.c_puct = 1000 is out of "
+                                                  "range: expected a number in [0, 100]"),
+                                   QStringLiteral("the change of search.no_such at iteration 3 is not applied again: unknown parameter 'search.no_such'"),
+                                   QStringLiteral("applied again 1 of the 3 parameter change(s) logged up to iteration 3; 2 refused (see the "
+                                                  "warnings above)")}));
+  }
+
+  // Issue 44, round 3: analyze --json of a network whose logits are partly NaN prints JSON: the
+  // values that are not numbers are null, and "not_finite" names them.
+  void analyzeJsonOfPartlyNanLogits() {
+    const QString project = dir_.filePath(QStringLiteral("nan-logits-project"));
+    QDir().mkpath(project);
+    for (const char* file : {"project.toml", "policy.pdl"})
+      QVERIFY(QFile::copy(kExample + QLatin1Char('/') + QLatin1String(file), project + QLatin1Char('/') + QLatin1String(file)));
+    const QString run = trained(QStringLiteral("nan-logits-run"), 1, project);
+    QFile policy(project + QStringLiteral("/policy.pdl"));
+    QVERIFY(policy.open(QIODevice::ReadWrite));
+    const QByteArray text = policy.readAll();
+    QVERIFY(text.contains("logits = dense(h, units=action_dim)"));
+    policy.resize(0);
+    policy.write(QByteArray(text).replace("logits = dense(h, units=action_dim)", "logits = log(dense(h, units=action_dim))"));  // NaN where negative
+    policy.close();
+    for (const char* position : {"5", "15"}) {
+      const Result r = cli({QStringLiteral("analyze"), run, QStringLiteral("--position"), QLatin1String(position), QStringLiteral("--json"),
+                            QStringLiteral("--use-project")});
+      QCOMPARE(r.status, 0);
+      QVERIFY2(!QRegularExpression(QStringLiteral("[:,\\[] *-?(nan|inf)")).match(r.out).hasMatch(), qPrintable(r.out));
+      QJsonParseError error;
+      const QJsonDocument doc = QJsonDocument::fromJson(r.out.toUtf8(), &error);
+      QVERIFY2(doc.isObject(), qPrintable(r.out + error.errorString()));
+      const QJsonObject o = doc.object();
+      QVERIFY2(o.value(QLatin1String("not_finite")).isArray(), qPrintable(r.out));
+      QVERIFY2(o.value(QLatin1String("not_finite")).toArray().contains(QStringLiteral("prior")), qPrintable(r.out));
+      for (const QJsonValue& v : o.value(QLatin1String("not_finite")).toArray()) {
+        const QJsonValue field = o.value(v.toString());
+        QVERIFY2(field.isNull() || (field.isArray() && field.toArray().contains(QJsonValue::Null)), qPrintable(r.out));
+      }
+      QCOMPARE(o.value(QLatin1String("not_finite_reason")).toString(),
+               QStringLiteral("the network's output or the search's statistics are not finite numbers (NaN or infinite) there, printed as null"));
+    }
+  }
+
+  // Issue 44, round 3: analyze --positions FILE reads CRLF lines and a byte order mark, refuses a
+  // line too long to be a position without analysing it, and reports at most 20 errors.
+  void positionsFilesAreReadAsTextAndBounded() {
+    const QString run = trained(QStringLiteral("positions"), 1);
+    const QString file = dir_.filePath(QStringLiteral("positions.txt"));
+    QByteArray text = "\xef\xbb\xbf" "5\r\n# a comment\r\n" + QByteArray(100000, '1') + "\r\n";
+    for (int i = 0; i < 25; ++i) text += "x\r\n";
+    text += "1\r\n";
+    append(file, text);
+    const Result r = cli({QStringLiteral("analyze"), run, QStringLiteral("--positions"), file, QStringLiteral("--json")});
+    QCOMPARE(r.status, 1);
+    const QStringList out = r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(out.size(), 2);
+    QVERIFY2(out[0].startsWith(QStringLiteral("{\"position\": \"5\",")), qPrintable(out[0]));
+    QVERIFY2(out[1].startsWith(QStringLiteral("{\"position\": \"1\",")), qPrintable(out[1]));
+    QStringList err = r.err.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QVERIFY2(err.first().startsWith(QStringLiteral("using ")), qPrintable(r.err));
+    err.removeFirst();
+    QCOMPARE(err.size(), 21);
+    QCOMPARE(err[0], QStringLiteral("error: %1:3: a line of 100000 bytes is not a position; a position is at most 1024 bytes").arg(file));
+    QVERIFY2(err[1].startsWith(QStringLiteral("error: %1:4: position 'x': ").arg(file)), qPrintable(err[1]));
+    QVERIFY2(err[19].startsWith(QStringLiteral("error: %1:22: position 'x': ").arg(file)), qPrintable(err[19]));
+    QCOMPARE(err[20], QStringLiteral("error: ... and 6 more positions that are not valid (the first 20 are shown)"));
+    QVERIFY(r.err.size() < 4000);
   }
 };
 
