@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 #include <optional>
+#include <algorithm>
 #include <random>
 
 #include "app/cli/commands.hpp"
@@ -70,6 +71,33 @@ std::optional<ir::Graph> buildUpdate(const project::Project& p, const CheckOptio
   }
 }
 
+// The rows of the smallest embedding table the observation indexes (through reshapes), or 0
+// when no embedding reads it: a policy over tokens needs whole numbers below that.
+std::int64_t observationVocabulary(const ir::Graph& g) {
+  std::vector<bool> isObservation(g.nodes.size(), false);
+  std::int64_t vocabulary = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& n = g.nodes[i];
+    if (n.op == ir::Op::Input) isObservation[i] = n.attrs.name == "obs";
+    if (n.op == ir::Op::Reshape) isObservation[i] = isObservation[size_t(n.inputs[0])];
+    if (n.op == ir::Op::Gather && isObservation[size_t(n.inputs[1])]) {
+      const std::int64_t rows = g.node(n.inputs[0]).shape[0];
+      vocabulary = vocabulary == 0 ? rows : std::min(vocabulary, rows);
+    }
+  }
+  return vocabulary;
+}
+
+// A random observation for `g`: normal values, or token ids when an embedding reads them.
+std::vector<float> randomObservation(const ir::Graph& g) {
+  std::vector<float> input(size_t(ir::numel(g.node(g.findInput("obs")).shape)));
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal;
+  const std::int64_t vocabulary = observationVocabulary(g);
+  for (float& x : input) x = vocabulary > 0 ? float(std::uniform_int_distribution<std::int64_t>(0, vocabulary - 1)(rng)) : normal(rng);
+  return input;
+}
+
 // One forward pass of `g` (after the passes) on the CPU backend, its parameters at their initial
 // values and a random observation, then five timed: the milliseconds per pass, or nullopt with
 // the failure printed (a value that is not finite fails it).
@@ -82,11 +110,7 @@ std::optional<double> timeForwardPass(const ir::Graph& g) {
         auto v = exec::initialValues(n, 1);
         exe->setInput(n.attrs.name, v.data(), v.size());
       }
-    const ir::Node& obs = exe->graph().node(exe->graph().findInput("obs"));
-    std::vector<float> input(size_t(ir::numel(obs.shape)));
-    std::mt19937 rng(1);
-    std::normal_distribution<float> normal;
-    for (float& x : input) x = normal(rng);
+    const std::vector<float> input = randomObservation(exe->graph());
     exe->setInput("obs", input.data(), input.size());
     exe->run();  // warm-up
     const int runs = 5;

@@ -1,5 +1,6 @@
 // The cuda-agent executable driven as a user would: exit codes, messages, and what it links.
 #include <QDir>
+#include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -124,6 +125,23 @@ class TestCli : public QObject {
     Run c = cli(args);
     QCOMPARE(c.status, 0);
     QCOMPARE(c.out.count(QStringLiteral(": ok\n")), args.size() - 1);
+  }
+
+  // A policy over tokens (an embedding of the observation) runs its forward pass on token ids:
+  // a normal observation would hold no valid id. The output layer stays fp32 under @precision.
+  void checkRunsATransformerOnTokens() {
+    const QString file = dir_.filePath(QStringLiteral("tokens.pdl"));
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("@precision('bf16')\n@parallel(axis='batch')\ndef policy(obs):\n"
+            "    x = embedding(obs, vocab=3, dim=16)\n"
+            "    x = x + attention(linear(x, units=16), linear(x, units=16), linear(x, units=16), heads=2, causal=True)\n"
+            "    return dense(mean(layer_norm(x), axis=0), units=action_dim)\n");
+    f.close();
+    Run c = cli({QStringLiteral("check"), file, QStringLiteral("--obs-shape"), QStringLiteral("42"), QStringLiteral("--action-dim"), QStringLiteral("7")});
+    QCOMPARE(c.status, 0);
+    QVERIFY2(c.out.contains(QStringLiteral("CPU forward pass, batch 1:")), qPrintable(c.out + c.err));
+    QVERIFY2(c.err.contains(QStringLiteral("'policy/dense_0' computes an output of the policy and stays fp32")), qPrintable(c.err));
   }
 
   // The training step's schedule and its cost floor, for a project: the products' arithmetic
