@@ -232,6 +232,7 @@ class Compiler {
   Value lowerUnary(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerDense(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerLinear(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerTranspose(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerConv2d(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerWindow(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerFlatten(const std::string& fn, const Args& a, Frame& frame, Pos pos);

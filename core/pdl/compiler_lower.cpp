@@ -182,6 +182,28 @@ Value Compiler::lowerFlatten(const std::string&, const Args& a, Frame&, Pos pos)
   return tensor(b_.reshape(x->node, {opt_.batch, k}), {k}, pos);
 }
 
+// Permutes the per-sample axes (the batch axis stays first): reversed by default, as numpy's.
+Value Compiler::lowerTranspose(const std::string&, const Args& a, Frame&, Pos pos) {
+  auto x = tensorArg(a, "x");
+  if (!x) return Value::poison();
+  const size_t rank = x->shape.size();
+  std::vector<std::int64_t> perm = {0};
+  if (a.has("axes")) {
+    auto axes = axesArg(a, "axes", rank, true);
+    if (!axes) return Value::poison();
+    if (axes->size() != rank) {
+      error(a.pos("axes"), "transpose's axes must name each of the tensor's " + std::to_string(rank) + " axes once, got " + std::to_string(axes->size()));
+      return Value::poison();
+    }
+    perm.insert(perm.end(), axes->begin(), axes->end());
+  } else {
+    for (size_t d = rank; d > 0; --d) perm.push_back(std::int64_t(d));
+  }
+  Shape shape;
+  for (size_t d = 1; d < perm.size(); ++d) shape.push_back(x->shape[size_t(perm[d] - 1)]);
+  return tensor(b_.transpose(x->node, perm), shape, pos);
+}
+
 Value Compiler::lowerReshape(const std::string&, const Args& a, Frame&, Pos pos) {
   auto x = tensorArg(a, "x");
   if (!x) return Value::poison();
@@ -423,6 +445,7 @@ const std::map<std::string, BuiltinSpec>& builtins() {
       {"avg_pool2d", {{{"x", true}, {"kernel", false}, {"stride", false}, {"padding", false}}, false, &C::lowerWindow}},
       {"flatten", {{{"x", true}}, false, &C::lowerFlatten}},
       {"reshape", {{{"x", true}, {"shape", true}}, false, &C::lowerReshape}},
+      {"transpose", {{{"x", true}, {"axes", false}}, false, &C::lowerTranspose}},
       {"concat", {{{"axis", false}}, true, &C::lowerConcat}},
       {"matmul", {{{"a", true}, {"b", true}}, false, &C::lowerMatmul}},
       {"embedding", {{{"ids", true}, {"vocab", true}, {"dim", true}, {"name", false}}, false, &C::lowerEmbedding}},

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/exec/backend.hpp"
 #include "core/pdl/compiler.hpp"
 #include "support/source_dir.hpp"
 
@@ -117,6 +118,8 @@ class TestPdlDiagnostics : public QObject {
         "1:18 expected a new line after ':', got 'return'; the body of the function 'policy' goes on the following lines, indented");
     row("unknown decorator", "@vectorize\n" + P + "    return obs\n", "1:1 unknown decorator '@vectorize'; PDL knows @parallel and @precision");
     row("parallel over another axis", "@parallel(axis='time')\n" + P + "    return obs\n", "1:16 @parallel supports only axis='batch'");
+    row("transpose with too few axes", P + "    return transpose(obs, (1, 0))\n", "2:27 transpose's axes must name each of the tensor's 3 axes once, got 2");
+    row("transpose with an axis twice", P + "    return transpose(obs, (0, 0, 1))\n", "2:27 transpose names axis 0 twice");
     row("unknown precision", "@precision('int8')\n" + P + "    return obs\n", "1:12 unknown precision 'int8'; expected 'fp32', 'tf32', 'bf16' or 'fp16'");
     row("decorator without a name", "@3\n" + P + "    return obs\n", "1:2 expected a decorator name after '@', got the number 3");
     row("decorator without def", "@parallel(axis='batch')\nconst x = 1\n", "2:1 expected 'def' after the decorators, got 'const'");
@@ -391,6 +394,23 @@ class TestPdlDiagnostics : public QObject {
     for (const cas::ir::Node& n : r.policy->graph.nodes)
       if (n.op == cas::ir::Op::MatMul) products.push_back(n.precision);
     QCOMPARE(products, (std::vector<cas::ir::Precision>{cas::ir::Precision::BF16, cas::ir::Precision::F32}));
+  }
+
+  // transpose permutes the per-sample axes (reversed by default), on the CPU backend too.
+  void transposeMovesTheAxes() {
+    const CompileResult r = compileWith(kPolicy + "    return transpose(obs), transpose(obs, (2, 0, 1))\n", "2,3,4");
+    QVERIFY2(r.policy, qPrintable(errors(r)));
+    QCOMPARE(r.policy->outputShapes, (std::vector<std::vector<std::int64_t>>{{4, 3, 2}, {4, 2, 3}}));
+    auto exe = cas::exec::BackendRegistry::instance().find("cpu")->backend->compile(r.policy->graph);
+    std::vector<float> obs(24);
+    for (size_t i = 0; i < obs.size(); ++i) obs[i] = float(i);  // obs[c][h][w] = 12c + 4h + w
+    exe->setInput("obs", obs.data(), obs.size());
+    exe->run();
+    std::vector<float> reversed(24), rotated(24);
+    exe->readOutput("output0", reversed.data(), reversed.size());
+    exe->readOutput("output1", rotated.data(), rotated.size());
+    QCOMPARE(reversed[size_t(3 * 6 + 2 * 2 + 1)], 12.f * 1 + 4 * 2 + 3);  // [w=3][h=2][c=1]
+    QCOMPARE(rotated[size_t(3 * 6 + 1 * 3 + 2)], 12.f * 1 + 4 * 2 + 3);   // [w=3][c=1][h=2]
   }
 
   // The limits leave room for ordinary programs: a recursion 60 calls deep compiles.
