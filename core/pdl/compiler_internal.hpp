@@ -233,6 +233,7 @@ class Compiler {
   Value lowerDense(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerLinear(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerTranspose(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  Value lowerParam(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerConv2d(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerWindow(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerFlatten(const std::string& fn, const Args& a, Frame& frame, Pos pos);

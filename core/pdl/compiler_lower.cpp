@@ -316,6 +316,29 @@ Value Compiler::lowerEmbedding(const std::string&, const Args& a, Frame& frame, 
   return tensor(b_.gather(*table, ids->node), s, pos);
 }
 
+// A learned tensor of the given per-sample shape, the same for every sample (a Transformer's
+// position table): a parameter broadcast over the batch.
+Value Compiler::lowerParam(const std::string&, const Args& a, Frame& frame, Pos pos) {
+  const Value& sv = a.get("shape");
+  std::vector<Value> dims = sv.kind == Value::Kind::Tuple ? sv.items : std::vector<Value>{sv};
+  Shape shape;
+  for (const Value& d : dims) {
+    if (d.kind != Value::Kind::Int || d.i < 1) {
+      error(a.pos("shape"), "param's shape must be positive integers, got " + describe(d));
+      return Value::poison();
+    }
+    shape.push_back(d.i);
+  }
+  auto init = choiceArg(a, "init", "zeros", {"zeros", "ones", "normal"});
+  if (!init || !checkSize(shape, a.pos("shape"), true)) return Value::poison();
+  const std::string name = layerName(frame, "param", a);
+  const ir::Init kind = *init == "zeros" ? ir::Init::Zeros : *init == "ones" ? ir::Init::Ones : ir::Init::Normal;
+  auto p = parameter(name + "/value", shape, kind, 0, pos);
+  if (!p) return Value::poison();
+  recordLayer(name, "param", shape, ir::numel(shape), 0, pos);
+  return tensor(b_.broadcastTo(*p, withBatch(shape)), shape, pos);
+}
+
 Value Compiler::lowerLayerNorm(const std::string&, const Args& a, Frame& frame, Pos pos) {
   auto x = tensorArg(a, "x");
   auto eps = numberArg(a, "eps", 1e-5, 1e-12, 1.0);
@@ -448,6 +471,7 @@ const std::map<std::string, BuiltinSpec>& builtins() {
       {"transpose", {{{"x", true}, {"axes", false}}, false, &C::lowerTranspose}},
       {"concat", {{{"axis", false}}, true, &C::lowerConcat}},
       {"matmul", {{{"a", true}, {"b", true}}, false, &C::lowerMatmul}},
+      {"param", {{{"shape", true}, {"init", false}, {"name", false}}, false, &C::lowerParam}},
       {"embedding", {{{"ids", true}, {"vocab", true}, {"dim", true}, {"name", false}}, false, &C::lowerEmbedding}},
       {"layer_norm", {{{"x", true}, {"eps", false}, {"name", false}}, false, &C::lowerLayerNorm}},
       {"attention", {{{"q", true}, {"k", true}, {"v", true}, {"heads", false}, {"causal", false}}, false, &C::lowerAttention}},

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/exec/backend.hpp"
+#include "core/exec/initialise.hpp"
 #include "core/pdl/compiler.hpp"
 #include "support/source_dir.hpp"
 
@@ -118,6 +119,7 @@ class TestPdlDiagnostics : public QObject {
         "1:18 expected a new line after ':', got 'return'; the body of the function 'policy' goes on the following lines, indented");
     row("unknown decorator", "@vectorize\n" + P + "    return obs\n", "1:1 unknown decorator '@vectorize'; PDL knows @parallel and @precision");
     row("parallel over another axis", "@parallel(axis='time')\n" + P + "    return obs\n", "1:16 @parallel supports only axis='batch'");
+    row("param with a zero size", P + "    return obs + param((3, 0))\n", "2:24 param's shape must be positive integers, got the integer 0");
     row("transpose with too few axes", P + "    return transpose(obs, (1, 0))\n", "2:27 transpose's axes must name each of the tensor's 3 axes once, got 2");
     row("transpose with an axis twice", P + "    return transpose(obs, (0, 0, 1))\n", "2:27 transpose names axis 0 twice");
     row("unknown precision", "@precision('int8')\n" + P + "    return obs\n", "1:12 unknown precision 'int8'; expected 'fp32', 'tf32', 'bf16' or 'fp16'");
@@ -411,6 +413,29 @@ class TestPdlDiagnostics : public QObject {
     exe->readOutput("output1", rotated.data(), rotated.size());
     QCOMPARE(reversed[size_t(3 * 6 + 2 * 2 + 1)], 12.f * 1 + 4 * 2 + 3);  // [w=3][h=2][c=1]
     QCOMPARE(rotated[size_t(3 * 6 + 1 * 3 + 2)], 12.f * 1 + 4 * 2 + 3);   // [w=3][c=1][h=2]
+  }
+
+  // param: a learned tensor, the same for every sample, initialised as asked.
+  void paramIsALearnedTensorForEverySample() {
+    CompileOptions o;
+    o.observationShape = {2, 3};
+    o.actionCount = 6;
+    o.batch = 2;
+    const CompileResult r = cas::pdl::compile(kPolicy + "    return obs * 0 + param((2, 3), init='ones', name='table')\n", o);
+    QVERIFY2(r.policy, qPrintable(errors(r)));
+    QCOMPARE(r.policy->parameters.size(), size_t(1));
+    QCOMPARE(r.policy->parameters[0].name, std::string("policy/table/value"));
+    QCOMPARE(r.policy->parameters[0].shape, (std::vector<std::int64_t>{2, 3}));
+    auto exe = cas::exec::BackendRegistry::instance().find("cpu")->backend->compile(r.policy->graph);
+    const cas::ir::Node& table = r.policy->graph.node(r.policy->graph.findInput("policy/table/value"));
+    const std::vector<float> ones = cas::exec::initialValues(table, 1), obs(12, 5.0f);
+    QCOMPARE(ones, std::vector<float>(6, 1.0f));
+    exe->setInput("policy/table/value", ones.data(), ones.size());
+    exe->setInput("obs", obs.data(), obs.size());
+    exe->run();
+    std::vector<float> out(12);
+    exe->readOutput("output0", out.data(), out.size());
+    QCOMPARE(out, std::vector<float>(12, 1.0f));
   }
 
   // The limits leave room for ordinary programs: a recursion 60 calls deep compiles.
