@@ -2,6 +2,7 @@
 // (read as JSON lines, so whitespace, CRLF and a line re-serialised by another tool are kept),
 // discarding the progress, removing what interrupted writes left behind.
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -56,10 +57,16 @@ std::optional<nlohmann::json> jsonObject(std::string_view line) {
   return j;
 }
 
-// The line's "iteration": a whole number from 1.
+// The line's "iteration": a whole number from 1, written as JSON writes numbers (4, 4.0 and 4e0
+// are the same number: a tool that rewrote the line may have left any of them).
 std::optional<std::int64_t> iterationOf(const nlohmann::json& j) {
   const auto it = j.find("iteration");
-  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  if (it->is_number_float()) {
+    const double d = it->get<double>();
+    if (!(d >= 1 && d <= double(train::kMaxCheckpointIteration)) || d != std::floor(d)) return std::nullopt;
+    return std::int64_t(d);
+  }
   if (it->is_number_unsigned() && it->get<std::uint64_t>() > std::uint64_t(train::kMaxCheckpointIteration)) return std::nullopt;
   const auto n = it->get<std::int64_t>();
   if (n < 1 || n > train::kMaxCheckpointIteration) return std::nullopt;

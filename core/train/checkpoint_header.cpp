@@ -1,5 +1,7 @@
 #include "core/train/checkpoint_header.hpp"
 
+#include <algorithm>
+
 namespace cas::train {
 
 std::optional<CheckpointHeader> readCheckpointHeader(Reader& r, std::string* error) {
@@ -26,6 +28,9 @@ std::optional<CheckpointHeader> readCheckpointHeader(Reader& r, std::string* err
     return fail("its iteration is " + std::to_string(h.iteration) + ", more than the " + std::to_string(kMaxCheckpointIteration) + " a run can reach");
   if (h.gamesPlayed < 0) return fail("it counts " + std::to_string(h.gamesPlayed) + " games played; a count cannot be negative");
   if (h.optimizerSteps < 0) return fail("it counts " + std::to_string(h.optimizerSteps) + " optimizer steps; a count cannot be negative");
+  if (h.gamesPlayed > kMaxCheckpointCount || h.optimizerSteps > kMaxCheckpointCount)
+    return fail("it counts " + std::to_string(std::max(h.gamesPlayed, h.optimizerSteps)) + " games or optimizer steps, more than the " +
+                std::to_string(kMaxCheckpointCount) + " a run can reach");
   return h;
 }
 

@@ -18,6 +18,9 @@ inline constexpr std::uint32_t kCheckpointVersion = 2;         // what writeChec
 inline constexpr std::uint32_t kOldestReadableVersion = 1;     // version 1: no shapes
 // The most iterations a run can reach (and a checkpoint's name can give).
 inline constexpr std::int64_t kMaxCheckpointIteration = std::int64_t(1) << 40;
+// The most games (episodes) or optimizer steps a checkpoint may count: far beyond any run, and
+// far enough below 2^63 that a run resumed from it cannot overflow its counters.
+inline constexpr std::int64_t kMaxCheckpointCount = std::int64_t(1) << 56;
 
 struct CheckpointHeader {
   std::uint32_t version = 0;

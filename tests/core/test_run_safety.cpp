@@ -341,7 +341,10 @@ class TestRunSafety : public QObject {
     };
     const Case cases[] = {{"iter-00000003.ckpt", 8, -5, "its iteration is -5; an iteration cannot be negative"},
                           {"iter-00000004.ckpt", 8, 0, "its iteration is 0; a run's checkpoint is written after iteration 1 or later"},
-                          {"iter-00000005.ckpt", 16, -1, "it counts -1 games played; a count cannot be negative"}};
+                          {"iter-00000005.ckpt", 16, -1, "it counts -1 games played; a count cannot be negative"},
+                          // A count near 2^63 would wrap negative in the next iteration's checkpoint.
+                          {"iter-00000006.ckpt", 16, std::numeric_limits<qint64>::max(),
+                           "it counts 9223372036854775807 games or optimizer steps, more than the 72057594037927936 a run can reach"}};
     int iterations = 2;
     for (const Case& c : cases) {
       append(folder + QLatin1String(c.name), forged(bytes(folder + QStringLiteral("iter-%1.ckpt").arg(iterations, 8, 10, QLatin1Char('0'))),
@@ -354,14 +357,14 @@ class TestRunSafety : public QObject {
                           .arg(iterations));
       verifyMetrics(run, ++iterations);
     }
-    // A checkpoint whose name says 9 but which holds iteration 5: newest by number, and skipped.
-    QVERIFY(QFile::copy(folder + QStringLiteral("iter-00000005.ckpt"), folder + QStringLiteral("iter-9.ckpt")));
+    // A checkpoint whose name says 9 but which holds iteration 6: newest by number, and skipped.
+    QVERIFY(QFile::copy(folder + QStringLiteral("iter-00000006.ckpt"), folder + QStringLiteral("iter-9.ckpt")));
     const Result r = cli(resume);
     QCOMPARE(r.status, 0);
-    QCOMPARE(r.err, QStringLiteral("warning: skipping checkpoint iter-9.ckpt: it holds iteration 5, not the 9 its name says\n"
-                                   "resumed from %1/checkpoints/iter-00000005.ckpt (iteration 5)\nrun folder: %1\n").arg(run));
-    verifyMetrics(run, 6);
-    QCOMPARE(QDir(folder).entryList(QDir::Files), QStringList({QStringLiteral("iter-00000005.ckpt"), QStringLiteral("iter-00000006.ckpt"),
+    QCOMPARE(r.err, QStringLiteral("warning: skipping checkpoint iter-9.ckpt: it holds iteration 6, not the 9 its name says\n"
+                                   "resumed from %1/checkpoints/iter-00000006.ckpt (iteration 6)\nrun folder: %1\n").arg(run));
+    verifyMetrics(run, 7);
+    QCOMPARE(QDir(folder).entryList(QDir::Files), QStringList({QStringLiteral("iter-00000006.ckpt"), QStringLiteral("iter-00000007.ckpt"),
                                                                 QStringLiteral("iter-9.ckpt")}));
   }
 
@@ -387,6 +390,24 @@ class TestRunSafety : public QObject {
     verifyMetrics(run, 3);
     QCOMPARE(lines(metrics).value(2).toUtf8(), compact);
     QCOMPARE(lines(run + QStringLiteral("/changes.jsonl")).size(), 2);
+  }
+
+  // An iteration written as 2.0 or 3e0 (JSON numbers equal to it, as a tool may rewrite them) is
+  // that iteration: its line stays.
+  void resumeKeepsIterationsWrittenAsFractions() {
+    const QString run = trained(QStringLiteral("fraction-logs"), 3);
+    const QString metrics = run + QStringLiteral("/metrics.jsonl");
+    QStringList m = lines(metrics);
+    QCOMPARE(m.size(), 3);
+    m[1].replace(QStringLiteral("\"iteration\": 2,"), QStringLiteral("\"iteration\": 2.0,"));
+    m[2].replace(QStringLiteral("\"iteration\": 3,"), QStringLiteral("\"iteration\": 3e0,"));
+    QVERIFY2(m[1].contains(QStringLiteral("2.0")) && m[2].contains(QStringLiteral("3e0")), qPrintable(m.join('\n')));
+    QFile::remove(metrics);
+    append(metrics, (m.join('\n') + '\n').toUtf8());
+    const Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);
+    verifyMetrics(run, 4);
+    QCOMPARE(lines(metrics).mid(0, 3), m);
   }
 
   // Issue 44: nothing is read or deleted through a symbolic link out of the run folder.
