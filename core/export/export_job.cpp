@@ -54,17 +54,35 @@ void pairFiles(CSource& files, const std::string& headerName, const std::string&
   files.header.insert(guardEnd, "/* Identifies this export's pair of files: the source checks it. */\n#define " + macro + " " + id + "\n\n");
 }
 
-// Why `out` may not be written: it lies in the run `source`'s exports/, which is a symbolic link
-// (the export, or the removal of its header when the source cannot be written, would act on
-// another folder's files). nullopt otherwise; a path elsewhere is the user's to choose.
-std::optional<std::string> linkedExports(const fs::path& source, const fs::path& out) {
+// Whether `file` lies in `folder` (both absolute and normalised).
+bool isInside(const fs::path& folder, const fs::path& file) {
+  return std::mismatch(folder.begin(), folder.end(), file.begin(), file.end()).first == folder.end();
+}
+
+// Why `out` may not be written, when `source` is a run: it would replace one of the run's own
+// files (a checkpoint, a log, its settings or policy copy), or it lies in the run's exports/
+// through a symbolic link (exports/ itself or a folder in it: the export, or the removal of its
+// header, would act on another folder's files). nullopt otherwise; a path elsewhere is the user's.
+std::optional<std::string> runFilesRefusal(const fs::path& source, const fs::path& out) {
   if (policySourceOf(source) != PolicySource::Run) return std::nullopt;
-  std::optional<std::string> problem = engine::linkedRunFolder(source, "exports");
-  if (!problem) return std::nullopt;
   std::error_code ec;
-  const fs::path folder = fs::absolute(source / "exports", ec).lexically_normal(), file = fs::absolute(out, ec).lexically_normal();
-  const auto inside = std::mismatch(folder.begin(), folder.end(), file.begin(), file.end()).first == folder.end();
-  return inside ? problem : std::nullopt;
+  const fs::path run = fs::weakly_canonical(fs::absolute(source, ec), ec), file = fs::weakly_canonical(fs::absolute(out, ec), ec);
+  static const char* const kRunFiles[] = {"metrics.jsonl", "changes.jsonl", "config.toml", "policy.pdl", "project.toml", "lock"};
+  const bool ownFile = file.parent_path() == run && std::find(std::begin(kRunFiles), std::end(kRunFiles), file.filename().string()) != std::end(kRunFiles);
+  if (ownFile || isInside(run / "checkpoints", file))
+    return out.string() + " is one of the run's own files (its checkpoints, logs and settings); export to " + (source / "exports").string() +
+           "/ or outside the run";
+  if (std::optional<std::string> problem = engine::linkedRunFolder(source, "exports"))
+    return isInside(fs::absolute(source / "exports", ec).lexically_normal(), fs::absolute(out, ec).lexically_normal()) ? problem : std::nullopt;
+  const fs::path exports = fs::absolute(source / "exports", ec).lexically_normal(), target = fs::absolute(out, ec).lexically_normal();
+  if (!isInside(exports, target)) return std::nullopt;
+  fs::path folder = exports;
+  for (auto part = std::next(target.begin(), std::distance(exports.begin(), exports.end())); part != target.end() && std::next(part) != target.end(); ++part) {
+    folder /= *part;
+    if (fs::is_symlink(fs::symlink_status(folder, ec)))
+      return folder.string() + " is a symbolic link inside the run's exports/; export to a folder of the run's own, or to a path outside the run";
+  }
+  return std::nullopt;
 }
 
 // A C or CUDA export: the header, then the source (paired by pairFiles), into `result`'s files;
@@ -102,7 +120,7 @@ fs::path defaultExportPath(const fs::path& source, ExportFormat format) {
 ExportResult runExport(const ExportRequest& request) {
   ExportResult result;
   const fs::path out = request.out.empty() ? defaultExportPath(request.source, request.format) : request.out;
-  if (auto linked = linkedExports(request.source, out)) {
+  if (auto linked = runFilesRefusal(request.source, out)) {
     result.error = refusal(*linked);
     return result;
   }

