@@ -182,6 +182,16 @@ std::uint64_t fnv1a64(std::string_view bytes) {
   return h;
 }
 
+// The name of an entry of `dir`, when it exists and is not empty (a run is made only in a new
+// or empty folder, or in one whose making was interrupted: the user's own files would be
+// overwritten or appended to).
+static std::optional<std::string> foreignEntry(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::directory_iterator entries(dir, ec);
+  if (ec || entries == std::filesystem::directory_iterator()) return std::nullopt;
+  return entries->path().filename().string();
+}
+
 std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, project::Project& p, Diagnostic* error,
                                            std::vector<Diagnostic>* notices) {
   auto fail = [&](std::string message) -> std::optional<RunFolder> {
@@ -195,6 +205,9 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, pro
   if (std::filesystem::exists(dir / project::kProjectFileName, ec) && !std::filesystem::exists(dir / "config.toml", ec) && !halfMade)
     return fail(dir.string() + " holds a project.toml: it is a project folder, not a run folder; give the run a folder of its own, such as runs/" +
                 p.name);
+  if (auto other = foreignEntry(dir); other && !halfMade && !std::filesystem::exists(dir / "config.toml", ec))
+    return fail(dir.string() + " already holds files that are not a run's (" + *other +
+                "); give the run a new or empty folder, such as runs/" + p.name);
   std::filesystem::create_directories(dir / "checkpoints", ec);
   if (ec) return fail("cannot create " + dir.string() + ": " + ec.message());
   if (auto link = linkInRun(dir)) return fail(*link);

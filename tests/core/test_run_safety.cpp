@@ -578,6 +578,26 @@ class TestRunSafety : public QObject {
 
   // Issue 44, round 3: a run's exports/ that is a symbolic link out of the run is never written
   // or deleted through, as checkpoints/ is not.
+  // train --out into a folder of the user's (files, no run in it) is refused before anything is
+  // written (found by the held-out probe: the user's policy.pdl was replaced and the run
+  // appended to their metrics.jsonl); an empty folder is fine.
+  void aRunIsMadeOnlyInANewOrEmptyFolder() {
+    const QString user = dir_.filePath(QStringLiteral("users-folder"));
+    QVERIFY(QDir().mkpath(user));
+    append(user + QStringLiteral("/policy.pdl"), "the user's own policy");
+    append(user + QStringLiteral("/metrics.jsonl"), "{\"iteration\": 1}\n");
+    const QMap<QString, QByteArray> before = contents(user);
+    const Result r = cli({QStringLiteral("train"), kExample, QStringLiteral("--out"), user, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.startsWith(QStringLiteral("error: %1 already holds files that are not a run's (").arg(user)), qPrintable(r.err));
+    QVERIFY2(r.err.endsWith(QStringLiteral("); give the run a new or empty folder, such as runs/tictactoe-alphazero\n")), qPrintable(r.err));
+    QCOMPARE(contents(user), before);
+    QCOMPARE(QDir(user).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList({QStringLiteral("metrics.jsonl"), QStringLiteral("policy.pdl")}));
+    const QString empty = dir_.filePath(QStringLiteral("empty-folder"));
+    QVERIFY(QDir().mkpath(empty));
+    QCOMPARE(cli({QStringLiteral("train"), kExample, QStringLiteral("--out"), empty, QStringLiteral("--iterations"), QStringLiteral("1")}).status, 0);
+  }
+
   // An export never replaces the run's own files, and never goes through a link in exports/
   // (found by the held-out probe: --out RUN/checkpoints/NEWEST and --out RUN/metrics.jsonl were
   // replaced by the model, and RUN/exports/sub -> elsewhere was written through).
