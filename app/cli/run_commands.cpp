@@ -55,6 +55,8 @@ void printSearchNote(train::Trainer& trainer, const exec::Backend& backend) {
     std::cerr << "search: " << searching->searchNote() << "\n";
 }
 
+constexpr size_t kMaxPathBytes = 4096;  // Linux's PATH_MAX
+
 // A trainer for an existing run, restored from its newest valid checkpoint (core/engine/trained_run),
 // with what happened on the way reported on stderr. `open` is engine::openTrainedRun (AlphaZero
 // runs) or engine::openAnyRun (any algorithm's).
@@ -62,6 +64,10 @@ template <class T>
 std::unique_ptr<T> openRun(engine::OpenedRun<T> (*open)(const std::filesystem::path&, std::shared_ptr<exec::Backend>, const engine::OpenRunOptions&),
                            const std::string& dir, const std::string& device, const engine::OpenRunOptions& options,
                            std::optional<engine::RunFolder>* folder) {
+  if (dir.size() > kMaxPathBytes) {  // no such folder can exist; quoted whole it would make a message of any size
+    std::cerr << "error: the run folder " << quoteValue(dir) << " is longer than the " << kMaxPathBytes << " bytes a path may have\n";
+    return nullptr;
+  }
   std::string error;
   auto backend = exec::BackendRegistry::instance().select(device, &error);
   if (!backend) {

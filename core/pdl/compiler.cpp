@@ -108,7 +108,7 @@ std::optional<CompiledPolicy> Compiler::runChecked() {
   declareGlobals();
   const Function* entry = findFunction(opt_.entry);
   if (!entry) {
-    error({1, 1}, "no function named '" + opt_.entry + "' (the entry point) is defined" + suggestion(opt_.entry, functionNames()));
+    error({1, 1}, "no function named " + quoteValue(opt_.entry) + " (the entry point) is defined" + suggestion(opt_.entry, functionNames()));
     return std::nullopt;
   }
   if (entry->params.size() != 1) {

@@ -657,6 +657,23 @@ class TestHostileInput : public QObject {
     QVERIFY2(r.err.size() < 4200, qPrintable(r.err.left(400)));
   }
 
+  // Found by the held-out probe: an --entry name of 100 KB was quoted whole (a 100 KB message;
+  // test_run_safety::opponentFoldersAreQuotedCut has the opponent's run folder).
+  void entryQuotesAreCut() {
+    const QString pdl = dir_.filePath(QStringLiteral("entry.pdl"));
+    QFile f(pdl);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("def policy(obs):\n    return obs\n");
+    f.close();
+    const QString huge = QString(100000, QLatin1Char('z'));
+    const Result r = cli({QStringLiteral("check"), pdl, QStringLiteral("--obs-shape"), QStringLiteral("3"), QStringLiteral("--action-dim"),
+                          QStringLiteral("3"), QStringLiteral("--entry"), huge});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.size() < 1000, qPrintable(r.err.left(400)));
+    QVERIFY2(r.err.contains(QStringLiteral("no function named '%1... (100000 bytes)' (the entry point)").arg(QString(64, QLatin1Char('z')))),
+             qPrintable(r.err.left(400)));
+  }
+
   // Issue 44, round 3: concat and matmul results are held to the 2^28 elements per sample too,
   // refused at the operator with that reason (not later as a parameter too large).
   void concatAndMatmulCountsAreChecked() {

@@ -578,6 +578,16 @@ class TestRunSafety : public QObject {
 
   // Issue 44, round 3: a run's exports/ that is a symbolic link out of the run is never written
   // or deleted through, as checkpoints/ is not.
+  // Found by the held-out probe: eval --opponent run:FOLDER quoted a 100 KB folder whole.
+  void opponentFoldersAreQuotedCut() {
+    const QString run = trained(QStringLiteral("opponent"), 1);
+    const Result r = cli({QStringLiteral("eval"), run, QStringLiteral("--opponent"), QStringLiteral("run:") + QString(100000, QLatin1Char('z'))});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.endsWith(QStringLiteral("error: the run folder '%1... (100000 bytes)' is longer than the 4096 bytes a path may have\n")
+                                .arg(QString(64, QLatin1Char('z')))),
+             qPrintable(r.err.left(400)));
+  }
+
   // train --out into a folder of the user's (files, no run in it) is refused before anything is
   // written (found by the held-out probe: the user's policy.pdl was replaced and the run
   // appended to their metrics.jsonl); an empty folder is fine.
