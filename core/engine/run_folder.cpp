@@ -393,12 +393,14 @@ static std::optional<std::string> readCheckedCheckpoint(const std::filesystem::p
   return data;
 }
 
-std::optional<std::string> RunFolder::newestCheckpoint(std::uint64_t maxBytes, std::vector<std::string>* skipped, std::string* chosen) const {
+std::optional<std::string> RunFolder::newestCheckpoint(std::uint64_t maxBytes, std::vector<std::string>* skipped, std::string* chosen,
+                                                       const CheckpointTest& usable) const {
   auto files = checkpointFiles(dir_);
   for (size_t i = files.size(); i-- > 0;) {
     const std::string name = files[i].filename().string();
     std::string reason;
     auto data = readCheckedCheckpoint(files[i], maxBytes, &reason);
+    if (data && usable && !usable(*data, &reason)) data.reset();
     if (!data) {
       if (skipped) skipped->push_back(name + ": " + reason);
       continue;

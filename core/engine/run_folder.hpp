@@ -19,6 +19,7 @@
 // Thread-safety: one thread (the engine's) writes a run folder.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,7 +62,11 @@ class RunFolder {
   // The newest checkpoint whose checksum holds and whose size is at most `maxBytes` (what a
   // checkpoint of this run can hold); every file skipped on the way is described in `skipped`
   // (e.g. "iter-00000012.ckpt: checksum mismatch (the file is corrupted)").
-  std::optional<std::string> newestCheckpoint(std::uint64_t maxBytes, std::vector<std::string>* skipped, std::string* name = nullptr) const;
+  // `usable` (when given) is asked of each checkpoint whose checksum holds, newest first: one it
+  // refuses (its reason, say a payload that does not fit the network) is skipped like a damaged one.
+  using CheckpointTest = std::function<bool(const std::string& bytes, std::string* problem)>;
+  std::optional<std::string> newestCheckpoint(std::uint64_t maxBytes, std::vector<std::string>* skipped, std::string* name = nullptr,
+                                              const CheckpointTest& usable = {}) const;
   // The checkpoint of `iteration` when it exists and its checksum holds; nullopt with `error`
   // naming what is wrong (no such checkpoint, and which ones the run keeps; or the file's fault).
   std::optional<std::string> checkpointOf(std::int64_t iteration, std::uint64_t maxBytes, std::string* error, std::string* name = nullptr) const;

@@ -84,6 +84,7 @@ OpenedRun<train::Trainer> openRunOf(const std::filesystem::path& dir, std::share
   }
   std::string name;
   std::optional<std::string> bytes;
+  bool restored = false;  // the newest checkpoint the trainer could restore (a damaged payload is skipped)
   if (options.use == RunUse::Read && options.checkpointIteration > 0) {
     bytes = out.folder->checkpointOf(options.checkpointIteration, trainer->checkpointSizeLimit(), &problem, &name);
     if (!bytes) {
@@ -91,7 +92,9 @@ OpenedRun<train::Trainer> openRunOf(const std::filesystem::path& dir, std::share
       return out;
     }
   } else {
-    bytes = out.folder->newestCheckpoint(trainer->checkpointSizeLimit(), &out.skipped, &name);
+    auto restore = [&](const std::string& b, std::string* why) { return trainer->restore(b, why); };
+    bytes = out.folder->newestCheckpoint(trainer->checkpointSizeLimit(), &out.skipped, &name, restore);
+    restored = bytes.has_value();
   }
   if (!bytes) {
     out.error = failure(options.use == RunUse::Resume
@@ -100,7 +103,7 @@ OpenedRun<train::Trainer> openRunOf(const std::filesystem::path& dir, std::share
                             : dir.string() + " has no valid checkpoint yet");
     return out;
   }
-  if (!trainer->restore(*bytes, &problem)) {
+  if (!restored && !trainer->restore(*bytes, &problem)) {
     out.error = failure("checkpoint " + name + " cannot be used: " + problem);
     return out;
   }

@@ -578,6 +578,26 @@ class TestRunSafety : public QObject {
 
   // Issue 44, round 3: a run's exports/ that is a symbolic link out of the run is never written
   // or deleted through, as checkpoints/ is not.
+  // A checkpoint whose checksum holds but whose payload cannot be restored (cut in half, then
+  // sealed again) is skipped for the one before it, as a damaged one is (found by the held-out
+  // probe: every command stopped on it).
+  void aCheckpointThatCannotBeRestoredIsSkipped() {
+    const QString run = trained(QStringLiteral("unrestorable"), 2);
+    const QString folder = run + QStringLiteral("/checkpoints/");
+    const QByteArray good = bytes(folder + QStringLiteral("iter-00000002.ckpt"));
+    QByteArray payload = good.left((good.size() - 16) / 2);
+    std::memcpy(payload.data() + 8, "\3\0\0\0\0\0\0\0", 8);  // iteration 3, as its name says
+    const std::uint64_t sum = cas::engine::fnv1a64({payload.constData(), size_t(payload.size())});
+    append(folder + QStringLiteral("iter-00000003.ckpt"), payload + QByteArray(reinterpret_cast<const char*>(&sum), sizeof sum) + QByteArray("CASCKPT1"));
+    const Result r = cli({QStringLiteral("eval"), run, QStringLiteral("--games"), QStringLiteral("2")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.startsWith(QStringLiteral("warning: skipping checkpoint iter-00000003.ckpt: ")), qPrintable(r.err));
+    QVERIFY2(r.err.contains(QStringLiteral("iter-00000002.ckpt (iteration 2)")), qPrintable(r.err));
+    const Result resumed = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(resumed.status, 0);
+    verifyMetrics(run, 3);
+  }
+
   // Found by the held-out probe: eval --opponent run:FOLDER quoted a 100 KB folder whole.
   void opponentFoldersAreQuotedCut() {
     const QString run = trained(QStringLiteral("opponent"), 1);
