@@ -71,6 +71,12 @@ std::optional<ir::Graph> buildUpdate(const project::Project& p, const CheckOptio
   }
 }
 
+// A shape as check prints it, "[4, 84, 84]", cut after 8 dimensions with its rank (a shape of
+// 60,000 dimensions printed whole made lines of 180 KB).
+std::string shortShape(const std::vector<std::int64_t>& shape) {
+  return shape.size() <= 8 ? ir::shapeText(shape, ", ") : quoteShape(shape);
+}
+
 // The rows of the smallest embedding table the observation indexes (through reshapes), or 0
 // when no embedding reads it: a policy over tokens needs whole numbers below that.
 std::int64_t observationVocabulary(const ir::Graph& g) {
@@ -127,11 +133,11 @@ std::optional<double> timeForwardPass(const ir::Graph& g) {
 void describePolicy(const pdl::CompiledPolicy& p, const ir::Graph& g, std::int64_t batch, bool printIr, double ms) {
   std::cout << "  outputs:";
   for (size_t i = 0; i < p.outputNames.size(); ++i)
-    std::cout << (i ? ", " : " ") << printable(p.outputNames[i]) << " " << ir::shapeText(p.outputShapes[i], ", ");
+    std::cout << (i ? ", " : " ") << printable(p.outputNames[i]) << " " << shortShape(p.outputShapes[i]);
   std::cout << "\n";
   std::printf("  %-34s %-11s %-16s %10s %10s\n", "layer", "kind", "output", "params", "FLOPs");
   for (const pdl::LayerSummary& l : p.layers)
-    std::printf("  %-34s %-11s %-16s %10s %10s\n", printable(l.name).c_str(), l.kind.c_str(), ir::shapeText(l.outputShape, ", ").c_str(),
+    std::printf("  %-34s %-11s %-16s %10s %10s\n", printable(l.name).c_str(), l.kind.c_str(), shortShape(l.outputShape).c_str(),
                 count(double(l.parameters)).c_str(), count(double(l.flops)).c_str());
   std::printf("  total: %lld parameters, %s FLOPs per sample (layers only; a multiply-add counts 2)\n",
               static_cast<long long>(p.parameterCount), count(double(p.flopsPerSample)).c_str());
@@ -144,11 +150,47 @@ void describePolicy(const pdl::CompiledPolicy& p, const ir::Graph& g, std::int64
   std::printf("  CPU forward pass, batch %lld: %.3f ms (mean of 5 runs, random observation)\n", static_cast<long long>(batch), ms);
 }
 
+// The arithmetic of one forward pass of `g`, roughly: products and windows by their terms,
+// everything else by its outputs.
+double operationsOf(const ir::Graph& g) {
+  double total = 0;
+  for (const ir::Node& n : g.nodes) {
+    const double out = double(ir::numel(n.shape));
+    if (n.op == ir::Op::Input || n.op == ir::Op::Constant) continue;
+    const ir::Shape& x = g.node(n.inputs[0]).shape;
+    if (n.op == ir::Op::MatMul) total += 2 * out * double(n.attrs.transposeA ? x[x.size() - 2] : x.back());
+    else if (n.op == ir::Op::Conv2d) total += 2 * out * double(ir::numel(g.node(n.inputs[1]).shape) / g.node(n.inputs[1]).shape[0]);
+    else if (n.op == ir::Op::MaxPool2d || n.op == ir::Op::AvgPool2d) total += out * double(n.attrs.kernelH * n.attrs.kernelW);
+    else if (n.op == ir::Op::Attention) total += 4 * out * double(g.node(n.inputs[1]).shape[1]);
+    else total += out;
+  }
+  return total;
+}
+
+// Why check does not run the forward pass of `g`: more memory or arithmetic than a check should
+// take on the CPU backend (a model within every limit can still need gigabytes, or hours).
+std::optional<std::string> tooLargeToRun(const ir::Graph& g) {
+  constexpr double kMaxBytes = 4.0 * (1 << 30), kMaxOperations = 2e11;
+  double bytes = 0;
+  for (std::int64_t size : g.plan.sizes) bytes += 4.0 * double(size);
+  for (const ir::Node& n : g.nodes)
+    if (n.op == ir::Op::Input || n.op == ir::Op::Constant) bytes += 4.0 * double(ir::numel(n.shape));
+  char b[200];
+  if (bytes > kMaxBytes) std::snprintf(b, sizeof b, "it needs %.1f GiB of memory, more than the 4 GiB check allows itself", bytes / (1 << 30));
+  else if (operationsOf(g) > kMaxOperations) std::snprintf(b, sizeof b, "it takes about %.2g operations, more than the 2e11 check allows itself", operationsOf(g));
+  else return std::nullopt;
+  return std::string(b);
+}
+
 // The policy's graph after the passes, and its forward pass's time; nullopt (the failure printed)
-// when the pass fails.
+// when the pass fails or is too large to run here.
 std::optional<std::pair<ir::Graph, double>> runPolicy(const pdl::CompiledPolicy& p) {
   ir::Graph g = p.graph;
   ir::runPasses(g, ir::defaultPipeline());
+  if (std::optional<std::string> why = tooLargeToRun(g)) {
+    std::cerr << "  the forward pass was not run on the CPU backend: " << *why << "\n";
+    return std::nullopt;
+  }
   const std::optional<double> ms = timeForwardPass(g);
   if (!ms) return std::nullopt;
   return std::make_pair(std::move(g), *ms);
@@ -190,7 +232,7 @@ int checkPdlFile(const std::string& path, const CheckOptions& options) {
     return 1;
   }
   // "ok" only now, after the last check.
-  std::cout << printable(path) << ": ok (observation " << ir::shapeText(o.observationShape, ", ") << ", " << o.actionCount << " actions)\n";
+  std::cout << printable(path) << ": ok (observation " << shortShape(o.observationShape) << ", " << o.actionCount << " actions)\n";
   describePolicy(*r.policy, ran->first, options.batch, options.printIr, ran->second);
   return 0;
 }
@@ -199,7 +241,7 @@ void printProject(const std::string& path, const project::Project& p) {
   const env::EnvironmentInfo* e = env::findEnvironment(p.environment);
   std::cout << printable(path) << ": ok\n"
             << "  name:        " << printable(p.name) << "\n"
-            << "  environment: " << p.environment << " (observation " << ir::shapeText({e->observationShape.begin(), e->observationShape.end()}, ", ")
+            << "  environment: " << p.environment << " (observation " << shortShape({e->observationShape.begin(), e->observationShape.end()})
             << ", " << e->actionCount << " actions)\n"
             << "  algorithm:   " << p.algorithm << "\n"
             << "  policy:      " << printable(p.policyFile.string()) << "\n";

@@ -92,9 +92,20 @@ OpenedRun<train::Trainer> openRunOf(const std::filesystem::path& dir, std::share
       return out;
     }
   } else {
-    auto restore = [&](const std::string& b, std::string* why) { return trainer->restore(b, why); };
+    std::optional<std::string> refusal;  // why the trainer refused the newest checkpoint it was given
+    auto restore = [&](const std::string& b, std::string* why) {
+      const bool ok = trainer->restore(b, why);
+      if (!ok && !refusal) refusal = *why;
+      return ok;
+    };
     bytes = out.folder->newestCheckpoint(trainer->checkpointSizeLimit(), &out.skipped, &name, restore);
     restored = bytes.has_value();
+    if (!bytes && refusal) {  // none fits this network: the newest's reason says why (say, a layer's size changed)
+      for (auto s = out.skipped.rbegin(); s != out.skipped.rend(); ++s)  // the newest was skipped first
+        if (s->ends_with(": " + *refusal)) name = s->substr(0, s->size() - refusal->size() - 2);
+      out.error = failure("checkpoint " + name + " cannot be used: " + *refusal);
+      return out;
+    }
   }
   if (!bytes) {
     out.error = failure(options.use == RunUse::Resume

@@ -657,6 +657,33 @@ class TestHostileInput : public QObject {
     QVERIFY2(r.err.size() < 4200, qPrintable(r.err.left(400)));
   }
 
+  // Found by the held-out probe: check ran any forward pass, however large (a 4096-wide max pool
+  // over 1024 x 1024 ran past a minute; a shape of 60,000 dimensions was printed whole).
+  void checkBoundsItsForwardPassAndShapes() {
+    const QString pdl = dir_.filePath(QStringLiteral("pool.pdl"));
+    QFile f(pdl);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("def policy(obs):\n    return dense(max_pool2d(obs, kernel=4096, stride=1, padding='same'), units=action_dim)\n");
+    f.close();
+    QElapsedTimer clock;
+    clock.start();
+    Result r = cli({QStringLiteral("check"), pdl, QStringLiteral("--obs-shape"), QStringLiteral("1,1024,1024"), QStringLiteral("--action-dim"), QStringLiteral("3")});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.contains(QStringLiteral("the forward pass was not run on the CPU backend: it takes about 1.8e+13 operations")), qPrintable(r.err));
+    QVERIFY(clock.elapsed() < 10000);
+    QStringList ones;
+    for (int i = 0; i < 60000; ++i) ones << QStringLiteral("1");
+    const QString flat = dir_.filePath(QStringLiteral("flat.pdl"));
+    QFile g(flat);
+    QVERIFY(g.open(QIODevice::WriteOnly));
+    g.write("def policy(obs):\n    return obs\n");
+    g.close();
+    r = cli({QStringLiteral("check"), flat, QStringLiteral("--obs-shape"), ones.join(','), QStringLiteral("--action-dim"), QStringLiteral("3")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.out.size() < 4000, qPrintable(r.out.left(400)));
+    QVERIFY2(r.out.contains(QStringLiteral("[1, 1, 1, 1, 1, 1, 1, 1, ... (60000 dims)]")), qPrintable(r.out.left(400)));
+  }
+
   // Found by the held-out probe: an --entry name of 100 KB was quoted whole (a 100 KB message;
   // test_run_safety::opponentFoldersAreQuotedCut has the opponent's run folder).
   void entryQuotesAreCut() {
