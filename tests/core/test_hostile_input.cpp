@@ -771,9 +771,12 @@ class TestHostileInput : public QObject {
   void namesWithFormatCharactersAreRefused() {
     const std::string rule = "a name must not hold invisible formatting or text direction characters (it holds ";
     const std::pair<const char*, const char*> names[] = {{"evil\xe2\x80\xaetxt.exe", "U+202E"}, {"a\xe2\x80\x8b" "b", "U+200B"}, {"\xef\xbb\xbfx", "U+FEFF"},
-                                                         {"a\xe2\x81\xa6" "b", "U+2066"}, {"a\xd8\x9c" "b", "U+061C"}, {"a\xc2\xad" "b", "U+00AD"}};
+                                                         {"a\xe2\x81\xa6" "b", "U+2066"}, {"a\xd8\x9c" "b", "U+061C"}, {"a\xc2\xad" "b", "U+00AD"},
+                                                         // the line separator (found by the held-out probe: a name holding it printed raw)
+                                                         {"a\xe2\x80\xa8" "b", "U+2028"}};
     for (const auto& [name, code] : names) QCOMPARE(cas::project::folderNameProblem(name).value_or(""), rule + code + ")");
     QCOMPARE(cas::printable("evil\xe2\x80\xaetxt.exe"), std::string("evil\\u202etxt.exe"));
+    QCOMPARE(cas::printable("a\xe2\x80\xa8" "b"), std::string("a\\u2028b"));
     QVERIFY(!cas::project::folderNameProblem("caf\xc3\xa9-\xe4\xb8\xad\xe6\x96\x87"));  // letters of any script are names
     const QString cwd = dir_.filePath(QStringLiteral("bidi-cwd"));
     QDir().mkpath(cwd);
