@@ -232,6 +232,7 @@ class Compiler {
   Value lowerUnary(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerDense(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerLinear(const std::string& fn, const Args& a, Frame& frame, Pos pos);
+  std::optional<NodeId> affine(const std::string& name, NodeId rows, std::int64_t units, bool bias, Pos pos, std::int64_t* params);
   Value lowerTranspose(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerParam(const std::string& fn, const Args& a, Frame& frame, Pos pos);
   Value lowerConv2d(const std::string& fn, const Args& a, Frame& frame, Pos pos);

@@ -87,19 +87,26 @@ Value Compiler::lowerDense(const std::string&, const Args& a, Frame& frame, Pos 
   const std::string name = layerName(frame, "dense", a);
   const std::int64_t k = ir::numel(x->shape);
   if (!checkSize({k, *units}, a.pos("units"), true)) return Value::poison();
-  NodeId flat = b_.reshape(x->node, {opt_.batch, k});
-  auto w = parameter(name + "/weight", {k, *units}, ir::Init::FanInUniform, k, pos);
-  if (!w) return Value::poison();
-  NodeId y = b_.matmul(flat, *w);
-  std::int64_t params = k * *units;
-  if (*bias) {
-    auto bv = parameter(name + "/bias", {*units}, ir::Init::FanInUniform, k, pos);
-    if (!bv) return Value::poison();
-    y = b_.add(y, *bv);
-    params += *units;
-  }
+  std::int64_t params = 0;
+  auto y = affine(name, b_.reshape(x->node, {opt_.batch, k}), *units, *bias, pos, &params);
+  if (!y) return Value::poison();
   recordLayer(name, "dense", {*units}, params, 2 * k * *units, pos);
-  return tensor(y, {*units}, pos);
+  return tensor(*y, {*units}, pos);
+}
+
+// rows [N, K] times the layer's weight [K, units], plus its bias when asked: dense's and
+// linear's parameters, counted into `params`.
+std::optional<NodeId> Compiler::affine(const std::string& name, NodeId rows, std::int64_t units, bool bias, Pos pos, std::int64_t* params) {
+  const std::int64_t k = b_.shape(rows).back();
+  auto w = parameter(name + "/weight", {k, units}, ir::Init::FanInUniform, k, pos);
+  if (!w) return std::nullopt;
+  NodeId y = b_.matmul(rows, *w);
+  *params = k * units;
+  if (!bias) return y;
+  auto bv = parameter(name + "/bias", {units}, ir::Init::FanInUniform, k, pos);
+  if (!bv) return std::nullopt;
+  *params += units;
+  return b_.add(y, *bv);
 }
 
 // A dense layer over the last axis, the same weights at every position: [..., K] -> [..., units]
@@ -118,20 +125,11 @@ Value Compiler::lowerLinear(const std::string&, const Args& a, Frame& frame, Pos
   Shape outShape = x->shape;
   outShape.back() = *units;
   if (!checkSize({k, *units}, a.pos("units"), true) || !checkSize(outShape, a.pos("units"))) return Value::poison();
-  auto w = parameter(name + "/weight", {k, *units}, ir::Init::FanInUniform, k, pos);
-  if (!w) return Value::poison();
-  NodeId y = b_.matmul(b_.reshape(x->node, {opt_.batch * positions, k}), *w);
-  std::int64_t params = k * *units;
-  if (*bias) {
-    auto bv = parameter(name + "/bias", {*units}, ir::Init::FanInUniform, k, pos);
-    if (!bv) return Value::poison();
-    y = b_.add(y, *bv);
-    params += *units;
-  }
-  Shape batched = {opt_.batch};
-  batched.insert(batched.end(), outShape.begin(), outShape.end());
+  std::int64_t params = 0;
+  auto y = affine(name, b_.reshape(x->node, {opt_.batch * positions, k}), *units, *bias, pos, &params);
+  if (!y) return Value::poison();
   recordLayer(name, "linear", outShape, params, 2 * k * *units * positions, pos);
-  return tensor(b_.reshape(y, batched), outShape, pos);
+  return tensor(b_.reshape(*y, withBatch(outShape)), outShape, pos);
 }
 
 Value Compiler::lowerConv2d(const std::string&, const Args& a, Frame& frame, Pos pos) {
