@@ -34,6 +34,11 @@
 // calls no attention kernel has no unused variables to warn about).
 enum { kCasAttentionRowGroup = 8, kCasAttentionMaxTiledWidth = 64 };
 
+// One head's rows (queries or keys), padded to a whole number of row groups.
+__device__ __forceinline__ constexpr int cas_attention_padded(int rows) {
+  return (rows + kCasAttentionRowGroup - 1) / kCasAttentionRowGroup * kCasAttentionRowGroup;
+}
+
 // The keys query i of sequence `seq` sees are 0 .. end - 1 (core/exec/cpu_transformer.cpp's
 // `visible`: causal hides j > i, lengths hide j >= max(length, 1)).
 template <int S, bool Causal>
@@ -77,7 +82,7 @@ struct CasAttentionRow {
 };
 template <int Heads, int L, int Count>
 __device__ __forceinline__ CasAttentionRow cas_attention_row_of(int thread) {
-  constexpr int Lp = (L + kCasAttentionRowGroup - 1) / kCasAttentionRowGroup * kCasAttentionRowGroup;
+  constexpr int Lp = cas_attention_padded(L);
   const int row = thread / 32, first = (thread - int(threadIdx.x)) / 32, last = first + int(blockDim.x) / 32 - 1;
   CasAttentionRow r;
   r.index = row % Lp;
@@ -187,7 +192,7 @@ __device__ __forceinline__ bool cas_attention_query(int thread, const float* q, 
 // out = softmax(q k^T / sqrt(Dh), masked) v; Rows = B * H * T queries.
 template <int Rows, int T, int S, int D, int H, bool Causal>
 __device__ __forceinline__ bool cas_attention_forward(int& b, const float* q, const float* k, const float* v, const float* lengths, float* out) {
-  constexpr int Count = Rows / T, Lp = (T + kCasAttentionRowGroup - 1) / kCasAttentionRowGroup * kCasAttentionRowGroup;
+  constexpr int Count = Rows / T, Lp = cas_attention_padded(T);
   return cas_segment<Count * Lp * 32>(b, [&](int thread) {
     constexpr int Dh = D / H, Cols = (Dh + 31) / 32;
     const int lane = thread % 32;
@@ -204,7 +209,7 @@ __device__ __forceinline__ bool cas_attention_forward(int& b, const float* q, co
 template <int Rows, int T, int S, int D, int H, bool Causal>
 __device__ __forceinline__ bool cas_attention_stats(int& b, const float* q, const float* k, const float* v, const float* g, const float* lengths,
                                                     float* stats) {
-  constexpr int Count = Rows / T, Lp = (T + kCasAttentionRowGroup - 1) / kCasAttentionRowGroup * kCasAttentionRowGroup;
+  constexpr int Count = Rows / T, Lp = cas_attention_padded(T);
   return cas_segment<Count * Lp * 32>(b, [&](int thread) {
     constexpr int Dh = D / H, Cols = (Dh + 31) / 32;
     const int lane = thread % 32;
@@ -258,7 +263,7 @@ __device__ __forceinline__ void cas_attention_grad_q_row(const float (&qs)[Dh], 
 template <int Rows, int T, int S, int D, int H, bool Causal>
 __device__ __forceinline__ bool cas_attention_grad_q(int& b, const float* q, const float* k, const float* v, const float* g, const float* stats,
                                                      const float* lengths, float* dq) {
-  constexpr int Count = Rows / T, Lp = (T + kCasAttentionRowGroup - 1) / kCasAttentionRowGroup * kCasAttentionRowGroup;
+  constexpr int Count = Rows / T, Lp = cas_attention_padded(T);
   return cas_segment<Count * Lp * 32>(b, [&](int thread) {
     constexpr int Dh = D / H, Cols = (Dh + 31) / 32;
     const int lane = thread % 32;
@@ -330,7 +335,7 @@ __device__ __forceinline__ void cas_attention_grad_kv_row(const float (&kj)[D / 
 template <int Rows, int T, int S, int D, int H, bool Causal>
 __device__ __forceinline__ bool cas_attention_grad_kv(int& b, const float* q, const float* k, const float* v, const float* g, const float* stats,
                                                       const float* lengths, float* dkv) {
-  constexpr int Count = Rows / S, Lp = (S + kCasAttentionRowGroup - 1) / kCasAttentionRowGroup * kCasAttentionRowGroup;
+  constexpr int Count = Rows / S, Lp = cas_attention_padded(S);
   return cas_segment<Count * Lp * 32>(b, [&](int thread) {
     constexpr int Dh = D / H, Cols = (Dh + 31) / 32;
     const int lane = thread % 32;
