@@ -14,18 +14,13 @@
 #include "core/exec/backend.hpp"
 #include "core/ir/autodiff.hpp"
 #include "core/ir/decompose.hpp"
+#include "support/random_values.hpp"
 
 using namespace cas;
 
 namespace {
 
-std::vector<float> randomValues(std::size_t count, unsigned seed) {
-  std::mt19937 random(seed);
-  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  std::vector<float> v(count);
-  for (float& e : v) e = uniform(random);
-  return v;
-}
+using test::randomValues;
 
 struct AttentionCase {
   std::int64_t batch, queries, keys, width, heads;

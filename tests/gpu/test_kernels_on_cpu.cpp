@@ -16,6 +16,7 @@
 #include "core/ir/builder.hpp"
 #include "core/cuda_render/implicit_conv.hpp"
 #include "support/cuda_on_cpu.hpp"
+#include "support/random_values.hpp"
 
 // Their #pragma unroll is nvcc's (-Wno-unknown-pragmas here).
 #include "core/cuda_render/kernels/conv_forward_images.cuh"
@@ -66,13 +67,7 @@ std::vector<float> cpuForward(const Shape4& x, int k, int r, int s, const ir::Wi
   return out;
 }
 
-std::vector<float> randomValues(std::size_t count, unsigned seed) {
-  std::mt19937 random(seed);
-  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  std::vector<float> v(count);
-  for (float& e : v) e = uniform(random);
-  return v;
-}
+using test::randomValues;
 
 // The kernel on the CPU for one geometry (its template arguments), compared with the backend.
 template <int N, int C, int H, int W, int K, int R, int S, int HO, int WO, int SH, int SW, int PT, int PL, int TK>

@@ -18,6 +18,7 @@
 #include "core/ir/autodiff.hpp"
 #include "core/ir/builder.hpp"
 #include "support/cuda_on_cpu.hpp"
+#include "support/random_values.hpp"
 
 // Their #pragma unroll is nvcc's (-Wno-unknown-pragmas here).
 #include "core/cuda_render/kernels/prelude.cuh"
@@ -33,13 +34,7 @@ namespace {
 // two heads (the direct path beside the tiled one).
 unsigned blockSize = 128;
 
-std::vector<float> randomValues(std::size_t count, unsigned seed) {
-  std::mt19937 random(seed);
-  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  std::vector<float> v(count);
-  for (float& e : v) e = uniform(random);
-  return v;
-}
+using test::randomValues;
 
 void expectClose(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
   QCOMPARE(got.size(), want.size());
