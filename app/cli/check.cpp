@@ -176,8 +176,9 @@ std::optional<std::string> tooLargeToRun(const ir::Graph& g) {
   for (const ir::Node& n : g.nodes)
     if (n.op == ir::Op::Input || n.op == ir::Op::Constant) bytes += 4.0 * double(ir::numel(n.shape));
   char b[200];
+  const double operations = bytes > kMaxBytes ? 0 : operationsOf(g);
   if (bytes > kMaxBytes) std::snprintf(b, sizeof b, "it needs %.1f GiB of memory, more than the 4 GiB check allows itself", bytes / (1 << 30));
-  else if (operationsOf(g) > kMaxOperations) std::snprintf(b, sizeof b, "it takes about %.2g operations, more than the 2e11 check allows itself", operationsOf(g));
+  else if (operations > kMaxOperations) std::snprintf(b, sizeof b, "it takes about %.2g operations, more than the 2e11 check allows itself", operations);
   else return std::nullopt;
   return std::string(b);
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace cas::exec {
@@ -36,9 +37,10 @@ float probabilities(const AttentionGeometry& a, const float* q, const float* k, 
                     std::vector<float>& p) {
   const std::int64_t dh = a.headWidth(), d = a.width;
   const float* qi = q + (b * a.queries + i) * d + h * dh;
+  const float scale = scaleOf(a);
   float m = -std::numeric_limits<float>::infinity();
   for (std::int64_t j = 0; j < a.keys; ++j) {
-    p[size_t(j)] = visible(a, b, i, j) ? dot(qi, k + (b * a.keys + j) * d + h * dh, dh) * scaleOf(a) : -std::numeric_limits<float>::infinity();
+    p[size_t(j)] = visible(a, b, i, j) ? dot(qi, k + (b * a.keys + j) * d + h * dh, dh) * scale : -std::numeric_limits<float>::infinity();
     m = std::max(m, p[size_t(j)]);
   }
   float sum = 0;
@@ -54,6 +56,15 @@ void weightedValues(const AttentionGeometry& a, const float* v, std::int64_t b, 
   for (std::int64_t j = 0; j < a.keys; ++j)
     if (p[size_t(j)] != 0.0f)
       for (std::int64_t c = 0; c < dh; ++c) o[c] += p[size_t(j)] * v[(b * a.keys + j) * a.width + h * dh + c];
+}
+
+// A row's mean and 1 / sqrt(variance + eps), the variance around the mean.
+std::pair<float, float> moments(const float* xr, std::int64_t width, float eps) {
+  float mean = 0, var = 0;
+  for (std::int64_t c = 0; c < width; ++c) mean += xr[c];
+  mean /= float(width);
+  for (std::int64_t c = 0; c < width; ++c) var += (xr[c] - mean) * (xr[c] - mean);
+  return {mean, 1.0f / std::sqrt(var / float(width) + eps)};
 }
 
 }  // namespace
@@ -80,6 +91,7 @@ void attentionStats(ThreadPool& pool, const AttentionGeometry& a, const float* q
 void attentionGradQ(ThreadPool& pool, const AttentionGeometry& a, const float* q, const float* k, const float* v, const float* g,
                     const float* stats, float* dq) {
   const std::int64_t dh = a.headWidth(), d = a.width;
+  const float scale = scaleOf(a);
   forEachQuery(pool, a, [&](std::int64_t b, std::int64_t h, std::int64_t i) {
     const float* s = stats + ((b * a.heads + h) * a.queries + i) * 2;
     const float *qi = q + (b * a.queries + i) * d + h * dh, *gi = g + (b * a.queries + i) * d + h * dh;
@@ -88,8 +100,8 @@ void attentionGradQ(ThreadPool& pool, const AttentionGeometry& a, const float* q
     for (std::int64_t j = 0; j < a.keys; ++j) {
       if (!visible(a, b, i, j)) continue;
       const float *kj = k + (b * a.keys + j) * d + h * dh, *vj = v + (b * a.keys + j) * d + h * dh;
-      const float p = std::exp(dot(qi, kj, dh) * scaleOf(a) - s[0]);
-      const float ds = p * (dot(gi, vj, dh) - s[1]) * scaleOf(a);
+      const float p = std::exp(dot(qi, kj, dh) * scale - s[0]);
+      const float ds = p * (dot(gi, vj, dh) - s[1]) * scale;
       for (std::int64_t c = 0; c < dh; ++c) out[c] += ds * kj[c];
     }
   });
@@ -98,6 +110,7 @@ void attentionGradQ(ThreadPool& pool, const AttentionGeometry& a, const float* q
 void attentionGradKV(ThreadPool& pool, const AttentionGeometry& a, const float* q, const float* k, const float* v, const float* g,
                      const float* stats, float* dkv) {
   const std::int64_t dh = a.headWidth(), d = a.width;
+  const float scale = scaleOf(a);
   pool.parallelFor(a.batch * a.heads * a.keys, 16, [&](std::int64_t from, std::int64_t to) {
     for (std::int64_t r = from; r < to; ++r) {
       const std::int64_t b = r / (a.heads * a.keys), h = (r / a.keys) % a.heads, j = r % a.keys;
@@ -110,8 +123,8 @@ void attentionGradKV(ThreadPool& pool, const AttentionGeometry& a, const float* 
         if (!visible(a, b, i, j)) continue;
         const float* s = stats + ((b * a.heads + h) * a.queries + i) * 2;
         const float *qi = q + (b * a.queries + i) * d + h * dh, *gi = g + (b * a.queries + i) * d + h * dh;
-        const float p = std::exp(dot(qi, kj, dh) * scaleOf(a) - s[0]);
-        const float ds = p * (dot(gi, vj, dh) - s[1]) * scaleOf(a);
+        const float p = std::exp(dot(qi, kj, dh) * scale - s[0]);
+        const float ds = p * (dot(gi, vj, dh) - s[1]) * scale;
         for (std::int64_t c = 0; c < dh; ++c) {
           dk[c] += ds * qi[c];
           dv[c] += p * gi[c];
@@ -126,11 +139,7 @@ void layerNormForward(ThreadPool& pool, std::int64_t rows, std::int64_t width, f
   pool.parallelFor(rows, 16, [&](std::int64_t from, std::int64_t to) {
     for (std::int64_t r = from; r < to; ++r) {
       const float* xr = x + r * width;
-      float mean = 0, var = 0;
-      for (std::int64_t c = 0; c < width; ++c) mean += xr[c];
-      mean /= float(width);
-      for (std::int64_t c = 0; c < width; ++c) var += (xr[c] - mean) * (xr[c] - mean);
-      const float inverse = 1.0f / std::sqrt(var / float(width) + eps);
+      const auto [mean, inverse] = moments(xr, width, eps);
       for (std::int64_t c = 0; c < width; ++c) out[r * width + c] = (xr[c] - mean) * inverse * gamma[c] + beta[c];
     }
   });
@@ -141,11 +150,7 @@ void layerNormGrad(ThreadPool& pool, std::int64_t rows, std::int64_t width, floa
   pool.parallelFor(rows, 16, [&](std::int64_t from, std::int64_t to) {
     for (std::int64_t r = from; r < to; ++r) {
       const float *xr = x + r * width, *gr = g + r * width;
-      float mean = 0, var = 0;
-      for (std::int64_t c = 0; c < width; ++c) mean += xr[c];
-      mean /= float(width);
-      for (std::int64_t c = 0; c < width; ++c) var += (xr[c] - mean) * (xr[c] - mean);
-      const float inverse = 1.0f / std::sqrt(var / float(width) + eps);
+      const auto [mean, inverse] = moments(xr, width, eps);
       float meanG = 0, meanGX = 0;  // of g * gamma and g * gamma * xhat
       for (std::int64_t c = 0; c < width; ++c) {
         meanG += gr[c] * gamma[c];
