@@ -54,6 +54,16 @@ CLI::Validator numberIn(double lo, double hi) {
       "NUMBER in " + range(lo, hi));
 }
 
+// A path the user gives, such as --out: an empty one is refused, not taken for the default.
+CLI::Validator nonEmptyPath(const char* defaultWhenLeftOut) {
+  return CLI::Validator(
+      [defaultWhenLeftOut](std::string& text) -> std::string {
+        if (!text.empty()) return {};
+        return std::string("expected a path, got ''; leave the option out for the default (") + defaultWhenLeftOut + ")";
+      },
+      "PATH");
+}
+
 // An observation shape as `check` and `export` take it for a .pdl file ("4,84,84"); nullopt,
 // with the reason printed, when it is not a list of positive integers or holds more elements
 // than a policy's observation may (counted in checked 64-bit arithmetic: 65536^4 is no 0).
@@ -390,7 +400,7 @@ Subcommand addTrain(CLI::App& parent) {
                        "machines: mpirun -np N cuda-agent train ... (without --gpus or --ranks) makes each process a rank")
       ->check(integerIn(1, 64))->excludes(ranksOption);
   trainCmd->add_option("--set", train.sets, "Override a parameter: --set search.c_puct=2.0 (repeatable; `cuda-agent params` lists them)");
-  trainCmd->add_option("--out", train.out, "Run folder to create (default: runs/NAME-DATE-TIME)");
+  trainCmd->add_option("--out", train.out, "Run folder to create (default: runs/NAME-DATE-TIME)")->check(nonEmptyPath("runs/NAME-DATE-TIME"));
   trainCmd->add_option("--resume", train.resume, "Continue the run in this folder from its newest valid checkpoint")->check(CLI::ExistingDirectory);
   trainCmd->add_option("--restart", train.restart, "Train the run in this folder again from iteration 1, discarding its metrics, changes and checkpoints")
       ->check(CLI::ExistingDirectory);
@@ -525,7 +535,8 @@ Subcommand addExport(CLI::App& parent) {
       ->capture_default_str();
   auto* opsetOption = exportCmd->add_option("--opset", exportOptions.opset, "ONNX: the opset version")
       ->check(integerIn(cas::exports::kMinOnnxOpset, cas::exports::kMaxOnnxOpset))->capture_default_str();
-  exportCmd->add_option("--out", exportOptions.out, "The file to write (default: DIR/exports/policy.onnx, policy.c and policy.h, or policy_cuda.cu and policy_cuda.h)");
+  exportCmd->add_option("--out", exportOptions.out, "The file to write (default: DIR/exports/policy.onnx, policy.c and policy.h, or policy_cuda.cu and policy_cuda.h)")
+      ->check(nonEmptyPath("a file in DIR/exports/"));
   return {exportCmd, [state, batchOption, opsetOption, exportObsOption, exportActionOption, exportSeedOption] {
     auto& exportOptions = state->exportOptions;
     const std::string& exportBatch = state->exportBatch;

@@ -1,6 +1,7 @@
 #include "core/engine/run_folder.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,9 +90,14 @@ void compareWithProject(const project::Project& current, const std::filesystem::
 
 // A run folder's files are read, cut and pruned in the folder itself: a symbolic link among them
 // (planted, or left by a copy) would make a run train a policy from elsewhere, or prune and
-// discard the files of another folder. The first such link, described; nullopt when none.
+// discard the files of another folder. The first such link, or a checkpoints/ that is no folder
+// (a file or a FIFO in its place), described; nullopt when none.
 std::optional<std::string> linkInRun(const std::filesystem::path& dir) {
   if (auto link = linkedRunFolder(dir, "checkpoints")) return link;
+  struct stat checkpoints {};
+  if (::lstat((dir / "checkpoints").c_str(), &checkpoints) == 0 && !S_ISDIR(checkpoints.st_mode))
+    return (dir / "checkpoints").string() + " is " + fileTypeName(checkpoints.st_mode) +
+           ", not a folder; a run keeps its checkpoints in the folder checkpoints/ (move it away and try again)";
   for (const char* name : {"config.toml", kRunProjectFile, kRunPolicyFile, "metrics.jsonl", "changes.jsonl"}) {
     std::error_code ec;
     if (std::filesystem::is_symlink(std::filesystem::symlink_status(dir / name, ec)))
@@ -185,11 +191,16 @@ std::uint64_t fnv1a64(std::string_view bytes) {
 // The name of an entry of `dir`, when it exists and is not empty (a run is made only in a new
 // or empty folder, or in one whose making was interrupted: the user's own files would be
 // overwritten or appended to).
+// An empty checkpoints/ is what a run makes first: a folder holding only that is a run whose
+// making was stopped at once, and is made again.
 static std::optional<std::string> foreignEntry(const std::filesystem::path& dir) {
   std::error_code ec;
-  std::filesystem::directory_iterator entries(dir, ec);
-  if (ec || entries == std::filesystem::directory_iterator()) return std::nullopt;
-  return entries->path().filename().string();
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "checkpoints" && !entry.is_symlink(ec) && std::filesystem::is_empty(entry.path(), ec)) continue;
+    return name;
+  }
+  return std::nullopt;
 }
 
 std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, project::Project& p, Diagnostic* error,
@@ -201,27 +212,36 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, pro
   std::error_code ec;
   // A project.toml without config.toml is a project folder, unless the lock is there too: then
   // it is a run whose making was interrupted (the lock is taken before the copies are written).
-  const bool halfMade = std::filesystem::exists(dir / "lock", ec);
+  const bool halfMade = std::filesystem::exists(std::filesystem::symlink_status(dir / "lock", ec));
   if (std::filesystem::exists(dir / project::kProjectFileName, ec) && !std::filesystem::exists(dir / "config.toml", ec) && !halfMade)
     return fail(dir.string() + " holds a project.toml: it is a project folder, not a run folder; give the run a folder of its own, such as runs/" +
                 p.name);
   if (auto other = foreignEntry(dir); other && !halfMade && !std::filesystem::exists(dir / "config.toml", ec))
     return fail(dir.string() + " already holds files that are not a run's (" + *other +
                 "); give the run a new or empty folder, such as runs/" + p.name);
-  std::filesystem::create_directories(dir / "checkpoints", ec);
-  if (ec) return fail("cannot create " + dir.string() + ": " + ec.message());
+  // A refusal from here on takes back what this call made: the user's folder is left as it was.
+  const std::vector<std::filesystem::path> made = missingFolders(dir / "checkpoints");
+  auto undo = [&](std::string message) {
+    if (!halfMade) std::filesystem::remove(dir / "lock", ec);
+    for (const std::filesystem::path& folder : made) std::filesystem::remove(folder, ec);  // only when empty
+    return fail(std::move(message));
+  };
   if (auto link = linkInRun(dir)) return fail(*link);
+  std::filesystem::create_directories(dir / "checkpoints", ec);
+  if (ec) return undo("cannot create " + dir.string() + ": " + ec.message());
   std::string problem, note;
   std::optional<RunLock> lock = RunLock::acquire(dir, &problem, &note);
-  if (!lock) return fail(problem);
+  if (!lock) return undo(problem);
   if (!note.empty() && notices) notices->push_back(sentence(Severity::Note, note));
   if (std::filesystem::exists(dir / "config.toml", ec))
     return fail(dir.string() + " already holds a run; use --resume " + dir.string() + " to continue it, or another --out");
-  if (halfMade && std::filesystem::exists(dir / kRunProjectFile, ec) && notices)
+  if (halfMade && notices)
     notices->push_back(sentence(Severity::Note, dir.string() + " holds the start of a run whose making was interrupted (no config.toml); making it again"));
+  RunFolder run(dir, std::move(lock));
+  run.removeInterruptedWrites(notices);
 
   const auto policy = readFile(p.policyFile, kPolicyFileLimit, &problem);
-  if (!policy) return fail(problem);
+  if (!policy) return undo(problem);
   std::string text = "# The resolved configuration of this run (written by cuda-agent train).\n";
   text += "project = " + quoted(std::filesystem::absolute(p.directory).lexically_normal().string()) + "\n";
   std::string section;
@@ -234,11 +254,13 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, pro
   }
   // config.toml last: a folder holding it is a complete run.
   if (!writeFileAtomic(dir / kRunProjectFile, p.text, &problem) || !writeFileAtomic(dir / kRunPolicyFile, *policy, &problem) ||
-      !writeFileAtomic(dir / "config.toml", text, &problem))
+      !writeFileAtomic(dir / "config.toml", text, &problem)) {
+    run.removeUnstarted();
     return fail(problem);
+  }
   p.projectFile = dir / kRunProjectFile;
   p.policyFile = dir / kRunPolicyFile;
-  return RunFolder(dir, std::move(lock));
+  return run;
 }
 
 std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAccess access, bool useProjectFiles, project::Project* project,
@@ -249,8 +271,12 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
   };
   const std::filesystem::path config = dir / "config.toml";
   std::error_code ec;
-  if (!std::filesystem::exists(config, ec))
+  if (!std::filesystem::exists(config, ec)) {
+    if (std::filesystem::exists(std::filesystem::symlink_status(dir / "lock", ec)) || std::filesystem::is_directory(dir / "checkpoints", ec))
+      return fail(sentence(Severity::Error, dir.string() + " holds the start of a run whose making was interrupted (it has no config.toml yet): " +
+                                                "nothing to resume or restart; `cuda-agent train PROJECT --out " + dir.string() + "` makes the run in it again"));
     return fail(sentence(Severity::Error, dir.string() + " is not a run folder: it has no config.toml (run folders are made by cuda-agent train)"));
+  }
   if (auto link = linkInRun(dir)) return fail(sentence(Severity::Error, *link));
   std::optional<RunLock> lock;
   if (access == RunAccess::Write) {
@@ -267,7 +293,7 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
     root = parseToml(*text, config.string());
   } catch (const toml::parse_error& e) {
     return fail(sentence(Severity::Error, "TOML syntax error: " + std::string(e.description()),
-                         {config.string(), int(e.source().begin.line), int(e.source().begin.column)}));
+                         tomlLocation(config.string(), *text, e.source().begin)));
   }
   const auto projectPath = root["project"].value<std::string>();
   if (!projectPath)
@@ -285,7 +311,7 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
     if (!n) continue;
     const auto value = params::valueFromToml(spec, *n, &problem, *text);
     if (!value)
-      return fail(sentence(Severity::Error, problem, {config.string(), int(n->source().begin.line), int(n->source().begin.column)}));
+      return fail(sentence(Severity::Error, problem, tomlLocation(config.string(), *text, n->source().begin)));
     loaded.project->parameters.set(spec.name, *value);
   }
   *project = std::move(*loaded.project);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/support/atomic_file.hpp"
 #include "core/support/numbers.hpp"
 
 namespace cas::engine {
@@ -23,6 +24,17 @@ std::optional<std::int64_t> holderOf(int fd) {
   return parseInteger(pid, 1, std::int64_t(1) << 40);
 }
 
+// Why `dir`/lock cannot serve as the run's lock: a symbolic link or another kind of file put
+// there (the run makes its lock itself, as a regular file), or the error opening it.
+std::string notALockFile(const std::filesystem::path& dir, std::optional<unsigned> mode, int openError) {
+  const std::string path = (dir / "lock").string();
+  struct stat st {};
+  if (!mode && ::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) mode = st.st_mode;  // a link (ELOOP) or a folder (EISDIR)
+  if (!mode) return "cannot lock " + dir.string() + ": cannot open " + path + ": " + std::strerror(openError);
+  return "cannot lock " + dir.string() + ": " + path + " is " + fileTypeName(*mode) +
+         ", not the regular file a run makes as its lock; remove it (it is no run's lock) and try again";
+}
+
 }  // namespace
 
 std::optional<RunLock> RunLock::acquire(const std::filesystem::path& dir, std::string* error, std::string* note) {
@@ -31,8 +43,9 @@ std::optional<RunLock> RunLock::acquire(const std::filesystem::path& dir, std::s
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
   struct stat st {};
   if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    if (error) *error = "cannot lock " + dir.string() + ": " + path.string() + " " + (fd < 0 ? std::strerror(errno) : "is not a regular file");
+    const int cause = errno;
     if (fd >= 0) ::close(fd);
+    if (error) *error = notALockFile(dir, fd >= 0 ? std::optional<unsigned>(st.st_mode) : std::nullopt, cause);
     return std::nullopt;
   }
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {

@@ -73,13 +73,48 @@ std::optional<std::int64_t> iterationOf(const nlohmann::json& j) {
   return n;
 }
 
+// The text of the number that `key` of the line's top-level object holds, as written (1e3 stays
+// 1e3: the value is re-applied and, when out of range, quoted as the user wrote it).
+class NumberText : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  explicit NumberText(std::string key) : key_(std::move(key)) {}
+  std::string text;
+
+  bool key(string_t& k) override { return (atKey_ = depth_ == 1 && k == key_), true; }
+  bool number_float(number_float_t, const string_t& s) override { return take(s); }
+  bool number_integer(number_integer_t v) override { return take(std::to_string(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return take(std::to_string(v)); }
+  bool null() override { return take({}); }
+  bool boolean(bool) override { return take({}); }
+  bool string(string_t&) override { return take({}); }
+  bool binary(binary_t&) override { return take({}); }
+  bool start_object(std::size_t) override { return take({}), ++depth_, true; }
+  bool end_object() override { return --depth_, true; }
+  bool start_array(std::size_t) override { return take({}), ++depth_, true; }
+  bool end_array() override { return --depth_, true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  bool take(const std::string& value) {
+    if (atKey_) text = value;
+    atKey_ = false;
+    return true;
+  }
+  std::string key_;
+  int depth_ = 0;
+  bool atKey_ = false;
+};
+
 // A changes.jsonl line: {"iteration": N, "parameter": "P", "from": "F", "to": "T"}, its keys in
 // any order; "to" may also be a number, as a tool that rewrote the line may have left it.
-std::optional<RunFolder::LoggedChange> loggedChange(const nlohmann::json& j) {
+std::optional<RunFolder::LoggedChange> loggedChange(const nlohmann::json& j, std::string_view line) {
   const auto iteration = iterationOf(j);
   const auto parameter = j.find("parameter"), to = j.find("to");
   if (!iteration || parameter == j.end() || !parameter->is_string() || to == j.end() || !(to->is_string() || to->is_number())) return std::nullopt;
-  return RunFolder::LoggedChange{*iteration, parameter->get<std::string>(), to->is_string() ? to->get<std::string>() : to->dump()};
+  if (to->is_string()) return RunFolder::LoggedChange{*iteration, parameter->get<std::string>(), to->get<std::string>()};
+  NumberText number("to");
+  nlohmann::json::sax_parse(line.begin(), line.end(), &number);
+  return RunFolder::LoggedChange{*iteration, parameter->get<std::string>(), number.text.empty() ? to->dump() : number.text};
 }
 
 // A log read whole: its lines, each without its line break and trailing whitespace (the \r of a
@@ -198,7 +233,7 @@ std::optional<std::vector<RunFolder::LoggedChange>> repairChanges(const std::fil
     const std::string_view line = log.lines[i];
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     const auto json = jsonObject(line);
-    auto change = json ? loggedChange(*json) : std::nullopt;
+    auto change = json ? loggedChange(*json, line) : std::nullopt;
     // A record of --use-project (the run's copies replaced) is kept in its place, not applied.
     const auto adopted = json && !change && json->contains("project_files") ? iterationOf(*json) : std::nullopt;
     const std::int64_t at = change ? change->iteration : adopted.value_or(0);

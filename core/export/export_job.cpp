@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <optional>
+#include <sys/stat.h>
 
 #include "core/engine/run_folder.hpp"
 #include "core/export/c_export.hpp"
@@ -19,14 +20,41 @@ namespace fs = std::filesystem;
 
 Diagnostic refusal(std::string message) { return {Severity::Error, {}, std::move(message), {}}; }
 
-bool write(const fs::path& path, const std::string& bytes, std::string* error) {
+// The folders an export made for its files, deepest first: removed again (when still empty)
+// when the export fails, so that a refused export leaves nothing behind.
+struct MadeFolders {
+  std::vector<fs::path> folders;
+  void removeEmpty() const {
+    std::error_code ignored;
+    for (const fs::path& folder : folders) fs::remove(folder, ignored);  // only an empty one
+  }
+};
+
+// Why `folder` could not be made: a part of its path that exists and is no folder (a file, a
+// FIFO), named with what it is, or the system's reason.
+std::string cannotMakeFolder(const fs::path& folder, const std::error_code& cause) {
+  for (fs::path p = folder; !p.empty(); p = p.parent_path()) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) break;
+      return p.string() + " is " + fileTypeName(st.st_mode) + ", not a folder; the export is written into a folder there: move it away, or " +
+             "export to another path";
+    }
+    if (p == p.parent_path()) break;
+  }
+  return "cannot create " + folder.string() + ": " + cause.message();
+}
+
+bool write(const fs::path& path, const std::string& bytes, std::string* error, MadeFolders& made) {
   std::error_code ec;
+  for (fs::path& folder : missingFolders(path.parent_path())) made.folders.push_back(std::move(folder));
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  if (ec) {
-    *error = "cannot create " + path.parent_path().string() + ": " + ec.message();
+  if (ec) *error = cannotMakeFolder(path.parent_path(), ec);
+  if (ec || !writeFileAtomic(path, bytes, error)) {
+    made.removeEmpty();
     return false;
   }
-  return writeFileAtomic(path, bytes, error);
+  return true;
 }
 
 // Binds the two files of a C or CUDA export: the header defines GUARD_EXPORT_ID, a hash of the
@@ -94,13 +122,15 @@ bool writeSourcePair(const ExportRequest& request, const ExportablePolicy& polic
                                                      : gpu::exportCuda(policy, std::max<std::int64_t>(1, request.batch), header.filename().string());
   pairFiles(source, header.filename().string(), out.filename().string());
   std::string error;
-  if (!write(header, source.header, &error)) {
+  MadeFolders made;
+  if (!write(header, source.header, &error, made)) {
     result.error = refusal(error);
     return false;
   }
-  if (!write(out, source.source, &error)) {
+  if (!write(out, source.source, &error, made)) {
     std::error_code ignored;
     fs::remove(header, ignored);  // a header without its source is no export
+    made.removeEmpty();
     result.error = refusal(error);
     return false;
   }
@@ -156,7 +186,8 @@ ExportResult runExport(const ExportRequest& request) {
       options.opset = request.opset;
       options.batch = request.batch;
       const std::string model = exportOnnx(policy, options);
-      if (!write(out, model, &error)) {
+      MadeFolders made;
+      if (!write(out, model, &error, made)) {
         result.error = refusal(error);
         return result;
       }

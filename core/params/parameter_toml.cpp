@@ -23,16 +23,8 @@ std::string tomlTypeName(const toml::node& n) {
 // document, or the token is not short.
 std::string_view writtenAs(std::string_view document, const toml::node& n) {
   if (document.empty() || !(n.is_number() || n.is_boolean())) return {};
-  const toml::source_position at = n.source().begin;
-  size_t pos = 0;
-  for (toml::source_index line = 1; line < at.line; ++line) {
-    pos = document.find('\n', pos);
-    if (pos == std::string_view::npos) return {};
-    ++pos;
-  }
-  for (toml::source_index column = 1; column < at.column && pos < document.size(); ++column)
-    do ++pos;  // one character: its lead byte and continuation bytes
-    while (pos < document.size() && (static_cast<unsigned char>(document[pos]) & 0xC0) == 0x80);
+  const size_t pos = tomlOffset(document, n.source().begin);
+  if (pos == std::string_view::npos) return {};
   const size_t end = document.find_first_of(" \t\r\n,]}#", pos);
   const std::string_view token = document.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
   return token.size() <= 64 ? token : std::string_view();

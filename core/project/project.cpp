@@ -23,9 +23,7 @@ constexpr int kMaxUnknownKeyWarnings = 10;
 
 using params::tomlTypeName;
 
-SourceLocation at(const std::string& file, const toml::source_region& r) {
-  return {file, static_cast<int>(r.begin.line), static_cast<int>(r.begin.column)};
-}
+SourceLocation at(const std::string& file, std::string_view text, const toml::source_region& r) { return tomlLocation(file, text, r.begin); }
 
 std::string knownKeys(const std::string& section) {
   std::string out;
@@ -171,11 +169,11 @@ class Validator {
 
   void unknownKey(const toml::source_region& r, std::string message) {
     if (++unknownKeys_ <= kMaxUnknownKeyWarnings) warning(r, std::move(message));
-    else if (unknownKeys_ == kMaxUnknownKeyWarnings + 1) firstUnwarned_ = at(file_, r);
+    else if (unknownKeys_ == kMaxUnknownKeyWarnings + 1) firstUnwarned_ = at(file_, result_.source, r);
   }
 
-  void error(const toml::source_region& r, std::string message) { result_.diagnostics.error(at(file_, r), std::move(message)); }
-  void warning(const toml::source_region& r, std::string message) { result_.diagnostics.warning(at(file_, r), std::move(message)); }
+  void error(const toml::source_region& r, std::string message) { result_.diagnostics.error(at(file_, result_.source, r), std::move(message)); }
+  void warning(const toml::source_region& r, std::string message) { result_.diagnostics.warning(at(file_, result_.source, r), std::move(message)); }
 
   std::string file_;
   LoadResult& result_;
@@ -242,7 +240,7 @@ LoadResult loadProject(const std::filesystem::path& folderOrFile, const LoadOpti
   try {
     root = parseToml(result.source, file);
   } catch (const toml::parse_error& e) {
-    result.diagnostics.error(at(file, e.source()), "TOML syntax error: " + std::string(e.description()));
+    result.diagnostics.error(at(file, result.source, e.source()), "TOML syntax error: " + std::string(e.description()));
     return result;
   }
 

@@ -1,6 +1,7 @@
 #include "core/search/replay_store.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/exec/backend.hpp"
 
@@ -38,6 +39,15 @@ std::optional<ReplayRing> ReplayRing::read(Reader& r, const ReplaySetup& shape, 
   if (!r.ok()) return fail("the checkpoint is truncated or does not match this project's replay capacity");
   if (b.size < 0 || b.size > shape.capacity || b.next < 0 || b.next >= std::max<std::int64_t>(1, shape.capacity))
     return fail("the checkpoint's replay buffer is inconsistent");
+  // Self-play writes only finite numbers; anything else was put there after the checkpoint was written.
+  auto finite = [](const std::vector<float>& v, std::uint64_t n) {
+    return std::all_of(v.begin(), v.begin() + std::ptrdiff_t(n), [](float x) { return std::isfinite(x); });
+  };
+  const auto held = std::uint64_t(b.size);
+  if (!finite(b.obs, held * std::uint64_t(shape.observationSize)) || !finite(b.policy, held * std::uint64_t(shape.actions)) ||
+      !finite(b.value, held))
+    return fail("the checkpoint's replay buffer holds values that are not finite numbers (NaN or infinite); training never writes "
+                "them, so the file was altered after it was written");
   return b;
 }
 

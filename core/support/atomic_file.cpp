@@ -9,25 +9,39 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/support/printable.hpp"
+
 namespace cas {
 namespace {
 
 const char* kTemporaryInfix = ".tmp.";
-
-const char* fileTypeName(mode_t mode) {
-  if (S_ISDIR(mode)) return "a folder";
-  if (S_ISFIFO(mode)) return "a named pipe (FIFO)";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a plain file";
-}
 
 std::string tooLarge(const std::filesystem::path& path, const std::string& size, const FileLimit& limit) {
   return path.string() + " is " + size + ", more than the " + formatBytes(limit.maxBytes) + " " + limit.what + " may hold";
 }
 
 }  // namespace
+
+std::vector<std::filesystem::path> missingFolders(const std::filesystem::path& folder) {
+  std::vector<std::filesystem::path> missing;
+  std::error_code ec;
+  for (std::filesystem::path p = folder; !p.empty() && !std::filesystem::exists(std::filesystem::symlink_status(p, ec)); p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  return missing;
+}
+
+const char* fileTypeName(unsigned mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a named pipe (FIFO)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISREG(mode)) return "a regular file";
+  return "not a plain file";
+}
 
 std::string formatBytes(std::uint64_t bytes) {
   char b[32];
@@ -197,6 +211,14 @@ bool writeFileAtomic(const std::filesystem::path& path, std::string_view data, s
     return false;
   }
   const int fd = createTemporary(folder, name, &tmp);
+  if (fd < 0 && errno == ENAMETOOLONG && error) {
+    const long limit = ::fpathconf(folder, _PC_NAME_MAX), suffix = long(tmp.size() - name.size());
+    *error = path.string() + ": its name of " + std::to_string(name.size()) + " bytes is too long to write safely (the file is first written " +
+             "beside it with " + std::to_string(suffix) + " bytes more, " + quoteValue(tmp.substr(name.size())) + ", and names here have at most " +
+             std::to_string(limit) + " bytes); give a name of at most " + std::to_string(limit - suffix) + " bytes";
+    ::close(folder);
+    return false;
+  }
   if (fd < 0) {
     if (error) *error = "cannot create " + (parent / tmp).string() + ": " + std::strerror(errno);
     ::close(folder);  // and nothing removed: what is at that name is not ours

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cas {
 
@@ -44,6 +45,14 @@ std::optional<std::string> readFile(const std::filesystem::path& path, const Fil
                                     OpenFor mode = OpenFor::Reading);
 // The same, from a descriptor openRegularFile returned (left open), from its current offset.
 std::optional<std::string> readAll(int fd, const std::filesystem::path& path, const FileLimit& limit, std::string* error);
+
+// The folders on the way to `folder` (itself included) that do not exist yet, deepest first:
+// what create_directories(folder) makes, and what to remove again, each when still empty, when
+// the write they were made for is given up.
+std::vector<std::filesystem::path> missingFolders(const std::filesystem::path& folder);
+
+// What a file of st_mode `mode` is, for messages: "a folder", "a named pipe (FIFO)", "a socket".
+const char* fileTypeName(unsigned mode);
 
 // "512 bytes", "1.0 MiB", "50.0 GiB".
 std::string formatBytes(std::uint64_t bytes);

@@ -4,13 +4,12 @@
 #include <utility>
 
 namespace cas {
-namespace {
 
-// Length of the valid UTF-8 sequence at `pos`, or 0 when the bytes there are not one.
-size_t utf8Length(std::string_view s, size_t pos) {
+size_t validUtf8Length(std::string_view s, size_t pos) {
   const auto b = static_cast<unsigned char>(s[pos]);
   size_t n = 0;
   unsigned min = 0;
+  if (b < 0x80) return 1;
   if (b >= 0xC2 && b <= 0xDF) n = 2, min = 0x80;
   else if (b >= 0xE0 && b <= 0xEF) n = 3, min = 0x800;
   else if (b >= 0xF0 && b <= 0xF4) n = 4, min = 0x10000;
@@ -23,7 +22,17 @@ size_t utf8Length(std::string_view s, size_t pos) {
     code = (code << 6) | (c & 0x3F);
   }
   if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return 0;
-  if (code >= 0x80 && code <= 0x9F) return 0;  // C1 controls (0x9B is a CSI on many terminals)
+  return n;
+}
+
+namespace {
+
+// Length of the valid UTF-8 sequence at `pos` that prints as itself, or 0 when the bytes there
+// are not one or encode a C1 control (0x9B is a CSI on many terminals).
+size_t utf8Length(std::string_view s, size_t pos) {
+  if (static_cast<unsigned char>(s[pos]) < 0x80) return 0;
+  const size_t n = validUtf8Length(s, pos);
+  if (n == 2 && static_cast<unsigned char>(s[pos]) == 0xC2 && static_cast<unsigned char>(s[pos + 1]) <= 0x9F) return 0;
   return n;
 }
 

@@ -14,6 +14,10 @@ namespace cas {
 // source line (so a caret lines up under it); tabs and newlines in multi-line text (an IR listing).
 enum class Keep { Nothing, Tabs, TabsAndNewlines };
 
+// Length of the valid UTF-8 character at `pos` (1 byte for ASCII, up to 4; no overlong form,
+// surrogate or code point past U+10FFFF), or 0 when the bytes there are not one.
+size_t validUtf8Length(std::string_view text, size_t pos);
+
 // Each other control character becomes \n, \r, \t or \xNN (C1 controls, encoded in UTF-8 as
 // C2 80..C2 9F, too), each byte that is not part of valid UTF-8 \xNN, a format character (below)
 // \uNNNN; a backslash stays itself.

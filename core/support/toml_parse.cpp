@@ -3,17 +3,25 @@
 #include <string>
 #include <vector>
 
+#include "core/support/printable.hpp"
+
 namespace cas {
 namespace {
 
 bool nonAscii(char c) { return static_cast<unsigned char>(c) >= 0x80; }
+
+std::string hexByte(char c) {
+  static const char* const kDigits = "0123456789ABCDEF";
+  const auto b = static_cast<unsigned char>(c);
+  return std::string("0x") + kDigits[b >> 4] + kDigits[b & 15];
+}
 
 // The most levels of nesting accepted: the parts of a dotted key, under its table header or
 // inline table, and arrays. toml++ recurses once per level (a 70 KB dotted key of 35,000 parts
 // overflows the stack); a project file uses three.
 constexpr int kMaxDepth = 64;
 const std::string kTooDeep = "more than " + std::to_string(kMaxDepth) +
-                            " levels of nesting (the parts of a dotted key, tables and arrays); a project file needs a few";
+                            " levels of nesting (the parts of a dotted key, tables and arrays); project.toml and a run's config.toml need three";
 
 // Walks the text as TOML's lexer would, far enough to know whether each byte is in a comment, a
 // string of which kind, an unquoted value, or between tokens; throws at the first byte that would
@@ -115,7 +123,16 @@ class Screen {
     }
     expectValue_ = false;
   }
+  // Every byte passes here: a non-ASCII one starts a UTF-8 character (checked whole) or
+  // continues one.
   void step() {
+    if (pending_ > 0) {
+      --pending_;
+    } else if (nonAscii(text_[i_])) {
+      const size_t n = validUtf8Length(text_, i_);
+      if (n == 0) fail(("the byte " + hexByte(text_[i_]) + " is not UTF-8 text; TOML files are UTF-8: save the file as UTF-8").c_str());
+      pending_ = int(n) - 1;
+    }
     if (text_[i_] == '\n') {
       ++line_;
       lineStart_ = i_ + 1;
@@ -192,6 +209,7 @@ class Screen {
   int keyParts_ = 0;          // the parts of the key being read
   int header_ = 0;            // the parts of the last table header: the keys below it nest under it
   int valueDepth_ = 0;        // the depth of the value being read
+  int pending_ = 0;           // continuation bytes of the current UTF-8 character still to come
 };
 
 }  // namespace
@@ -199,6 +217,26 @@ class Screen {
 toml::table parseToml(std::string_view text, std::string source) {
   Screen(text, source).run();
   return toml::parse(text, std::move(source));
+}
+
+size_t tomlOffset(std::string_view text, toml::source_position at) {
+  size_t pos = 0;
+  for (toml::source_index line = 1; line < at.line; ++line) {
+    pos = text.find('\n', pos);
+    if (pos == std::string_view::npos) return pos;
+    ++pos;
+  }
+  for (toml::source_index column = 1; column < at.column && pos < text.size(); ++column)
+    do ++pos;  // one character: its lead byte and continuation bytes
+    while (pos < text.size() && (static_cast<unsigned char>(text[pos]) & 0xC0) == 0x80);
+  return pos;
+}
+
+SourceLocation tomlLocation(const std::string& file, std::string_view text, toml::source_position at) {
+  const size_t offset = tomlOffset(text, at);
+  if (offset == std::string_view::npos || at.column == 0) return {file, int(at.line), int(at.column)};
+  const size_t lineStart = offset == 0 ? 0 : text.rfind('\n', offset - 1) + 1;  // npos + 1 is 0
+  return {file, int(at.line), int(offset - lineStart + 1)};
 }
 
 }  // namespace cas

@@ -206,22 +206,11 @@ void AlphaZeroTrainer::networkOutputs(const float* obs, std::int64_t count, std:
 
 std::string AlphaZeroTrainer::lossNotFinite(double loss) {
   const std::string became = "the loss became " + std::string(std::isnan(loss) ? "NaN" : "infinite") + " in iteration " + std::to_string(iteration_ + 1);
-  // The steps drew from the ring (what self-play made, and what the checkpoint resumed from
-  // held); the inference network still has the weights from before this iteration's steps.
+  // The steps drew from the ring, whose positions are finite (self-play makes them so, and a
+  // checkpoint's are checked when it is restored); the inference network still has the weights
+  // from before this iteration's steps.
   const search::ReplayRing ring = store_->ring();
   auto finite = [](const float* v, std::int64_t n) { return std::all_of(v, v + n, [](float x) { return std::isfinite(x); }); };
-  std::int64_t bad[3] = {0, 0, 0};  // positions whose observation, policy target, value target is not finite
-  for (std::int64_t i = 0; i < ring.size; ++i) {
-    bad[0] += !finite(&ring.obs[size_t(i * obsSize_)], obsSize_);
-    bad[1] += !finite(&ring.policy[size_t(i * actions_)], actions_);
-    bad[2] += !finite(&ring.value[size_t(i)], 1);
-  }
-  static const char* const kData[] = {"observations", "policy targets", "value targets"};
-  for (int k = 0; k < 3; ++k)
-    if (bad[k] > 0)
-      return became + ": the replay buffer's " + kData[k] + " are already not finite numbers (NaN or infinite) in " + std::to_string(bad[k]) +
-             " of its " + std::to_string(ring.size) + " positions, before any update; lowering train.learning_rate will not help: the positions " +
-             "come from self-play and from the checkpoint the run resumed from (the last checkpoint is kept)";
   std::vector<float> logits, values;
   if (ring.size > 0) networkOutputs(ring.obs.data(), ring.size, &logits, &values);
   const char* output = !finite(values.data(), std::int64_t(values.size())) ? "value output on the replay buffer's positions is already not a finite number"

@@ -1,5 +1,7 @@
 #include "core/train/checkpoint.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -31,6 +33,10 @@ std::vector<std::string> missingTensors(const exec::Executable& training, const 
     if (!held.contains(n->attrs.name)) (n->attrs.role == ir::InputRole::Parameter ? parameters : state).push_back(n->attrs.name);
   parameters.insert(parameters.end(), state.begin(), state.end());
   return parameters;
+}
+
+std::int64_t countNotFinite(const std::vector<float>& values) {
+  return std::count_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
 }
 
 }  // namespace
@@ -105,7 +111,12 @@ std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::E
     const auto neededValues = std::uint64_t(ir::numel(needed));
     std::uint64_t heldValues = neededValues;
     tensors.emplace_back(name, r.floats(neededValues, &heldValues));
-    if (r.ok()) continue;
+    if (r.ok()) {
+      if (auto bad = countNotFinite(tensors.back().second); bad > 0)
+        return fail(name + ": the checkpoint holds " + std::to_string(bad) + " value(s) that are not finite numbers (NaN or infinite); " +
+                    "training never writes such a checkpoint, so the file was altered after it was written");
+      continue;
+    }
     if (heldValues == neededValues) break;  // the right size, but the file ends inside it
     // Only version 1 gets here with a tensor of another size (version 2 compared the shapes):
     // it records each tensor's size, not its shape, so the checkpoint's side is a count.

@@ -246,6 +246,29 @@ class TestHostileInput : public QObject {
     QCOMPARE(set.assign("search.c_puct=\xc3\xa9").value_or(""), std::string("search.c_puct: '\xc3\xa9' is not valid: expected a number in [0, 100]"));
   }
 
+  // Found by the held-out probe: a byte that is not UTF-8 was reported by the parser at the
+  // character before it, and a column after non-ASCII text counted characters where the caret
+  // counts bytes, so the caret stood a column early. The byte is named where it is, and every
+  // TOML location is a byte column, as PDL's are.
+  void tomlLocationsAreByteColumns() {
+    auto firstError = [&](const QByteArray& toml) {
+      const auto r = cas::project::loadProject(project(QStringLiteral("columns"), toml).toStdString());
+      return r.diagnostics.empty() ? std::string() : cas::formatDiagnostic(r.diagnostics.items()[0], r.source);
+    };
+    const std::string notUtf8 = ": error: TOML syntax error: the byte 0xFF is not UTF-8 text; TOML files are UTF-8: save the file as UTF-8\n";
+    const std::string named = firstError(QByteArray(kHeader).replace("name = \"t\"", "name = \"ab\xff\""));
+    QVERIFY2(named.find("project.toml:1:11" + notUtf8 + "    name = \"ab\\xff\"\n              ^") != std::string::npos, named.c_str());
+    const std::string caret = firstError(QByteArray(kHeader).replace("name = \"t\"", "name = \"t\xc3\xa9\xff\""));
+    QVERIFY2(caret.find("project.toml:1:12" + notUtf8 + "    name = \"t\xc3\xa9\\xff\"\n              ^") != std::string::npos, caret.c_str());
+    QVERIFY2(firstError(kHeader + "# \xc3 comment\n").find(":5:3: error: TOML syntax error: the byte 0xC3 is not UTF-8 text") != std::string::npos,
+             firstError(kHeader + "# \xc3 comment\n").c_str());
+    const std::string value = firstError(kHeader + "search = { note = \"\xc3\xa9\xc3\xa9\", c_puct = 1e3 }\n");
+    QVERIFY2(value.find(":5:36: error: search.c_puct = 1e3 is out of range: expected a number in [0, 100]\n"
+                        "    search = { note = \"\xc3\xa9\xc3\xa9\", c_puct = 1e3 }\n"
+                        "                                     ^") != std::string::npos,
+             value.c_str());
+  }
+
   // Item 8: a number is read whole, or refused with the form it must take.
   void numbersAreReadWhole() {
     std::string error;
@@ -449,7 +472,7 @@ class TestHostileInput : public QObject {
     const Result r = cli({QStringLiteral("check"), folder});
     QCOMPARE(r.status, 1);
     const QString message = QStringLiteral("TOML syntax error: more than 64 levels of nesting (the parts of a dotted key, tables and arrays); "
-                                           "a project file needs a few");
+                                           "project.toml and a run's config.toml need three");
     QVERIFY2(r.err.startsWith(QStringLiteral("%1/project.toml:6:126: error: ").arg(folder) + message + QLatin1Char('\n')), qPrintable(r.err.left(400)));
     QVERIFY(r.err.endsWith(QStringLiteral("%1: rejected (1 error)\n").arg(folder)));
     QVERIFY(r.err.size() < 1000);
@@ -732,7 +755,7 @@ class TestHostileInput : public QObject {
         return std::to_string(e.source().begin.line) + ":" + std::to_string(e.source().begin.column) + " " + std::string(e.description());
       }
     };
-    const std::string message = " more than 64 levels of nesting (the parts of a dotted key, tables and arrays); a project file needs a few";
+    const std::string message = " more than 64 levels of nesting (the parts of a dotted key, tables and arrays); project.toml and a run's config.toml need three";
     std::string parts63 = "a";
     for (int i = 1; i < 63; ++i) parts63 += ".a";
     QCOMPARE(error(parts63 + ".a = 1\n"), std::string());        // 64 parts

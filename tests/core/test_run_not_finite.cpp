@@ -1,0 +1,160 @@
+// Numbers that are not finite: a loss that becomes NaN is traced to its cause (the data, the
+// policy's own computation, or the learning rate) for PPO and AlphaZero, and analyze --json of a
+// network whose outputs are NaN prints JSON (null, with "not_finite" saying why).
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+#include <cstring>
+#include <limits>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/engine/run_folder.hpp"
+#include "core/engine/run_lock.hpp"
+#include "core/engine/trained_run.hpp"
+
+#include "support/cli_runs.hpp"
+#include "support/run_files.hpp"
+
+namespace {
+
+using cas::test::append;
+using cas::test::bytes;
+using cas::test::cli;
+using cas::test::contents;
+using cas::test::kCli;
+using cas::test::kExample;
+using cas::test::kQuick;
+using cas::test::lines;
+using cas::test::Result;
+using cas::test::verifyMetrics;
+using cas::test::withChecksum;
+using cas::test::withIteration;
+
+}  // namespace
+
+class TestRunNotFinite : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+  QString trained(const QString& name, int iterations, const QString& project = kExample, const QStringList& extra = {}) {
+    return cas::test::trainedRun(dir_, name, iterations, project, extra);
+  }
+
+ private slots:
+  // Issue 44: a loss that is not finite because the policy computes NaN from its input is not
+  // blamed on the learning rate.
+  void aNanPolicyIsNotBlamedOnTheLearningRate() {
+    const QString project = dir_.filePath(QStringLiteral("nan-ppo"));
+    QDir().mkpath(project);
+    QVERIFY(QFile::copy(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo/project.toml")), project + QStringLiteral("/project.toml")));
+    QByteArray policy = bytes(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo/policy.pdl")));
+    QVERIFY(policy.contains("value = dense(v, units=1)"));
+    append(project + QStringLiteral("/policy.pdl"), policy.replace("value = dense(v, units=1)", "value = log(dense(v, units=1) * 0 - 1)"));
+    const Result r = cli({QStringLiteral("train"), project, QStringLiteral("--out"), dir_.filePath(QStringLiteral("nan-ppo-run")),
+                          QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.contains(QStringLiteral("error: the run stopped: the loss became NaN in iteration 1: the policy's value output in its rollout "
+                                           "is already not a finite number (NaN or infinite), before any update, so the policy computes it from "
+                                           "its input (a log or square root of a negative number, a division by zero); lowering "
+                                           "ppo.learning_rate will not help: check the policy (the last checkpoint is kept)\n")),
+             qPrintable(r.err));
+  }
+
+  // Issue 44, round 3: replay value targets made NaN in the checkpoint a run resumes from made
+  // the loss NaN; such a checkpoint is now refused when it is restored (the held-out probe found
+  // NaN weights blamed on the policy), so the loss never sees them.
+  void aCheckpointWithReplayTargetsThatAreNotNumbersIsRefused() {
+    const QString run = trained(QStringLiteral("nan-targets"), 1, kExample, {QStringLiteral("--set"), QStringLiteral("train.replay_capacity=64")});
+    const QString file = run + QStringLiteral("/checkpoints/iter-00000001.ckpt");
+    const QByteArray good = bytes(file);
+    QByteArray payload = good.left(good.size() - 16);
+    // The ring ends the payload; its last section is the 64 value targets (a u64 count, floats).
+    quint64 count = 0;
+    std::memcpy(&count, payload.constData() + payload.size() - 64 * 4 - 8, sizeof count);
+    QCOMPARE(count, quint64(64));
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (int i = 0; i < 64; ++i) std::memcpy(payload.data() + payload.size() - 64 * 4 + i * 4, &nan, sizeof nan);
+    QFile::remove(file);
+    append(file, withChecksum(payload));
+    const Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    const QString why = QStringLiteral("the checkpoint's replay buffer holds values that are not finite numbers (NaN or infinite); training "
+                                       "never writes them, so the file was altered after it was written\n");
+    QCOMPARE(r.err, QStringLiteral("warning: skipping checkpoint iter-00000001.ckpt: ") + why +
+                        QStringLiteral("error: checkpoint iter-00000001.ckpt cannot be used: ") + why);
+  }
+
+  // Issue 44: analyze --json prints JSON: a value that is not a number is null, with the reason.
+  void analyzeJsonHasNoNan() {
+    const QString project = dir_.filePath(QStringLiteral("nan-project"));
+    QDir().mkpath(project);
+    for (const char* file : {"project.toml", "policy.pdl"})
+      QVERIFY(QFile::copy(kExample + QLatin1Char('/') + QLatin1String(file), project + QLatin1Char('/') + QLatin1String(file)));
+    const QString run = trained(QStringLiteral("nan-run"), 1, project);
+    QFile policy(project + QStringLiteral("/policy.pdl"));
+    QVERIFY(policy.open(QIODevice::ReadWrite));
+    const QByteArray text = policy.readAll();
+    QVERIFY(text.contains("value = tanh("));
+    policy.resize(0);
+    policy.write(QByteArray(text).replace("value = tanh(dense(relu(dense(h, units=32)), units=1))",
+                                          "value = log(tanh(dense(relu(dense(h, units=32)), units=1)) * 0 - 1)"));
+    policy.close();
+    const Result r = cli({QStringLiteral("analyze"), run, QStringLiteral("--position"), QStringLiteral("5"), QStringLiteral("--json"),
+                          QStringLiteral("--use-project")});
+    QCOMPARE(r.status, 0);
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(r.out.toUtf8(), &error);
+    QVERIFY2(doc.isObject(), qPrintable(r.out + error.errorString()));
+    QVERIFY(doc.object().value(QLatin1String("value")).isNull());
+    QVERIFY2(doc.object().value(QLatin1String("not_finite")).toArray().contains(QStringLiteral("value")), qPrintable(r.out));
+    QCOMPARE(doc.object().value(QLatin1String("not_finite_reason")).toString(),
+             QStringLiteral("the network's output or the search's statistics are not finite numbers (NaN or infinite) there, printed as null"));
+  }
+
+  // Issue 44, round 3: analyze --json of a network whose logits are partly NaN prints JSON: the
+  // values that are not numbers are null, and "not_finite" names them.
+  void analyzeJsonOfPartlyNanLogits() {
+    const QString project = dir_.filePath(QStringLiteral("nan-logits-project"));
+    QDir().mkpath(project);
+    for (const char* file : {"project.toml", "policy.pdl"})
+      QVERIFY(QFile::copy(kExample + QLatin1Char('/') + QLatin1String(file), project + QLatin1Char('/') + QLatin1String(file)));
+    const QString run = trained(QStringLiteral("nan-logits-run"), 1, project);
+    QFile policy(project + QStringLiteral("/policy.pdl"));
+    QVERIFY(policy.open(QIODevice::ReadWrite));
+    const QByteArray text = policy.readAll();
+    QVERIFY(text.contains("logits = dense(h, units=action_dim)"));
+    policy.resize(0);
+    policy.write(QByteArray(text).replace("logits = dense(h, units=action_dim)", "logits = log(dense(h, units=action_dim))"));  // NaN where negative
+    policy.close();
+    for (const char* position : {"5", "15"}) {
+      const Result r = cli({QStringLiteral("analyze"), run, QStringLiteral("--position"), QLatin1String(position), QStringLiteral("--json"),
+                            QStringLiteral("--use-project")});
+      QCOMPARE(r.status, 0);
+      QVERIFY2(!QRegularExpression(QStringLiteral("[:,\\[] *-?(nan|inf)")).match(r.out).hasMatch(), qPrintable(r.out));
+      QJsonParseError error;
+      const QJsonDocument doc = QJsonDocument::fromJson(r.out.toUtf8(), &error);
+      QVERIFY2(doc.isObject(), qPrintable(r.out + error.errorString()));
+      const QJsonObject o = doc.object();
+      QVERIFY2(o.value(QLatin1String("not_finite")).isArray(), qPrintable(r.out));
+      QVERIFY2(o.value(QLatin1String("not_finite")).toArray().contains(QStringLiteral("prior")), qPrintable(r.out));
+      for (const QJsonValue& v : o.value(QLatin1String("not_finite")).toArray()) {
+        const QJsonValue field = o.value(v.toString());
+        QVERIFY2(field.isNull() || (field.isArray() && field.toArray().contains(QJsonValue::Null)), qPrintable(r.out));
+      }
+      QCOMPARE(o.value(QLatin1String("not_finite_reason")).toString(),
+               QStringLiteral("the network's output or the search's statistics are not finite numbers (NaN or infinite) there, printed as null"));
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRunNotFinite)
+#include "test_run_not_finite.moc"

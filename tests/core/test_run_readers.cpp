@@ -1,0 +1,184 @@
+// The commands that read a trained run (play, analyze, eval --opponent, export) given hostile
+// input: bounded lines, positions files read as text, long folder names quoted cut, exports that
+// would replace the run's own files or go through a link out of it, and a failed export that
+// leaves no folder behind.
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+#include <cstring>
+#include <limits>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/engine/run_folder.hpp"
+#include "core/engine/run_lock.hpp"
+#include "core/engine/trained_run.hpp"
+
+#include "support/cli_runs.hpp"
+#include "support/run_files.hpp"
+
+namespace {
+
+using cas::test::append;
+using cas::test::bytes;
+using cas::test::cli;
+using cas::test::contents;
+using cas::test::kCli;
+using cas::test::kExample;
+using cas::test::kQuick;
+using cas::test::lines;
+using cas::test::Result;
+using cas::test::verifyMetrics;
+using cas::test::withChecksum;
+using cas::test::withIteration;
+
+}  // namespace
+
+class TestRunReaders : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+  QString trained(const QString& name, int iterations, const QString& project = kExample, const QStringList& extra = {}) {
+    return cas::test::trainedRun(dir_, name, iterations, project, extra);
+  }
+
+ private slots:
+  // Issue 44: `play` reads a line of stdin up to a bound, and says what it did not read.
+  void playReadsBoundedLines() {
+    const QString run = trained(QStringLiteral("play"), 1);
+    QProcess p;
+    p.start(kCli, {QStringLiteral("play"), run, QStringLiteral("--sims"), QStringLiteral("2")});
+    QVERIFY(p.waitForStarted());
+    p.write(QByteArray(8 << 20, '5') + "\nq\n");
+    p.closeWriteChannel();
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    QVERIFY2(out.contains(QStringLiteral("your move: a move is one digit from 1 to 9; a line of 8388608 bytes is not read\n")), qPrintable(out.right(400)));
+  }
+
+  // Issue 44, round 3: analyze --positions FILE reads CRLF lines and a byte order mark, refuses a
+  // line too long to be a position without analysing it, and reports at most 20 errors.
+  void positionsFilesAreReadAsTextAndBounded() {
+    const QString run = trained(QStringLiteral("positions"), 1);
+    const QString file = dir_.filePath(QStringLiteral("positions.txt"));
+    QByteArray text = "\xef\xbb\xbf" "5\r\n# a comment\r\n" + QByteArray(100000, '1') + "\r\n";
+    for (int i = 0; i < 25; ++i) text += "x\r\n";
+    text += "1\r\n";
+    append(file, text);
+    const Result r = cli({QStringLiteral("analyze"), run, QStringLiteral("--positions"), file, QStringLiteral("--json")});
+    QCOMPARE(r.status, 1);
+    const QStringList out = r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(out.size(), 2);
+    QVERIFY2(out[0].startsWith(QStringLiteral("{\"position\": \"5\",")), qPrintable(out[0]));
+    QVERIFY2(out[1].startsWith(QStringLiteral("{\"position\": \"1\",")), qPrintable(out[1]));
+    QStringList err = r.err.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QVERIFY2(err.first().startsWith(QStringLiteral("using ")), qPrintable(r.err));
+    err.removeFirst();
+    QCOMPARE(err.size(), 21);
+    QCOMPARE(err[0], QStringLiteral("error: %1:3: a line of 100000 bytes is not a position; a position is at most 1024 bytes").arg(file));
+    QVERIFY2(err[1].startsWith(QStringLiteral("error: %1:4: position 'x': ").arg(file)), qPrintable(err[1]));
+    QVERIFY2(err[19].startsWith(QStringLiteral("error: %1:22: position 'x': ").arg(file)), qPrintable(err[19]));
+    QCOMPARE(err[20], QStringLiteral("error: ... and 6 more positions that are not valid (the first 20 are shown)"));
+    QVERIFY(r.err.size() < 4000);
+  }
+
+  // Found by the held-out probe: eval --opponent run:FOLDER quoted a 100 KB folder whole.
+  void opponentFoldersAreQuotedCut() {
+    const QString run = trained(QStringLiteral("opponent"), 1);
+    const Result r = cli({QStringLiteral("eval"), run, QStringLiteral("--opponent"), QStringLiteral("run:") + QString(100000, QLatin1Char('z'))});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.endsWith(QStringLiteral("error: the run folder '%1... (100000 bytes)' is longer than the 4096 bytes a path may have\n")
+                                .arg(QString(64, QLatin1Char('z')))),
+             qPrintable(r.err.left(400)));
+  }
+
+  // An export never replaces the run's own files, and never goes through a link in exports/
+  // (found by the held-out probe: --out RUN/checkpoints/NEWEST and --out RUN/metrics.jsonl were
+  // replaced by the model, and RUN/exports/sub -> elsewhere was written through).
+  void exportsNeverReplaceTheRunsOwnFiles() {
+    const QString run = trained(QStringLiteral("own-files"), 2);
+    const QMap<QString, QByteArray> before = contents(run);
+    for (const QString& own : {QStringLiteral("/checkpoints/iter-00000002.ckpt"), QStringLiteral("/metrics.jsonl"), QStringLiteral("/config.toml"),
+                               QStringLiteral("/checkpoints/new.onnx")}) {
+      const Result r = cli({QStringLiteral("export"), run, QStringLiteral("--out"), run + own});
+      QCOMPARE(r.status, 2);
+      QCOMPARE(r.err, QStringLiteral("error: %1%2 is one of the run's own files (its checkpoints, logs and settings); export to %1/exports/ or "
+                                     "outside the run\n").arg(run, own));
+    }
+    QCOMPARE(contents(run), before);
+    const QString elsewhere = dir_.filePath(QStringLiteral("sub-elsewhere"));
+    QVERIFY(QDir().mkpath(elsewhere) && QDir().mkpath(run + QStringLiteral("/exports")));
+    QVERIFY(QFile::link(elsewhere, run + QStringLiteral("/exports/sub")));
+    const Result r = cli({QStringLiteral("export"), run, QStringLiteral("--out"), run + QStringLiteral("/exports/sub/x.onnx")});
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("error: %1/exports/sub is a symbolic link inside the run's exports/; export to a folder of the run's own, "
+                                   "or to a path outside the run\n").arg(run));
+    QVERIFY(QDir(elsewhere).isEmpty());
+    QCOMPARE(cli({QStringLiteral("export"), run, QStringLiteral("--out"), run + QStringLiteral("/exports/mine/x.onnx")}).status, 0);
+  }
+
+  // Issue 44, round 3: a run's exports/ that is a symbolic link out of the run is never written
+  // or deleted through, as checkpoints/ is not.
+  void exportsThroughALinkOutOfTheRunAreRefused() {
+    const QString run = trained(QStringLiteral("linked-exports"), 1);
+    const QString elsewhere = dir_.filePath(QStringLiteral("exports-elsewhere"));
+    QVERIFY(QDir().mkpath(elsewhere));
+    append(elsewhere + QStringLiteral("/policy.onnx"), "someone else's model");
+    append(elsewhere + QStringLiteral("/policy.h"), "someone else's header");
+    QVERIFY(QFile::link(elsewhere, run + QStringLiteral("/exports")));
+    const QMap<QString, QByteArray> before = {{QStringLiteral("policy.h"), "someone else's header"},
+                                              {QStringLiteral("policy.onnx"), "someone else's model"}};
+    auto held = [&] {
+      QMap<QString, QByteArray> out;
+      for (const QString& name : QDir(elsewhere).entryList(QDir::Files)) out[name] = bytes(elsewhere + QLatin1Char('/') + name);
+      return out;
+    };
+    const QString refusal = QStringLiteral("error: %1/exports is a symbolic link; a run's exports/ must be a folder of its own "
+                                           "(remove the link, or export to a path outside it)\n").arg(run);
+    for (const char* format : {"onnx", "c", "cuda"}) {
+      const Result r = cli({QStringLiteral("export"), run, QStringLiteral("--format"), QLatin1String(format)});
+      QCOMPARE(r.status, 2);
+      QCOMPARE(r.err, refusal);
+      QCOMPARE(held(), before);
+    }
+    const Result named = cli({QStringLiteral("export"), run, QStringLiteral("--out"), run + QStringLiteral("/exports/other.onnx")});
+    QCOMPARE(named.status, 2);
+    QCOMPARE(named.err, refusal);
+    QCOMPARE(held(), before);
+    // A path elsewhere is the user's to choose.
+    QCOMPARE(cli({QStringLiteral("export"), run, QStringLiteral("--out"), dir_.filePath(QStringLiteral("elsewhere.onnx"))}).status, 0);
+    QVERIFY(QFile::remove(run + QStringLiteral("/exports")));
+    QCOMPARE(cli({QStringLiteral("export"), run}).status, 0);
+    QVERIFY(QFileInfo(run + QStringLiteral("/exports/policy.onnx")).isFile());
+  }
+
+  // Found by the held-out probe: a failed export left the folders it made for its file, and a
+  // named pipe in place of exports/ was reported as "Not a directory".
+  void aFailedExportLeavesNoFolderBehind() {
+    const QString run = trained(QStringLiteral("failed-export"), 1);
+    const QString name = QString(250, QLatin1Char('y')) + QStringLiteral(".onnx");  // 255 bytes: no room for the temporary name
+    Result r = cli({QStringLiteral("export"), run, QStringLiteral("--out"), dir_.filePath(QStringLiteral("made/for/")) + name});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains(QStringLiteral(": its name of 255 bytes is too long to write safely (the file is first written beside it with ")),
+             qPrintable(r.err));
+    QVERIFY(!QFile::exists(dir_.filePath(QStringLiteral("made"))));
+    QCOMPARE(::mkfifo(qPrintable(run + QStringLiteral("/exports")), 0644), 0);
+    r = cli({QStringLiteral("export"), run});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.endsWith(QStringLiteral("error: %1/exports is a named pipe (FIFO), not a folder; the export is written into a folder there: "
+                                           "move it away, or export to another path\n").arg(run)),
+             qPrintable(r.err));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRunReaders)
+#include "test_run_readers.moc"
