@@ -34,8 +34,8 @@ BenchmarkNet make(const std::string& name, const std::string& trunk, std::vector
 
 // A pre-LN Transformer over token ids: embedding, LAYERS blocks of attention and a GELU
 // feed-forward layer, a final layer_norm, mean pooling over the tokens, then the head(s). q, k
-// and v are three `linear` layers (PDL cannot split one fused projection); there is no learned
-// position table (PDL has no free parameter tensors): one addition less than the peer.
+// and v are three `linear` layers (PDL cannot split one fused projection). Neither this network
+// nor bench/torch_baseline.py's twin has a position table, so the two compute the same thing.
 const char* kTransformerBlock =
     "def block(x):\n"
     "    h = layer_norm(x)\n"
