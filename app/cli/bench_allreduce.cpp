@@ -13,6 +13,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -86,6 +87,10 @@ std::vector<SizeResult> onThreads(int ranks, const std::function<std::unique_ptr
           c = &existing(r);
         }
         results[size_t(r)] = measure(*c, o);
+      } catch (const std::bad_alloc&) {
+        errors[size_t(r)] = "out of memory for buffers of up to " + formatBytes(o.maxBytes) + " on each of " + std::to_string(ranks) +
+                            " ranks; give a smaller --max-bytes or fewer ranks";
+        if (c) c->fail(errors[size_t(r)]);
       } catch (const std::exception& e) {
         errors[size_t(r)] = e.what();
         if (c) c->fail(e.what());

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <new>
 #include <numeric>
 
 #include "app/cli/commands.hpp"
@@ -45,7 +46,8 @@ void printKernels(const std::vector<exec::KernelReport>& kernels, bool json) {
 
 }  // namespace
 
-int runBenchSearch(const SearchBenchOptions& o) {
+// The searches of o, timed and printed; throws what the search throws.
+static int timeSearch(const SearchBenchOptions& o) {
   const env::EnvironmentInfo* environment = env::findEnvironment(o.env);
   if (!environment || !environment->twoPlayer) {
     std::cerr << "bench search: '" << o.env << "' is not a two-player board game; use connect4 or tictactoe\n";
@@ -73,106 +75,115 @@ int runBenchSearch(const SearchBenchOptions& o) {
     std::cerr << "bench search: " << error << "\n";
     return 1;
   }
-  try {
-    search::SearchConfig config;
-    config.simulations = o.simulations;
-    config.gumbel = o.policy == "gumbel";
-    config.leavesPerStep = o.leaves;
-    config.nodeBudget = o.nodeBudget;
-    config.selection = o.selection == "branchy" ? search::SelectionKernel::Branchy : search::SelectionKernel::Masked;
-    config.instrument = o.instrument;
-    search::SearchSetup setup;
-    setup.environment = o.env;
-    setup.games = o.games;
-    setup.config = config;
-    setup.seed = 1;
-    setup.evaluator.kind = net ? search::LeafEvaluator::Kind::Network : search::LeafEvaluator::Kind::Uniform;
+  search::SearchConfig config;
+  config.simulations = o.simulations;
+  config.gumbel = o.policy == "gumbel";
+  config.leavesPerStep = o.leaves;
+  config.nodeBudget = o.nodeBudget;
+  config.selection = o.selection == "branchy" ? search::SelectionKernel::Branchy : search::SelectionKernel::Masked;
+  config.instrument = o.instrument;
+  search::SearchSetup setup;
+  setup.environment = o.env;
+  setup.games = o.games;
+  setup.config = config;
+  setup.seed = 1;
+  setup.evaluator.kind = net ? search::LeafEvaluator::Kind::Network : search::LeafEvaluator::Kind::Uniform;
 
-    std::unique_ptr<exec::Executable> network;
-    if (net) {
-      pdl::CompileOptions co;
-      co.fileName = net->name + ".pdl";
-      co.observationShape.assign(environment->observationShape.begin(), environment->observationShape.end());
-      co.actionCount = net->actionCount;
-      co.algorithm = "alphazero";
-      co.batch = std::int64_t(o.games) * o.leaves;
-      pdl::CompileResult compiled = pdl::compile(net->alphaZeroSource, co);
-      if (!compiled.policy) {
-        std::cerr << "bench search: " << formatHeadline(compiled.diagnostics.items().at(0)) << "\n";
-        return 1;
+  std::unique_ptr<exec::Executable> network;
+  if (net) {
+    pdl::CompileOptions co;
+    co.fileName = net->name + ".pdl";
+    co.observationShape.assign(environment->observationShape.begin(), environment->observationShape.end());
+    co.actionCount = net->actionCount;
+    co.algorithm = "alphazero";
+    co.batch = std::int64_t(o.games) * o.leaves;
+    pdl::CompileResult compiled = pdl::compile(net->alphaZeroSource, co);
+    if (!compiled.policy) {
+      std::cerr << "bench search: " << formatHeadline(compiled.diagnostics.items().at(0)) << "\n";
+      return 1;
+    }
+    ir::Graph g = compiled.policy->graph;
+    ir::runPasses(g, ir::defaultPipeline());
+    network = backend->compile(g);
+    for (const ir::Node& n : network->graph().nodes)
+      if (n.op == ir::Op::Input && n.attrs.role == ir::InputRole::Parameter) {
+        auto v = exec::initialValues(n, 1);
+        network->setInput(n.attrs.name, v.data(), v.size());
       }
-      ir::Graph g = compiled.policy->graph;
-      ir::runPasses(g, ir::defaultPipeline());
-      network = backend->compile(g);
-      for (const ir::Node& n : network->graph().nodes)
-        if (n.op == ir::Op::Input && n.attrs.role == ir::InputRole::Parameter) {
-          auto v = exec::initialValues(n, 1);
-          network->setInput(n.attrs.name, v.data(), v.size());
-        }
-      setup.evaluator.network = network.get();
-    }
-    std::string note;
-    auto search = search::makeSearch(*backend, setup, backend->id() == "cuda" ? "gpu" : "cpu", &note);
-    std::vector<int> all(static_cast<size_t>(o.games));
-    std::iota(all.begin(), all.end(), 0);
+    setup.evaluator.network = network.get();
+  }
+  std::string note;
+  auto search = search::makeSearch(*backend, setup, backend->id() == "cuda" ? "gpu" : "cpu", &note);
+  std::vector<int> all(static_cast<size_t>(o.games));
+  std::iota(all.begin(), all.end(), 0);
 
-    // One call: fresh trees at the start position (queued and finished before the clock starts),
-    // then the search and the root statistics on the host.
-    std::vector<search::RootStats> last;
-    auto call = [&] {
-      search->resetGames(all);
-      search->rootStats(std::vector<int>{0});
-      const auto start = Clock::now();
-      search->search(all);
-      last = search->rootStats(all);
-      return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    };
-    for (int i = 0; i < 3; ++i) call();
-    const std::string before = exec::statValue(search->runtimeStats(), "pool device allocations");
-    std::vector<double> times;
-    const auto budgetStart = Clock::now();
-    while (int(times.size()) < o.minCalls || (std::chrono::duration<double>(Clock::now() - budgetStart).count() < o.seconds && times.size() < 10000))
-      times.push_back(call());
-    const std::string after = exec::statValue(search->runtimeStats(), "pool device allocations");
-    std::sort(times.begin(), times.end());
-    const double ms = times[times.size() / 2];
-    std::int64_t nodes = 0;
-    for (const search::RootStats& r : last) nodes += r.treeNodes;
-    for (const search::RootStats& r : last)
-      if (std::accumulate(r.visits.begin(), r.visits.end(), 0) != o.simulations) throw std::runtime_error("a root's visits do not add up to the simulations");
-    const double simsPerSecond = double(o.games) * o.simulations / (ms / 1000.0);
-    const double nodesPerSecond = double(nodes) / (ms / 1000.0);
-    const long long allocations = before.empty() || after.empty() ? -1 : std::stoll(after) - std::stoll(before);
-    std::vector<exec::KernelReport> kernels;
-    if (o.kernels) {
-      search->resetGames(all);
-      kernels = search->profileKernels((o.simulations + o.leaves - 1) / o.leaves);
-    }
-    if (o.json) {
-      std::printf("{\"bench\": \"search\", \"env\": \"%s\", \"net\": \"%s\", \"games\": %d, \"sims\": %d, \"policy\": \"%s\", \"device\": \"%s\", "
-                  "\"leaves\": %d, \"selection\": \"%s\", \"instrument\": %s, \"node_budget\": %d, \"ms_per_search\": %.4f, \"ms_min\": %.4f, "
-                  "\"calls\": %zu, \"simulations_per_second\": %.0f, \"nodes_per_second\": %.0f, \"device_allocations_during_timing\": %lld, "
-                  "\"search\": %s",
-                  o.env.c_str(), o.net.c_str(), o.games, o.simulations, o.policy.c_str(), search->device().c_str(), o.leaves, o.selection.c_str(),
-                  o.instrument ? "true" : "false", o.nodeBudget, ms, times.front(), times.size(), simsPerSecond, nodesPerSecond, allocations,
-                  jsonString(note).c_str());
-      if (!kernels.empty()) printKernels(kernels, true);
-      std::printf("}\n");
-    } else {
-      std::printf("%s, %s, %d games x %d simulations, %s%s, k=%d: %.3f ms per search (median of %zu; min %.3f), %.2f M simulations/s, %.2f M nodes/s\n",
-                  o.env.c_str(), o.net.c_str(), o.games, o.simulations, o.policy.c_str(),
-                  search->device() == "cuda" ? (", " + o.selection + " selection" + (o.instrument ? ", instrumented" : "")).c_str() : "", o.leaves,
-                  ms, times.size(), times.front(), simsPerSecond / 1e6, nodesPerSecond / 1e6);
-      std::printf("  %s\n", note.c_str());
-      for (const exec::RuntimeStat& s : search->runtimeStats()) std::printf("  %s: %s\n", s.name.c_str(), s.value().c_str());
-      if (allocations >= 0) std::printf("  device allocations while timing: %lld\n", allocations);
-      if (!kernels.empty()) printKernels(kernels, false);
-    }
+  // One call: fresh trees at the start position (queued and finished before the clock starts),
+  // then the search and the root statistics on the host.
+  std::vector<search::RootStats> last;
+  auto call = [&] {
+    search->resetGames(all);
+    search->rootStats(std::vector<int>{0});
+    const auto start = Clock::now();
+    search->search(all);
+    last = search->rootStats(all);
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  };
+  for (int i = 0; i < 3; ++i) call();
+  const std::string before = exec::statValue(search->runtimeStats(), "pool device allocations");
+  std::vector<double> times;
+  const auto budgetStart = Clock::now();
+  while (int(times.size()) < o.minCalls || (std::chrono::duration<double>(Clock::now() - budgetStart).count() < o.seconds && times.size() < 10000))
+    times.push_back(call());
+  const std::string after = exec::statValue(search->runtimeStats(), "pool device allocations");
+  std::sort(times.begin(), times.end());
+  const double ms = times[times.size() / 2];
+  std::int64_t nodes = 0;
+  for (const search::RootStats& r : last) nodes += r.treeNodes;
+  for (const search::RootStats& r : last)
+    if (std::accumulate(r.visits.begin(), r.visits.end(), 0) != o.simulations) throw std::runtime_error("a root's visits do not add up to the simulations");
+  const double simsPerSecond = double(o.games) * o.simulations / (ms / 1000.0);
+  const double nodesPerSecond = double(nodes) / (ms / 1000.0);
+  const long long allocations = before.empty() || after.empty() ? -1 : std::stoll(after) - std::stoll(before);
+  std::vector<exec::KernelReport> kernels;
+  if (o.kernels) {
+    search->resetGames(all);
+    kernels = search->profileKernels((o.simulations + o.leaves - 1) / o.leaves);
+  }
+  if (o.json) {
+    std::printf("{\"bench\": \"search\", \"env\": \"%s\", \"net\": \"%s\", \"games\": %d, \"sims\": %d, \"policy\": \"%s\", \"device\": \"%s\", "
+                "\"leaves\": %d, \"selection\": \"%s\", \"instrument\": %s, \"node_budget\": %d, \"ms_per_search\": %.4f, \"ms_min\": %.4f, "
+                "\"calls\": %zu, \"simulations_per_second\": %.0f, \"nodes_per_second\": %.0f, \"device_allocations_during_timing\": %lld, "
+                "\"search\": %s",
+                o.env.c_str(), o.net.c_str(), o.games, o.simulations, o.policy.c_str(), search->device().c_str(), o.leaves, o.selection.c_str(),
+                o.instrument ? "true" : "false", o.nodeBudget, ms, times.front(), times.size(), simsPerSecond, nodesPerSecond, allocations,
+                jsonString(note).c_str());
+    if (!kernels.empty()) printKernels(kernels, true);
+    std::printf("}\n");
+  } else {
+    std::printf("%s, %s, %d games x %d simulations, %s%s, k=%d: %.3f ms per search (median of %zu; min %.3f), %.2f M simulations/s, %.2f M nodes/s\n",
+                o.env.c_str(), o.net.c_str(), o.games, o.simulations, o.policy.c_str(),
+                search->device() == "cuda" ? (", " + o.selection + " selection" + (o.instrument ? ", instrumented" : "")).c_str() : "", o.leaves,
+                ms, times.size(), times.front(), simsPerSecond / 1e6, nodesPerSecond / 1e6);
+    std::printf("  %s\n", note.c_str());
+    for (const exec::RuntimeStat& s : search->runtimeStats()) std::printf("  %s: %s\n", s.name.c_str(), s.value().c_str());
+    if (allocations >= 0) std::printf("  device allocations while timing: %lld\n", allocations);
+    if (!kernels.empty()) printKernels(kernels, false);
+  }
+  return 0;
+}
+
+// The bench, ending with a sentence whatever it throws (out of memory: the options that size it).
+int runBenchSearch(const SearchBenchOptions& o) {
+  try {
+    return timeSearch(o);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "bench search: out of memory for " << o.games << " games of " << o.nodeBudget << " tree nodes each; give fewer --games "
+              << "or a smaller --node-budget\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "bench search: " << e.what() << "\n";
     return 1;
   }
-  return 0;
 }
 
 }  // namespace cas::cli

@@ -54,12 +54,16 @@ CLI::Validator numberIn(double lo, double hi) {
       "NUMBER in " + range(lo, hi));
 }
 
-// A path the user gives, such as --out: an empty one is refused, not taken for the default.
-CLI::Validator nonEmptyPath(const char* defaultWhenLeftOut) {
+// A path the user gives, such as --out: an empty one is refused (not taken for the default, and
+// not left for CLI11's existence checks, which name it as nothing at all), and one longer than
+// any path can be is refused with its quote cut.
+CLI::Validator nonEmptyPath(const char* defaultWhenLeftOut = nullptr) {
   return CLI::Validator(
       [defaultWhenLeftOut](std::string& text) -> std::string {
-        if (!text.empty()) return {};
-        return std::string("expected a path, got ''; leave the option out for the default (") + defaultWhenLeftOut + ")";
+        if (text.empty() && !defaultWhenLeftOut) return "expected a path, got ''";
+        if (text.empty()) return std::string("expected a path, got ''; leave the option out for the default (") + defaultWhenLeftOut + ")";
+        if (text.size() > 4096) return "expected a path of at most 4096 bytes (Linux's PATH_MAX), got " + cas::quoteValue(text);
+        return {};
       },
       "PATH");
 }
@@ -171,7 +175,7 @@ Subcommand addCheck(CLI::App& parent) {
   auto* check = parent.add_subcommand("check",
       "Validate projects (folders with project.toml) or standalone .pdl files; print each policy's layers,\n"
       "parameters and FLOPs, and run one forward pass on the CPU backend");
-  check->add_option("paths", checkPaths, "Project folders or .pdl files")->required()->check(CLI::ExistingPath);
+  check->add_option("paths", checkPaths, "Project folders or .pdl files")->required()->check(nonEmptyPath())->check(CLI::ExistingPath);
   check->add_flag("--ir", checkOptions.printIr,
                   "Print the IR after the passes (fold, dce, fuse, plan-memory), the CUDA backend's schedule and its cost floor");
   check->add_flag("--update", checkOptions.update,
@@ -382,7 +386,7 @@ Subcommand addTrain(CLI::App& parent) {
   auto state = std::make_shared<State>();
   auto& train = state->train;
   auto* trainCmd = parent.add_subcommand("train", "Train a project's policy (AlphaZero self-play) into a run folder");
-  trainCmd->add_option("project", train.project, "Project folder")->check(CLI::ExistingDirectory);
+  trainCmd->add_option("project", train.project, "Project folder")->check(nonEmptyPath())->check(CLI::ExistingDirectory);
   trainCmd->add_option("--device", train.device, "auto, cpu or cuda")->check(deviceChoices())->capture_default_str();
   trainCmd->add_option("--minutes", train.minutes, "Stop after this many minutes (default: no limit)")->check(numberIn(0.01, 1e6));
   trainCmd->add_option("--iterations", train.iterations, "Stop after this many iterations (default: no limit)")
@@ -401,9 +405,9 @@ Subcommand addTrain(CLI::App& parent) {
       ->check(integerIn(1, 64))->excludes(ranksOption);
   trainCmd->add_option("--set", train.sets, "Override a parameter: --set search.c_puct=2.0 (repeatable; `cuda-agent params` lists them)");
   trainCmd->add_option("--out", train.out, "Run folder to create (default: runs/NAME-DATE-TIME)")->check(nonEmptyPath("runs/NAME-DATE-TIME"));
-  trainCmd->add_option("--resume", train.resume, "Continue the run in this folder from its newest valid checkpoint")->check(CLI::ExistingDirectory);
+  trainCmd->add_option("--resume", train.resume, "Continue the run in this folder from its newest valid checkpoint")->check(nonEmptyPath())->check(CLI::ExistingDirectory);
   trainCmd->add_option("--restart", train.restart, "Train the run in this folder again from iteration 1, discarding its metrics, changes and checkpoints")
-      ->check(CLI::ExistingDirectory);
+      ->check(nonEmptyPath())->check(CLI::ExistingDirectory);
   trainCmd->add_flag("--use-project", train.useProject, "With --resume or --restart: use the project's current project.toml and policy instead of the run's copies");
   trainCmd->add_flag("--allow-outside-project", train.allowOutsideProject, "Let the project's policy lie outside its folder");
   return {trainCmd, [state] {
@@ -429,7 +433,7 @@ Subcommand addEval(CLI::App& parent) {
   auto& eval = state->eval;
   auto* evalCmd = parent.add_subcommand("eval",
       "Play a trained run against a baseline, or with --mistakes judge its moves by the perfect player; a single-agent run: --episodes N");
-  evalCmd->add_option("run", eval.run, "Run folder")->required()->check(CLI::ExistingDirectory);
+  evalCmd->add_option("run", eval.run, "Run folder")->required()->check(nonEmptyPath())->check(CLI::ExistingDirectory);
   auto* opponentOption = evalCmd->add_option("--opponent", eval.opponent, "random, mcts:ROLLOUTS, perfect (tictactoe, connect4) or run:DIR (another trained run of the same game)")->capture_default_str();
   auto* gamesOption = evalCmd->add_option("--games", eval.games, "Games (half with the agent moving first)")->check(integerIn(1, 100000))->capture_default_str();
   auto* mistakesOption = evalCmd->add_option("--mistakes", eval.mistakes,
@@ -464,9 +468,9 @@ Subcommand addAnalyze(CLI::App& parent) {
   auto state = std::make_shared<State>();
   auto& analyze = state->analyze;
   auto* analyzeCmd = parent.add_subcommand("analyze", "Search positions with a trained run and show the root's statistics");
-  analyzeCmd->add_option("run", analyze.run, "Run folder")->required()->check(CLI::ExistingDirectory);
+  analyzeCmd->add_option("run", analyze.run, "Run folder")->required()->check(nonEmptyPath())->check(CLI::ExistingDirectory);
   analyzeCmd->add_option("--position", analyze.positions, "Moves from the start (connect4: columns 1-7; tictactoe: cells 1-9); repeatable");
-  analyzeCmd->add_option("--positions", analyze.positionsFile, "File with one position per line")->check(CLI::ExistingFile);
+  analyzeCmd->add_option("--positions", analyze.positionsFile, "File with one position per line")->check(nonEmptyPath())->check(CLI::ExistingFile);
   analyzeCmd->add_option("--sims", analyze.simulations, "Simulations (default: the run's search.simulations)")->check(integerIn(1, 1000000));
   analyzeCmd->add_option("--device", analyze.device, "auto, cpu or cuda")->check(deviceChoices())->capture_default_str();
   analyzeCmd->add_flag("--json", analyze.json, "One JSON object per position per line");
@@ -490,7 +494,7 @@ Subcommand addPlay(CLI::App& parent) {
   auto state = std::make_shared<State>();
   auto& play = state->play;
   auto* playCmd = parent.add_subcommand("play", "Play against a trained run in the terminal");
-  playCmd->add_option("run", play.run, "Run folder")->required()->check(CLI::ExistingDirectory);
+  playCmd->add_option("run", play.run, "Run folder")->required()->check(nonEmptyPath())->check(CLI::ExistingDirectory);
   playCmd->add_flag("--second", play.humanSecond, "Let the agent move first");
   playCmd->add_option("--sims", play.simulations, "The agent's simulations per move")->check(integerIn(1, 1000000));
   playCmd->add_flag("--use-project", play.useProject, "Use the project's current project.toml and policy instead of the run's copies");
@@ -515,7 +519,7 @@ Subcommand addExport(CLI::App& parent) {
       "Export a run's policy (its newest valid checkpoint) or a project's initial policy as an ONNX model, as\n"
       "standalone C source or as standalone CUDA source (docs/export.md)");
   exportCmd->add_option("dir", exportOptions.dir, "Run folder, project folder (its initial weights) or a .pdl file (seeded initial weights)")
-      ->required()->check(CLI::ExistingPath);
+      ->required()->check(nonEmptyPath())->check(CLI::ExistingPath);
   auto* exportObsOption = exportCmd->add_option("--obs-shape", exportObsShape, "A .pdl file's observation shape, e.g. 32 or 2,6,7");
   auto* exportActionOption = exportCmd->add_option("--action-dim", exportOptions.standalone.actionCount, "A .pdl file's number of actions")
       ->check(integerIn(1, 1 << 20));

@@ -209,6 +209,7 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, pro
     if (error) *error = sentence(Severity::Error, std::move(message));
     return std::nullopt;
   };
+  if (auto notFolder = notAFolder(dir)) return fail(*notFolder + "; give the run a new or empty folder, such as runs/" + p.name);
   std::error_code ec;
   // A project.toml without config.toml is a project folder, unless the lock is there too: then
   // it is a run whose making was interrupted (the lock is taken before the copies are written).
@@ -378,6 +379,29 @@ bool RunFolder::writeCheckpoint(std::int64_t iteration, std::string data, std::s
   for (const auto& [n, f] : older)
     if (n < keepFrom) std::filesystem::remove(f, ec);
   return true;
+}
+
+std::optional<std::string> RunFolder::checkpointThatBlocksTraining() const {
+  for (const std::filesystem::path& file : checkpointFiles(dir_)) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      struct stat own {};
+      const bool link = ::lstat(file.c_str(), &own) == 0 && S_ISLNK(own.st_mode);
+      return file.string() + " is " + (link ? std::string("a symbolic link to ") + (::stat(file.c_str(), &st) == 0 ? fileTypeName(st.st_mode) : "nothing")
+                                            : std::string(fileTypeName(own.st_mode))) +
+             ", not a checkpoint file; a run writes its checkpoints itself, as regular files, and could not write this one: move it out of " +
+             (dir_ / "checkpoints").string() + " and try again";
+    }
+    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    std::uint32_t front[2] = {};  // the magic and the format version
+    const bool read = fd >= 0 && ::pread(fd, front, sizeof front, 0) == ssize_t(sizeof front);
+    if (fd >= 0) ::close(fd);
+    if (read && front[0] == train::kCheckpointMagic && front[1] > train::kCheckpointVersion)
+      return file.string() + " is a checkpoint of format version " + std::to_string(front[1]) + ", written by a newer cuda-agent (this one " +
+             "writes version " + std::to_string(train::kCheckpointVersion) + "); training the run here would replace it with an older " +
+             "format: resume it with that cuda-agent, or train into a new --out folder";
+  }
+  return std::nullopt;
 }
 
 // Why a checkpoint's payload cannot be this run's checkpoint `name`: its counters are not valid

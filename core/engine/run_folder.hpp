@@ -67,6 +67,11 @@ class RunFolder {
   using CheckpointTest = std::function<bool(const std::string& bytes, std::string* problem)>;
   std::optional<std::string> newestCheckpoint(std::uint64_t maxBytes, std::vector<std::string>* skipped, std::string* name = nullptr,
                                               const CheckpointTest& usable = {}) const;
+  // Why training in this folder would fail to write, or would overwrite, one of its checkpoint
+  // files: an entry named as a checkpoint that is no regular file (a FIFO, a folder, a link to
+  // one), or a checkpoint of a newer format than this program writes, which a resumed run would
+  // replace. nullopt when none; asked before a resume changes anything.
+  std::optional<std::string> checkpointThatBlocksTraining() const;
   // The checkpoint of `iteration` when it exists and its checksum holds; nullopt with `error`
   // naming what is wrong (no such checkpoint, and which ones the run keeps; or the file's fault).
   std::optional<std::string> checkpointOf(std::int64_t iteration, std::uint64_t maxBytes, std::string* error, std::string* name = nullptr) const;

@@ -1,6 +1,7 @@
 // What resuming and restarting a run do to its folder: cutting the logs back to the checkpoint
 // (read as JSON lines, so whitespace, CRLF and a line re-serialised by another tool are kept),
 // discarding the progress, removing what interrupted writes left behind.
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -224,9 +225,12 @@ std::optional<std::vector<RunFolder::LoggedChange>> repairChanges(const std::fil
                                                                   std::vector<Diagnostic>* notices, std::string* error) {
   Log log;
   if (!readLog(dir / "changes.jsonl", &log, error)) return std::nullopt;
-  std::vector<std::string_view> keptLines;
-  std::vector<RunFolder::LoggedChange> kept;
-  std::int64_t last = 0;
+  struct Entry {
+    std::int64_t at;
+    std::string_view line;
+    std::optional<RunFolder::LoggedChange> change;  // none for a record of --use-project
+  };
+  std::vector<Entry> entries;
   int dropped = 0;
   bool partial = false;
   for (size_t i = 0; i < log.lines.size(); ++i) {
@@ -237,15 +241,18 @@ std::optional<std::vector<RunFolder::LoggedChange>> repairChanges(const std::fil
     // A record of --use-project (the run's copies replaced) is kept in its place, not applied.
     const auto adopted = json && !change && json->contains("project_files") ? iterationOf(*json) : std::nullopt;
     const std::int64_t at = change ? change->iteration : adopted.value_or(0);
-    if ((change || adopted) && at <= iteration + 1 && at >= last) {
-      if (change) kept.push_back(std::move(*change));
-      keptLines.push_back(line);
-      last = at;
-    } else if (i + 1 == log.lines.size() && log.unterminated && !json) {
-      partial = true;
-    } else {
-      ++dropped;
-    }
+    if ((change || adopted) && at <= iteration + 1) entries.push_back({at, line, std::move(change)});
+    else if (i + 1 == log.lines.size() && log.unterminated && !json) partial = true;
+    else ++dropped;
+  }
+  // In the order of their iterations (a line moved by hand or by a tool is no less valid), those
+  // of one iteration in the order they were written.
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.at < b.at; });
+  std::vector<std::string_view> keptLines;
+  std::vector<RunFolder::LoggedChange> kept;
+  for (Entry& e : entries) {
+    keptLines.push_back(e.line);
+    if (e.change) kept.push_back(std::move(*e.change));
   }
   if (!rewriteLog(dir / "changes.jsonl", log, keptLines, error)) return std::nullopt;
   std::vector<std::string> what;

@@ -1,5 +1,6 @@
 #include "core/engine/trained_run.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "core/train/alphazero.hpp"
@@ -23,13 +24,25 @@ std::optional<std::string> applyLoggedChange(train::Trainer& trainer, const RunF
 // Resuming from the checkpoint the trainer holds: the iterations after it run again, so their
 // log lines go, the changes applied up to the next iteration apply again, the folder loses what a
 // kill left half-written, and with --use-project the run's copies become the project's files.
-// A run at the most iterations a run can have (train::kMaxCheckpointIteration) is not resumed:
-// its next checkpoint would be of an iteration no checkpoint may claim, and be skipped.
+// A run at the most iterations a run can have (train::kMaxCheckpointIteration), or near the
+// most games or steps a checkpoint may count, is not resumed: its next checkpoint would claim
+// what no checkpoint may, and be skipped (the run would redo that iteration on every resume).
 bool resume(RunFolder& folder, train::Trainer& trainer, const OpenRunOptions& options, const std::string& checkpoint,
-            std::vector<Diagnostic>* notices, std::string* problem) {
+            const train::CheckpointHeader& counts, std::vector<Diagnostic>* notices, std::string* problem) {
+  if (auto blocked = folder.checkpointThatBlocksTraining()) {
+    *problem = *blocked;
+    return false;
+  }
+  const std::string cannot = "; it cannot be trained further: train a new run, or this one again with --restart";
   if (trainer.iteration() >= train::kMaxCheckpointIteration) {
     *problem = folder.path().string() + " has reached iteration " + std::to_string(trainer.iteration()) + " (checkpoints/" + checkpoint +
-               "), the most iterations a run can have; it cannot be trained further: train a new run, or this one again with --restart";
+               "), the most iterations a run can have" + cannot;
+    return false;
+  }
+  if (std::max(counts.gamesPlayed, counts.optimizerSteps) > train::kMaxCheckpointCount - train::kMaxCountPerIteration) {
+    *problem = folder.path().string() + " counts " + std::to_string(std::max(counts.gamesPlayed, counts.optimizerSteps)) +
+               " games or optimizer steps (checkpoints/" + checkpoint + "), within one iteration of the " +
+               std::to_string(train::kMaxCheckpointCount) + " a checkpoint may count" + cannot;
     return false;
   }
   const auto changes = folder.repairLogs(trainer.iteration(), notices, problem);
@@ -67,7 +80,8 @@ OpenedRun<train::Trainer> openRunOf(const std::filesystem::path& dir, std::share
   }
   std::unique_ptr<train::Trainer> trainer;
   try {
-    trainer = train::makeTrainer(project, std::move(backend), options.use == RunUse::Read ? train::ParallelOptions{} : options.parallel);
+    const bool toTrain = options.use != RunUse::Read;
+    trainer = train::makeTrainer(project, std::move(backend), toTrain ? options.parallel : train::ParallelOptions{}, toTrain);
   } catch (const std::exception& e) {  // the policy does not compile, or the configuration cannot fit
     out.error = failure(e.what());
     return out;
@@ -119,7 +133,8 @@ OpenedRun<train::Trainer> openRunOf(const std::filesystem::path& dir, std::share
     return out;
   }
   out.checkpoint = out.folder->path() / "checkpoints" / name;
-  if (options.use == RunUse::Resume && !resume(*out.folder, *trainer, options, name, &out.notices, &problem)) {
+  if (options.use == RunUse::Resume &&
+      !resume(*out.folder, *trainer, options, name, train::readCheckpointHeader(*bytes).value_or(train::CheckpointHeader{}), &out.notices, &problem)) {
     out.error = failure(problem);
     return out;
   }

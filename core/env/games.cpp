@@ -8,6 +8,7 @@ namespace cas::env {
 
 bool BoardGames::playMoves(int game, const std::string& moves, std::string* error) {
   reset(game);
+  int played = 0;
   for (size_t i = 0; i < moves.size(); ++i) {
     const char c = moves[i];
     if (c == ' ' || c == ',') continue;
@@ -17,7 +18,8 @@ bool BoardGames::playMoves(int game, const std::string& moves, std::string* erro
       return false;
     }
     if (terminal(game)) {
-      if (error) *error = "the game is already over before move " + std::to_string(i + 1);
+      if (error)
+        *error = "the game is already over before move " + std::to_string(played + 1) + " ('" + c + "' at position " + std::to_string(i + 1) + ")";
       return false;
     }
     if (!legal(game, action)) {
@@ -25,6 +27,7 @@ bool BoardGames::playMoves(int game, const std::string& moves, std::string* erro
       return false;
     }
     play(game, action);
+    ++played;
   }
   return true;
 }

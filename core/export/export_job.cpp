@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cstdio>
 #include <optional>
-#include <sys/stat.h>
 
 #include "core/engine/run_folder.hpp"
 #include "core/export/c_export.hpp"
@@ -33,15 +32,7 @@ struct MadeFolders {
 // Why `folder` could not be made: a part of its path that exists and is no folder (a file, a
 // FIFO), named with what it is, or the system's reason.
 std::string cannotMakeFolder(const fs::path& folder, const std::error_code& cause) {
-  for (fs::path p = folder; !p.empty(); p = p.parent_path()) {
-    struct stat st {};
-    if (::stat(p.c_str(), &st) == 0) {
-      if (S_ISDIR(st.st_mode)) break;
-      return p.string() + " is " + fileTypeName(st.st_mode) + ", not a folder; the export is written into a folder there: move it away, or " +
-             "export to another path";
-    }
-    if (p == p.parent_path()) break;
-  }
+  if (auto notFolder = notAFolder(folder)) return *notFolder + "; the export is written into a folder there: move it away, or export to another path";
   return "cannot create " + folder.string() + ": " + cause.message();
 }
 

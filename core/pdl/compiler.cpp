@@ -371,8 +371,8 @@ CompileResult compile(std::string_view source, const CompileOptions& options) {
   std::vector<Token> tokens = lex(source, options.fileName, result.diagnostics, &lexingStopped);
   // After kMaxErrorsPerFile lexical errors the parser would only add noise.
   Module module = lexingStopped ? Module{} : parse(tokens, options.fileName, result.diagnostics);
-  if (options.batch < 1 || options.batch > (1 << 20)) {
-    result.diagnostics.error({options.fileName, 0, 0}, "the batch size must be in [1, 1048576]");
+  if (options.batch < 1 || options.batch > kMaxCompiledBatch) {
+    result.diagnostics.error({options.fileName, 0, 0}, "the batch size must be in [1, " + std::to_string(kMaxCompiledBatch) + "]");
     return result;
   }
   if (result.diagnostics.hasErrors()) {  // semantic errors after syntax errors mostly mislead

@@ -14,6 +14,9 @@
 
 namespace cas::pdl {
 
+// The largest batch a policy is compiled for (PPO's minibatch, AlphaZero's inference batch).
+inline constexpr std::int64_t kMaxCompiledBatch = std::int64_t(1) << 20;
+
 struct CompileOptions {
   std::string fileName = "policy.pdl";
   std::vector<std::int64_t> observationShape;  // per sample

@@ -9,12 +9,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/support/printable.hpp"
-
 namespace cas {
 namespace {
 
 const char* kTemporaryInfix = ".tmp.";
+// ".tmp.", a process id (at most 7 digits: Linux's pid_max is at most 4194304) and a retry counter
+// (at most 6 digits).
+constexpr size_t kMaxTemporarySuffix = 5 + 7 + 6;
 
 std::string tooLarge(const std::filesystem::path& path, const std::string& size, const FileLimit& limit) {
   return path.string() + " is " + size + ", more than the " + formatBytes(limit.maxBytes) + " " + limit.what + " may hold";
@@ -30,6 +31,21 @@ std::vector<std::filesystem::path> missingFolders(const std::filesystem::path& f
     if (p == p.parent_path()) break;
   }
   return missing;
+}
+
+std::optional<std::string> notAFolder(const std::filesystem::path& folder) {
+  for (std::filesystem::path p = folder; !p.empty(); p = p.parent_path()) {
+    struct stat own {}, target {};
+    if (::lstat(p.c_str(), &own) == 0) {
+      const bool reached = ::stat(p.c_str(), &target) == 0;
+      if (reached && S_ISDIR(target.st_mode)) return std::nullopt;
+      if (S_ISLNK(own.st_mode))
+        return p.string() + " is a symbolic link to " + (reached ? fileTypeName(target.st_mode) : "nothing") + ", not a folder";
+      return p.string() + " is " + fileTypeName(own.st_mode) + ", not a folder";
+    }
+    if (p == p.parent_path()) break;
+  }
+  return std::nullopt;
 }
 
 const char* fileTypeName(unsigned mode) {
@@ -210,15 +226,18 @@ bool writeFileAtomic(const std::filesystem::path& path, std::string_view data, s
     ::close(folder);
     return false;
   }
-  const int fd = createTemporary(folder, name, &tmp);
-  if (fd < 0 && errno == ENAMETOOLONG && error) {
-    const long limit = ::fpathconf(folder, _PC_NAME_MAX), suffix = long(tmp.size() - name.size());
-    *error = path.string() + ": its name of " + std::to_string(name.size()) + " bytes is too long to write safely (the file is first written " +
-             "beside it with " + std::to_string(suffix) + " bytes more, " + quoteValue(tmp.substr(name.size())) + ", and names here have at most " +
-             std::to_string(limit) + " bytes); give a name of at most " + std::to_string(limit - suffix) + " bytes";
+  // The temporary name is the name and up to kMaxTemporarySuffix more bytes (the process id
+  // and a counter): a name that leaves no room for them is refused whatever this process's id.
+  const long nameMax = ::fpathconf(folder, _PC_NAME_MAX);
+  if (nameMax > 0 && long(name.size() + kMaxTemporarySuffix) > nameMax) {
+    if (error)
+      *error = path.string() + ": its name of " + std::to_string(name.size()) + " bytes is too long to write safely (the file is first " +
+               "written beside it under a name up to " + std::to_string(kMaxTemporarySuffix) + " bytes longer, and names here have at most " +
+               std::to_string(nameMax) + " bytes); give a name of at most " + std::to_string(nameMax - long(kMaxTemporarySuffix)) + " bytes";
     ::close(folder);
     return false;
   }
+  const int fd = createTemporary(folder, name, &tmp);
   if (fd < 0) {
     if (error) *error = "cannot create " + (parent / tmp).string() + ": " + std::strerror(errno);
     ::close(folder);  // and nothing removed: what is at that name is not ours

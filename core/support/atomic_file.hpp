@@ -51,6 +51,11 @@ std::optional<std::string> readAll(int fd, const std::filesystem::path& path, co
 // the write they were made for is given up.
 std::vector<std::filesystem::path> missingFolders(const std::filesystem::path& folder);
 
+// Why `folder` cannot be (or be made) a folder: it, or the first part of its path that exists,
+// is no folder ("P is a named pipe (FIFO), not a folder", "P is a symbolic link to nothing, not a
+// folder"). nullopt when it is a folder, or could be made one.
+std::optional<std::string> notAFolder(const std::filesystem::path& folder);
+
 // What a file of st_mode `mode` is, for messages: "a folder", "a named pipe (FIFO)", "a socket".
 const char* fileTypeName(unsigned mode);
 

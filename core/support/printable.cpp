@@ -1,5 +1,6 @@
 #include "core/support/printable.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -77,6 +78,21 @@ std::string escapeFormat(char32_t c) {
 
 }  // namespace
 
+// The cells a terminal gives a printable character: two for the East Asian wide and fullwidth
+// ranges (CJK, Hangul, fullwidth forms, emoji), none for a combining mark, else one, so that a
+// caret under a source line stands under the character it names.
+size_t terminalColumns(char32_t c) {
+  struct Range {
+    char32_t first, last;
+  };
+  static const Range kCombining[] = {{0x0300, 0x036F}, {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF}, {0x20D0, 0x20FF}, {0xFE20, 0xFE2F}};
+  static const Range kWide[] = {{0x1100, 0x115F},   {0x2E80, 0x303E},   {0x3041, 0x33FF},   {0x3400, 0x4DBF}, {0x4E00, 0x9FFF},
+                                {0xA000, 0xA4CF},   {0xAC00, 0xD7A3},   {0xF900, 0xFAFF},   {0xFE30, 0xFE4F}, {0xFF00, 0xFF60},
+                                {0xFFE0, 0xFFE6},   {0x1F300, 0x1F64F}, {0x1F900, 0x1F9FF}, {0x20000, 0x2FFFD}, {0x30000, 0x3FFFD}};
+  auto in = [c](const auto& ranges) { return std::any_of(std::begin(ranges), std::end(ranges), [c](const Range& r) { return c >= r.first && c <= r.last; }); };
+  return in(kCombining) ? 0 : in(kWide) ? 2 : 1;
+}
+
 char32_t formatCharacterAt(std::string_view text, size_t pos) {
   const size_t n = pos < text.size() ? utf8Length(text, pos) : 0;
   const char32_t c = n ? codePoint(text, pos, n) : 0;
@@ -89,7 +105,10 @@ PrintedUnit printedUnit(std::string_view text, size_t pos, Keep keep) {
   if (c == '\n' && keep == Keep::TabsAndNewlines) return {1, 0, false};
   if (c < 0x20 || c == 0x7F) return {1, escapeByte(c).size(), true};
   if (c < 0x80) return {1, 1, false};
-  if (const size_t n = utf8Length(text, pos)) return formatCharacter(codePoint(text, pos, n)) ? PrintedUnit{n, 6, true} : PrintedUnit{n, 1, false};
+  if (const size_t n = utf8Length(text, pos)) {
+    const char32_t code = codePoint(text, pos, n);
+    return formatCharacter(code) ? PrintedUnit{n, 6, true} : PrintedUnit{n, terminalColumns(code), false};
+  }
   // Not UTF-8, or an encoded C1 control: each byte is escaped on its own.
   return {1, 4, true};
 }

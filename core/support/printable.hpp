@@ -33,6 +33,10 @@ char32_t formatCharacterAt(std::string_view text, size_t pos);
 
 // The number of bytes of `text` starting at `pos` that printable() turns into one unit (a UTF-8
 // sequence, or one byte), and how many columns that unit takes once printed (escapes are wider).
+// The cells a terminal gives the printable character `c`: 2 for East Asian wide and fullwidth
+// characters, 0 for combining marks, else 1.
+size_t terminalColumns(char32_t c);
+
 struct PrintedUnit {
   size_t bytes;
   size_t columns;

@@ -40,7 +40,7 @@ class Screen {
       else if (text_.substr(i_, 3) == "\"\"\"") multiLineBasic();
       else if (text_.substr(i_, 3) == "'''") multiLineLiteral();
       else if (c == '"' || c == '\'') quoted(c);
-      else if (nonAscii(c)) fail("a non-ASCII character outside a string or comment is not valid TOML; put it inside a quoted string");
+      else if (nonAscii(c)) failNonAscii("a non-ASCII character outside a string or comment is not valid TOML; put it inside a quoted string");
       else if (expectValue_ && !isSpace(c) && !structural(c)) bareValue();
       else punctuation(c);
     }
@@ -116,8 +116,8 @@ class Screen {
   void bareValue() {
     while (i_ < text_.size() && !isSpace(text_[i_]) && text_[i_] != ']' && text_[i_] != '}' && text_[i_] != ',' && text_[i_] != '#') {
       if (nonAscii(text_[i_]))
-        fail("a non-ASCII character in an unquoted value is not valid TOML (a quote inside a value starts no string); "
-             "put the whole value in quotes");
+        failNonAscii("a non-ASCII character in an unquoted value is not valid TOML (a quote inside a value starts no string); "
+                     "put the whole value in quotes");
       step();
       if (i_ + 1 < text_.size() && text_[i_] == ' ' && text_[i_ + 1] >= '0' && text_[i_ + 1] <= '9') step();
     }
@@ -130,7 +130,7 @@ class Screen {
       --pending_;
     } else if (nonAscii(text_[i_])) {
       const size_t n = validUtf8Length(text_, i_);
-      if (n == 0) fail(("the byte " + hexByte(text_[i_]) + " is not UTF-8 text; TOML files are UTF-8: save the file as UTF-8").c_str());
+      if (n == 0) failNotUtf8();
       pending_ = int(n) - 1;
     }
     if (text_[i_] == '\n') {
@@ -191,6 +191,13 @@ class Screen {
         fail("a multi-line string cannot go on with a non-ASCII character right after a line-ending backslash; "
              "end the previous line without the backslash, or write the character as \\uXXXX");
     }
+  }
+  [[noreturn]] void failNotUtf8() { fail(("the byte " + hexByte(text_[i_]) + " is not UTF-8 text; TOML files are UTF-8: save the file as UTF-8").c_str()); }
+  // A non-ASCII character where TOML allows none: `why`, or when the bytes are no character at
+  // all, that (quoting it would not help).
+  [[noreturn]] void failNonAscii(const char* why) {
+    if (validUtf8Length(text_, i_) == 0) failNotUtf8();
+    fail(why);
   }
   [[noreturn]] void fail(const char* why) {
     int column = 1;  // in characters, as toml++ counts them

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/env/board_position.hpp"
+#include "core/env/games.hpp"
 #include "core/ir/passes.hpp"
 #include "core/train/baselines.hpp"
 #include "core/train/checkpoint.hpp"
@@ -57,12 +58,26 @@ AlphaZeroTrainer::AlphaZeroTrainer(const project::Project& project, std::shared_
       runtime_(params::readRuntimeParams(params_)), backend_(std::move(backend)),
       exchange_(rank.communicator ? std::make_unique<GradientExchange>(*rank.communicator, params::readDistParams(params_), rank.fault) : nullptr),
       rng_(rankSeed(std::uint64_t(runtime_.seed), rank.communicator ? rank.communicator->rank() : 0) * 0x2545F4914F6CDD1Dull + 7) {
-  if (auto tooLarge = refuseIfTooLarge(estimateTrainerMemory(project_, train_.evalGames), availableMemory())) throw std::runtime_error(*tooLarge);
+  if (auto problem = trainingProblem(project_)) throw std::runtime_error(*problem);
   try {
     buildNetworks();
   } catch (const std::bad_alloc&) {  // the estimate missed: still an error that says what
     throw std::runtime_error(std::string("out of memory while allocating ") + allocating_ + "; reduce the parameters that size it");
   }
+}
+
+std::optional<std::string> AlphaZeroTrainer::outputsNotFiniteAtStart() {
+  const std::unique_ptr<env::BoardGames> game = env::makeBoardGames(project_.environment, 1);
+  std::vector<float> obs(static_cast<size_t>(obsSize_)), logits, values;
+  game->reset(0);
+  game->observe(0, obs.data());
+  networkOutputs(obs.data(), 1, &logits, &values);
+  auto finite = [](const std::vector<float>& v) { return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); }); };
+  const char* output = !finite(values) ? "value output is" : !finite(logits) ? "logits are" : nullptr;
+  if (!output) return std::nullopt;
+  return std::string("the policy's ") + output + " not a finite number (NaN or infinite) on the game's first position, before any " +
+         "training, so the policy computes it from its input (a log or square root of a negative number, a division by zero); check the " +
+         "policy (`cuda-agent check` shows where)";
 }
 
 void AlphaZeroTrainer::buildNetworks() {

@@ -63,6 +63,7 @@ class AlphaZeroTrainer final : public Trainer, public SearchingTrainer {
   // follow self-play and read its games too. Either way the fresh positions join the ring and
   // the new weights reach self-play when the iteration ends.
   IterationReport runIteration(const std::function<bool()>& cancelled = {}) override;
+  std::optional<std::string> outputsNotFiniteAtStart() override;
   std::int64_t iteration() const override { return iteration_; }
   // This trainer's rank in data-parallel training (0 in a run of its own).
   int rank() const { return exchange_ ? exchange_->rank() : 0; }

@@ -100,7 +100,9 @@ std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::E
     const ir::Shape& needed = g.node(id).shape;
     if (header->version >= 2) {
       const auto rank = r.pod<std::uint32_t>();
-      if (!r.ok() || rank > kMaxRank) break;
+      if (!r.ok()) break;
+      if (rank > kMaxRank)
+        return fail(name + ": the checkpoint gives it " + std::to_string(rank) + " dimensions; a tensor has at most " + std::to_string(kMaxRank));
       ir::Shape held(rank);
       for (std::int64_t& d : held) d = r.pod<std::int64_t>();
       if (!r.ok()) break;
@@ -132,9 +134,10 @@ std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::E
   }
   std::optional<search::ReplayRing> restored = search::ReplayRing::read(r, replay, error);
   if (!restored) return std::nullopt;
-  if (!r.atEnd()) return fail("the checkpoint is truncated or does not match this project's replay capacity");
+  if (!r.atEnd()) return fail("the checkpoint has bytes after its end; it was altered after it was written");
   std::istringstream rs(rngState);
-  rs >> counters.rng;
+  if (!(rs >> counters.rng) || !(rs >> std::ws).eof())
+    return fail("the checkpoint's random generator state does not read as the one a run writes; it was altered after it was written");
   return Checkpoint{std::move(counters), std::move(tensors), std::move(*restored)};
 }
 

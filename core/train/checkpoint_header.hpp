@@ -21,6 +21,10 @@ inline constexpr std::int64_t kMaxCheckpointIteration = std::int64_t(1) << 40;
 // The most games (episodes) or optimizer steps a checkpoint may count: far beyond any run, and
 // far enough below 2^63 that a run resumed from it cannot overflow its counters.
 inline constexpr std::int64_t kMaxCheckpointCount = std::int64_t(1) << 56;
+// More than one iteration can add to either count (games per iteration and steps per iteration
+// are bounded far below it): a run whose counts are within this of kMaxCheckpointCount is not
+// trained further, as its next checkpoint could count past it, and be skipped.
+inline constexpr std::int64_t kMaxCountPerIteration = std::int64_t(1) << 40;
 
 struct CheckpointHeader {
   std::uint32_t version = 0;
@@ -32,6 +36,6 @@ struct CheckpointHeader {
 // are not negative. nullopt with `error` (one clause: "its iteration is -5; an iteration cannot
 // be negative") otherwise.
 std::optional<CheckpointHeader> readCheckpointHeader(Reader& r, std::string* error);
-std::optional<CheckpointHeader> readCheckpointHeader(std::string_view bytes, std::string* error);
+std::optional<CheckpointHeader> readCheckpointHeader(std::string_view bytes, std::string* error = nullptr);
 
 }  // namespace cas::train

@@ -55,6 +55,10 @@ std::optional<std::string> ppoConfigurationProblem(const project::Project& proje
   if (rollout % ppo.minibatches != 0)
     return "ppo.minibatches = " + std::to_string(ppo.minibatches) + " does not divide a rollout of ppo.envs x ppo.rollout_steps = " +
            std::to_string(ppo.envs) + " x " + std::to_string(ppo.rolloutSteps) + " = " + std::to_string(rollout) + " samples; choose a divisor of it";
+  if (const std::int64_t minibatch = rollout / ppo.minibatches; minibatch > pdl::kMaxCompiledBatch)
+    return "a minibatch of ppo.envs x ppo.rollout_steps / ppo.minibatches = " + std::to_string(ppo.envs) + " x " + std::to_string(ppo.rolloutSteps) +
+           " / " + std::to_string(ppo.minibatches) + " = " + std::to_string(minibatch) + " samples is more than the " +
+           std::to_string(pdl::kMaxCompiledBatch) + " a compiled batch may hold; raise ppo.minibatches, or lower ppo.envs or ppo.rollout_steps";
   return std::nullopt;
 }
 

@@ -1,5 +1,7 @@
 #include "core/train/trainer.hpp"
 
+#include <stdexcept>
+
 #include "core/train/alphazero.hpp"
 #include "core/train/data_parallel.hpp"
 #include "core/train/memory_estimate.hpp"
@@ -17,7 +19,9 @@ TreeSnapshot treeSnapshot(Trainer& trainer, int game, int maxNodes) {
   return snap;
 }
 
-std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend, const ParallelOptions& parallel) {
+namespace {
+
+std::unique_ptr<Trainer> buildTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend, const ParallelOptions& parallel) {
   if (parallel.communicator) {
     if (project.algorithm != "alphazero")
       throw std::runtime_error("data-parallel training (--gpus) is built for AlphaZero; a " + project.algorithm + " run trains on one GPU");
@@ -29,9 +33,25 @@ std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::share
   return std::make_unique<AlphaZeroTrainer>(project, std::move(backend));
 }
 
+}  // namespace
+
+std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend, const ParallelOptions& parallel,
+                                     bool toTrain) {
+  std::unique_ptr<Trainer> trainer = buildTrainer(project, std::move(backend), parallel);
+  if (toTrain)
+    if (auto problem = trainer->outputsNotFiniteAtStart()) throw std::runtime_error(*problem);
+  return trainer;
+}
+
 std::optional<std::string> trainingProblem(const project::Project& project) {
   if (project.algorithm == "ppo") return ppoConfigurationProblem(project);
-  return refuseIfTooLarge(estimateTrainerMemory(project, params::readTrainParams(project.parameters).evalGames), availableMemory());
+  const params::TrainParams train = params::readTrainParams(project.parameters);
+  // A step draws a whole batch from the replay buffer, which never holds more than its capacity.
+  if (train.batchSize > train.replayCapacity)
+    return "train.batch_size = " + std::to_string(train.batchSize) + " is more than train.replay_capacity = " + std::to_string(train.replayCapacity) +
+           ": a training step draws its batch from the replay buffer, which never holds that many positions, so the run would never train; " +
+           "lower train.batch_size or raise train.replay_capacity";
+  return refuseIfTooLarge(estimateTrainerMemory(project, train.evalGames), availableMemory());
 }
 
 }  // namespace cas::train

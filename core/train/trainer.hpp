@@ -40,6 +40,10 @@ class Trainer {
   // Whether the run has reached the end its algorithm sets itself (PPO: ppo.total_steps);
   // AlphaZero runs until stopped.
   virtual bool reachedEnd() const { return false; }
+  // Why the policy cannot be trained as it stands: its outputs on the first observation, with the
+  // weights it starts from, are not finite (it computes NaN from its input, a log of a negative
+  // number), as `check` finds; nullopt when they are, or when the algorithm does not ask.
+  virtual std::optional<std::string> outputsNotFiniteAtStart() { return std::nullopt; }
   virtual std::int64_t checkpointEvery() const = 0;
 
   // What the trainer's algorithm adds (SearchingTrainer, EpisodicTrainer below): null when it
@@ -115,11 +119,15 @@ struct ParallelOptions {
 // that group. Throws std::runtime_error when the policy does not
 // compile, the configuration cannot be built or the algorithm or backend has no data-parallel
 // path (the message says which).
-std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend, const ParallelOptions& parallel = {});
+// `toTrain`: refused (std::runtime_error) when outputsNotFiniteAtStart() finds a reason, before
+// self-play plays an iteration on NaN outputs; eval, analyze and play read a run without it.
+std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend, const ParallelOptions& parallel = {},
+                                     bool toTrain = true);
 
 // Why the project's configuration cannot train, as the trainer it names would refuse it before
-// building anything: PPO's minibatches that do not divide its rollout, an AlphaZero
-// configuration too large for the memory available (memory_estimate.hpp). nullopt when it can.
+// building anything: PPO's minibatches that do not divide its rollout or exceed the largest
+// compiled batch, an AlphaZero batch larger than its replay buffer or a configuration too large
+// for the memory available (memory_estimate.hpp). nullopt when it can.
 // `cuda-agent check` asks the same, so that it accepts only what `train` accepts.
 std::optional<std::string> trainingProblem(const project::Project& project);
 

@@ -262,6 +262,12 @@ class TestHostileInput : public QObject {
     QVERIFY2(caret.find("project.toml:1:12" + notUtf8 + "    name = \"t\xc3\xa9\\xff\"\n              ^") != std::string::npos, caret.c_str());
     QVERIFY2(firstError(kHeader + "# \xc3 comment\n").find(":5:3: error: TOML syntax error: the byte 0xC3 is not UTF-8 text") != std::string::npos,
              firstError(kHeader + "# \xc3 comment\n").c_str());
+    // A byte that is no character where TOML allows no non-ASCII character is named as such too.
+    QVERIFY2(firstError(kHeader + "seed\xff = 1\n").find(":5:5: error: TOML syntax error: the byte 0xFF is not UTF-8 text") != std::string::npos,
+             firstError(kHeader + "seed\xff = 1\n").c_str());
+    // Wide characters take two cells on a terminal: the caret counts them so.
+    const std::string wide = firstError(kHeader + "description = \"\xe6\xbc\xa2\xe5\xad\x97\" \xc3\xa9\n");
+    QVERIFY2(wide.find("    description = \"\xe6\xbc\xa2\xe5\xad\x97\" \xc3\xa9\n                         ^") != std::string::npos, wide.c_str());
     const std::string value = firstError(kHeader + "search = { note = \"\xc3\xa9\xc3\xa9\", c_puct = 1e3 }\n");
     QVERIFY2(value.find(":5:36: error: search.c_puct = 1e3 is out of range: expected a number in [0, 100]\n"
                         "    search = { note = \"\xc3\xa9\xc3\xa9\", c_puct = 1e3 }\n"
@@ -578,6 +584,24 @@ class TestHostileInput : public QObject {
     QCOMPARE(r.status, 1);
     QCOMPARE(r.err, QStringLiteral("error: the perfect player's transposition table of 64.0 GiB cannot be allocated (out of memory); "
                                    "give a smaller --table-mib\n"));
+    // Found by the held-out probe: these said only "std::bad_alloc".
+    r = limitedCli(limits, {QStringLiteral("bench"), QStringLiteral("search"), QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--games"),
+                            QStringLiteral("65536"), QStringLiteral("--node-budget"), QStringLiteral("16777216"), QStringLiteral("--seconds"), QStringLiteral("0.01")});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.endsWith(QStringLiteral("bench search: out of memory for 65536 games of 16777216 tree nodes each; give fewer --games or a "
+                                           "smaller --node-budget\n")),
+             qPrintable(r.err));
+    r = limitedCli(limits, {QStringLiteral("bench"), QStringLiteral("update"), QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--net"),
+                            QStringLiteral("atari_nature_cnn"), QStringLiteral("--batch"), QStringLiteral("65536")});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.endsWith(QStringLiteral("bench: out of memory for atari_nature_cnn at --batch 65536 (its activations, gradients and optimizer "
+                                           "state); give a smaller --batch\n")),
+             qPrintable(r.err));
+    r = limitedCli(limits, {QStringLiteral("bench"), QStringLiteral("allreduce"), QStringLiteral("--ranks"), QStringLiteral("2"), QStringLiteral("--min-bytes"),
+                            QStringLiteral("2147483648"), QStringLiteral("--max-bytes"), QStringLiteral("2147483648")});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.contains(QStringLiteral("out of memory for buffers of up to 2.0 GiB on each of 2 ranks; give a smaller --max-bytes or fewer ranks")),
+             qPrintable(r.err));
   }
 
   // Issue 44: check refuses what train refuses, and says ok only after its last check.
@@ -601,6 +625,38 @@ class TestHostileInput : public QObject {
     QVERIFY2(!r.out.contains(QStringLiteral(": ok")), qPrintable(r.out));
     QVERIFY2(r.err.contains(QStringLiteral("the forward pass failed on the CPU backend: ")), qPrintable(r.err));
     QVERIFY2(r.err.endsWith(QStringLiteral("%1: rejected: the forward pass failed\n").arg(nan)), qPrintable(r.err));
+
+    // Found by the held-out probe: a batch larger than the replay buffer never trained, and a
+    // PPO minibatch past the largest compiled batch was blamed on the policy; check and train
+    // now refuse both with the same sentence.
+    const QString starved = project(QStringLiteral("starved"), kHeader + "[train]\nbatch_size = 1024\nreplay_capacity = 64\n");
+    const QString starvedWhy = QStringLiteral("train.batch_size = 1024 is more than train.replay_capacity = 64: a training step draws its batch from "
+                                              "the replay buffer, which never holds that many positions, so the run would never train; lower "
+                                              "train.batch_size or raise train.replay_capacity");
+    r = cli({QStringLiteral("check"), starved});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.startsWith(QStringLiteral("error: ") + starvedWhy + QLatin1Char('\n')), qPrintable(r.err));
+    r = cli({QStringLiteral("train"), starved, QStringLiteral("--out"), dir_.filePath(QStringLiteral("starved-run")), QStringLiteral("--iterations"),
+             QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: ") + starvedWhy + QLatin1Char('\n'));
+    QVERIFY(!QFile::exists(dir_.filePath(QStringLiteral("starved-run"))));
+    const QString wide = dir_.filePath(QStringLiteral("ppo-wide"));
+    QDir().mkpath(wide);
+    write(wide + QStringLiteral("/project.toml"), bytes(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo/project.toml")))
+                                                      .replace("minibatches = 4", "minibatches = 1")
+                                                      .replace("envs = 4", "envs = 2048")
+                                                      .replace("rollout_steps = 128", "rollout_steps = 1024"));
+    write(wide + QStringLiteral("/policy.pdl"), bytes(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo/policy.pdl"))));
+    const QString wideWhy = QStringLiteral("a minibatch of ppo.envs x ppo.rollout_steps / ppo.minibatches = 2048 x 1024 / 1 = 2097152 samples is "
+                                           "more than the 1048576 a compiled batch may hold; raise ppo.minibatches, or lower ppo.envs or "
+                                           "ppo.rollout_steps");
+    r = cli({QStringLiteral("check"), wide});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.startsWith(QStringLiteral("error: ") + wideWhy + QLatin1Char('\n')), qPrintable(r.err));
+    r = cli({QStringLiteral("train"), wide, QStringLiteral("--out"), dir_.filePath(QStringLiteral("wide-run"))});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: ") + wideWhy + QLatin1Char('\n'));
   }
 
   // Issue 44: a value out of range is printed as it was written, as docs/project-format.md says,
@@ -668,7 +724,10 @@ class TestHostileInput : public QObject {
     const QString path = QString(100000, QLatin1Char('p'));
     Result r = cli({QStringLiteral("check"), path});
     QCOMPARE(r.status, 2);
-    QCOMPARE(r.err, QStringLiteral("paths: Path does not exist: '%1... (100000 bytes)'\nRun with --help for more information.\n").arg(QString(64, QLatin1Char('p'))));
+    QCOMPARE(r.err, QStringLiteral("paths: expected a path of at most 4096 bytes (Linux's PATH_MAX), got '%1... (100000 bytes)'\nRun with --help "
+                                   "for more information.\n").arg(QString(64, QLatin1Char('p'))));
+    r = cli({QStringLiteral("check"), QString(4000, QLatin1Char('p'))});
+    QCOMPARE(r.err, QStringLiteral("paths: Path does not exist: '%1... (4000 bytes)'\nRun with --help for more information.\n").arg(QString(64, QLatin1Char('p'))));
     r = cli({QStringLiteral("check"), dir_.path(), QStringLiteral("--") + QString(100000, QLatin1Char('o'))});
     QCOMPARE(r.status, 2);
     QVERIFY2(r.err.size() < 1000, qPrintable(r.err.left(400)));

@@ -266,6 +266,93 @@ class TestRunCheckpoints : public QObject {
     QCOMPARE(r.status, 1);
     QCOMPARE(r.err, named);
   }
+
+  // Found by the held-out probe: checkpoints whose checksum holds but whose content no run wrote
+  // are skipped with the true reason: a random generator state that does not read (it was taken
+  // silently, and the run went on differently), bytes after the end (called "truncated"), a
+  // tensor of 2^31 dimensions (called "written for another network").
+  void alteredCheckpointContentsAreNamed() {
+    const QString run = trained(QStringLiteral("altered"), 2);
+    const QString newest = run + QStringLiteral("/checkpoints/iter-00000002.ckpt");
+    const QByteArray good = bytes(newest);
+    const QByteArray payload = good.left(good.size() - 16);
+    std::uint32_t rngBytes = 0;
+    std::memcpy(&rngBytes, payload.constData() + 32, sizeof rngBytes);
+    const qsizetype afterRng = 36 + qsizetype(rngBytes);
+    auto skippedFor = [&](const QByteArray& altered) {
+      QFile::remove(newest);
+      append(newest, withChecksum(altered));
+      const Result r = cli({QStringLiteral("eval"), run, QStringLiteral("--games"), QStringLiteral("2")});
+      return r.err.section(QLatin1Char('\n'), 0, 0);
+    };
+    const std::uint32_t one = 1;
+    QCOMPARE(skippedFor(payload.left(32) + QByteArray(reinterpret_cast<const char*>(&one), 4) + "5" + payload.mid(afterRng)),
+             QStringLiteral("warning: skipping checkpoint iter-00000002.ckpt: the checkpoint's random generator state does not read as the "
+                            "one a run writes; it was altered after it was written"));
+    QCOMPARE(skippedFor(payload + QByteArray(13, 'x')),
+             QStringLiteral("warning: skipping checkpoint iter-00000002.ckpt: the checkpoint has bytes after its end; it was altered after it "
+                            "was written"));
+    // The first tensor's rank follows the tensor count and its name.
+    std::uint32_t nameBytes = 0;
+    std::memcpy(&nameBytes, payload.constData() + afterRng + 4, sizeof nameBytes);
+    const QString firstTensor = QString::fromUtf8(payload.mid(afterRng + 8, nameBytes));
+    QByteArray ranked = payload;
+    const std::uint32_t rank = 1u << 31;
+    std::memcpy(ranked.data() + afterRng + 8 + nameBytes, &rank, sizeof rank);
+    QCOMPARE(skippedFor(ranked), QStringLiteral("warning: skipping checkpoint iter-00000002.ckpt: %1: the checkpoint gives it 2147483648 "
+                                                "dimensions; a tensor has at most 16").arg(firstTensor));
+  }
+
+  // Found by the held-out probe: resume went on past what would stop it later. A FIFO named as
+  // a checkpoint made a resumed run train an iteration, then fail to write it ("give the path of
+  // a regular file"), on every retry; the newest checkpoint of a newer format was skipped and then
+  // replaced by an older one; a checkpoint at the most games a checkpoint may count was resumed,
+  // and its next checkpoint skipped, so that every resume redid the same iteration. Each is now
+  // refused before anything changes.
+  void resumeRefusesWhatItCouldNotFinish() {
+    const QString run = trained(QStringLiteral("blocked"), 2);
+    const QString folder = run + QStringLiteral("/checkpoints/");
+    const QStringList resume = {QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")};
+    const QMap<QString, QByteArray> before = contents(run);
+    QCOMPARE(::mkfifo(qPrintable(folder + QStringLiteral("iter-00000003.ckpt")), 0644), 0);
+    Result r = cli(resume);
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.endsWith(QStringLiteral("error: %1iter-00000003.ckpt is a named pipe (FIFO), not a checkpoint file; a run writes its checkpoints "
+                                           "itself, as regular files, and could not write this one: move it out of %2/checkpoints and try "
+                                           "again\n").arg(folder, run)),
+             qPrintable(r.err));
+    QVERIFY(QFile::remove(folder + QStringLiteral("iter-00000003.ckpt")));
+    QCOMPARE(contents(run), before);
+
+    const QByteArray good = bytes(folder + QStringLiteral("iter-00000002.ckpt"));
+    QByteArray newer = good.left(good.size() - 16);
+    const std::uint32_t version = 3;
+    std::memcpy(newer.data() + 4, &version, sizeof version);
+    std::memcpy(newer.data() + 8, "\3\0\0\0\0\0\0\0", 8);  // iteration 3
+    append(folder + QStringLiteral("iter-00000003.ckpt"), withChecksum(newer));
+    const QMap<QString, QByteArray> withNewer = contents(run);
+    r = cli(resume);
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.endsWith(QStringLiteral("error: %1iter-00000003.ckpt is a checkpoint of format version 3, written by a newer cuda-agent (this one "
+                                           "writes version 2); training the run here would replace it with an older format: resume it with "
+                                           "that cuda-agent, or train into a new --out folder\n").arg(folder)),
+             qPrintable(r.err));
+    QCOMPARE(contents(run), withNewer);
+    QVERIFY(QFile::remove(folder + QStringLiteral("iter-00000003.ckpt")));
+
+    QByteArray counted = good.left(good.size() - 16);
+    const qint64 games = qint64(1) << 56;
+    std::memcpy(counted.data() + 16, &games, sizeof games);
+    QFile::remove(folder + QStringLiteral("iter-00000002.ckpt"));
+    append(folder + QStringLiteral("iter-00000002.ckpt"), withChecksum(counted));
+    r = cli(resume);
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.endsWith(QStringLiteral("error: %1 counts 72057594037927936 games or optimizer steps (checkpoints/iter-00000002.ckpt), within one "
+                                           "iteration of the 72057594037927936 a checkpoint may count; it cannot be trained further: train a "
+                                           "new run, or this one again with --restart\n").arg(run)),
+             qPrintable(r.err));
+    verifyMetrics(run, 2);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRunCheckpoints)

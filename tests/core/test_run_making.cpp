@@ -219,7 +219,33 @@ class TestRunMaking : public QObject {
     verifyMetrics(locked, 1);
   }
 
-  // Found by the held-out probe: --out '' silently meant the default folder.
+  // Found by the held-out probe: train --out onto a named pipe, a dangling link, or under a
+  // regular file said only "Not a directory" or "File exists", and a path of 5 KB was quoted whole.
+  void anOutThatIsNoFolderIsNamed() {
+    const QString pipe = dir_.filePath(QStringLiteral("out-pipe"));
+    QCOMPARE(::mkfifo(qPrintable(pipe), 0644), 0);
+    const QString dangling = dir_.filePath(QStringLiteral("out-dangling"));
+    QVERIFY(QFile::link(dir_.filePath(QStringLiteral("nowhere")), dangling));
+    const QString file = dir_.filePath(QStringLiteral("out-file"));
+    append(file, "x");
+    const QString advice = QStringLiteral(", not a folder; give the run a new or empty folder, such as runs/tictactoe-alphazero\n");
+    const QList<QPair<QString, QString>> cases = {{pipe, pipe + QStringLiteral(" is a named pipe (FIFO)")},
+                                                 {dangling, dangling + QStringLiteral(" is a symbolic link to nothing")},
+                                                 {file + QStringLiteral("/run"), file + QStringLiteral(" is a regular file")}};
+    for (const auto& [out, named] : cases) {
+      const Result r = cli(QStringList{QStringLiteral("train"), kExample, QStringLiteral("--out"), out} + kQuick);
+      QCOMPARE(r.status, 1);
+      QCOMPARE(r.err, QStringLiteral("error: ") + named + advice);
+    }
+    const Result r = cli({QStringLiteral("train"), kExample, QStringLiteral("--out"), QStringLiteral("/tmp/") + QString(5000, QLatin1Char('d'))});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.startsWith(QStringLiteral("--out: expected a path of at most 4096 bytes (Linux's PATH_MAX), got '/tmp/%1... (5005 bytes)'\n")
+                                  .arg(QString(59, QLatin1Char('d')))),
+             qPrintable(r.err.left(300)));
+  }
+
+  // Found by the held-out probe: --out '' silently meant the default folder, and an empty run
+  // folder was "Directory does not exist: " with nothing quoted.
   void anEmptyOutIsRefused() {
     Result r = cli({QStringLiteral("train"), kExample, QStringLiteral("--out"), QString()});
     QCOMPARE(r.status, 2);
@@ -229,6 +255,9 @@ class TestRunMaking : public QObject {
     QCOMPARE(r.status, 2);
     QVERIFY2(r.err.startsWith(QStringLiteral("--out: expected a path, got ''; leave the option out for the default (a file in DIR/exports/)\n")),
              qPrintable(r.err));
+    r = cli({QStringLiteral("eval"), QString()});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.startsWith(QStringLiteral("run: expected a path, got ''\n")), qPrintable(r.err));
   }
 };
 

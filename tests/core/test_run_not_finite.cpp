@@ -93,6 +93,29 @@ class TestRunNotFinite : public QObject {
                         QStringLiteral("error: checkpoint iter-00000001.ckpt cannot be used: ") + why);
   }
 
+  // Issue 44, round 3: an AlphaZero policy that computes NaN from its input is not blamed on the
+  // learning rate; since the held-out probe (which found check refusing it and train playing a
+  // whole iteration on NaN values) train refuses it before self-play, as check does, and leaves
+  // no run folder.
+  void anAlphaZeroNanPolicyIsRefusedBeforeSelfPlay() {
+    const QString project = dir_.filePath(QStringLiteral("nan-alphazero"));
+    QDir().mkpath(project);
+    QVERIFY(QFile::copy(kExample + QStringLiteral("/project.toml"), project + QStringLiteral("/project.toml")));
+    QByteArray policy = bytes(kExample + QStringLiteral("/policy.pdl"));
+    QVERIFY(policy.contains("value = tanh(dense(relu(dense(h, units=32)), units=1))"));
+    append(project + QStringLiteral("/policy.pdl"), policy.replace("value = tanh(dense(relu(dense(h, units=32)), units=1))",
+                                                                   "value = log(tanh(dense(relu(dense(h, units=32)), units=1)) * 0 - 1)"));
+    const QString run = dir_.filePath(QStringLiteral("nan-alphazero-run"));
+    const Result r = cli(QStringList{QStringLiteral("train"), project, QStringLiteral("--out"), run, QStringLiteral("--iterations"), QStringLiteral("2")} +
+                         kQuick);
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: the policy's value output is not a finite number (NaN or infinite) on the game's first position, before "
+                                   "any training, so the policy computes it from its input (a log or square root of a negative number, a division "
+                                   "by zero); check the policy (`cuda-agent check` shows where)\n"));
+    QVERIFY(!QFile::exists(run));
+    QCOMPARE(cli({QStringLiteral("check"), project}).status, 1);
+  }
+
   // Issue 44: analyze --json prints JSON: a value that is not a number is null, with the reason.
   void analyzeJsonHasNoNan() {
     const QString project = dir_.filePath(QStringLiteral("nan-project"));

