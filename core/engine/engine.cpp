@@ -241,8 +241,9 @@ void Engine::loop() {
   } catch (const std::bad_alloc&) {
     if (events_.failed)
       events_.failed("out of memory in iteration " + std::to_string(trainer_->iteration() + 1) +
-                     " (self-play, training or evaluation); the newest checkpoint is kept: resume with smaller train.parallel_games, "
-                     "search.node_budget, train.eval_games or train.batch_size");
+                     " (self-play, training or evaluation); what takes the memory is sized by train.replay_capacity, train.parallel_games, "
+                     "search.node_budget, train.eval_games and train.batch_size: lower them in the project and train it again (with "
+                     "--restart --use-project, or into a new --out folder); the checkpoints already written are kept");
   } catch (const std::exception& e) {
     if (events_.failed) events_.failed(e.what());
   }

@@ -203,6 +203,20 @@ static std::optional<std::string> foreignEntry(const std::filesystem::path& dir)
   return std::nullopt;
 }
 
+// A run's checkpoints/ and exports/ are the run's: a new run made inside them (through a path
+// such as RUN/exports/../checkpoints/x) would stop RUN from resuming. Why `dir` lies there;
+// nullopt when it does not.
+static std::optional<std::string> insideAnotherRun(const std::filesystem::path& dir) {
+  std::error_code ec;
+  const std::filesystem::path resolved = std::filesystem::weakly_canonical(std::filesystem::absolute(dir, ec), ec);
+  for (std::filesystem::path p = resolved; p.has_parent_path() && p != p.parent_path(); p = p.parent_path()) {
+    const std::string name = p.filename().string();
+    if ((name == "checkpoints" || name == "exports") && std::filesystem::exists(p.parent_path() / "config.toml", ec))
+      return dir.string() + " lies inside " + p.string() + ", a folder of the run " + p.parent_path().string();
+  }
+  return std::nullopt;
+}
+
 std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, project::Project& p, Diagnostic* error,
                                            std::vector<Diagnostic>* notices) {
   auto fail = [&](std::string message) -> std::optional<RunFolder> {
@@ -210,6 +224,7 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, pro
     return std::nullopt;
   };
   if (auto notFolder = notAFolder(dir)) return fail(*notFolder + "; give the run a new or empty folder, such as runs/" + p.name);
+  if (auto inside = insideAnotherRun(dir)) return fail(*inside + "; give the run a folder of its own, such as runs/" + p.name);
   std::error_code ec;
   // A project.toml without config.toml is a project folder, unless the lock is there too: then
   // it is a run whose making was interrupted (the lock is taken before the copies are written).

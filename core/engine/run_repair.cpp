@@ -274,8 +274,20 @@ std::optional<std::vector<RunFolder::LoggedChange>> RunFolder::repairLogs(std::i
 
 bool RunFolder::discardProgress(std::vector<Diagnostic>* notices, std::string* error) {
   std::error_code ec;
+  // What cannot be removed as a file is named before anything is removed: a restart that stops
+  // half-way would leave a run with its logs and without its checkpoints.
   std::vector<std::filesystem::path> checkpoints;
   for (const auto& entry : std::filesystem::directory_iterator(dir_ / "checkpoints", ec)) checkpoints.push_back(entry.path());
+  std::vector<std::filesystem::path> discarded = checkpoints;
+  for (const char* log : {"metrics.jsonl", "changes.jsonl"}) discarded.push_back(dir_ / log);
+  for (const std::filesystem::path& file : discarded)
+    if (std::filesystem::is_directory(std::filesystem::symlink_status(file, ec))) {
+      if (error)
+        *error = "cannot discard the progress of " + dir_.string() + ": " + file.string() + " is a folder, not a file the run wrote; move it " +
+                 "out of the run folder and try again (nothing was discarded)";
+      return false;
+    }
+  ec.clear();
   for (const std::filesystem::path& file : checkpoints)
     if (!ec) std::filesystem::remove(file, ec);
   for (const char* log : {"metrics.jsonl", "changes.jsonl"})

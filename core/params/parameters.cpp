@@ -51,7 +51,7 @@ std::vector<ParameterSpec> standardSpecs() {
 
       intParam("train.parallel_games", 1, 65536, 64, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Self-play games played side by side, evaluated in one batch.")),
       intParam("train.games_per_iteration", 1, 1000000, 64, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Finished self-play games between training phases.")),
-      intParam("train.batch_size", 1, 65536, 256, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Samples per training step.")),
+      intParam("train.batch_size", 1, 65536, 256, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Samples per training step.")),
       intParam("train.steps_per_iteration", 1, 100000, 32, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Training steps per iteration.")),
       boolParam("train.overlap", true, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "Self-play and training side by side: each iteration's training steps read the positions of earlier iterations while self-play plays the next games, and the new weights reach self-play when the iteration ends. Off: one after the other (lock-step), for debugging.")),
       choiceParam("train.optimizer", {"adam", "sgd"}, "adam", kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Optimizer.")),

@@ -82,7 +82,12 @@ int openRegularFile(const std::filesystem::path& path, const FileLimit& limit, s
     return -1;
   }
   if (fd < 0) {
-    if (error) *error = "cannot open " + path.string() + ": " + std::strerror(errno);
+    const int cause = errno;
+    struct stat st {};
+    if (error && cause != ENOENT && ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))  // a socket cannot be opened (ENXIO)
+      *error = path.string() + " is " + fileTypeName(st.st_mode) + ", not a regular file; " + limit.what + " must be a regular file";
+    else if (error)
+      *error = "cannot open " + path.string() + ": " + std::strerror(cause);
     return -1;
   }
   struct stat st {};
@@ -239,7 +244,9 @@ bool writeFileAtomic(const std::filesystem::path& path, std::string_view data, s
   }
   const int fd = createTemporary(folder, name, &tmp);
   if (fd < 0) {
-    if (error) *error = "cannot create " + (parent / tmp).string() + ": " + std::strerror(errno);
+    if (error)
+      *error = "cannot write " + path.string() + ": the file is first written beside it as " + tmp + ", which cannot be created (" +
+               std::strerror(errno) + "); give the path of a regular file in a folder you can write to";
     ::close(folder);  // and nothing removed: what is at that name is not ours
     return false;
   }

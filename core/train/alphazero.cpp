@@ -231,10 +231,14 @@ std::string AlphaZeroTrainer::lossNotFinite(double loss) {
   const char* output = !finite(values.data(), std::int64_t(values.size())) ? "value output on the replay buffer's positions is already not a finite number"
                        : !finite(logits.data(), std::int64_t(logits.size())) ? "logits on the replay buffer's positions are already not finite numbers"
                                                                             : nullptr;
-  if (output)
+  if (output && iteration_ == 0)
     return became + ": the policy's " + output + " (NaN or infinite), before any update, so the policy computes it from its input (a log or " +
            "square root of a negative number, a division by zero); lowering train.learning_rate will not help: check the policy (the last " +
            "checkpoint is kept)";
+  if (output)  // the weights earlier updates made: the policy's computation, or updates that took them there
+    return became + ": the policy's " + output + " (NaN or infinite) with the weights of the iteration before, before this iteration's " +
+           "update: either the policy computes it from its input for such weights (a log or square root of a negative number, a division " +
+           "by zero) or earlier updates took the weights there; check the policy, or lower train.learning_rate (the last checkpoint is kept)";
   return became + "; lower train.learning_rate or clip harder with a smaller train.grad_clip (the last checkpoint is kept)";
 }
 

@@ -120,6 +120,9 @@ std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::E
       continue;
     }
     if (heldValues == neededValues) break;  // the right size, but the file ends inside it
+    if (header->version >= 2)  // the shape matched: the count beside it is not the one a run writes
+      return fail(name + ": the checkpoint gives it shape " + quoteShape(needed) + " but " + std::to_string(heldValues) +
+                  " values; it was altered after it was written");
     // Only version 1 gets here with a tensor of another size (version 2 compared the shapes):
     // it records each tensor's size, not its shape, so the checkpoint's side is a count.
     return fail(name + ": the checkpoint holds " + std::to_string(heldValues) + " values, this project's network needs " +

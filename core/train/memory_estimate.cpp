@@ -92,8 +92,9 @@ MemoryEstimate estimateTrainerMemory(const project::Project& project, std::int64
   std::string source;
   const pdl::CompileResult compiled = project::compilePolicy(project, 1, &source);
   if (compiled.policy) {
-    std::uint64_t activations = 0;
-    for (const ir::Node& n : compiled.policy->graph.nodes) activations += std::uint64_t(ir::numel(n.shape));
+    std::uint64_t activations = 0;  // per sample: the parameters are counted once, below
+    for (const ir::Node& n : compiled.policy->graph.nodes)
+      if (n.op != ir::Op::Input || n.attrs.role == ir::InputRole::Data) activations += std::uint64_t(ir::numel(n.shape));
     const auto inferenceBatch = std::uint64_t(parallel * searchParams.leavesPerStep);
     const auto trainingBatch = std::uint64_t(trainParams.batchSize);
     e.parts.push_back({"the networks (batch " + std::to_string(inferenceBatch) + " for self-play, " + std::to_string(trainingBatch) +

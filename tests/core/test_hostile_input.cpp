@@ -17,7 +17,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -244,6 +246,25 @@ class TestHostileInput : public QObject {
              std::string());
     cas::params::ParameterSet set;
     QCOMPARE(set.assign("search.c_puct=\xc3\xa9").value_or(""), std::string("search.c_puct: '\xc3\xa9' is not valid: expected a number in [0, 100]"));
+  }
+
+  // Found by the second held-out probe: a socket where a file is read gave the system's "No
+  // such device or address"; it is named for what it is.
+  void aSocketIsNamedWhereAFileIsRead() {
+    const QString folder = project(QStringLiteral("socket"), kHeader);
+    QFile::remove(folder + QStringLiteral("/project.toml"));
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    QVERIFY(fd >= 0);
+    sockaddr_un address {};
+    address.sun_family = AF_UNIX;
+    const QByteArray path = QFile::encodeName(folder + QStringLiteral("/project.toml"));
+    QVERIFY(size_t(path.size()) < sizeof address.sun_path);
+    std::memcpy(address.sun_path, path.constData(), size_t(path.size()));
+    QCOMPARE(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    const Result r = cli({QStringLiteral("check"), folder});
+    ::close(fd);
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.startsWith(QStringLiteral("error: %1/project.toml is a socket, not a regular file; ").arg(folder)), qPrintable(r.err));
   }
 
   // Found by the held-out probe: a byte that is not UTF-8 was reported by the parser at the

@@ -301,6 +301,20 @@ class TestRunCheckpoints : public QObject {
     std::memcpy(ranked.data() + afterRng + 8 + nameBytes, &rank, sizeof rank);
     QCOMPARE(skippedFor(ranked), QStringLiteral("warning: skipping checkpoint iter-00000002.ckpt: %1: the checkpoint gives it 2147483648 "
                                                 "dimensions; a tensor has at most 16").arg(firstTensor));
+    // A value count that disagrees with the shape beside it (found by the second probe: called
+    // "written for another network").
+    std::uint32_t rankHeld = 0;
+    std::memcpy(&rankHeld, payload.constData() + afterRng + 8 + nameBytes, sizeof rankHeld);
+    const qsizetype countAt = afterRng + 8 + nameBytes + 4 + 8 * qsizetype(rankHeld);
+    QByteArray miscounted = payload;
+    quint64 values = 0;
+    std::memcpy(&values, payload.constData() + countAt, sizeof values);
+    const quint64 fewer = values - 1;
+    std::memcpy(miscounted.data() + countAt, &fewer, sizeof fewer);
+    QVERIFY2(skippedFor(miscounted).startsWith(QStringLiteral("warning: skipping checkpoint iter-00000002.ckpt: %1: the checkpoint gives it shape ")
+                                                   .arg(firstTensor)),
+             qPrintable(skippedFor(miscounted)));
+    QVERIFY(skippedFor(miscounted).endsWith(QStringLiteral(" but %1 values; it was altered after it was written").arg(fewer)));
   }
 
   // Found by the held-out probe: resume went on past what would stop it later. A FIFO named as

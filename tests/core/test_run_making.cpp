@@ -244,6 +244,18 @@ class TestRunMaking : public QObject {
              qPrintable(r.err.left(300)));
   }
 
+  // Found by the second held-out probe: a new run could be made inside another run's
+  // checkpoints/ (through RUN/exports/../checkpoints/x), after which that run could not resume.
+  void aRunIsNotMadeInsideAnother() {
+    const QString run = trained(QStringLiteral("host"), 1);
+    const QString out = run + QStringLiteral("/exports/../checkpoints/iter-00000009.ckpt");
+    const Result r = cli(QStringList{QStringLiteral("train"), kExample, QStringLiteral("--out"), out} + kQuick);
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: %1 lies inside %2/checkpoints, a folder of the run %2; give the run a folder of its own, such as "
+                                   "runs/tictactoe-alphazero\n").arg(out, run));
+    QVERIFY(!QFile::exists(run + QStringLiteral("/checkpoints/iter-00000009.ckpt")));
+  }
+
   // Found by the held-out probe: --out '' silently meant the default folder, and an empty run
   // folder was "Directory does not exist: " with nothing quoted.
   void anEmptyOutIsRefused() {

@@ -354,6 +354,36 @@ class TestRunSafety : public QObject {
                                    QStringLiteral("applied again 1 of the 3 parameter change(s) logged up to iteration 3; 2 refused (see the "
                                                   "warnings above)")}));
   }
+
+  // Found by the second held-out probe: train.batch_size was marked live, but the training
+  // network is compiled for one batch, so a logged change of it stopped every resume ("input
+  // 'obs' has 576 elements, not 288"). It applies when a run starts; the logged change is refused
+  // with that reason and the run resumes.
+  void aLoggedBatchSizeChangeDoesNotStopTheRun() {
+    const QString run = trained(QStringLiteral("batch-change"), 2);
+    append(run + QStringLiteral("/changes.jsonl"), "{\"iteration\": 2, \"parameter\": \"train.batch_size\", \"from\": \"32\", \"to\": \"16\"}\n");
+    const Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QVERIFY2(r.err.contains(QStringLiteral("the change of train.batch_size at iteration 2 is not applied again: train.batch_size applies only when "
+                                           "a run starts; restart the run to change it")),
+             qPrintable(r.err));
+    verifyMetrics(run, 3);
+  }
+
+  // Found by the second held-out probe: --restart removed the checkpoints, then stopped at a
+  // folder where metrics.jsonl should be ("Directory not empty", naming nothing), leaving a run
+  // with its logs and no checkpoints. It now names the folder and discards nothing.
+  void aRestartThatCannotFinishDiscardsNothing() {
+    const QString run = trained(QStringLiteral("restart-blocked"), 2);
+    QVERIFY(QFile::rename(run + QStringLiteral("/metrics.jsonl"), run + QStringLiteral("/metrics-kept")));
+    QVERIFY(QDir().mkpath(run + QStringLiteral("/metrics.jsonl/inside")));
+    const QMap<QString, QByteArray> before = contents(run);
+    const Result r = cli({QStringLiteral("train"), QStringLiteral("--restart"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: cannot discard the progress of %1: %1/metrics.jsonl is a folder, not a file the run wrote; move it "
+                                   "out of the run folder and try again (nothing was discarded)\n").arg(run));
+    QCOMPARE(contents(run), before);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRunSafety)
