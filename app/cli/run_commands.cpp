@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <string_view>
@@ -511,10 +512,10 @@ struct GivenPosition {
 constexpr size_t kMaxPositionLine = 1024;
 constexpr int kMaxReportedPositionErrors = 20;
 
-// The positions of a positions file: its lines without a byte order mark before the first, each
+// Calls `each` with every position of a positions file, one at a time (a file of millions of
+// lines is never held as positions): its lines without a byte order mark before the first, each
 // without the CR of a CRLF; blank lines and lines starting with # skipped.
-std::vector<GivenPosition> positionsOf(const std::string& file, std::string_view text) {
-  std::vector<GivenPosition> out;
+void forEachPosition(const std::string& file, std::string_view text, const std::function<void(const GivenPosition&)>& each) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   for (int line = 1; !text.empty(); ++line) {
     const size_t end = std::min(text.find('\n'), text.size());
@@ -527,9 +528,8 @@ std::vector<GivenPosition> positionsOf(const std::string& file, std::string_view
       p.moves.clear();
       p.problem = "a line of " + std::to_string(l.size()) + " bytes is not a position; a position is at most " + std::to_string(kMaxPositionLine) + " bytes";
     }
-    out.push_back(std::move(p));
+    each(p);
   }
-  return out;
 }
 
 }  // namespace
@@ -537,28 +537,24 @@ std::vector<GivenPosition> positionsOf(const std::string& file, std::string_view
 int runAnalyze(const AnalyzeOptions& o) {
   auto trainer = openAlphaZeroRun(o.run, o.device, readRun(o.useProject));
   if (!trainer) return 1;
-  std::vector<GivenPosition> positions;
-  for (const std::string& moves : o.positions) positions.push_back({moves, {}, {}});
-  if (!o.positionsFile.empty()) {
+  std::optional<std::string> text;
+  if (!o.positionsFile.empty()) {  // read before any position is analysed: an unreadable file analyses nothing
     std::string error;
-    const auto text = readFile(o.positionsFile, kPositionsFileLimit, &error);
+    text = readFile(o.positionsFile, kPositionsFileLimit, &error);
     if (!text) {
       std::cerr << "error: " << printable(error) << "\n";
       return 1;
     }
-    for (GivenPosition& p : positionsOf(o.positionsFile, *text)) positions.push_back(std::move(p));
   }
   int errors = 0;  // a file of a million bad lines reports the first few, then counts the rest
-  auto refuse = [&](const GivenPosition& p, const std::string& why) {
-    if (++errors <= kMaxReportedPositionErrors) std::cerr << "error: " << p.where << why << "\n";
-  };
-  for (const GivenPosition& p : positions) {
+  auto analyse = [&](const GivenPosition& p) {
     std::string error;
     search::RootStats r;
     if (p.problem.empty()) r = trainer->analyse(p.moves, o.simulations, &error);
     if (!p.problem.empty() || !error.empty()) {
-      refuse(p, p.problem.empty() ? "position " + quoteValue(p.moves) + ": " + printable(error) : p.problem);
-      continue;
+      if (++errors <= kMaxReportedPositionErrors)
+        std::cerr << "error: " << p.where << (p.problem.empty() ? "position " + quoteValue(p.moves) + ": " + printable(error) : p.problem) << "\n";
+      return;
     }
     const env::BoardGames& board = trainer->analysisBoard();
     if (o.json) {
@@ -567,7 +563,9 @@ int runAnalyze(const AnalyzeOptions& o) {
       std::printf("position %s\n%s", p.moves.empty() ? "(start)" : printable(p.moves).c_str(), board.render(0).c_str());
       printRoot(board, r);
     }
-  }
+  };
+  for (const std::string& moves : o.positions) analyse({moves, {}, {}});
+  if (text) forEachPosition(o.positionsFile, *text, analyse);
   if (errors > kMaxReportedPositionErrors)
     std::cerr << "error: ... and " << errors - kMaxReportedPositionErrors << " more positions that are not valid (the first "
               << kMaxReportedPositionErrors << " are shown)\n";

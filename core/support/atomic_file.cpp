@@ -113,7 +113,14 @@ std::optional<std::string> readAll(int fd, const std::filesystem::path& path, co
   struct stat st {};
   ::fstat(fd, &st);
   if (std::uint64_t(st.st_size) > limit.maxBytes) {
-    if (error) *error = tooLarge(path, formatBytes(std::uint64_t(st.st_size)), limit);
+    if (error) {
+      // Just over the limit, both sizes round alike ("1.0 MiB, more than the 1.0 MiB"): then the bytes say it.
+      const auto size = std::uint64_t(st.st_size);
+      const bool alike = formatBytes(size) == formatBytes(limit.maxBytes);
+      *error = alike ? path.string() + " is " + std::to_string(size) + " bytes, more than the " + std::to_string(limit.maxBytes) + " bytes (" +
+                           formatBytes(limit.maxBytes) + ") " + limit.what + " may hold"
+                     : tooLarge(path, formatBytes(size), limit);
+    }
     return std::nullopt;
   }
   // The size can be stale (a file still growing, /proc files that report 0): read until the end,

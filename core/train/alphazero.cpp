@@ -198,8 +198,10 @@ IterationReport AlphaZeroTrainer::runIteration(const std::function<bool()>& canc
 
   if (rank() == 0 && train_.evalGames > 0 && iteration_ % train_.evalEvery == 0) {  // the ranks share one network: rank 0 evaluates it
     const int games = int(train_.evalGames);
-    report.evaluations.push_back(evaluate("random", games, std::uint64_t(iteration_)));
-    report.evaluations.push_back(evaluate(env::findEnvironment(project_.environment)->evaluationOpponent, games, std::uint64_t(iteration_)));
+    // A stop asked for during the evaluation ends it at the next move (the games finished count):
+    // an evaluation of 100,000 games would otherwise hold the run past Ctrl-C for minutes.
+    for (const std::string& opponent : {std::string("random"), env::findEnvironment(project_.environment)->evaluationOpponent})
+      if (EvaluationResult r = evaluate(opponent, games, std::uint64_t(iteration_), cancelled); r.games > 0) report.evaluations.push_back(std::move(r));
   }
   report.wallSeconds = since(start);
   return report;
@@ -257,12 +259,12 @@ std::shared_ptr<search::DeviceSunburst> AlphaZeroTrainer::deviceSunburst() {
   return sunburst_;
 }
 
-EvaluationResult AlphaZeroTrainer::evaluate(const std::string& opponentSpec, int games, std::uint64_t seed) {
+EvaluationResult AlphaZeroTrainer::evaluate(const std::string& opponentSpec, int games, std::uint64_t seed, const std::function<bool()>& cancelled) {
   if (auto tooLarge = refuseIfTooLarge(estimateEvaluationMemory(project_, games), availableMemory())) throw std::invalid_argument(*tooLarge);
   std::string error;
   auto opponent = makeOpponent(opponentSpec, project_.environment, seed * 7919 + 13, &error);
   if (!opponent) throw std::invalid_argument(error);
-  return playAgainst(*opponent, games, seed);
+  return playAgainst(*opponent, games, seed, cancelled);
 }
 
 EvaluationResult AlphaZeroTrainer::evaluate(Opponent& opponent, int games, std::uint64_t seed) {
@@ -270,9 +272,9 @@ EvaluationResult AlphaZeroTrainer::evaluate(Opponent& opponent, int games, std::
   return playAgainst(opponent, games, seed);
 }
 
-EvaluationResult AlphaZeroTrainer::playAgainst(Opponent& opponent, int games, std::uint64_t seed) {
+EvaluationResult AlphaZeroTrainer::playAgainst(Opponent& opponent, int games, std::uint64_t seed, const std::function<bool()>& cancelled) {
   auto agent = makeSearch(evaluationRound(games), SearchUse::Evaluation, seed, nullptr);
-  return playMatch(*agent, opponent, games);
+  return playMatch(*agent, opponent, games, cancelled);
 }
 
 std::unique_ptr<Opponent> AlphaZeroTrainer::asOpponent(int games, std::uint64_t seed, std::string name) {

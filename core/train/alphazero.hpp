@@ -81,7 +81,8 @@ class AlphaZeroTrainer final : public Trainer, public SearchingTrainer {
   exec::Executable& inferenceProgram() override { return *inference_; }
   std::int64_t inferenceBatch() const override { return inferenceBatch_; }
 
-  EvaluationResult evaluate(const std::string& opponent, int games, std::uint64_t seed);
+  // `cancelled`: asked before every move; once it says so, the games finished so far are the result.
+  EvaluationResult evaluate(const std::string& opponent, int games, std::uint64_t seed, const std::function<bool()>& cancelled = {});
   EvaluationResult evaluate(Opponent& opponent, int games, std::uint64_t seed);
   // This trainer's agent as another agent's opponent (`cuda-agent eval --opponent run:DIR`): its
   // search at evaluation settings, following up to `games` games of a match; named `name`.
@@ -130,7 +131,7 @@ class AlphaZeroTrainer final : public Trainer, public SearchingTrainer {
   // policy computes NaN from its input); the step size only when both are finite.
   std::string lossNotFinite(double loss);
   // A match of `games` games against `opponent`, its memory already checked.
-  EvaluationResult playAgainst(Opponent& opponent, int games, std::uint64_t seed);
+  EvaluationResult playAgainst(Opponent& opponent, int games, std::uint64_t seed, const std::function<bool()>& cancelled = {});
   const char* allocating_ = "the trainer";  // what buildNetworks is allocating, for an out-of-memory error
 
   project::Project project_;

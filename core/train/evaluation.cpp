@@ -23,18 +23,21 @@ void tally(EvaluationResult& result, const env::BoardGames& pos, int first, int 
 
 }  // namespace
 
-EvaluationResult playMatch(search::SelfPlaySearch& agent, Opponent& opponent, int games) {
+EvaluationResult playMatch(search::SelfPlaySearch& agent, Opponent& opponent, int games, const std::function<bool()>& cancelled) {
   EvaluationResult result;
   result.opponent = opponent.name();  // as it plays: "mcts:0200" plays and is labelled mcts:200
   const int round = agent.games();
   const env::BoardGames& pos = agent.positions();
-  for (int first = 0; first < games; first += round) {
+  int played = 0;
+  auto stop = [&] { return cancelled && cancelled(); };
+  for (int first = 0; first < games && !stop(); first += round) {
     const int count = std::min(round, games - first);
     std::vector<int> all(static_cast<size_t>(count));
     std::iota(all.begin(), all.end(), 0);
     agent.resetGames(all);
     for (int g : all) opponent.started(g);
-    for (int done = 0; done < count;) {
+    bool stopped = false;
+    for (int done = 0; done < count && !(stopped = stop());) {
       std::vector<int> agentToMove, opponentGames, opponentMoves;
       for (int g = 0; g < count; ++g) {
         if (pos.terminal(g)) continue;
@@ -57,9 +60,11 @@ EvaluationResult playMatch(search::SelfPlaySearch& agent, Opponent& opponent, in
       done = 0;
       for (int g = 0; g < count; ++g) done += pos.terminal(g);
     }
+    if (stopped) break;  // the round's unfinished games are not counted
     tally(result, pos, first, count);
+    played += count;
   }
-  result.games = games;
+  result.games = played;
   return result;
 }
 

@@ -132,6 +132,11 @@ class TestHostileInput : public QObject {
     r = cli({QStringLiteral("check"), large});
     QCOMPARE(r.err, QStringLiteral("error: %1/project.toml is 2.0 MiB, more than the 1.0 MiB a project file may hold\n"
                                    "%1: rejected (1 error)\n").arg(large));
+    // One byte over, both sizes round alike: the bytes are given (found by the second probe).
+    QVERIFY(toml.resize((1 << 20) + 1));
+    r = cli({QStringLiteral("check"), large});
+    QCOMPARE(r.err, QStringLiteral("error: %1/project.toml is 1048577 bytes, more than the 1048576 bytes (1.0 MiB) a project file may hold\n"
+                                   "%1: rejected (1 error)\n").arg(large));
 
     // A checkpoint made sparse to 50 GB is skipped unread; the one before it is used.
     const QString run = dir_.filePath(QStringLiteral("sparse-run"));

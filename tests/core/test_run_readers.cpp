@@ -189,6 +189,24 @@ class TestRunReaders : public QObject {
     QVERIFY2(r.err.endsWith(QStringLiteral("error: position '1 4 2 5 3 9': the game is already over before move 6 ('9' at position 11)\n")),
              qPrintable(r.err));
   }
+
+  // Found by the second held-out probe: 16 MB of lines that are no positions took 1.9 GB, every
+  // line kept as a position before the first was analysed; they are now analysed as they are
+  // read, within 1 GB of address space.
+  void aPositionsFileIsAnalysedLineByLine() {
+    const QString run = trained(QStringLiteral("many-lines"), 1);
+    const QString file = dir_.filePath(QStringLiteral("many-lines.txt"));
+    QByteArray lines;
+    for (int i = 0; i < 8000000; ++i) lines += "x\n";
+    append(file, lines);
+    QProcess p;
+    p.start(QStringLiteral("sh"), {QStringLiteral("-c"), QStringLiteral("ulimit -v 1000000; exec \"$0\" \"$@\""), kCli, QStringLiteral("analyze"), run,
+                                   QStringLiteral("--positions"), file});
+    QVERIFY(p.waitForFinished(120000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitCode(), 1);
+    QVERIFY2(err.endsWith(QStringLiteral("error: ... and 7999980 more positions that are not valid (the first 20 are shown)\n")), qPrintable(err.right(300)));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRunReaders)

@@ -384,6 +384,22 @@ class TestRunSafety : public QObject {
                                    "out of the run folder and try again (nothing was discarded)\n").arg(run));
     QCOMPARE(contents(run), before);
   }
+
+  // Found by the second held-out probe: Ctrl-C and SIGTERM went unanswered through an evaluation
+  // of 100,000 games (the run needed SIGKILL and lost its iteration). The evaluation asks the same
+  // question self-play asks before every move, and counts only the games it finished.
+  void anEvaluationStopsWhenAsked() {
+    const QString run = trained(QStringLiteral("stop-evaluation"), 1);
+    cas::engine::TrainedRun opened = cas::engine::openTrainedRun(run.toStdString(), cas::exec::makeCpuBackend(), {cas::engine::RunUse::Read, false});
+    QVERIFY2(opened.trainer, opened.error.message.c_str());
+    int asked = 0;
+    const cas::train::EvaluationResult stopped = opened.trainer->evaluate("random", 100000, 1, [&] { return ++asked > 3; });
+    QCOMPARE(stopped.games, 0);
+    QCOMPARE(asked, 4);
+    const cas::train::EvaluationResult whole = opened.trainer->evaluate("random", 4, 1, [] { return false; });
+    QCOMPARE(whole.games, 4);
+    QCOMPARE(whole.wins + whole.draws + whole.losses, 4);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRunSafety)
