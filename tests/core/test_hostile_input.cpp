@@ -1,8 +1,8 @@
 // Files and arguments that come from anywhere: devices and FIFOs named as project files, files of
-// garbage, thousands of stray keys, numbers with trailing letters, paths out of the project,
-// terminal escapes in names. Each is refused (or shown) with one exact sentence, in bounded time.
+// garbage, numbers with trailing letters, paths out of the project, terminal escapes in names
+// (TOML of any kind: test_hostile_toml). Each is refused (or shown) with one exact sentence, in bounded time.
 // Issue 13, items 1-3, 8, 12, 13 and 15 (printed values, one value parser, the empty policy);
-// issue 44's: writes onto special files and through planted links, paired C exports, deep TOML,
+// issue 44's: writes onto special files and through planted links, paired C exports,
 // names that would leave runs/, overflowing element counts, commands out of threads or memory,
 // quoted values cut, check as strict as train, values printed as written.
 #include <QDir>
@@ -35,76 +35,13 @@
 #include "core/train/baselines.hpp"
 #include "core/train/report_json.hpp"
 
+#include "support/hostile_files.hpp"
 #include "support/source_dir.hpp"
 
-namespace {
+using namespace cas::test::hostile;  // support/hostile_files.hpp
 
-const QString kCli = QStringLiteral(CAS_BIN_DIR "/cuda-agent");
-const QByteArray kHeader = "name = \"t\"\nenvironment = \"tictactoe\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\n";
-const QByteArray kPolicy = "def policy(obs):\n    h = relu(dense(obs, units=8))\n    return dense(h, units=action_dim), tanh(dense(h, units=1))\n";
-
-struct Result {
-  int status = -1;
-  QString out, err;
-  qint64 ms = 0;
-};
-
-Result cli(const QStringList& args) {
-  QElapsedTimer clock;
-  clock.start();
-  QProcess p;
-  p.start(kCli, args);
-  p.waitForFinished(60000);
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-          QString::fromUtf8(p.readAllStandardError()), clock.elapsed()};
-}
-
-// The CLI under `sh -c script`: ulimit settings, then the CLI with `args` ("$0" "$@").
-Result limitedCli(const QString& limits, const QStringList& args) {
-  QElapsedTimer clock;
-  clock.start();
-  QProcess p;
-  p.start(QStringLiteral("/bin/sh"), QStringList{QStringLiteral("-c"), limits + QStringLiteral("; exec \"$0\" \"$@\""), kCli} + args);
-  p.waitForFinished(120000);
-  return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAllStandardOutput()),
-          QString::fromUtf8(p.readAllStandardError()), clock.elapsed()};
-}
-
-void write(const QString& path, const QByteArray& bytes) {
-  QFile f(path);
-  QVERIFY(f.open(QIODevice::WriteOnly));
-  f.write(bytes);
-}
-
-QByteArray bytes(const QString& path) {
-  QFile f(path);
-  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-std::string at(const cas::Diagnostic& d) { return std::to_string(d.location.line) + ":" + std::to_string(d.location.column) + " " + d.message; }
-
-cas::pdl::CompileResult compile(const std::string& source) {
-  cas::pdl::CompileOptions o;
-  o.fileName = "bad.pdl";
-  o.observationShape = {4};
-  o.actionCount = 2;
-  return cas::pdl::compile(source, o);
-}
-
-}  // namespace
-
-class TestHostileInput : public QObject {
+class TestHostileInput : public HostileSuite {
   Q_OBJECT
-  QTemporaryDir dir_;
-
-  // A project folder `name` with the given project.toml and the small policy.
-  QString project(const QString& name, const QByteArray& toml) {
-    const QString folder = dir_.filePath(name);
-    QDir().mkpath(folder);
-    write(folder + QStringLiteral("/project.toml"), toml);
-    write(folder + QStringLiteral("/policy.pdl"), kPolicy);
-    return folder;
-  }
 
  private slots:
   // Item 1: only regular files are read, each kind with a limit, and nothing blocks.
@@ -192,67 +129,6 @@ class TestHostileInput : public QObject {
              "bad.pdl:3:30001: error: unexpected character '$'\n    ..." + std::string(40, ' ') + "$\n    " + std::string(43, ' ') + "^");
   }
 
-  // Item 3: 80,000 unknown keys: ten warnings and one that counts the rest, in linear time.
-  void unknownKeysAreCappedInLinearTime() {
-    QByteArray toml = kHeader + "[search]\n";
-    for (int i = 0; i < 80000; ++i) toml += "k" + QByteArray::number(i) + " = 1\n";
-    const QString folder = project(QStringLiteral("keys"), toml);
-    QElapsedTimer clock;
-    clock.start();
-    const auto r = cas::project::loadProject(folder.toStdString());
-    std::string printed;
-    for (const cas::Diagnostic& d : r.diagnostics.items()) printed += cas::formatDiagnostic(d, r.source) + "\n";
-    QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
-    QVERIFY(r.project);
-    QCOMPARE(int(r.diagnostics.items().size()), 11);
-    for (int i = 0; i < 10; ++i)
-      QVERIFY2(r.diagnostics.items()[size_t(i)].message.find("' in [search] is ignored; known keys: simulations,") != std::string::npos, printed.c_str());
-    QCOMPARE(r.diagnostics.items()[10].message, std::string("79990 more unknown keys are ignored"));
-    QVERIFY(printed.size() < 8000);
-  }
-
-  // Found by the project fuzzer (tests/fuzz/crashes-found, finding 5): text on which toml++ 3.3.0
-  // reaches __builtin_unreachable() is refused at its line and column before it is parsed.
-  void tomlTheParserMishandlesIsRefused() {
-    auto firstError = [&](const QByteArray& toml) {
-      const auto r = cas::project::loadProject(project(QStringLiteral("unicode"), toml).toStdString());
-      return r.diagnostics.empty() ? std::string() : at(r.diagnostics.items()[0]);
-    };
-    QCOMPARE(firstError(kHeader + "-\xcf\x8duntime = 1\n"),
-             std::string("5:2 TOML syntax error: a non-ASCII character outside a string or comment is not valid TOML; put it inside a quoted string"));
-    QCOMPARE(firstError(kHeader + "description = \"\"\"\\\n\xc2\xa7\"\"\"\n"),
-             std::string("6:1 TOML syntax error: a multi-line string cannot go on with a non-ASCII character right after a line-ending backslash; "
-                         "end the previous line without the backslash, or write the character as \\uXXXX"));
-    // Inside an unquoted value a quote starts no string: the parser classifies the character
-    // after it (found by the project fuzzer: crashes-found/project-crash-4c06771a...).
-    QCOMPARE(firstError(kHeader + "[runtime]\nseed = 1\"\xd2\x8b\"\n"),
-             std::string("6:10 TOML syntax error: a non-ASCII character in an unquoted value is not valid TOML (a quote inside a value "
-                         "starts no string); put the whole value in quotes"));
-    QCOMPARE(firstError(kHeader + "[runtime]\nseed = [1, 2\"\xc3\xa9\"]\n"),
-             std::string("6:14 TOML syntax error: a non-ASCII character in an unquoted value is not valid TOML (a quote inside a value "
-                         "starts no string); put the whole value in quotes"));
-    // A value, a space and a digit are read on as one date-time (the parser's date test skips '_').
-    for (const char* value : {"1979-05-27", "1979-05-2_7", "1_979-05-27"})
-      QCOMPARE(firstError(kHeader + "[runtime]\nseed = " + value + " 0\"\xc3\xa9\"\n"),
-               "6:" + std::to_string(11 + std::strlen(value)) +
-                   " TOML syntax error: a non-ASCII character in an unquoted value is not valid TOML (a quote inside a value "
-                   "starts no string); put the whole value in quotes");
-    // A UTF-8 byte order mark, which some editors write, is no character of the text.
-    QCOMPARE(firstError("\xef\xbb\xbf" + kHeader), std::string());
-    // Strings keep their non-ASCII text wherever they stand: values, arrays (over several
-    // lines), inline tables, quoted keys and table headers.
-    QCOMPARE(cas::parseToml("a = \"\xc3\xa9\"\nb = [\"\xc3\xa9\", '\xd2\x8b']\nc = { d = \"\xc3\xa9\", e.\"\xc3\xa9\" = 1 }\n"
-                            "f.\"\xd2\x8b\" = 2\n[g.\"\xc3\xa9\"]\nh = [\n  1,\n  \"\xc3\xa9\",\n]\n",
-                            "t.toml")
-                 .size(),
-             size_t(5));  // a, b, c, f and the table g (which holds h)
-    // Non-ASCII text in strings and comments is as welcome as ever.
-    QCOMPARE(firstError(QByteArray(kHeader).replace("name = \"t\"", "name = \"caf\xc3\xa9\" # \xc3\xa9\ndescription = '''\xc3\xa9 \"\"\"'''")),
-             std::string());
-    cas::params::ParameterSet set;
-    QCOMPARE(set.assign("search.c_puct=\xc3\xa9").value_or(""), std::string("search.c_puct: '\xc3\xa9' is not valid: expected a number in [0, 100]"));
-  }
-
   // Found by the second held-out probe: a socket where a file is read gave the system's "No
   // such device or address"; it is named for what it is.
   void aSocketIsNamedWhereAFileIsRead() {
@@ -270,35 +146,6 @@ class TestHostileInput : public QObject {
     ::close(fd);
     QCOMPARE(r.status, 1);
     QVERIFY2(r.err.startsWith(QStringLiteral("error: %1/project.toml is a socket, not a regular file; ").arg(folder)), qPrintable(r.err));
-  }
-
-  // Found by the held-out probe: a byte that is not UTF-8 was reported by the parser at the
-  // character before it, and a column after non-ASCII text counted characters where the caret
-  // counts bytes, so the caret stood a column early. The byte is named where it is, and every
-  // TOML location is a byte column, as PDL's are.
-  void tomlLocationsAreByteColumns() {
-    auto firstError = [&](const QByteArray& toml) {
-      const auto r = cas::project::loadProject(project(QStringLiteral("columns"), toml).toStdString());
-      return r.diagnostics.empty() ? std::string() : cas::formatDiagnostic(r.diagnostics.items()[0], r.source);
-    };
-    const std::string notUtf8 = ": error: TOML syntax error: the byte 0xFF is not UTF-8 text; TOML files are UTF-8: save the file as UTF-8\n";
-    const std::string named = firstError(QByteArray(kHeader).replace("name = \"t\"", "name = \"ab\xff\""));
-    QVERIFY2(named.find("project.toml:1:11" + notUtf8 + "    name = \"ab\\xff\"\n              ^") != std::string::npos, named.c_str());
-    const std::string caret = firstError(QByteArray(kHeader).replace("name = \"t\"", "name = \"t\xc3\xa9\xff\""));
-    QVERIFY2(caret.find("project.toml:1:12" + notUtf8 + "    name = \"t\xc3\xa9\\xff\"\n              ^") != std::string::npos, caret.c_str());
-    QVERIFY2(firstError(kHeader + "# \xc3 comment\n").find(":5:3: error: TOML syntax error: the byte 0xC3 is not UTF-8 text") != std::string::npos,
-             firstError(kHeader + "# \xc3 comment\n").c_str());
-    // A byte that is no character where TOML allows no non-ASCII character is named as such too.
-    QVERIFY2(firstError(kHeader + "seed\xff = 1\n").find(":5:5: error: TOML syntax error: the byte 0xFF is not UTF-8 text") != std::string::npos,
-             firstError(kHeader + "seed\xff = 1\n").c_str());
-    // Wide characters take two cells on a terminal: the caret counts them so.
-    const std::string wide = firstError(kHeader + "description = \"\xe6\xbc\xa2\xe5\xad\x97\" \xc3\xa9\n");
-    QVERIFY2(wide.find("    description = \"\xe6\xbc\xa2\xe5\xad\x97\" \xc3\xa9\n                         ^") != std::string::npos, wide.c_str());
-    const std::string value = firstError(kHeader + "search = { note = \"\xc3\xa9\xc3\xa9\", c_puct = 1e3 }\n");
-    QVERIFY2(value.find(":5:36: error: search.c_puct = 1e3 is out of range: expected a number in [0, 100]\n"
-                        "    search = { note = \"\xc3\xa9\xc3\xa9\", c_puct = 1e3 }\n"
-                        "                                     ^") != std::string::npos,
-             value.c_str());
   }
 
   // Item 8: a number is read whole, or refused with the form it must take.
@@ -493,31 +340,6 @@ class TestHostileInput : public QObject {
                              .captured(1);
     QVERIFY(!cuId.isEmpty());
     QVERIFY(bytes(cu).contains("#if !defined(POLICY_CUDA_H_EXPORT_ID) || POLICY_CUDA_H_EXPORT_ID != " + cuId.toUtf8() + "ULL\n"));
-  }
-
-  // Issue 44: a dotted key of tens of thousands of parts (or tables and arrays nested as deep)
-  // crashed the TOML parser; such text is refused at its line and column first.
-  void deeplyNestedTomlIsRefused() {
-    QByteArray key = "a";
-    for (int i = 0; i < 35000; ++i) key += ".a";  // 70 KB
-    const QString folder = project(QStringLiteral("deep-key"), kHeader + "[search]\n" + key + " = 1\n");
-    const Result r = cli({QStringLiteral("check"), folder});
-    QCOMPARE(r.status, 1);
-    const QString message = QStringLiteral("TOML syntax error: more than 64 levels of nesting (the parts of a dotted key, tables and arrays); "
-                                           "project.toml and a run's config.toml need three");
-    QVERIFY2(r.err.startsWith(QStringLiteral("%1/project.toml:6:126: error: ").arg(folder) + message + QLatin1Char('\n')), qPrintable(r.err.left(400)));
-    QVERIFY(r.err.endsWith(QStringLiteral("%1: rejected (1 error)\n").arg(folder)));
-    QVERIFY(r.err.size() < 1000);
-    auto firstError = [&](const QByteArray& toml) {
-      const auto loaded = cas::project::loadProject(project(QStringLiteral("deep"), toml).toStdString());
-      return loaded.diagnostics.empty() ? std::string() : at(loaded.diagnostics.items()[0]);
-    };
-    QCOMPARE(firstError(kHeader + "[" + key + "]\n"), "5:129 " + message.toStdString());
-    QCOMPARE(firstError(kHeader + "x = " + QByteArray(40000, '[') + QByteArray(40000, ']') + "\n"), "5:68 " + message.toStdString());
-    QByteArray inlineTables = "x = ";
-    for (int i = 0; i < 20000; ++i) inlineTables += "{a.a = ";
-    QCOMPARE(firstError(kHeader + inlineTables + "1\n"), "5:224 " + message.toStdString());
-    QCOMPARE(firstError(kHeader + "[search]\n" + QByteArray("a.").repeated(60) + "b = 1\n").find("nesting"), std::string::npos);
   }
 
   // Issue 44: a project's name becomes part of a folder's name only when it is a plain name.
@@ -827,32 +649,6 @@ class TestHostileInput : public QObject {
     r = cas::pdl::compile("def policy(obs):\n    m = concat(obs, obs, obs)\n" + heads, o);
     QVERIFY(!r.policy);
     QCOMPARE(at(r.diagnostics.items().at(0)), std::string("2:9 a tensor of shape [402653184] would have more than 268435456 elements per sample"));
-  }
-
-  // Issue 44, round 3: a key of exactly 64 parts is read, one of 65 refused naming the limit,
-  // however its parts are written (a quoted first part counts as one too).
-  void tomlKeyPartsAtTheLimit() {
-    auto error = [](const std::string& text) -> std::string {
-      try {
-        cas::parseToml(text, "t.toml");
-        return {};
-      } catch (const toml::parse_error& e) {
-        return std::to_string(e.source().begin.line) + ":" + std::to_string(e.source().begin.column) + " " + std::string(e.description());
-      }
-    };
-    const std::string message = " more than 64 levels of nesting (the parts of a dotted key, tables and arrays); project.toml and a run's config.toml need three";
-    std::string parts63 = "a";
-    for (int i = 1; i < 63; ++i) parts63 += ".a";
-    QCOMPARE(error(parts63 + ".a = 1\n"), std::string());        // 64 parts
-    QCOMPARE(error(parts63 + ".a.a = 1\n"), "1:128" + message);  // 65: at the 65th
-    QCOMPARE(error("\"a\"." + parts63 + " = 1\n"), std::string());
-    QCOMPARE(error("\"a\"." + parts63 + ".a = 1\n"), "1:130" + message);
-    QCOMPARE(error("'a'." + parts63 + ".a = 1\n"), "1:130" + message);
-    QCOMPARE(error("x = {\"a\"." + parts63 + " = 1}\n"), "1:133" + message);  // under x: 65 levels
-    QCOMPARE(error("[t]\n" + parts63 + " = 1\n"), std::string());               // 1 + 63
-    QCOMPARE(error("[t]\n" + parts63 + ".a = 1\n"), "2:126" + message);
-    QCOMPARE(error("[\"t\"." + parts63 + "]\n"), std::string());  // a table header of 64 parts
-    QCOMPARE(error("[\"t\"." + parts63 + ".a]\n"), "1:131" + message);
   }
 
   // Issue 44, round 3: --obs-shape with an empty part ('4,', ',4', '4,,4') is refused, not read

@@ -24,30 +24,10 @@
 #include "support/cli_runs.hpp"
 #include "support/run_files.hpp"
 
-namespace {
+using namespace cas::test;  // the run-folder helpers of support/run_files.hpp and cli_runs.hpp
 
-using cas::test::append;
-using cas::test::bytes;
-using cas::test::cli;
-using cas::test::contents;
-using cas::test::kCli;
-using cas::test::kExample;
-using cas::test::kQuick;
-using cas::test::lines;
-using cas::test::Result;
-using cas::test::verifyMetrics;
-using cas::test::withChecksum;
-using cas::test::withIteration;
-
-}  // namespace
-
-class TestRunNotFinite : public QObject {
+class TestRunNotFinite : public cas::test::RunFolderSuite {
   Q_OBJECT
-  QTemporaryDir dir_;
-
-  QString trained(const QString& name, int iterations, const QString& project = kExample, const QStringList& extra = {}) {
-    return cas::test::trainedRun(dir_, name, iterations, project, extra);
-  }
 
  private slots:
   // Issue 44: a loss that is not finite because the policy computes NaN from its input is not

@@ -1,7 +1,7 @@
 #pragma once
 // A run folder's files as the run-folder suites (test_run_*) read and alter them: whole files,
 // appended text, the metrics log checked line by line, a folder's contents, checkpoint files
-// sealed again after an edit, and a quick run to work on.
+// sealed again after an edit, and the suites' base with a quick run to work on.
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>
@@ -64,14 +64,19 @@ inline QByteArray withIteration(const QByteArray& good, qint64 iteration) {
   return withChecksum(payload);
 }
 
-// A fresh run of `iterations` quick iterations of `project` in the folder `name` of `dir`.
-inline QString trainedRun(const QTemporaryDir& dir, const QString& name, int iterations, const QString& project = kExample,
-                          const QStringList& extra = {}) {
-  const QString run = dir.filePath(name);
-  const Result r = cli(QStringList{QStringLiteral("train"), project, QStringLiteral("--iterations"), QString::number(iterations),
-                                   QStringLiteral("--out"), run} + kQuick + extra);
-  if (r.status != 0) qWarning("%s", qPrintable(r.err));
-  return run;
-}
+// The base of the run-folder suites: a temporary folder for their runs, and a quick run in it.
+class RunFolderSuite : public QObject {
+ protected:
+  QTemporaryDir dir_;
+
+  // A fresh run of `iterations` quick iterations of `project` in the folder `name`.
+  QString trained(const QString& name, int iterations, const QString& project = kExample, const QStringList& extra = {}) {
+    const QString run = dir_.filePath(name);
+    const Result r = cli(QStringList{QStringLiteral("train"), project, QStringLiteral("--iterations"), QString::number(iterations),
+                                     QStringLiteral("--out"), run} + kQuick + extra);
+    if (r.status != 0) qWarning("%s", qPrintable(r.err));
+    return run;
+  }
+};
 
 }  // namespace cas::test
