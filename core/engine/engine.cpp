@@ -222,8 +222,13 @@ void Engine::loop() {
       applyPending();
       const double minutes = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / 60;
       if ((limits_.iterations > 0 && trainer_->iteration() - first >= limits_.iterations) || (limits_.minutes > 0 && minutes >= limits_.minutes) ||
-          trainer_->reachedEnd() || trainer_->iteration() >= train::kMaxCheckpointIteration)  // no checkpoint could name the next
+          trainer_->reachedEnd())
         break;
+      if (trainer_->iteration() >= train::kMaxCheckpointIteration) {  // no checkpoint could name the next
+        if (events_.message)
+          events_.message("the run stops at iteration " + std::to_string(trainer_->iteration()) + ", the most iterations a run can have");
+        break;
+      }
       train::IterationReport report = trainer_->runIteration([this] {
         serveSnapshotRequests();
         std::lock_guard lock(mutex_);

@@ -249,8 +249,12 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, pro
   std::optional<RunLock> lock = RunLock::acquire(dir, &problem, &note);
   if (!lock) return undo(problem);
   if (!note.empty() && notices) notices->push_back(sentence(Severity::Note, note));
-  if (std::filesystem::exists(dir / "config.toml", ec))
+  if (std::filesystem::exists(dir / "config.toml", ec)) {
+    if (checkpointFiles(dir).empty())  // stopped before its first checkpoint: nothing to resume
+      return fail(dir.string() + " already holds a run, stopped before its first checkpoint; `cuda-agent train --restart " + dir.string() +
+                  "` trains it again from iteration 1, or give another --out");
     return fail(dir.string() + " already holds a run; use --resume " + dir.string() + " to continue it, or another --out");
+  }
   if (halfMade && notices)
     notices->push_back(sentence(Severity::Note, dir.string() + " holds the start of a run whose making was interrupted (no config.toml); making it again"));
   RunFolder run(dir, std::move(lock));

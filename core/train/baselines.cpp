@@ -177,7 +177,10 @@ std::unique_ptr<Opponent> makeOpponent(const std::string& spec, const std::strin
     }
     return std::make_unique<RolloutMcts>(environment, int(*rollouts), seed);
   }
-  if (error) *error = "unknown opponent " + quoteValue(spec) + "; expected random, mcts:ROLLOUTS, perfect or perfect:SECONDS";
+  // run:DIR is eval's (app/cli/run_commands.cpp opens the other run), and named here since eval's
+  // --opponent is the only way a user's opponent reaches this.
+  if (error)
+    *error = "unknown opponent " + quoteValue(spec) + "; expected random, mcts:ROLLOUTS, perfect, perfect:SECONDS or run:DIR (another trained run of the same game)";
   return nullptr;
 }
 

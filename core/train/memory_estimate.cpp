@@ -24,6 +24,9 @@ constexpr std::uint64_t kCopiesPerParameter = 5;
 // The replay buffer, the checkpoint bytes made from it, and (when restoring) the file read back.
 constexpr std::uint64_t kReplayBufferCopies = 3;
 constexpr std::uint64_t kFloat = sizeof(float);
+// A PPO rollout step keeps, beside its observation, the action, log-probability, value, reward,
+// done flag, advantage and return (core/train/rollout.hpp).
+constexpr std::uint64_t kRolloutFloatsPerStep = 7;
 
 const std::uint64_t kUnlimited = std::numeric_limits<std::uint64_t>::max();
 
@@ -44,6 +47,24 @@ std::optional<std::uint64_t> numberIn(const char* path, const std::string& key, 
   std::uint64_t v = 0;
   if (!(in >> v)) return std::nullopt;  // "max": no limit
   return times(v, unit);
+}
+
+// The networks' memory: activations at the inference and training batches, and the parameters
+// with their gradients and optimizer state. nullopt when the policy does not compile (the
+// compiler's diagnostic says why elsewhere).
+std::optional<MemoryPart> networksPart(const project::Project& project, std::uint64_t inferenceBatch, std::uint64_t trainingBatch,
+                                       const char* inferenceUse, const char* reduce) {
+  // The network's size per sample, from the policy compiled for one sample (cheap: no backend).
+  const pdl::CompileResult compiled = project::compilePolicy(project, 1, nullptr);
+  if (!compiled.policy) return std::nullopt;
+  std::uint64_t activations = 0;  // per sample: the parameters are counted once, below
+  for (const ir::Node& n : compiled.policy->graph.nodes)
+    if (n.op != ir::Op::Input || n.attrs.role == ir::InputRole::Data) activations += std::uint64_t(ir::numel(n.shape));
+  return MemoryPart{"the networks (batch " + std::to_string(inferenceBatch) + " for " + inferenceUse + ", " + std::to_string(trainingBatch) +
+                        " for training)",
+                    times(times(activations, kFloat), inferenceBatch + times(trainingBatch, kTrainingCopiesPerActivation)) +
+                        times(std::uint64_t(compiled.policy->parameterCount), kCopiesPerParameter * kFloat),
+                    reduce};
 }
 
 }  // namespace
@@ -88,21 +109,28 @@ MemoryEstimate estimateTrainerMemory(const project::Project& project, std::int64
   if (evaluationGames > 0)
     for (MemoryPart& part : estimateEvaluationMemory(project, evaluationGames).parts) e.parts.push_back(std::move(part));
 
-  // The network's size per sample, from the policy compiled for one sample (cheap: no backend).
-  std::string source;
-  const pdl::CompileResult compiled = project::compilePolicy(project, 1, &source);
-  if (compiled.policy) {
-    std::uint64_t activations = 0;  // per sample: the parameters are counted once, below
-    for (const ir::Node& n : compiled.policy->graph.nodes)
-      if (n.op != ir::Op::Input || n.attrs.role == ir::InputRole::Data) activations += std::uint64_t(ir::numel(n.shape));
-    const auto inferenceBatch = std::uint64_t(parallel * searchParams.leavesPerStep);
-    const auto trainingBatch = std::uint64_t(trainParams.batchSize);
-    e.parts.push_back({"the networks (batch " + std::to_string(inferenceBatch) + " for self-play, " + std::to_string(trainingBatch) +
-                           " for training)",
-                       times(times(activations, kFloat), inferenceBatch + times(trainingBatch, kTrainingCopiesPerActivation)) +
-                           times(std::uint64_t(compiled.policy->parameterCount), kCopiesPerParameter * kFloat),
-                       "train.parallel_games, search.leaves_per_step or train.batch_size"});
-  }
+  const auto inferenceBatch = std::uint64_t(parallel * searchParams.leavesPerStep);
+  if (auto part = networksPart(project, inferenceBatch, std::uint64_t(trainParams.batchSize), "self-play",
+                               "train.parallel_games, search.leaves_per_step or train.batch_size"))
+    e.parts.push_back(std::move(*part));
+  return e;
+}
+
+MemoryEstimate estimatePpoMemory(const project::Project& project) {
+  MemoryEstimate e;
+  const env::EnvironmentInfo* environment = env::findEnvironment(project.environment);
+  if (!environment) return e;
+  const params::PpoParams ppo = params::readPpoParams(project.parameters);
+  const auto observation = std::uint64_t(
+      std::accumulate(environment->observationShape.begin(), environment->observationShape.end(), std::int64_t(1), std::multiplies<>()));
+  const std::uint64_t samples = times(std::uint64_t(ppo.envs), std::uint64_t(ppo.rolloutSteps));
+  const std::uint64_t sample = observation + kRolloutFloatsPerStep;
+  e.parts.push_back({"the rollout (" + std::to_string(ppo.envs) + " x " + std::to_string(ppo.rolloutSteps) + " steps of " + std::to_string(sample) +
+                         " floats)",
+                     times(times(samples, sample), kFloat), "ppo.envs or ppo.rollout_steps"});
+  const std::uint64_t minibatch = ppo.minibatches > 0 ? samples / std::uint64_t(ppo.minibatches) : samples;
+  if (auto part = networksPart(project, std::uint64_t(ppo.envs), minibatch, "the rollout", "ppo.envs, ppo.rollout_steps or ppo.minibatches"))
+    e.parts.push_back(std::move(*part));
   return e;
 }
 

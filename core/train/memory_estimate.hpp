@@ -4,7 +4,7 @@
 // 65536, train.replay_capacity 1e8) is refused with the parameter to reduce instead of ending in
 // std::bad_alloc. The estimate counts the allocations that grow with the parameters: the replay
 // buffer (with the checkpoint that copies it), the search trees of self-play, analysis and
-// evaluation, and the networks' parameters, optimizer state and activations.
+// evaluation, and the networks' parameters, optimizer state and activations; for PPO, the rollout.
 // Thread-safety: plain functions.
 #include <cstdint>
 #include <optional>
@@ -36,6 +36,10 @@ search::ReplaySetup replaySetup(const project::Project& project);
 // (train.eval_games during training; --games for `cuda-agent eval`), played in rounds of at most
 // train.parallel_games.
 MemoryEstimate estimateTrainerMemory(const project::Project& project, std::int64_t evaluationGames);
+
+// The memory a PPO trainer of `project` needs: the rollout of ppo.envs x ppo.rollout_steps steps
+// and the networks at batch ppo.envs (acting) and at the minibatch (training).
+MemoryEstimate estimatePpoMemory(const project::Project& project);
 
 // The search trees of an evaluation of `games` games (in rounds of train.parallel_games), on top
 // of a trainer.

@@ -65,7 +65,7 @@ std::optional<std::string> ppoConfigurationProblem(const project::Project& proje
 PpoTrainer::PpoTrainer(const project::Project& project, std::shared_ptr<exec::Backend> backend)
     : project_(project), params_(project.parameters), ppo_(params::readPpoParams(params_)), train_(params::readTrainParams(params_)),
       backend_(std::move(backend)), rng_(std::uint64_t(params::readRuntimeParams(params_).seed) * 0x2545F4914F6CDD1Dull + 11) {
-  if (auto problem = ppoConfigurationProblem(project_)) throw std::runtime_error(*problem);
+  if (auto problem = trainingProblem(project_)) throw std::runtime_error(*problem);  // before the rollout is allocated
   const env::EnvironmentInfo* e = env::findEnvironment(project_.environment);
   actions_ = e->actionCount;
   obsSize_ = std::accumulate(e->observationShape.begin(), e->observationShape.end(), 1, std::multiplies<>());

@@ -44,7 +44,10 @@ std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::share
 }
 
 std::optional<std::string> trainingProblem(const project::Project& project) {
-  if (project.algorithm == "ppo") return ppoConfigurationProblem(project);
+  if (project.algorithm == "ppo") {
+    if (auto problem = ppoConfigurationProblem(project)) return problem;
+    return refuseIfTooLarge(estimatePpoMemory(project), availableMemory());
+  }
   const params::TrainParams train = params::readTrainParams(project.parameters);
   // A step draws a whole batch from the replay buffer, which never holds more than its capacity.
   if (train.batchSize > train.replayCapacity)

@@ -156,6 +156,9 @@ class TestHostileInput : public HostileSuite {
       QCOMPARE(error, "mcts:ROLLOUTS needs a whole number of rollouts in [1, 1000000], such as mcts:200; got '" + std::string(spec + 5) + "'");
     }
     QCOMPARE(cas::train::makeOpponent("mcts:0200", "tictactoe", 1, &error)->name(), std::string("mcts:200"));
+    QVERIFY(!cas::train::makeOpponent("minimax", "tictactoe", 1, &error));
+    QCOMPARE(error, std::string("unknown opponent 'minimax'; expected random, mcts:ROLLOUTS, perfect, perfect:SECONDS or run:DIR (another trained run "
+                                "of the same game)"));
 
     const QString pdl = dir_.filePath(QStringLiteral("shape.pdl"));
     write(pdl, kPolicy);

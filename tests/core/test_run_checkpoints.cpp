@@ -179,9 +179,13 @@ class TestRunCheckpoints : public cas::test::RunFolderSuite {
     QCOMPARE(QDir(folder).entryList(QDir::Files), QStringList({QStringLiteral("iter-100000000.ckpt"), QStringLiteral("iter-100000001.ckpt")}));
     QVERIFY(lines(run + QStringLiteral("/metrics.jsonl")).last().startsWith(QStringLiteral("{\"iteration\": 100000001,")));
 
-    // 2^40, the most iterations a run can reach: used, and not trained past.
-    const qint64 most = qint64(1) << 40;
-    append(folder + QStringLiteral("iter-1099511627776.ckpt"), withIteration(good, most));
+    // From 2^40 - 1, a run trains one iteration, to 2^40, the most iterations a run can reach, and
+    // says why it stops there; from 2^40 it is used, and not trained past.
+    append(folder + QStringLiteral("iter-1099511627775.ckpt"), withIteration(good, (qint64(1) << 40) - 1));
+    r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("3")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.endsWith(QStringLiteral("the run stops at iteration 1099511627776, the most iterations a run can have\n")), qPrintable(r.err));
+    QVERIFY(lines(run + QStringLiteral("/metrics.jsonl")).last().startsWith(QStringLiteral("{\"iteration\": 1099511627776,")));
     const auto before = contents(run);
     r = cli(resume);
     QCOMPARE(r.status, 1);

@@ -82,6 +82,26 @@ class TestRunMaking : public cas::test::RunFolderSuite {
     verifyMetrics(run, 1);
   }
 
+  // Issue 44, round 3: train --out into a run says how to go on: --resume with a checkpoint to
+  // resume from, --restart without one (it was said to --resume, which then said to --restart).
+  void trainingIntoARunSaysHowToGoOn() {
+    const QString run = trained(QStringLiteral("existing"), 1);
+    const QStringList again = {QStringLiteral("train"), kExample, QStringLiteral("--iterations"), QStringLiteral("1"), QStringLiteral("--out"), run};
+    Result r = cli(again);
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: %1 already holds a run; use --resume %1 to continue it, or another --out\n").arg(run));
+    QVERIFY(QFile::remove(run + QStringLiteral("/checkpoints/iter-00000001.ckpt")));
+    const auto before = contents(run);
+    r = cli(again);
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: %1 already holds a run, stopped before its first checkpoint; `cuda-agent train --restart %1` trains it "
+                                   "again from iteration 1, or give another --out\n").arg(run));
+    QCOMPARE(contents(run), before);
+    r = cli({QStringLiteral("train"), QStringLiteral("--restart"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);
+    verifyMetrics(run, 1);
+  }
+
   // train --out into a folder of the user's (files, no run in it) is refused before anything is
   // written (found by the held-out probe: the user's policy.pdl was replaced and the run
   // appended to their metrics.jsonl); an empty folder is fine.
@@ -97,6 +117,13 @@ class TestRunMaking : public cas::test::RunFolderSuite {
     QVERIFY2(r.err.endsWith(QStringLiteral("); give the run a new or empty folder, such as runs/tictactoe-alphazero\n")), qPrintable(r.err));
     QCOMPARE(contents(user), before);
     QCOMPARE(QDir(user).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), QStringList({QStringLiteral("metrics.jsonl"), QStringLiteral("policy.pdl")}));
+    // Issue 44, round 3: a descriptor's link (stdout, a pipe here) is named for what it is.
+    Result out = cli({QStringLiteral("train"), kExample, QStringLiteral("--out"), QStringLiteral("/proc/self/fd/1"), QStringLiteral("--iterations"),
+                      QStringLiteral("1")});
+    QCOMPARE(out.status, 1);
+    QCOMPARE(out.err, QStringLiteral("error: /proc/self/fd/1 is a symbolic link to a named pipe (FIFO), not a folder; give the run a new or empty "
+                                     "folder, such as runs/tictactoe-alphazero\n"));
+    QCOMPARE(out.out, QString());
     const QString empty = dir_.filePath(QStringLiteral("empty-folder"));
     QVERIFY(QDir().mkpath(empty));
     QCOMPARE(cli({QStringLiteral("train"), kExample, QStringLiteral("--out"), empty, QStringLiteral("--iterations"), QStringLiteral("1")}).status, 0);

@@ -148,6 +148,18 @@ class TestRunSafety : public cas::test::RunFolderSuite {
                  .match(r.err)
                  .hasMatch(),
              qPrintable(r.err));
+    // Issue 44, round 3: PPO's rollout is counted too (it ended in "std::bad_alloc").
+    const QString rolloutRun = dir_.filePath(QStringLiteral("huge-rollout"));
+    r = cli({QStringLiteral("train"), cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo")), QStringLiteral("--out"), rolloutRun,
+             QStringLiteral("--set"), QStringLiteral("ppo.envs=65536"), QStringLiteral("--set"), QStringLiteral("ppo.rollout_steps=100000"),
+             QStringLiteral("--set"), QStringLiteral("ppo.minibatches=65536")});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(QRegularExpression(shape.arg(QStringLiteral("the rollout \\(65536 x 100000 steps of 11 floats\\), 268\\.6 GiB: "
+                                                         "reduce ppo\\.envs or ppo\\.rollout_steps\n")))
+                 .match(r.err)
+                 .hasMatch(),
+             qPrintable(r.err));
+    QVERIFY(!QDir(rolloutRun).exists());
   }
 
   // Item 15: --iterations 0 is not "unlimited"; a kill during a checkpoint's write leaves a
