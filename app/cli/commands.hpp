@@ -56,6 +56,13 @@ struct PpoBenchOptions {
   bool json = false;
 };
 
+struct DecisionBenchOptions {
+  std::string project, device = "auto";
+  std::vector<std::string> sets;  // name=value, as train --set (search.device=cpu, ...)
+  int decisions = 20;             // timed, after two to warm up
+  bool json = false;
+};
+
 struct AllReduceBenchOptions {
   int ranks = 0;   // CPU threads (dist::ThreadedGroup; 0: two), unless --gpus or mpirun
   int gpus = 0;    // threads with a GPU each (NCCL)
@@ -138,6 +145,7 @@ int runTrain(const TrainOptions& options);
 int runExport(const ExportOptions& options);
 int runBenchEnv(const EnvBenchOptions& options);
 int runBenchPpo(const PpoBenchOptions& options);
+int runBenchDecision(const DecisionBenchOptions& options);
 int runBenchAllReduce(const AllReduceBenchOptions& options);
 int runEval(const EvalOptions& options);
 int runAnalyze(const AnalyzeOptions& options);

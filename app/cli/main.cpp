@@ -333,6 +333,26 @@ Subcommand addBenchPpo(CLI::App& parent) {
   }};
 }
 
+// `bench decision`: one self-play decision of a searching project, split into its stages.
+Subcommand addBenchDecision(CLI::App& parent) {
+  struct State {
+    cas::cli::DecisionBenchOptions decisionBench;
+  };
+  auto state = std::make_shared<State>();
+  auto& decisionBench = state->decisionBench;
+  auto* benchDecision = parent.add_subcommand("decision",
+      "Time one self-play decision of an AlphaZero project (a move's search in every game, its statistics, the moves)\n"
+      "split into network inference, search and data exchange, with the project's evaluator and search");
+  benchDecision->add_option("project", decisionBench.project, "Project folder (algorithm alphazero)")->required();
+  benchDecision->add_option("--device", decisionBench.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+  benchDecision->add_option("--set", decisionBench.sets, "Override a parameter, name=value (e.g. search.device=cpu); repeatable");
+  benchDecision->add_option("--decisions", decisionBench.decisions, "Decisions timed")->check(integerIn(1, 100000))->capture_default_str();
+  benchDecision->add_flag("--json", decisionBench.json, "Print one JSON object");
+  return {benchDecision, [state] {
+    return cas::cli::runBenchDecision(state->decisionBench);
+  }};
+}
+
 // `bench allreduce`: the all-reduce of data-parallel training.
 Subcommand addBenchAllReduce(CLI::App& parent) {
   struct State {
@@ -588,7 +608,7 @@ int main(int argc, char** argv) {
   for (auto add : {addDevices, addCheck, addParams}) commands.push_back(add(app));
   CLI::App* bench = app.add_subcommand("bench", "Measure performance");
   bench->require_subcommand(1);
-  for (auto add : {addBenchUpdate, addBenchSearch, addBenchSolver, addBenchEnv, addBenchPpo, addBenchAllReduce}) commands.push_back(add(*bench));
+  for (auto add : {addBenchUpdate, addBenchSearch, addBenchSolver, addBenchEnv, addBenchPpo, addBenchDecision, addBenchAllReduce}) commands.push_back(add(*bench));
   for (auto add : {addKernels, addTrain, addEval, addAnalyze, addPlay, addExport}) commands.push_back(add(app));
   try {
     app.parse(argc, argv);

@@ -7,6 +7,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
+
 #include "core/exec/backend.hpp"
 #include "support/source_dir.hpp"
 
@@ -101,6 +103,35 @@ class TestCli : public QObject {
     QCOMPARE(o.value(QStringLiteral("project")).toString(), QStringLiteral("a \"quoted\"\tname"));
     QCOMPARE(o.value(QStringLiteral("policy")).toString(), QStringLiteral("policy.pdl"));
     QCOMPARE(o.value(QStringLiteral("envs")).toInt(), 4);
+  }
+
+  // Issue 37: bench decision splits a decision's wall time into inference, search and the rest
+  // (the data exchange), which add up to it; a project that does not search is refused.
+  void benchDecisionSplitsADecision() {
+    const QString tictactoe = cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero"));
+    const Run r = cli({QStringLiteral("bench"), QStringLiteral("decision"), tictactoe, QStringLiteral("--device"), QStringLiteral("cpu"),
+                       QStringLiteral("--set"), QStringLiteral("train.parallel_games=8"), QStringLiteral("--decisions"), QStringLiteral("3"),
+                       QStringLiteral("--json")});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(o.value(QStringLiteral("search")).toString(), QStringLiteral("cpu"));
+    QCOMPARE(o.value(QStringLiteral("games")).toInt(), 8);
+    QCOMPARE(o.value(QStringLiteral("decisions")).toInt(), 3);
+    const double inference = o.value(QStringLiteral("inference_ms")).toDouble(), search = o.value(QStringLiteral("search_ms")).toDouble(),
+                 exchange = o.value(QStringLiteral("exchange_ms")).toDouble(), decision = o.value(QStringLiteral("decision_ms")).toDouble();
+    QVERIFY2(inference > 0 && search > 0 && exchange >= 0, qPrintable(r.out));
+    QVERIFY2(std::abs(inference + search + exchange - decision) <= 1e-3 * decision, qPrintable(r.out));
+    QVERIFY(std::abs(o.value(QStringLiteral("exchange_share")).toDouble() - exchange / decision) < 1e-4);
+
+    const Run text = cli({QStringLiteral("bench"), QStringLiteral("decision"), tictactoe, QStringLiteral("--device"), QStringLiteral("cpu"),
+                          QStringLiteral("--set"), QStringLiteral("train.parallel_games=2"), QStringLiteral("--decisions"), QStringLiteral("1")});
+    QCOMPARE(text.status, 0);
+    QVERIFY2(text.out.contains(QStringLiteral("1 decisions of 2 games x 64 simulations")) && text.out.contains(QStringLiteral("  search (host) ")),
+             qPrintable(text.out));
+    const Run ppo = cli({QStringLiteral("bench"), QStringLiteral("decision"), cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo"))});
+    QCOMPARE(ppo.status, 2);
+    QCOMPARE(ppo.err, QStringLiteral("error: bench decision needs a project that searches (algorithm alphazero); %1 trains with ppo\n")
+                          .arg(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo"))));
   }
 
   void devicesNamesBackendsAndReasons() {
