@@ -371,7 +371,8 @@ class Renderer {
     }
   }
 
-  // A call of attention.cuh: template arguments <rows, T, S, D, H, causal>, then the inputs
+  // A call of attention.cuh (or attention_mma.cuh): template arguments <rows, T, S, D, H, causal>
+  // (and bf16 on tensor cores), then the inputs
   // before the lengths, the lengths (or nullptr), the output.
   std::string attentionCall(const Node& n, Params& p) const {
     const Shape &qs = node(n.inputs[0]).shape, &ks = node(n.inputs[1]).shape;
@@ -381,8 +382,10 @@ class Renderer {
                        : n.op == Op::AttentionStats ? "cas_attention_stats<"
                        : n.op == Op::AttentionGradQ ? "cas_attention_grad_q<"
                                                     : "cas_attention_grad_kv<";
-    std::string call = name + str(rows) + ", " + str(qs[1]) + ", " + str(ks[1]) + ", " + str(qs[2]) + ", " + str(n.attrs.heads) + ", " +
-                       boolean(n.attrs.causal) + ">(b";
+    const bool tensorCores = ir::attentionOnTensorCores(g_, n);  // attention_mma.cuh: one more template argument, bf16 or fp16
+    std::string call = (tensorCores ? std::string("cas_attention_forward_mma<") : std::string(name)) + str(rows) + ", " + str(qs[1]) + ", " +
+                       str(ks[1]) + ", " + str(qs[2]) + ", " + str(n.attrs.heads) + ", " + boolean(n.attrs.causal) +
+                       (tensorCores ? ", " + boolean(n.precision == ir::Precision::BF16) : std::string()) + ">(b";
     for (size_t k = 0; k < fixed; ++k) call += ", " + p.name(storageOf(n.inputs[k]));
     call += ", " + (n.inputs.size() > fixed ? p.name(storageOf(n.inputs.back())) : std::string("nullptr"));
     return call + ", " + p.name(storageOf(ir::NodeId(&n - g_.nodes.data()))) + ")";

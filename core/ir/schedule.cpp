@@ -527,7 +527,13 @@ class Planner {
       case Op::MaxPool2d:
       case Op::AvgPool2d:
       case Op::Gather: break;
-      case Op::Attention:  // a warp per query row of a head (attention.cuh)
+      case Op::Attention:  // a warp per query row of a head (attention.cuh), or per 16 on tensor cores (attention_mma.cuh)
+        if (attentionOnTensorCores(g_, n)) {
+          const Shape& q = node(n.inputs[0]).shape;
+          u.threads = q[0] * n.attrs.heads * ((q[1] + kTensorCoreAttentionRows - 1) / kTensorCoreAttentionRows) * 32;
+          break;
+        }
+        [[fallthrough]];
       case Op::AttentionStats:
       case Op::AttentionGradQ: u.threads = attentionRows(n, node(n.inputs[0]).shape[1]) * 32; break;
       case Op::AttentionGradKV: u.threads = attentionRows(n, node(n.inputs[1]).shape[1]) * 32; break;  // a warp per key row
@@ -665,6 +671,12 @@ class Planner {
 };
 
 }  // namespace
+
+bool attentionOnTensorCores(const Graph& g, const Node& n) {
+  if (n.op != Op::Attention || !isHalfWidth(n.precision)) return false;
+  const std::int64_t width = g.node(n.inputs[0]).shape[2] / n.attrs.heads;
+  return width % 16 == 0 && width <= kMaxTensorCoreHeadWidth;
+}
 
 Schedule planSchedule(const Graph& g, const ScheduleTarget& target) { return Planner(g, target).run(); }
 

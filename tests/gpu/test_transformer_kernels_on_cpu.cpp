@@ -24,6 +24,7 @@
 #include "core/cuda_render/kernels/prelude.cuh"
 #include "core/cuda_render/kernels/elementwise.cuh"
 #include "core/cuda_render/kernels/attention.cuh"
+#include "core/cuda_render/kernels/attention_mma.cuh"
 #include "core/cuda_render/kernels/layer_norm.cuh"
 
 using namespace cas;
@@ -54,9 +55,11 @@ void runSegment(std::int64_t threads, Call call) {
 }
 
 // The renderer's text of an attention graph's kernels holds `expected`.
-void expectRendered(std::int64_t batch, std::int64_t t, std::int64_t s, std::int64_t d, std::int64_t heads, bool causal, const std::string& expected) {
+void expectRendered(std::int64_t batch, std::int64_t t, std::int64_t s, std::int64_t d, std::int64_t heads, bool causal, const std::string& expected,
+                    ir::Precision precision = ir::Precision::F32) {
   ir::Graph g;
   ir::Builder b(g);
+  b.setPrecision(precision);
   const ir::NodeId q = b.input("q", {batch, t, d}), k = b.input("k", {batch, s, d});
   g.outputs = {{"out", b.attention(q, k, k, heads, causal, b.input("lengths", {batch, 1}))}};
   std::string source;
@@ -95,6 +98,33 @@ void checkAttention(std::vector<float> lengths) {
                                             std::to_string(D) + ", " + std::to_string(H) + ", " + (Causal ? "true" : "false") + ">(b, ");
 }
 
+// The tensor-core forward (attention_mma.cuh, its mma.sync emulated) against the CPU backend's
+// fp32 attention: within `bound` of it everywhere, the bound docs/pdl.md gives for the precision
+// (the operands rounded to 8 or 11 mantissa bits, the sums in fp32; values in [-1, 1]).
+template <int B, int T, int S, int D, int H, bool Causal, bool BF16>
+void checkTensorCoreAttention(std::vector<float> lengths) {
+  const float bound = BF16 ? 1e-2f : 2e-3f;
+  exec::ThreadPool pool(2);
+  exec::AttentionGeometry a{B, T, S, D, H, Causal, lengths.empty() ? nullptr : lengths.data()};
+  const auto q = randomValues(B * T * D, 11), k = randomValues(B * S * D, 12), v = randomValues(B * S * D, 13);
+  std::vector<float> out(B * T * D, -99.f), want(B * T * D);
+  exec::attentionForward(pool, a, q.data(), k.data(), v.data(), want.data());
+  constexpr int QueryRows = B * H * T;
+  runSegment(B * H * ((T + 15) / 16) * 32,
+             [&](int& b) { cas_attention_forward_mma<QueryRows, T, S, D, H, Causal, BF16>(b, q.data(), k.data(), v.data(), a.lengths, out.data()); });
+  float worst = 0.f;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    QVERIFY2(std::abs(out[i] - want[i]) <= bound, qPrintable(QStringLiteral("out[%1]: kernel %2, CPU backend %3").arg(i).arg(out[i]).arg(want[i])));
+    worst = std::max(worst, std::abs(out[i] - want[i]));
+  }
+  QVERIFY2(worst > 0.f, "the 16-bit operands must show in the result: is the fp32 kernel running?");
+  qInfo("largest |kernel - CPU backend|: %g (bound %g)", double(worst), double(bound));
+  expectRendered(B, T, S, D, H, Causal,
+                 "cas_attention_forward_mma<" + std::to_string(QueryRows) + ", " + std::to_string(T) + ", " + std::to_string(S) + ", " +
+                     std::to_string(D) + ", " + std::to_string(H) + ", " + (Causal ? "true" : "false") + ", " + (BF16 ? "true" : "false") + ">(b, ",
+                 BF16 ? ir::Precision::BF16 : ir::Precision::F16);
+}
+
 template <int Rows, int W>
 void checkLayerNorm() {
   exec::ThreadPool pool(2);
@@ -129,6 +159,30 @@ class TestTransformerKernelsOnCpu : public QObject {
   }
   void attentionHeadsOf80Direct() { checkAttention<1, 9, 40, 160, 2, false>({}); }
   void attentionLengthsPastTheKeys() { checkAttention<3, 9, 9, 16, 1, false>({12.f, 1.f, 9.f}); }
+  // Tensor cores: Connect Four's shape (42 cells, heads of 32); causal with lengths (a sequence
+  // of length 0 sees its first key); more keys than queries in heads of 64; heads of 128; fp16.
+  void tensorCoreAttentionConnectFourShape() { checkTensorCoreAttention<2, 42, 42, 128, 4, false, true>({}); }
+  void tensorCoreAttentionCausalWithLengths() { checkTensorCoreAttention<2, 37, 37, 64, 2, true, true>({0.f, 30.f}); }
+  void tensorCoreAttentionHeadsOf64MoreKeys() { checkTensorCoreAttention<1, 5, 70, 128, 2, false, true>({66.5f}); }
+  void tensorCoreAttentionHeadsOf128() { checkTensorCoreAttention<1, 20, 33, 256, 2, false, true>({}); }
+  void tensorCoreAttentionHalfPrecision() { checkTensorCoreAttention<2, 37, 37, 64, 2, true, false>({0.f, 30.f}); }
+  // Heads not a multiple of 16 wide, and every gradient kernel, stay on the fp32 kernels.
+  void tensorCoresOnlyWhereTheyApply() {
+    expectRendered(2, 37, 37, 40, 2, false, "cas_attention_forward<148, 37, 37, 40, 2, false>(b, ", ir::Precision::BF16);
+    ir::Graph g;
+    ir::Builder b(g);
+    b.setPrecision(ir::Precision::BF16);
+    const ir::NodeId q = b.input("q", {2, 16, 64}), k = b.input("k", {2, 16, 64}), v = b.input("v", {2, 16, 64});
+    const ir::NodeId out = b.attention(q, k, v, 2, false, ir::kNoNode);
+    const auto grads = ir::appendGradients(b, b.reduceSum(b.mul(out, b.input("w", {2, 16, 64})), {0, 1, 2}, false), {q, k, v});
+    g.outputs = {{"out", out}, {"dq", grads[0]}, {"dk", grads[1]}, {"dv", grads[2]}};
+    std::string source;
+    for (const gpu::Step& step : gpu::renderSchedule(g).steps) source += step.source;
+    QVERIFY(source.find("cas_attention_forward_mma<64, 16, 16, 64, 2, false, true>(b, ") != std::string::npos);
+    QVERIFY(source.find("cas_attention_stats<64, 16, 16, 64, 2, false>(b, ") != std::string::npos);
+    QVERIFY(source.find("cas_attention_grad_q<") != std::string::npos && source.find("cas_attention_grad_kv<") != std::string::npos);
+  }
+
   // Attention kernels keep a launch of their own (their shared tiles would add up past a
   // block's 48 KB: the forward's and [dk | dv]'s together need 50 KB for heads of 64).
   void attentionKernelsAreNeverMerged() {

@@ -75,6 +75,62 @@ inline float casWarpExchange(float v, unsigned source) {
 inline float __shfl_sync(unsigned, float v, int source) { return casWarpExchange(v, unsigned(source)); }
 inline float __shfl_xor_sync(unsigned, float v, int laneMask) { return casWarpExchange(v, (threadIdx.x % 32) ^ unsigned(laneMask)); }
 
+// The tensor-core instructions of attention_mma.cuh, emulated: the kernel's own fragments
+// exchanged through the warp's shuffles, the products of the 16-bit values summed in fp32.
+#define CAS_CUDA_ON_CPU 1
+
+template <bool BF16>
+inline unsigned short casRound16(float v) {
+  if constexpr (BF16) {
+    const unsigned u = std::bit_cast<unsigned>(v);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<unsigned short>((u >> 16) | 0x40u);  // NaN stays NaN
+    return static_cast<unsigned short>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);                  // to nearest, ties to even
+  } else {
+    return std::bit_cast<unsigned short>(static_cast<_Float16>(v));
+  }
+}
+template <bool BF16>
+inline float casWiden16(unsigned short h) {
+  if constexpr (BF16) return std::bit_cast<float>(unsigned(h) << 16);
+  else return static_cast<float>(std::bit_cast<_Float16>(h));
+}
+template <bool BF16>
+inline unsigned cas_pack_half2(float lo, float hi) {
+  return unsigned(casRound16<BF16>(lo)) | (unsigned(casRound16<BF16>(hi)) << 16);
+}
+// Element e (0 lower, 1 upper) of lane `source`'s register r, fetched by every lane.
+inline float casHalfOf(unsigned reg, int source, int e, bool bf16) {
+  const unsigned bits = std::bit_cast<unsigned>(casWarpExchange(std::bit_cast<float>(reg), unsigned(source)));
+  const auto h = static_cast<unsigned short>(e ? bits >> 16 : bits & 0xffffu);
+  return bf16 ? casWiden16<true>(h) : casWiden16<false>(h);
+}
+// mma.sync.m16n8k16 (row.col, fp32 sums): d += a . b with the PTX fragment layouts
+// (attention_mma.cuh draws them). Every lane of the warp calls it, as the instruction requires.
+template <bool BF16>
+inline void cas_mma_m16n8k16(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  const int lane = int(threadIdx.x % 32), g = lane / 4, c = 2 * (lane % 4);
+  float A[2][16], B[2][16];  // the lane's rows g, g + 8 of A; its columns c, c + 1 of B
+  for (int quad = 0; quad < 4; ++quad)
+    for (int r = 0; r < 4; ++r)
+      for (int e = 0; e < 2; ++e) {
+        // a[r] of lane 4 * row + quad holds row (r & 1 ? +8), columns 2 * quad + e (r >= 2 ? +8)
+        const float mine = casHalfOf(a[r], 4 * g + quad, e, BF16);
+        A[r & 1][2 * quad + e + (r >= 2 ? 8 : 0)] = mine;
+      }
+  for (int col = 0; col < 2; ++col)
+    for (int quad = 0; quad < 4; ++quad)
+      for (int r = 0; r < 2; ++r)
+        for (int e = 0; e < 2; ++e)  // b[r] of lane 4 * column + quad holds k = 2 * quad + e (r ? +8)
+          B[col][2 * quad + e + 8 * r] = casHalfOf(b[r], 4 * (c + col) + quad, e, BF16);
+  for (int r = 0; r < 2; ++r)
+    for (int col = 0; col < 2; ++col) {
+      float sum = 0.f;
+      for (int k = 0; k < 16; ++k) sum += A[r][k] * B[col][k];
+      d[2 * r + col] += sum;
+    }
+}
+inline float exp2f(float v) { return std::exp2(v); }
+
 namespace cas::test {
 
 // Runs `body` (a call of the device function) as a grid of `grid` blocks of `block` threads.
