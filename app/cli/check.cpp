@@ -184,12 +184,14 @@ std::optional<std::string> tooLargeToRun(const ir::Graph& g) {
 }
 
 // The policy's graph after the passes, and its forward pass's time; nullopt (the failure printed)
-// when the pass fails or is too large to run here.
-std::optional<std::pair<ir::Graph, double>> runPolicy(const pdl::CompiledPolicy& p) {
+// when the pass fails or, with `tooLarge` set, is too large to run here.
+std::optional<std::pair<ir::Graph, double>> runPolicy(const pdl::CompiledPolicy& p, bool* tooLarge) {
   ir::Graph g = p.graph;
   ir::runPasses(g, ir::defaultPipeline());
+  *tooLarge = false;
   if (std::optional<std::string> why = tooLargeToRun(g)) {
     std::cerr << "  the forward pass was not run on the CPU backend: " << *why << "\n";
+    *tooLarge = true;
     return std::nullopt;
   }
   const std::optional<double> ms = timeForwardPass(g);
@@ -198,6 +200,12 @@ std::optional<std::pair<ir::Graph, double>> runPolicy(const pdl::CompiledPolicy&
 }
 
 std::string errors(int n) { return std::to_string(n) + " error" + (n == 1 ? "" : "s"); }
+
+// The verdict on a policy whose forward pass did not run: it failed, or it was too large to try
+// (then nothing says the policy is wrong, and nothing says it runs).
+std::string notRunVerdict(bool tooLarge) {
+  return tooLarge ? "not verified: it compiles, but its forward pass is too large for check to run" : "rejected: the forward pass failed";
+}
 
 int checkPdlFile(const std::string& path, const CheckOptions& options) {
   std::string error;
@@ -227,9 +235,10 @@ int checkPdlFile(const std::string& path, const CheckOptions& options) {
     std::cerr << printable(path) << ": rejected (" << errors(r.diagnostics.errorCount()) << ")\n";
     return 1;
   }
-  const auto ran = runPolicy(*r.policy);
+  bool tooLarge = false;
+  const auto ran = runPolicy(*r.policy, &tooLarge);
   if (!ran) {
-    std::cerr << printable(path) << ": rejected: the forward pass failed\n";
+    std::cerr << printable(path) << ": " << notRunVerdict(tooLarge) << "\n";
     return 1;
   }
   // "ok" only now, after the last check.
@@ -275,10 +284,11 @@ int checkProject(const std::string& path, const CheckOptions& options) {
     std::cerr << "error: " << printable(*problem) << "\n" << printable(path) << ": rejected (1 error)\n";
     return 1;
   }
-  const auto ran = runPolicy(*compiled.policy);
+  bool tooLarge = false;
+  const auto ran = runPolicy(*compiled.policy, &tooLarge);
   const std::optional<ir::Graph> update = ran && options.update ? buildUpdate(p, options) : std::nullopt;
   if (!ran || (options.update && !update)) {
-    std::cerr << printable(path) << ": rejected: " << (ran ? "the training step does not build" : "the forward pass failed") << "\n";
+    std::cerr << printable(path) << ": " << (ran ? "rejected: the training step does not build" : notRunVerdict(tooLarge)) << "\n";
     return 1;
   }
   printProject(path, p);  // "ok" only now, after the last check

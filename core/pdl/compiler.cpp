@@ -344,8 +344,9 @@ std::vector<BuiltinSignature> builtinSignatures() {
 }
 
 // A file does not begin like a PDL program when its first error (the first found: the lexer's
-// come before the parser's) lies on or before the line of its first token, or that token is not
-// 'def', 'const' or a decorator: a project's policy may name any file, and then only that error
+// come before the parser's) lies at or before its first token, or that token is not 'def',
+// 'const' or a decorator (an error later on the first line, as in `const a = 1e999`, is the
+// program's): a project's policy may name any file, and then only that error
 // is kept, so diagnostics never echo more than one line of a file that is not PDL.
 static void keepOnlyFirstErrorUnlessPdl(const std::vector<Token>& tokens, DiagnosticList& diags) {
   const Diagnostic* first = nullptr;
@@ -355,7 +356,8 @@ static void keepOnlyFirstErrorUnlessPdl(const std::vector<Token>& tokens, Diagno
   for (const Token& t : tokens) {
     if (t.kind == Tok::Newline || t.kind == Tok::Indent || t.kind == Tok::Dedent) continue;
     const bool opensPdl = (t.kind == Tok::Name && (t.text == "def" || t.text == "const")) || (t.kind == Tok::Op && t.text == "@");
-    if (opensPdl && t.pos.line < first->location.line) return;
+    const bool errorAfter = t.pos.line < first->location.line || (t.pos.line == first->location.line && t.pos.column < first->location.column);
+    if (opensPdl && errorAfter) return;
     break;
   }
   Diagnostic kept = *first;

@@ -41,7 +41,9 @@ std::vector<Token> lex(std::string_view src, const std::string& file, Diagnostic
   std::vector<int> indents = {0};
   int depth = 0;  // bracket nesting: newlines inside brackets continue the line
   int line = 1;
-  size_t i = 0, lineStart = 0;
+  // A UTF-8 byte order mark (some editors save one) is no part of the program; line 1's columns
+  // count from after it, as an editor shows them.
+  size_t i = src.starts_with("\xEF\xBB\xBF") ? 3 : 0, lineStart = i;
   bool atLineStart = true;
   std::vector<Pos> brackets;
 

@@ -129,6 +129,20 @@ class TestHostileInput : public HostileSuite {
              "bad.pdl:3:30001: error: unexpected character '$'\n    ..." + std::string(40, ' ') + "$\n    " + std::string(43, ' ') + "^");
   }
 
+  // Found by the third held-out probe: a UTF-8 byte order mark opens a PDL file as it may open a
+  // TOML one (it was "non-ASCII characters are allowed only in comments and strings"); an error
+  // later on a first line that opens PDL is no sign of a file that is not PDL (a note said so).
+  void aByteOrderMarkAndAnErrorOnTheFirstLine() {
+    const std::string program = "def policy(obs):\n    return dense(obs, units=action_dim), dense(obs, units=1)\n";
+    const cas::pdl::CompileResult marked = compile("\xEF\xBB\xBF" + program);
+    QVERIFY(marked.policy);
+    QVERIFY(compile("\xEF\xBB\xBF\xEF\xBB\xBF" + program).diagnostics.hasErrors());  // only one, at the very start
+    const cas::pdl::CompileResult large = compile("const a = 99999999999999999999\n" + program);
+    QCOMPARE(int(large.diagnostics.items().size()), 1);
+    QCOMPARE(at(large.diagnostics.items()[0]), std::string("1:11 the integer 99999999999999999999 is too large (the limit is 9223372036854775807)"));
+    QVERIFY(large.diagnostics.items()[0].notes.empty());
+  }
+
   // Found by the second held-out probe: a socket where a file is read gave the system's "No
   // such device or address"; it is named for what it is.
   void aSocketIsNamedWhereAFileIsRead() {
@@ -603,6 +617,9 @@ class TestHostileInput : public HostileSuite {
     Result r = cli({QStringLiteral("check"), pdl, QStringLiteral("--obs-shape"), QStringLiteral("1,1024,1024"), QStringLiteral("--action-dim"), QStringLiteral("3")});
     QCOMPARE(r.status, 1);
     QVERIFY2(r.err.contains(QStringLiteral("the forward pass was not run on the CPU backend: it takes about 1.8e+13 operations")), qPrintable(r.err));
+    // The third probe: the verdict said "the forward pass failed" of a pass that never ran.
+    QVERIFY2(r.err.endsWith(QStringLiteral("%1: not verified: it compiles, but its forward pass is too large for check to run\n").arg(pdl)),
+             qPrintable(r.err));
     QVERIFY(clock.elapsed() < 10000);
     QStringList ones;
     for (int i = 0; i < 60000; ++i) ones << QStringLiteral("1");
