@@ -9,6 +9,10 @@ namespace {
 bool isNameStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool isNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
+// Where the program starts: after a UTF-8 byte order mark (some editors save one), which is no
+// part of it; line 1's columns count from there, as an editor shows them.
+size_t programStart(std::string_view src) { return src.starts_with("\xEF\xBB\xBF") ? 3 : 0; }
+
 }  // namespace
 
 std::vector<Token> lex(std::string_view src, const std::string& file, DiagnosticList& diags, bool* stopped) {
@@ -41,9 +45,7 @@ std::vector<Token> lex(std::string_view src, const std::string& file, Diagnostic
   std::vector<int> indents = {0};
   int depth = 0;  // bracket nesting: newlines inside brackets continue the line
   int line = 1;
-  // A UTF-8 byte order mark (some editors save one) is no part of the program; line 1's columns
-  // count from after it, as an editor shows them.
-  size_t i = src.starts_with("\xEF\xBB\xBF") ? 3 : 0, lineStart = i;
+  size_t i = programStart(src), lineStart = i;
   bool atLineStart = true;
   std::vector<Pos> brackets;
 
