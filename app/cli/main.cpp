@@ -436,6 +436,15 @@ Subcommand addTrain(CLI::App& parent) {
       std::cerr << "train: give a project folder, or --resume RUN_DIR, or --restart RUN_DIR\n";
       return 2;
     }
+    // Refused here, before any launcher or rank opens the run: --resume and --restart train the
+    // run in its own folder, so an --out beside them would be ignored (and --restart would
+    // discard the run's progress while the user meant a copy elsewhere).
+    if (!train.out.empty() && train.project.empty()) {
+      std::cerr << "error: --out cannot be combined with --resume or --restart: the run is trained on in its own folder, "
+                << cas::printable(train.resume.empty() ? train.restart : train.resume)
+                << "; to train the project into a new folder, give the project folder and --out instead\n";
+      return 2;
+    }
     if (train.useProject && !train.project.empty()) {
       std::cerr << "train: --use-project goes with --resume or --restart (a new run always uses the project's files)\n";
       return 2;

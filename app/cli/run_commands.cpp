@@ -438,13 +438,14 @@ namespace {
 
 // `eval RUN --episodes N`: a single-agent run's policy for N episodes, greedy or sampled.
 int runEpisodes(const EvalOptions& o) {
-  auto trainer = openRun(&engine::openAnyRun, o.run, o.device, readRun(o.useProject), nullptr);
+  engine::OpenRunOptions options = readRun(o.useProject);
+  options.singleAgent = true;  // a two-player game's run is refused before its checkpoint is read
+  auto trainer = openRun(&engine::openAnyRun, o.run, o.device, options, nullptr);
   if (!trainer) return 1;
   train::EpisodicTrainer* episodic = trainer->episodic();
-  if (!episodic) {
-    std::cerr << "error: " << printable(o.run) << " is a " << trainer->project().algorithm
-              << " run of a two-player game; --episodes evaluates single-agent runs: play it against an opponent with --opponent and --games\n";
-    return 2;
+  if (!episodic) {  // a single-agent game trained by an algorithm without episodes: none is made so far
+    std::cerr << "error: " << printable(o.run) << " plays no episodes; --episodes evaluates single-agent runs\n";
+    return 1;
   }
   const auto start = std::chrono::steady_clock::now();
   const train::EpisodeEvaluation r = episodic->evaluate(o.episodes, o.stochastic, o.seed);

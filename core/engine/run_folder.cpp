@@ -400,6 +400,21 @@ bool RunFolder::writeCheckpoint(std::int64_t iteration, std::string data, std::s
   return true;
 }
 
+std::optional<std::string> RunFolder::inaccessible(RunAccess access) const {
+  const std::filesystem::path checkpoints = dir_ / "checkpoints";
+  auto fix = [](const std::filesystem::path& folder) { return "; give yourself access to it (chmod u+rwx " + folder.string() + ") and try again"; };
+  if (::faccessat(AT_FDCWD, checkpoints.c_str(), R_OK | X_OK, AT_EACCESS) != 0 && errno != ENOENT)
+    return "cannot read " + checkpoints.string() + ": " + std::strerror(errno) + fix(checkpoints);
+  if (access == RunAccess::Read) return std::nullopt;
+  // Training writes its checkpoints into checkpoints/ and its logs beside it, and removes both
+  // when it prunes, restarts or cuts a log back.
+  for (const std::filesystem::path& folder : {dir_, checkpoints})
+    if (::faccessat(AT_FDCWD, folder.c_str(), W_OK | X_OK, AT_EACCESS) != 0 && errno != ENOENT)
+      return "cannot write " + folder.string() + ": " + std::strerror(errno) + "; training writes its checkpoints and logs there" + fix(folder) +
+             " (nothing was changed)";
+  return std::nullopt;
+}
+
 std::optional<std::string> RunFolder::checkpointThatBlocksTraining() const {
   for (const std::filesystem::path& file : checkpointFiles(dir_)) {
     struct stat st {};
@@ -413,8 +428,13 @@ std::optional<std::string> RunFolder::checkpointThatBlocksTraining() const {
     }
     const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     std::uint32_t front[2] = {};  // the magic and the format version
-    const bool read = fd >= 0 && ::pread(fd, front, sizeof front, 0) == ssize_t(sizeof front);
+    const ssize_t got = fd >= 0 ? ::pread(fd, front, sizeof front, 0) : -1;
+    const int cause = errno;
     if (fd >= 0) ::close(fd);
+    if (got < 0)  // not damaged, only unreadable: skipped, it would be replaced by an older iteration's run
+      return "cannot read " + file.string() + ": " + std::strerror(cause) + "; fix its permissions (chmod u+r " + file.string() +
+             "), or move it out of " + (dir_ / "checkpoints").string() + " to resume from the checkpoint before it (nothing was changed)";
+    const bool read = got == ssize_t(sizeof front);
     if (read && front[0] == train::kCheckpointMagic && front[1] > train::kCheckpointVersion)
       return file.string() + " is a checkpoint of format version " + std::to_string(front[1]) + ", written by a newer cuda-agent (this one " +
              "writes version " + std::to_string(train::kCheckpointVersion) + "); training the run here would replace it with an older " +

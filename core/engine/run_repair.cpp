@@ -274,17 +274,27 @@ std::optional<std::vector<RunFolder::LoggedChange>> RunFolder::repairLogs(std::i
 
 bool RunFolder::discardProgress(std::vector<Diagnostic>* notices, std::string* error) {
   std::error_code ec;
+  const std::string nothing = " (nothing was discarded)";
   // What cannot be removed as a file is named before anything is removed: a restart that stops
-  // half-way would leave a run with its logs and without its checkpoints.
+  // half-way would leave a run with its logs and without its checkpoints. So is a checkpoints/
+  // that cannot be listed: its files would stay while the logs went.
   std::vector<std::filesystem::path> checkpoints;
-  for (const auto& entry : std::filesystem::directory_iterator(dir_ / "checkpoints", ec)) checkpoints.push_back(entry.path());
+  for (std::filesystem::directory_iterator it(dir_ / "checkpoints", ec), end; !ec && it != end; it.increment(ec)) checkpoints.push_back(it->path());
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    if (error) *error = "cannot discard the progress of " + dir_.string() + ": cannot read " + (dir_ / "checkpoints").string() + ": " + ec.message() + nothing;
+    return false;
+  }
   std::vector<std::filesystem::path> discarded = checkpoints;
-  for (const char* log : {"metrics.jsonl", "changes.jsonl"}) discarded.push_back(dir_ / log);
+  std::vector<std::string> logs;  // those there, for the note
+  for (const char* log : {"metrics.jsonl", "changes.jsonl"}) {
+    discarded.push_back(dir_ / log);
+    if (std::filesystem::exists(std::filesystem::symlink_status(dir_ / log, ec))) logs.push_back(log);
+  }
   for (const std::filesystem::path& file : discarded)
     if (std::filesystem::is_directory(std::filesystem::symlink_status(file, ec))) {
       if (error)
         *error = "cannot discard the progress of " + dir_.string() + ": " + file.string() + " is a folder, not a file the run wrote; move it " +
-                 "out of the run folder and try again (nothing was discarded)";
+                 "out of the run folder and try again" + nothing;
       return false;
     }
   ec.clear();
@@ -296,10 +306,10 @@ bool RunFolder::discardProgress(std::vector<Diagnostic>* notices, std::string* e
     if (error) *error = "cannot discard the progress of " + dir_.string() + ": " + ec.message();
     return false;
   }
+  std::string what = count(int(checkpoints.size()), "file in checkpoints/", "files in checkpoints/");
+  for (const std::string& log : logs) what += ", " + log;
   if (notices)
-    notices->push_back(sentence(Severity::Note, "discarded the progress of " + dir_.string() + " (" +
-                                                    count(int(checkpoints.size()), "file in checkpoints/", "files in checkpoints/") +
-                                                    ", metrics.jsonl, changes.jsonl); training it again from iteration 1"));
+    notices->push_back(sentence(Severity::Note, "discarded the progress of " + dir_.string() + " (" + what + "); training it again from iteration 1"));
   return true;
 }
 

@@ -7,6 +7,7 @@
 // afterwards. Making a run folder: test_run_making; its checkpoints: test_run_checkpoints.
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -375,6 +376,33 @@ class TestRunSafety : public cas::test::RunFolderSuite {
     QCOMPARE(r.err, QStringLiteral("error: cannot discard the progress of %1: %1/metrics.jsonl is a folder, not a file the run wrote; move it "
                                    "out of the run folder and try again (nothing was discarded)\n").arg(run));
     QCOMPARE(contents(run), before);
+  }
+
+  // Hardening 3, item 1: --out beside --resume or --restart was ignored, and --restart then
+  // discarded the run's progress; it is refused before the run is opened.
+  void outCannotBeCombinedWithResumeOrRestart() {
+    const QString run = trained(QStringLiteral("out-with-resume"), 1);
+    const QMap<QString, QByteArray> before = contents(run);
+    const QString elsewhere = dir_.filePath(QStringLiteral("out-elsewhere"));
+    for (const QString& how : {QStringLiteral("--resume"), QStringLiteral("--restart")}) {
+      const Result r = cli({QStringLiteral("train"), how, run, QStringLiteral("--out"), elsewhere, QStringLiteral("--iterations"), QStringLiteral("1")});
+      QCOMPARE(r.status, 2);
+      QCOMPARE(r.err, QStringLiteral("error: --out cannot be combined with --resume or --restart: the run is trained on in its own folder, %1; to "
+                                     "train the project into a new folder, give the project folder and --out instead\n").arg(run));
+    }
+    QCOMPARE(contents(run), before);
+    QVERIFY(!QFileInfo::exists(elsewhere));
+  }
+
+  // Hardening 3, item 18: eval --episodes of an AlphaZero run said "is a alphazero run" after
+  // loading its checkpoint, with status 2; it is refused before, with status 1 as `eval` of a
+  // PPO run is, and says "an".
+  void episodesOfATwoPlayerRunAreRefusedFirst() {
+    const QString run = trained(QStringLiteral("episodes-of-alphazero"), 1);
+    const Result r = cli({QStringLiteral("eval"), run, QStringLiteral("--episodes"), QStringLiteral("2")});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: %1 is an alphazero run of a two-player game; --episodes evaluates single-agent runs: play it against an "
+                                   "opponent with --opponent and --games\n").arg(run));
   }
 
   // Found by the second held-out probe: Ctrl-C and SIGTERM went unanswered through an evaluation
