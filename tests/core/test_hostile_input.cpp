@@ -345,6 +345,38 @@ class TestHostileInput : public HostileSuite {
     QVERIFY(bytes(cu).contains("#if !defined(POLICY_CUDA_H_EXPORT_ID) || POLICY_CUDA_H_EXPORT_ID != " + cuId.toUtf8() + "ULL\n"));
   }
 
+  // Hardening 3, item 4: on a full disk the new header replaced the old one, then the source
+  // could not be written and the header was removed, so the old pair was lost. Both files are
+  // written beside their destinations before either is replaced: the old pair stays whole. A file
+  // size limit stands in for the full disk (the write fails with EFBIG where it would with ENOSPC).
+  void aCExportThatCannotBeWrittenKeepsTheOldPair() {
+    const QString prlimit = QStandardPaths::findExecutable(QStringLiteral("prlimit"));
+    if (prlimit.isEmpty()) QSKIP("no prlimit on the PATH (util-linux)");
+    const QString folder = dir_.filePath(QStringLiteral("full-disk"));
+    QDir().mkpath(folder);
+    const QString pdl = folder + QStringLiteral("/p.pdl"), c = folder + QStringLiteral("/policy.c"), h = folder + QStringLiteral("/policy.h");
+    write(pdl, kPolicy);
+    const QStringList args = {QStringLiteral("export"), pdl, QStringLiteral("--format"), QStringLiteral("c"), QStringLiteral("--obs-shape"),
+                              QStringLiteral("4"), QStringLiteral("--action-dim"), QStringLiteral("2"), QStringLiteral("--out"), c};
+    QCOMPARE(cli(args).status, 0);
+    const qint64 header = bytes(h).size(), source = bytes(c).size();
+    QVERIFY2(header < source, qPrintable(QStringLiteral("%1 %2").arg(header).arg(source)));
+    write(c, "the old source\n");
+    write(h, "the old header\n");
+    // Room for the header, not for the source.
+    const QString limit = QStringLiteral("trap '' XFSZ; %1 --pid $$ --fsize=%2:%2").arg(prlimit).arg((header + source) / 2);
+    const Result r = limitedCli(limit, args);
+    QCOMPARE(r.status, 2);
+    QVERIFY2(QRegularExpression(QStringLiteral("^error: cannot write %1/policy\\.c\\.tmp\\.[0-9]+: File too large\n$").arg(QRegularExpression::escape(folder)))
+                 .match(r.err)
+                 .hasMatch(),
+             qPrintable(r.err));
+    QCOMPARE(bytes(c), QByteArray("the old source\n"));
+    QCOMPARE(bytes(h), QByteArray("the old header\n"));
+    QCOMPARE(QDir(folder).entryList(QDir::AllEntries | QDir::NoDotAndDotDot),
+             QStringList({QStringLiteral("p.pdl"), QStringLiteral("policy.c"), QStringLiteral("policy.h")}));
+  }
+
   // Issue 44: a project's name becomes part of a folder's name only when it is a plain name.
   void projectNamesAreCheckedBeforeNamingFolders() {
     const QString cwd = dir_.filePath(QStringLiteral("cwd"));
