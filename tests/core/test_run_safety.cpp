@@ -405,6 +405,28 @@ class TestRunSafety : public cas::test::RunFolderSuite {
                                    "opponent with --opponent and --games\n").arg(run));
   }
 
+  // Hardening 3, item 6: the estimate counted one trainer whatever --ranks said, though every
+  // CPU rank builds a whole one: 4 ranks of a buffer that fits once ran out of memory (while the
+  // ranks were built, advising --resume of a run that had no checkpoint). The ranks are counted
+  // together, and the run is refused before anything is allocated.
+  void theMemoryEstimateCountsEveryRank() {
+    const QString out = dir_.filePath(QStringLiteral("ranks-memory"));
+    const QString limited = QStringLiteral("ulimit -v 4194304; exec \"$0\" \"$@\"");
+    const Result r = cli(QStringList{QStringLiteral("-c"), limited, kCli, QStringLiteral("train"), kExample, QStringLiteral("--out"), out,
+                                     QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--ranks"), QStringLiteral("4"),
+                                     QStringLiteral("--iterations"), QStringLiteral("1")} +
+                             kQuick + QStringList{QStringLiteral("--set"), QStringLiteral("train.replay_capacity=5000000")},
+                         QStringLiteral("/bin/sh"));
+    QCOMPARE(r.status, 1);
+    QVERIFY2(QRegularExpression(QStringLiteral("^error: this configuration needs about [0-9.]+ GiB of memory, more than the [0-9.]+ [MG]iB available; "
+                                               "the largest part is the replay buffer \\(5000000 positions of 28 floats, with its checkpoint\\) on each "
+                                               "of the 4 ranks, 6\\.3 GiB: reduce train\\.replay_capacity, or give fewer --ranks\n$"))
+                 .match(r.err)
+                 .hasMatch(),
+             qPrintable(r.err));
+    QVERIFY(!QFileInfo::exists(out));
+  }
+
   // Found by the second held-out probe: Ctrl-C and SIGTERM went unanswered through an evaluation
   // of 100,000 games (the run needed SIGKILL and lost its iteration). The evaluation asks the same
   // question self-play asks before every move, and counts only the games it finished.
