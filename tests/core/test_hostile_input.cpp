@@ -377,6 +377,30 @@ class TestHostileInput : public HostileSuite {
              QStringList({QStringLiteral("p.pdl"), QStringLiteral("policy.c"), QStringLiteral("policy.h")}));
   }
 
+  // Hardening 3, item 8: CAS_CUDA_PLUGIN naming a named pipe made every command wait forever
+  // (dlopen opened it, waiting for a writer), `devices` and --device cpu alike. It is checked
+  // to be a regular file first, as every file read is, and named for what it is.
+  void aPluginThatIsNoFileIsNamed() {
+    const QString fifo = dir_.filePath(QStringLiteral("plugin-fifo"));
+    QCOMPARE(::mkfifo(qPrintable(fifo), 0644), 0);
+    for (const QStringList& args : {QStringList{QStringLiteral("devices")},
+                                    QStringList{QStringLiteral("check"), cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero"))}}) {
+      QProcess p;
+      QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+      environment.insert(QStringLiteral("CAS_CUDA_PLUGIN"), fifo);
+      p.setProcessEnvironment(environment);
+      p.start(kCli, args);
+      const bool finished = p.waitForFinished(20000);
+      if (!finished) p.kill();
+      QVERIFY2(finished, qPrintable(args.join(QLatin1Char(' '))));
+      QCOMPARE(p.exitCode(), 0);
+      if (args.first() == QLatin1String("devices"))
+        QVERIFY2(QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError())
+                     .contains(QStringLiteral("%1 is a named pipe (FIFO), not a regular file; the CUDA backend plugin must be a regular file").arg(fifo)),
+                 qPrintable(args.join(QLatin1Char(' '))));
+    }
+  }
+
   // Issue 44: a project's name becomes part of a folder's name only when it is a plain name.
   void projectNamesAreCheckedBeforeNamingFolders() {
     const QString cwd = dir_.filePath(QStringLiteral("cwd"));
