@@ -3,17 +3,21 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <sstream>
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/gpu_ranks.hpp"
@@ -162,10 +166,24 @@ engine::OpenRunOptions readRun(bool useProject) {
   return options;
 }
 
+// The folders a new run's default name made (runs/ and runs/NAME-STAMP), removed again (each
+// only when still empty) unless the run is made in them.
+struct ClaimedFolders {
+  std::vector<std::filesystem::path> folders;  // deepest first
+  bool keep = false;
+  ~ClaimedFolders() {
+    std::error_code ignored;
+    if (!keep)
+      for (const std::filesystem::path& f : folders) std::filesystem::remove(f, ignored);
+  }
+};
+
 // The folder of a new run: --out, or runs/NAME-STAMP once the project's name is known to be a
-// plain name (a name of "../../x" would put it elsewhere). Empty, with the reason printed, when
-// there is none.
-std::string newRunFolder(const TrainOptions& o, const project::Project& project) {
+// plain name (a name of "../../x" would put it elsewhere). The default is claimed by making it
+// (mkdir succeeds for one process only): a run started in the same second takes NAME-STAMP-2,
+// -3, ..., instead of being refused at the folder of the first. Empty, with the reason printed,
+// when there is none.
+std::string newRunFolder(const TrainOptions& o, const project::Project& project, ClaimedFolders* claimed) {
   if (!o.out.empty()) return o.out;
   if (auto problem = project::folderNameProblem(project.name)) {
     std::cerr << "error: the project's name " << quoteValue(project.name) << " cannot name a run folder: " << *problem
@@ -175,7 +193,19 @@ std::string newRunFolder(const TrainOptions& o, const project::Project& project)
   char stamp[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return "runs/" + project.name + "-" + stamp;
+  const std::string base = "runs/" + project.name + "-" + stamp;
+  claimed->folders = missingFolders("runs");
+  std::error_code ec;
+  std::filesystem::create_directories("runs", ec);
+  for (int n = 1; n <= 1000; ++n) {
+    const std::string name = n == 1 ? base : base + "-" + std::to_string(n);
+    if (::mkdir(name.c_str(), 0777) == 0) {
+      claimed->folders.insert(claimed->folders.begin(), name);
+      return name;
+    }
+    if (errno != EEXIST) break;
+  }
+  return base;  // RunFolder::create says what is wrong with it
 }
 
 // A new run of the project o.project: its folder made and a trainer built for it. The status to
@@ -192,7 +222,8 @@ int startNewRun(const TrainOptions& o, const train::ParallelOptions& parallel, s
       std::cerr << "error: --set " << quoteValue(assignment) << ": " << printable(*problem) << "\n";
       return 2;
     }
-  const std::string out = newRunFolder(o, *loaded.project);
+  ClaimedFolders claimed;
+  const std::string out = newRunFolder(o, *loaded.project, &claimed);
   if (out.empty()) return 1;
   const std::string projectPolicy = loaded.project->policyFile.string();  // before create() names the run's copy
   Diagnostic refused;
@@ -224,6 +255,7 @@ int startNewRun(const TrainOptions& o, const train::ParallelOptions& parallel, s
     return 1;
   }
   printSearchNote(**trainer, *backend);
+  claimed.keep = true;
   return 0;
 }
 
