@@ -323,7 +323,7 @@ Subcommand addBenchPpo(CLI::App& parent) {
   auto* benchPpo = parent.add_subcommand("ppo",
       "Time the whole PPO loop of a project: environment steps per second with the policy's rollouts and the updates\n"
       "included, after one iteration to warm up");
-  benchPpo->add_option("project", ppoBench.project, "Project folder (algorithm ppo)")->required();
+  benchPpo->add_option("project", ppoBench.project, "Project folder (algorithm ppo)")->required()->check(nonEmptyPath());
   benchPpo->add_option("--device", ppoBench.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
   benchPpo->add_option("--set", ppoBench.sets, "Override a parameter, name=value (e.g. ppo.envs=4096); repeatable");
   benchPpo->add_option("--iterations", ppoBench.iterations, "Iterations timed")->check(integerIn(1, 100000))->capture_default_str();
@@ -343,7 +343,7 @@ Subcommand addBenchDecision(CLI::App& parent) {
   auto* benchDecision = parent.add_subcommand("decision",
       "Time one self-play decision of an AlphaZero project (a move's search in every game, its statistics, the moves)\n"
       "split into network inference, search and data exchange, with the project's evaluator and search");
-  benchDecision->add_option("project", decisionBench.project, "Project folder (algorithm alphazero)")->required();
+  benchDecision->add_option("project", decisionBench.project, "Project folder (algorithm alphazero)")->required()->check(nonEmptyPath());
   benchDecision->add_option("--device", decisionBench.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
   benchDecision->add_option("--set", decisionBench.sets, "Override a parameter, name=value (e.g. search.device=cpu); repeatable");
   benchDecision->add_option("--decisions", decisionBench.decisions, "Decisions timed")->check(integerIn(1, 100000))->capture_default_str();

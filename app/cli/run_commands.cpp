@@ -496,6 +496,10 @@ int runEpisodes(const EvalOptions& o) {
 
 int runEval(const EvalOptions& o) {
   if (o.episodes > 0) return runEpisodes(o);
+  if (o.opponent == "run:") {  // named as such before anything is loaded, not as the run folder "" that is no run
+    std::cerr << "error: --opponent run:DIR: expected a path after run:, got ''; give another trained run of the same game\n";
+    return 2;
+  }
   auto trainer = openAlphaZeroRun(o.run, o.device, readRun(o.useProject));
   if (!trainer) return 1;
   if (o.mistakes > 0) return runMistakes(*trainer, o);

@@ -318,6 +318,9 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
   const auto projectPath = root["project"].value<std::string>();
   if (!projectPath)
     return fail(sentence(Severity::Error, "'project' is missing: a run's config.toml names the project folder it trains", {config.string(), 0, 0}));
+  if (projectPath->empty())  // not taken for the current folder, whose project.toml would be read
+    return fail(sentence(Severity::Error, "'project': expected a path, got ''; a run's config.toml names the project folder it trains",
+                         tomlLocation(config.string(), *text, root["project"].node()->source().begin)));
 
   project::LoadResult loaded = loadRunProject(dir, *projectPath, useProjectFiles, notices);
   if (!loaded.project) {

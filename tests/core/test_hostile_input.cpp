@@ -401,6 +401,16 @@ class TestHostileInput : public HostileSuite {
     }
   }
 
+  // Hardening 3, item 15: an empty project folder given to bench ppo and bench decision was
+  // looked for as "no project.toml here"; it is named as an empty path.
+  void emptyProjectPathsAreNamed() {
+    for (const char* bench : {"ppo", "decision"}) {
+      const Result r = cli({QStringLiteral("bench"), QLatin1String(bench), QString()});
+      QCOMPARE(r.status, 2);
+      QVERIFY2(r.err.startsWith(QStringLiteral("project: expected a path, got ''\n")), qPrintable(r.err));
+    }
+  }
+
   // Issue 44: a project's name becomes part of a folder's name only when it is a plain name.
   void projectNamesAreCheckedBeforeNamingFolders() {
     const QString cwd = dir_.filePath(QStringLiteral("cwd"));

@@ -187,6 +187,32 @@ class TestRunReaders : public cas::test::RunFolderSuite {
     QCOMPARE(p.exitCode(), 1);
     QVERIFY2(err.endsWith(QStringLiteral("error: ... and 7999980 more positions that are not valid (the first 20 are shown)\n")), qPrintable(err.right(300)));
   }
+
+  // Hardening 3, item 15: empty paths were not named as such: `--opponent run:` said "error:  is
+  // not a run folder", and a run's config.toml with project = "" read the current folder's
+  // project.toml with --use-project ("no project.toml here").
+  void emptyPathsAreNamed() {
+    const QString run = trained(QStringLiteral("empty-paths"), 1);
+    Result r = cli({QStringLiteral("eval"), run, QStringLiteral("--opponent"), QStringLiteral("run:")});
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("error: --opponent run:DIR: expected a path after run:, got ''; give another trained run of the same game\n"));
+    QFile config(run + QStringLiteral("/config.toml"));
+    QVERIFY(config.open(QIODevice::ReadWrite));
+    QByteArray text = config.readAll();
+    const int at = text.indexOf("project = \"");
+    QVERIFY(at >= 0);
+    text.replace(at, text.indexOf('\n', at) - at, "project = \"\"");
+    config.resize(0);
+    config.write(text);
+    config.close();
+    const int line = text.left(at).count('\n') + 1;
+    for (const QStringList& args : {QStringList{QStringLiteral("eval"), run, QStringLiteral("--use-project")}, QStringList{QStringLiteral("eval"), run}}) {
+      r = cli(args);
+      QCOMPARE(r.status, 1);
+      QCOMPARE(r.err, QStringLiteral("%1/config.toml:%2:11: error: 'project': expected a path, got ''; a run's config.toml names the project folder "
+                                     "it trains\n").arg(run).arg(line));
+    }
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRunReaders)
