@@ -346,6 +346,16 @@ bool RunFolder::append(const std::string& file, const std::string& line, std::st
   const int fd = openRegularFile(path, kRunLogLimit, error, OpenFor::Appending);
   if (fd < 0) return false;
   const std::string data = line + "\n";
+  // A log is read back whole on resume, up to kRunLogLimit: one grown past it would make the
+  // run impossible to resume, so the run stops at the limit instead, the log still readable.
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && std::uint64_t(st.st_size) + data.size() > kRunLogLimit.maxBytes) {
+    ::close(fd);
+    if (error)
+      *error = path.string() + " has reached the " + formatBytes(kRunLogLimit.maxBytes) + " " + kRunLogLimit.what +
+               " may hold; move it out of the run folder (the run does not need it to go on) and resume the run: a new log is begun";
+    return false;
+  }
   const bool ok = ::write(fd, data.data(), data.size()) == ssize_t(data.size());
   ::fsync(fd);
   ::close(fd);

@@ -132,7 +132,13 @@ bool readLog(const std::filesystem::path& file, Log* log, std::string* error) {
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return true;  // a missing log is an empty one
   auto text = readFile(file, kRunLogLimit, error, OpenFor::ReadingInPlace);
-  if (!text) return false;
+  if (!text) {
+    // Larger than a log may grow (a run before the limit was kept): what to do about it.
+    if (error && std::filesystem::file_size(file, ec) > kRunLogLimit.maxBytes && !ec)
+      *error += "; move it out of the run folder (the run does not need it to go on), or keep only its last lines (tail -n 100000 " +
+                file.string() + " > " + file.string() + ".new && mv " + file.string() + ".new " + file.string() + "), and try again";
+    return false;
+  }
   log->text = std::move(*text);
   for (size_t start = 0; start < log->text.size();) {
     size_t end = log->text.find('\n', start);
@@ -146,11 +152,31 @@ bool readLog(const std::filesystem::path& file, Log* log, std::string* error) {
   return true;
 }
 
+// How many bytes from the start of log.text hold the `kept` lines exactly, each followed by its
+// line break; nullopt when they are not the log's first lines as written (a line dropped or
+// moved before the last kept one, trailing whitespace or a CR trimmed).
+std::optional<size_t> keptPrefix(const Log& log, const std::vector<std::string_view>& kept) {
+  size_t end = 0;
+  for (std::string_view line : kept) {
+    if (line.data() != log.text.data() + end || end + line.size() >= log.text.size() || log.text[end + line.size()] != '\n') return std::nullopt;
+    end += line.size() + 1;
+  }
+  return end;
+}
+
 // Writes the log `file` anew with the `kept` lines, each ending in a line break, when that is
-// not what it holds already.
+// not what it holds already. When they are the log's first lines as written (what a resume
+// after a kill keeps), the new log is written from the old one's text, not from a copy: a log
+// near its limit is then held in memory once.
 bool rewriteLog(const std::filesystem::path& file, const Log& log, const std::vector<std::string_view>& kept, std::string* error) {
-  std::string text;
-  for (std::string_view line : kept) (text += line) += '\n';
+  std::string copy;
+  std::string_view text;
+  if (const std::optional<size_t> prefix = keptPrefix(log, kept)) {
+    text = std::string_view(log.text).substr(0, *prefix);
+  } else {
+    for (std::string_view line : kept) (copy += line) += '\n';
+    text = copy;
+  }
   if (text == log.text) return true;
   std::error_code ec;
   if (text.empty() && !std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return true;

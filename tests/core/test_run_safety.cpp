@@ -427,6 +427,36 @@ class TestRunSafety : public cas::test::RunFolderSuite {
     QVERIFY(!QFileInfo::exists(out));
   }
 
+  // Hardening 3, item 5: a run's metrics.jsonl could grow past the 256 MiB its reader takes, and
+  // the run could then never be resumed. Training stops at the limit, the log still readable; a
+  // log already past it (grown by an older version) is refused with what to do. (Sparse files:
+  // the limit counts a file's size.)
+  void logsStopAtTheLimitTheirReaderTakes() {
+    const QString run = trained(QStringLiteral("log-limit"), 1);
+    const QString metrics = run + QStringLiteral("/metrics.jsonl");
+    const qint64 limit = qint64(256) << 20;
+    QVERIFY(QFile::resize(metrics, limit - 10));
+    {
+      cas::project::Project project;
+      cas::Diagnostic error;
+      auto folder = cas::engine::RunFolder::open(run.toStdString(), cas::engine::RunAccess::Write, false, &project, &error, nullptr);
+      QVERIFY2(folder, error.message.c_str());
+      std::string problem;
+      QVERIFY(!folder->appendMetrics("{\"iteration\": 2}", &problem));
+      QCOMPARE(QString::fromStdString(problem), QStringLiteral("%1 has reached the 256.0 MiB a run's metrics or change log may hold; move it out of "
+                                                              "the run folder (the run does not need it to go on) and resume the run: a new log is "
+                                                              "begun").arg(metrics));
+    }
+    QCOMPARE(QFileInfo(metrics).size(), limit - 10);
+    QVERIFY(QFile::resize(metrics, limit + 1));
+    const Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: %1 is 268435457 bytes, more than the 268435456 bytes (256.0 MiB) a run's metrics or change log may hold; "
+                                   "move it out of the run folder (the run does not need it to go on), or keep only its last lines (tail -n 100000 "
+                                   "%1 > %1.new && mv %1.new %1), and try again\n").arg(metrics));
+    QCOMPARE(QFileInfo(metrics).size(), limit + 1);
+  }
+
   // Found by the second held-out probe: Ctrl-C and SIGTERM went unanswered through an evaluation
   // of 100,000 games (the run needed SIGKILL and lost its iteration). The evaluation asks the same
   // question self-play asks before every move, and counts only the games it finished.
