@@ -54,6 +54,17 @@ std::string duration(double seconds) {
 
 void report(const Diagnostic& d) { std::cerr << formatDiagnostic(d) << "\n"; }
 
+// The seconds until training stops: the soonest of its limits (--iterations, of which `done`
+// have run; --minutes, of which `elapsed` seconds have passed; `toEnd`, a PPO run's
+// ppo.total_steps), -1 when it has none.
+double secondsLeft(const TrainOptions& o, double elapsed, double perIteration, std::int64_t done, double toEnd = -1) {
+  double eta = toEnd;
+  auto sooner = [&eta](double seconds) { eta = eta < 0 ? seconds : std::min(eta, seconds); };
+  if (o.iterations > 0) sooner(perIteration * double(o.iterations - done));
+  if (o.minutes > 0) sooner(std::max(0.0, o.minutes * 60 - elapsed));
+  return eta;
+}
+
 // On the CUDA backend, where AlphaZero's search can run on either side, which side it does.
 void printSearchNote(train::Trainer& trainer, const exec::Backend& backend) {
   if (train::SearchingTrainer* searching = trainer.searching(); searching && backend.id() == "cuda")
@@ -328,7 +339,7 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
     if (!trainer) return 1;
     if (trainer->reachedEnd()) {  // a PPO run at its ppo.total_steps: said, rather than ending without a word
       const std::string dir = printable(run->path().string());
-      std::cerr << "note: " << dir << " has reached the end its configuration sets (ppo.total_steps = " << trainer->parameters().getInt("ppo.total_steps")
+      std::cerr << "note: " << dir << " has reached the end of the training its configuration sets (ppo.total_steps = " << trainer->parameters().getInt("ppo.total_steps")
                 << " environment steps): there is nothing to train; raise ppo.total_steps in " << dir << "/config.toml to train it further\n";
       return 0;
     }
@@ -362,17 +373,15 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
   events.iterationFinished = [&](const train::IterationReport& r) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double perIteration = elapsed / double(std::max<std::int64_t>(1, r.iteration - firstIteration));
-    double eta = -1;
+    const std::int64_t done = r.iteration - firstIteration;
     if (r.episodes) {  // a single-agent run ends at its ppo.total_steps unless stopped sooner
-      eta = perIteration * double(std::max<std::int64_t>(0, totalSteps - r.episodes->environmentSteps)) / double(std::max<std::int64_t>(1, stepsPerIteration));
-      if (o.iterations > 0) eta = std::min(eta, perIteration * double(o.iterations - (r.iteration - firstIteration)));
-      if (o.minutes > 0) eta = std::min(eta, std::max(0.0, o.minutes * 60 - elapsed));
-      std::printf("%s | ETA %s\n", episodeLine(r, *r.episodes).c_str(), duration(eta).c_str());
+      const double toEnd =
+          perIteration * double(std::max<std::int64_t>(0, totalSteps - r.episodes->environmentSteps)) / double(std::max<std::int64_t>(1, stepsPerIteration));
+      std::printf("%s | ETA %s\n", episodeLine(r, *r.episodes).c_str(), duration(secondsLeft(o, elapsed, perIteration, done, toEnd)).c_str());
       std::fflush(stdout);
       return;
     }
-    if (o.iterations > 0) eta = perIteration * double(o.iterations - (r.iteration - firstIteration));
-    if (o.minutes > 0) eta = std::max(0.0, o.minutes * 60 - elapsed);
+    const double eta = secondsLeft(o, elapsed, perIteration, done);
     std::string wins;
     for (const auto& e : r.evaluations)
       wins += " | " + e.opponent + " W" + percent(e.winRate()) + " D" + percent(e.games ? double(e.draws) / e.games : 0) + " L" +
@@ -551,7 +560,8 @@ constexpr int kMaxReportedPositionErrors = 20;
 
 // Calls `each` with every position of a positions file, one at a time (a file of millions of
 // lines is never held as positions): its lines without a byte order mark before the first, each
-// without the CR of a CRLF; blank lines and lines starting with # skipped.
+// without the CR of a CRLF; blank lines (empty, or only spaces and tabs) and lines starting with
+// # skipped.
 void forEachPosition(const std::string& file, std::string_view text, const std::function<void(const GivenPosition&)>& each) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   for (int line = 1; !text.empty(); ++line) {
@@ -559,7 +569,7 @@ void forEachPosition(const std::string& file, std::string_view text, const std::
     std::string_view l = text.substr(0, end);
     text.remove_prefix(std::min(end + 1, text.size()));
     if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    if (l.empty() || l[0] == '#') continue;
+    if (l.find_first_not_of(" \t") == std::string_view::npos || l[0] == '#') continue;  // blank, or only spaces and tabs
     GivenPosition p{std::string(l), printable(file) + ":" + std::to_string(line) + ": ", {}};
     if (l.size() > kMaxPositionLine) {
       p.moves.clear();
@@ -634,14 +644,21 @@ int runPlay(const PlayOptions& o) {
       std::fflush(stdout);
       std::string line;
       std::uint64_t length = 0;
-      if (!readBoundedLine(std::cin, &line, &length) || line == "q") return 0;
+      if (!readBoundedLine(std::cin, &line, &length)) {  // Ctrl-D, or the end of piped moves: said, on a line of its own
+        std::printf("\nend of input; the game is left unfinished\n");
+        return 0;
+      }
+      if (line == "q") {
+        std::printf("the game is left unfinished\n");
+        return 0;
+      }
       if (length > kMaxInputLine) {
         std::printf("a move is one digit from 1 to %d; a line of %llu bytes is not read\n", board.actionCount(), static_cast<unsigned long long>(length));
         continue;
       }
       const int action = line.size() == 1 ? line[0] - '1' : -1;
       if (action < 0 || action >= board.actionCount()) {
-        std::printf("enter one digit from 1 to %d\n", board.actionCount());
+        std::printf("enter one digit from 1 to %d, or q to quit\n", board.actionCount());
         continue;
       }
       if (!board.legal(0, action)) {

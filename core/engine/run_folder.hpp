@@ -94,6 +94,7 @@ class RunFolder {
   struct LoggedChange {
     std::int64_t iteration;
     std::string parameter, to;
+    int line = 0;  // its line in changes.jsonl as the resume leaves it (1-based), for warnings
   };
   std::optional<std::vector<LoggedChange>> repairLogs(std::int64_t iteration, std::vector<Diagnostic>* notices, std::string* error);
   // On `train --resume RUN --use-project`: the run's copies of its project file and policy

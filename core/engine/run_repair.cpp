@@ -278,7 +278,9 @@ std::optional<std::vector<RunFolder::LoggedChange>> repairChanges(const std::fil
   std::vector<RunFolder::LoggedChange> kept;
   for (Entry& e : entries) {
     keptLines.push_back(e.line);
-    if (e.change) kept.push_back(std::move(*e.change));
+    if (!e.change) continue;
+    e.change->line = int(keptLines.size());  // where it stands in the log written below
+    kept.push_back(std::move(*e.change));
   }
   if (!rewriteLog(dir / "changes.jsonl", log, keptLines, error)) return std::nullopt;
   std::vector<std::string> what;

@@ -49,7 +49,7 @@ bool resume(RunFolder& folder, train::Trainer& trainer, const OpenRunOptions& op
   for (const RunFolder::LoggedChange& c : *changes)
     if (auto why = applyLoggedChange(trainer, c)) {
       ++refused;
-      notices->push_back({Severity::Warning, {(folder.path() / "changes.jsonl").string(), 0, 0},
+      notices->push_back({Severity::Warning, {(folder.path() / "changes.jsonl").string(), c.line, 0},
                           "the change of " + c.parameter + " at iteration " + std::to_string(c.iteration) + " is not applied again: " + *why, {}});
     }
   const std::string upTo = " parameter change(s) logged up to iteration " + std::to_string(trainer.iteration() + 1);

@@ -323,8 +323,8 @@ class TestRunSafety : public cas::test::RunFolderSuite {
     QCOMPARE(r.status, 0);
     r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("3")});
     QCOMPARE(r.status, 0);
-    QVERIFY2(r.err.endsWith(QStringLiteral("note: %1 has reached the end its configuration sets (ppo.total_steps = 512 environment steps): there is "
-                                           "nothing to train; raise ppo.total_steps in %1/config.toml to train it further\n").arg(run)),
+    QVERIFY2(r.err.endsWith(QStringLiteral("note: %1 has reached the end of the training its configuration sets (ppo.total_steps = 512 environment "
+                                           "steps): there is nothing to train; raise ppo.total_steps in %1/config.toml to train it further\n").arg(run)),
              qPrintable(r.err));
     QCOMPARE(lines(run + QStringLiteral("/metrics.jsonl")).size(), 1);
   }
@@ -392,6 +392,28 @@ class TestRunSafety : public cas::test::RunFolderSuite {
     }
     QCOMPARE(contents(run), before);
     QVERIFY(!QFileInfo::exists(elsewhere));
+  }
+
+  // Hardening 3, item 16: --minutes 100 --iterations 1 printed an ETA of 1h39m, the time limit's;
+  // the ETA is the sooner of the limits.
+  void theEtaIsTheSoonerOfTheLimits() {
+    const Result r = cli(QStringList{QStringLiteral("train"), kExample, QStringLiteral("--out"), dir_.filePath(QStringLiteral("eta")), QStringLiteral("--minutes"),
+                                     QStringLiteral("100"), QStringLiteral("--iterations"), QStringLiteral("1")} + kQuick);
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.out.endsWith(QStringLiteral(" | ETA 0s\n")), qPrintable(r.out));
+  }
+
+  // Hardening 3, item 17: a logged change that resume cannot apply again is warned about at its
+  // line of changes.jsonl, as the resume leaves the log.
+  void refusedChangesAreWarnedAboutAtTheirLine() {
+    const QString run = trained(QStringLiteral("change-lines"), 2);
+    append(run + QStringLiteral("/changes.jsonl"), "{\"iteration\": 2, \"parameter\": \"search.c_puct\", \"from\": \"1.5\", \"to\": \"2.5\"}\n"
+                                                  "{\"iteration\": 3, \"parameter\": \"search.no_such\", \"from\": \"1\", \"to\": \"2\"}\n");
+    const Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.contains(QStringLiteral("%1/changes.jsonl:2: warning: the change of search.no_such at iteration 3 is not applied again: unknown "
+                                           "parameter 'search.no_such'\n").arg(run)),
+             qPrintable(r.err));
   }
 
   // Hardening 3, item 18: eval --episodes of an AlphaZero run said "is a alphazero run" after
