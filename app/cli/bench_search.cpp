@@ -8,6 +8,8 @@
 #include <iostream>
 #include <new>
 #include <numeric>
+#include <optional>
+#include <string>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/report_text.hpp"
@@ -16,7 +18,9 @@
 #include "core/ir/passes.hpp"
 #include "core/search/self_play_search.hpp"
 #include "core/pdl/compiler.hpp"
+#include "core/support/atomic_file.hpp"
 #include "core/train/benchmark_nets.hpp"
+#include "core/train/memory_estimate.hpp"
 
 namespace cas::cli {
 namespace {
@@ -42,6 +46,43 @@ void printKernels(const std::vector<exec::KernelReport>& kernels, bool json) {
     }
   }
   if (json) std::printf("]");
+}
+
+// `net` compiled for `batch` leaves at once on `backend`, with its initial weights; null, with
+// the reason printed, when it does not compile.
+std::unique_ptr<exec::Executable> compileNetwork(const train::BenchmarkNet& net, const env::EnvironmentInfo& environment, std::int64_t batch,
+                                                 exec::Backend& backend) {
+  pdl::CompileOptions co;
+  co.fileName = net.name + ".pdl";
+  co.observationShape.assign(environment.observationShape.begin(), environment.observationShape.end());
+  co.actionCount = net.actionCount;
+  co.algorithm = "alphazero";
+  co.batch = batch;
+  pdl::CompileResult compiled = pdl::compile(net.alphaZeroSource, co);
+  if (!compiled.policy) {
+    std::cerr << "bench search: " << formatHeadline(compiled.diagnostics.items().at(0)) << "\n";
+    return nullptr;
+  }
+  ir::Graph g = compiled.policy->graph;
+  ir::runPasses(g, ir::defaultPipeline());
+  std::unique_ptr<exec::Executable> network = backend.compile(g);
+  for (const ir::Node& n : network->graph().nodes)
+    if (n.op == ir::Op::Input && n.attrs.role == ir::InputRole::Parameter) {
+      auto v = exec::initialValues(n, 1);
+      network->setInput(n.attrs.name, v.data(), v.size());
+    }
+  return network;
+}
+
+// Why the CPU search's trees cannot fit in the memory this process may still allocate, estimated
+// before any is allocated (65536 games of 16777216 nodes would otherwise allocate until the
+// system kills the process); nullopt when they can.
+std::optional<std::string> treesTooLarge(const SearchBenchOptions& o) {
+  const train::MemoryPart trees = train::searchTreesPart(o.games, o.nodeBudget, "");
+  const std::uint64_t available = train::availableMemory();
+  if (trees.bytes <= available) return std::nullopt;
+  return "bench search: " + std::to_string(o.games) + " games of " + std::to_string(o.nodeBudget) + " tree nodes each need about " +
+         formatBytes(trees.bytes) + " of memory, more than the " + formatBytes(available) + " available; give fewer --games or a smaller --node-budget";
 }
 
 }  // namespace
@@ -89,29 +130,14 @@ static int timeSearch(const SearchBenchOptions& o) {
   setup.seed = 1;
   setup.evaluator.kind = net ? search::LeafEvaluator::Kind::Network : search::LeafEvaluator::Kind::Uniform;
 
-  std::unique_ptr<exec::Executable> network;
-  if (net) {
-    pdl::CompileOptions co;
-    co.fileName = net->name + ".pdl";
-    co.observationShape.assign(environment->observationShape.begin(), environment->observationShape.end());
-    co.actionCount = net->actionCount;
-    co.algorithm = "alphazero";
-    co.batch = std::int64_t(o.games) * o.leaves;
-    pdl::CompileResult compiled = pdl::compile(net->alphaZeroSource, co);
-    if (!compiled.policy) {
-      std::cerr << "bench search: " << formatHeadline(compiled.diagnostics.items().at(0)) << "\n";
+  if (backend->id() == "cpu")
+    if (auto refused = treesTooLarge(o)) {
+      std::cerr << *refused << "\n";
       return 1;
     }
-    ir::Graph g = compiled.policy->graph;
-    ir::runPasses(g, ir::defaultPipeline());
-    network = backend->compile(g);
-    for (const ir::Node& n : network->graph().nodes)
-      if (n.op == ir::Op::Input && n.attrs.role == ir::InputRole::Parameter) {
-        auto v = exec::initialValues(n, 1);
-        network->setInput(n.attrs.name, v.data(), v.size());
-      }
-    setup.evaluator.network = network.get();
-  }
+  std::unique_ptr<exec::Executable> network;
+  if (net && !(network = compileNetwork(*net, *environment, std::int64_t(o.games) * o.leaves, *backend))) return 1;
+  setup.evaluator.network = network.get();
   std::string note;
   auto search = search::makeSearch(*backend, setup, backend->id() == "cuda" ? "gpu" : "cpu", &note);
   std::vector<int> all(static_cast<size_t>(o.games));

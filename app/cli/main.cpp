@@ -323,7 +323,7 @@ Subcommand addBenchPpo(CLI::App& parent) {
   auto* benchPpo = parent.add_subcommand("ppo",
       "Time the whole PPO loop of a project: environment steps per second with the policy's rollouts and the updates\n"
       "included, after one iteration to warm up");
-  benchPpo->add_option("project", ppoBench.project, "Project folder (algorithm ppo)")->required();
+  benchPpo->add_option("project", ppoBench.project, "Project folder (algorithm ppo)")->required()->check(nonEmptyPath());
   benchPpo->add_option("--device", ppoBench.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
   benchPpo->add_option("--set", ppoBench.sets, "Override a parameter, name=value (e.g. ppo.envs=4096); repeatable");
   benchPpo->add_option("--iterations", ppoBench.iterations, "Iterations timed")->check(integerIn(1, 100000))->capture_default_str();
@@ -343,7 +343,7 @@ Subcommand addBenchDecision(CLI::App& parent) {
   auto* benchDecision = parent.add_subcommand("decision",
       "Time one self-play decision of an AlphaZero project (a move's search in every game, its statistics, the moves)\n"
       "split into network inference, search and data exchange, with the project's evaluator and search");
-  benchDecision->add_option("project", decisionBench.project, "Project folder (algorithm alphazero)")->required();
+  benchDecision->add_option("project", decisionBench.project, "Project folder (algorithm alphazero)")->required()->check(nonEmptyPath());
   benchDecision->add_option("--device", decisionBench.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
   benchDecision->add_option("--set", decisionBench.sets, "Override a parameter, name=value (e.g. search.device=cpu); repeatable");
   benchDecision->add_option("--decisions", decisionBench.decisions, "Decisions timed")->check(integerIn(1, 100000))->capture_default_str();
@@ -434,6 +434,15 @@ Subcommand addTrain(CLI::App& parent) {
     auto& train = state->train;
     if (int(!train.project.empty()) + int(!train.resume.empty()) + int(!train.restart.empty()) != 1) {
       std::cerr << "train: give a project folder, or --resume RUN_DIR, or --restart RUN_DIR\n";
+      return 2;
+    }
+    // Refused here, before any launcher or rank opens the run: --resume and --restart train the
+    // run in its own folder, so an --out beside them would be ignored (and --restart would
+    // discard the run's progress while the user meant a copy elsewhere).
+    if (!train.out.empty() && train.project.empty()) {
+      std::cerr << "error: --out cannot be combined with --resume or --restart: the run is trained on in its own folder, "
+                << cas::printable(train.resume.empty() ? train.restart : train.resume)
+                << "; to train the project into a new folder, give the project folder and --out instead\n";
       return 2;
     }
     if (train.useProject && !train.project.empty()) {

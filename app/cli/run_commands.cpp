@@ -3,17 +3,21 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <sstream>
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/gpu_ranks.hpp"
@@ -49,6 +53,17 @@ std::string duration(double seconds) {
 }
 
 void report(const Diagnostic& d) { std::cerr << formatDiagnostic(d) << "\n"; }
+
+// The seconds until training stops: the soonest of its limits (--iterations, of which `done`
+// have run; --minutes, of which `elapsed` seconds have passed; `toEnd`, a PPO run's
+// ppo.total_steps), -1 when it has none.
+double secondsLeft(const TrainOptions& o, double elapsed, double perIteration, std::int64_t done, double toEnd = -1) {
+  double eta = toEnd;
+  auto sooner = [&eta](double seconds) { eta = eta < 0 ? seconds : std::min(eta, seconds); };
+  if (o.iterations > 0) sooner(perIteration * double(o.iterations - done));
+  if (o.minutes > 0) sooner(std::max(0.0, o.minutes * 60 - elapsed));
+  return eta;
+}
 
 // On the CUDA backend, where AlphaZero's search can run on either side, which side it does.
 void printSearchNote(train::Trainer& trainer, const exec::Backend& backend) {
@@ -162,10 +177,24 @@ engine::OpenRunOptions readRun(bool useProject) {
   return options;
 }
 
+// The folders a new run's default name made (runs/ and runs/NAME-STAMP), removed again (each
+// only when still empty) unless the run is made in them.
+struct ClaimedFolders {
+  std::vector<std::filesystem::path> folders;  // deepest first
+  bool keep = false;
+  ~ClaimedFolders() {
+    std::error_code ignored;
+    if (!keep)
+      for (const std::filesystem::path& f : folders) std::filesystem::remove(f, ignored);
+  }
+};
+
 // The folder of a new run: --out, or runs/NAME-STAMP once the project's name is known to be a
-// plain name (a name of "../../x" would put it elsewhere). Empty, with the reason printed, when
-// there is none.
-std::string newRunFolder(const TrainOptions& o, const project::Project& project) {
+// plain name (a name of "../../x" would put it elsewhere). The default is claimed by making it
+// (mkdir succeeds for one process only): a run started in the same second takes NAME-STAMP-2,
+// -3, ..., instead of being refused at the folder of the first. Empty, with the reason printed,
+// when there is none.
+std::string newRunFolder(const TrainOptions& o, const project::Project& project, ClaimedFolders* claimed) {
   if (!o.out.empty()) return o.out;
   if (auto problem = project::folderNameProblem(project.name)) {
     std::cerr << "error: the project's name " << quoteValue(project.name) << " cannot name a run folder: " << *problem
@@ -175,7 +204,19 @@ std::string newRunFolder(const TrainOptions& o, const project::Project& project)
   char stamp[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  return "runs/" + project.name + "-" + stamp;
+  const std::string base = "runs/" + project.name + "-" + stamp;
+  claimed->folders = missingFolders("runs");
+  std::error_code ec;
+  std::filesystem::create_directories("runs", ec);
+  for (int n = 1; n <= 1000; ++n) {
+    const std::string name = n == 1 ? base : base + "-" + std::to_string(n);
+    if (::mkdir(name.c_str(), 0777) == 0) {
+      claimed->folders.insert(claimed->folders.begin(), name);
+      return name;
+    }
+    if (errno != EEXIST) break;
+  }
+  return base;  // RunFolder::create says what is wrong with it
 }
 
 // A new run of the project o.project: its folder made and a trainer built for it. The status to
@@ -192,7 +233,8 @@ int startNewRun(const TrainOptions& o, const train::ParallelOptions& parallel, s
       std::cerr << "error: --set " << quoteValue(assignment) << ": " << printable(*problem) << "\n";
       return 2;
     }
-  const std::string out = newRunFolder(o, *loaded.project);
+  ClaimedFolders claimed;
+  const std::string out = newRunFolder(o, *loaded.project, &claimed);
   if (out.empty()) return 1;
   const std::string projectPolicy = loaded.project->policyFile.string();  // before create() names the run's copy
   Diagnostic refused;
@@ -224,6 +266,7 @@ int startNewRun(const TrainOptions& o, const train::ParallelOptions& parallel, s
     return 1;
   }
   printSearchNote(**trainer, *backend);
+  claimed.keep = true;
   return 0;
 }
 
@@ -296,7 +339,7 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
     if (!trainer) return 1;
     if (trainer->reachedEnd()) {  // a PPO run at its ppo.total_steps: said, rather than ending without a word
       const std::string dir = printable(run->path().string());
-      std::cerr << "note: " << dir << " has reached the end its configuration sets (ppo.total_steps = " << trainer->parameters().getInt("ppo.total_steps")
+      std::cerr << "note: " << dir << " has reached the end of the training its configuration sets (ppo.total_steps = " << trainer->parameters().getInt("ppo.total_steps")
                 << " environment steps): there is nothing to train; raise ppo.total_steps in " << dir << "/config.toml to train it further\n";
       return 0;
     }
@@ -330,17 +373,15 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
   events.iterationFinished = [&](const train::IterationReport& r) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const double perIteration = elapsed / double(std::max<std::int64_t>(1, r.iteration - firstIteration));
-    double eta = -1;
+    const std::int64_t done = r.iteration - firstIteration;
     if (r.episodes) {  // a single-agent run ends at its ppo.total_steps unless stopped sooner
-      eta = perIteration * double(std::max<std::int64_t>(0, totalSteps - r.episodes->environmentSteps)) / double(std::max<std::int64_t>(1, stepsPerIteration));
-      if (o.iterations > 0) eta = std::min(eta, perIteration * double(o.iterations - (r.iteration - firstIteration)));
-      if (o.minutes > 0) eta = std::min(eta, std::max(0.0, o.minutes * 60 - elapsed));
-      std::printf("%s | ETA %s\n", episodeLine(r, *r.episodes).c_str(), duration(eta).c_str());
+      const double toEnd =
+          perIteration * double(std::max<std::int64_t>(0, totalSteps - r.episodes->environmentSteps)) / double(std::max<std::int64_t>(1, stepsPerIteration));
+      std::printf("%s | ETA %s\n", episodeLine(r, *r.episodes).c_str(), duration(secondsLeft(o, elapsed, perIteration, done, toEnd)).c_str());
       std::fflush(stdout);
       return;
     }
-    if (o.iterations > 0) eta = perIteration * double(o.iterations - (r.iteration - firstIteration));
-    if (o.minutes > 0) eta = std::max(0.0, o.minutes * 60 - elapsed);
+    const double eta = secondsLeft(o, elapsed, perIteration, done);
     std::string wins;
     for (const auto& e : r.evaluations)
       wins += " | " + e.opponent + " W" + percent(e.winRate()) + " D" + percent(e.games ? double(e.draws) / e.games : 0) + " L" +
@@ -438,13 +479,14 @@ namespace {
 
 // `eval RUN --episodes N`: a single-agent run's policy for N episodes, greedy or sampled.
 int runEpisodes(const EvalOptions& o) {
-  auto trainer = openRun(&engine::openAnyRun, o.run, o.device, readRun(o.useProject), nullptr);
+  engine::OpenRunOptions options = readRun(o.useProject);
+  options.singleAgent = true;  // a two-player game's run is refused before its checkpoint is read
+  auto trainer = openRun(&engine::openAnyRun, o.run, o.device, options, nullptr);
   if (!trainer) return 1;
   train::EpisodicTrainer* episodic = trainer->episodic();
-  if (!episodic) {
-    std::cerr << "error: " << printable(o.run) << " is a " << trainer->project().algorithm
-              << " run of a two-player game; --episodes evaluates single-agent runs: play it against an opponent with --opponent and --games\n";
-    return 2;
+  if (!episodic) {  // a single-agent game trained by an algorithm without episodes: none is made so far
+    std::cerr << "error: " << printable(o.run) << " plays no episodes; --episodes evaluates single-agent runs\n";
+    return 1;
   }
   const auto start = std::chrono::steady_clock::now();
   const train::EpisodeEvaluation r = episodic->evaluate(o.episodes, o.stochastic, o.seed);
@@ -463,6 +505,10 @@ int runEpisodes(const EvalOptions& o) {
 
 int runEval(const EvalOptions& o) {
   if (o.episodes > 0) return runEpisodes(o);
+  if (o.opponent == "run:") {  // named as such before anything is loaded, not as the run folder "" that is no run
+    std::cerr << "error: --opponent run:DIR: expected a path after run:, got ''; give another trained run of the same game\n";
+    return 2;
+  }
   auto trainer = openAlphaZeroRun(o.run, o.device, readRun(o.useProject));
   if (!trainer) return 1;
   if (o.mistakes > 0) return runMistakes(*trainer, o);
@@ -514,7 +560,8 @@ constexpr int kMaxReportedPositionErrors = 20;
 
 // Calls `each` with every position of a positions file, one at a time (a file of millions of
 // lines is never held as positions): its lines without a byte order mark before the first, each
-// without the CR of a CRLF; blank lines and lines starting with # skipped.
+// without the CR of a CRLF; blank lines (empty, or only spaces and tabs) and lines starting with
+// # skipped.
 void forEachPosition(const std::string& file, std::string_view text, const std::function<void(const GivenPosition&)>& each) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   for (int line = 1; !text.empty(); ++line) {
@@ -522,7 +569,7 @@ void forEachPosition(const std::string& file, std::string_view text, const std::
     std::string_view l = text.substr(0, end);
     text.remove_prefix(std::min(end + 1, text.size()));
     if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    if (l.empty() || l[0] == '#') continue;
+    if (l.find_first_not_of(" \t") == std::string_view::npos || l[0] == '#') continue;  // blank, or only spaces and tabs
     GivenPosition p{std::string(l), printable(file) + ":" + std::to_string(line) + ": ", {}};
     if (l.size() > kMaxPositionLine) {
       p.moves.clear();
@@ -597,14 +644,21 @@ int runPlay(const PlayOptions& o) {
       std::fflush(stdout);
       std::string line;
       std::uint64_t length = 0;
-      if (!readBoundedLine(std::cin, &line, &length) || line == "q") return 0;
+      if (!readBoundedLine(std::cin, &line, &length)) {  // Ctrl-D, or the end of piped moves: said, on a line of its own
+        std::printf("\nend of input; the game is left unfinished\n");
+        return 0;
+      }
+      if (line == "q") {
+        std::printf("the game is left unfinished\n");
+        return 0;
+      }
       if (length > kMaxInputLine) {
         std::printf("a move is one digit from 1 to %d; a line of %llu bytes is not read\n", board.actionCount(), static_cast<unsigned long long>(length));
         continue;
       }
       const int action = line.size() == 1 ? line[0] - '1' : -1;
       if (action < 0 || action >= board.actionCount()) {
-        std::printf("enter one digit from 1 to %d\n", board.actionCount());
+        std::printf("enter one digit from 1 to %d, or q to quit\n", board.actionCount());
         continue;
       }
       if (!board.legal(0, action)) {

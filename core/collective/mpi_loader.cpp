@@ -1,12 +1,14 @@
 // Finds and loads the MPI plugin (built from plugins/mpi/ as libcas_mpi.so) for a process mpirun
 // started, and turns every way that can fail into a sentence a user can act on.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <utility>
 
 #include "core/collective/mpi_world.hpp"
+#include "core/support/atomic_file.hpp"
 #include "core/support/executable_dir.hpp"
 
 namespace cas::dist {
@@ -58,6 +60,14 @@ std::unique_ptr<MpiWorld> loadMpiWorld(std::string* reason) {
 #endif
     return nullptr;
   }
+  // Checked to be a regular file without blocking first: dlopen of a named pipe waits forever.
+  std::string notFile;
+  const int fd = openRegularFile(path, FileLimit{"the MPI plugin", 0}, &notFile);
+  if (fd < 0) {
+    *reason = notFile;
+    return nullptr;
+  }
+  ::close(fd);
   // RTLD_GLOBAL: Open MPI loads its own components with dlopen, and they look for the MPI
   // library's symbols in the global scope.
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);

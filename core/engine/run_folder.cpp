@@ -318,6 +318,9 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
   const auto projectPath = root["project"].value<std::string>();
   if (!projectPath)
     return fail(sentence(Severity::Error, "'project' is missing: a run's config.toml names the project folder it trains", {config.string(), 0, 0}));
+  if (projectPath->empty())  // not taken for the current folder, whose project.toml would be read
+    return fail(sentence(Severity::Error, "'project': expected a path, got ''; a run's config.toml names the project folder it trains",
+                         tomlLocation(config.string(), *text, root["project"].node()->source().begin)));
 
   project::LoadResult loaded = loadRunProject(dir, *projectPath, useProjectFiles, notices);
   if (!loaded.project) {
@@ -343,6 +346,16 @@ bool RunFolder::append(const std::string& file, const std::string& line, std::st
   const int fd = openRegularFile(path, kRunLogLimit, error, OpenFor::Appending);
   if (fd < 0) return false;
   const std::string data = line + "\n";
+  // A log is read back whole on resume, up to kRunLogLimit: one grown past it would make the
+  // run impossible to resume, so the run stops at the limit instead, the log still readable.
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && std::uint64_t(st.st_size) + data.size() > kRunLogLimit.maxBytes) {
+    ::close(fd);
+    if (error)
+      *error = path.string() + " has reached the " + formatBytes(kRunLogLimit.maxBytes) + " " + kRunLogLimit.what +
+               " may hold; move it out of the run folder (the run does not need it to go on) and resume the run: a new log is begun";
+    return false;
+  }
   const bool ok = ::write(fd, data.data(), data.size()) == ssize_t(data.size());
   ::fsync(fd);
   ::close(fd);
@@ -400,6 +413,21 @@ bool RunFolder::writeCheckpoint(std::int64_t iteration, std::string data, std::s
   return true;
 }
 
+std::optional<std::string> RunFolder::inaccessible(RunAccess access) const {
+  const std::filesystem::path checkpoints = dir_ / "checkpoints";
+  auto fix = [](const std::filesystem::path& folder) { return "; give yourself access to it (chmod u+rwx " + folder.string() + ") and try again"; };
+  if (::faccessat(AT_FDCWD, checkpoints.c_str(), R_OK | X_OK, AT_EACCESS) != 0 && errno != ENOENT)
+    return "cannot read " + checkpoints.string() + ": " + std::strerror(errno) + fix(checkpoints);
+  if (access == RunAccess::Read) return std::nullopt;
+  // Training writes its checkpoints into checkpoints/ and its logs beside it, and removes both
+  // when it prunes, restarts or cuts a log back.
+  for (const std::filesystem::path& folder : {dir_, checkpoints})
+    if (::faccessat(AT_FDCWD, folder.c_str(), W_OK | X_OK, AT_EACCESS) != 0 && errno != ENOENT)
+      return "cannot write " + folder.string() + ": " + std::strerror(errno) + "; training writes its checkpoints and logs there" + fix(folder) +
+             " (nothing was changed)";
+  return std::nullopt;
+}
+
 std::optional<std::string> RunFolder::checkpointThatBlocksTraining() const {
   for (const std::filesystem::path& file : checkpointFiles(dir_)) {
     struct stat st {};
@@ -413,8 +441,13 @@ std::optional<std::string> RunFolder::checkpointThatBlocksTraining() const {
     }
     const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     std::uint32_t front[2] = {};  // the magic and the format version
-    const bool read = fd >= 0 && ::pread(fd, front, sizeof front, 0) == ssize_t(sizeof front);
+    const ssize_t got = fd >= 0 ? ::pread(fd, front, sizeof front, 0) : -1;
+    const int cause = errno;
     if (fd >= 0) ::close(fd);
+    if (got < 0)  // not damaged, only unreadable: skipped, it would be replaced by an older iteration's run
+      return "cannot read " + file.string() + ": " + std::strerror(cause) + "; fix its permissions (chmod u+r " + file.string() +
+             "), or move it out of " + (dir_ / "checkpoints").string() + " to resume from the checkpoint before it (nothing was changed)";
+    const bool read = got == ssize_t(sizeof front);
     if (read && front[0] == train::kCheckpointMagic && front[1] > train::kCheckpointVersion)
       return file.string() + " is a checkpoint of format version " + std::to_string(front[1]) + ", written by a newer cuda-agent (this one " +
              "writes version " + std::to_string(train::kCheckpointVersion) + "); training the run here would replace it with an older " +

@@ -69,9 +69,16 @@ class RunFolder {
                                               const CheckpointTest& usable = {}) const;
   // Why training in this folder would fail to write, or would overwrite, one of its checkpoint
   // files: an entry named as a checkpoint that is no regular file (a FIFO, a folder, a link to
-  // one), or a checkpoint of a newer format than this program writes, which a resumed run would
-  // replace. nullopt when none; asked before a resume changes anything.
+  // one), one that cannot be read (a resume would skip it as damaged and later replace it), or
+  // a checkpoint of a newer format than this program writes, which a resumed run would replace.
+  // nullopt when none; asked before a resume reads or changes anything.
   std::optional<std::string> checkpointThatBlocksTraining() const;
+  // Why the run cannot be used as `access` needs, as a sentence naming the folder: its
+  // checkpoints/ cannot be listed (a reader would take an unreadable folder for one without
+  // checkpoints), or, for training, the run folder or its checkpoints/ cannot be written (a
+  // restart would discard the logs and then fail at its first checkpoint). Asked before
+  // anything is read or changed; nullopt when it can.
+  std::optional<std::string> inaccessible(RunAccess access) const;
   // The checkpoint of `iteration` when it exists and its checksum holds; nullopt with `error`
   // naming what is wrong (no such checkpoint, and which ones the run keeps; or the file's fault).
   std::optional<std::string> checkpointOf(std::int64_t iteration, std::uint64_t maxBytes, std::string* error, std::string* name = nullptr) const;
@@ -87,6 +94,7 @@ class RunFolder {
   struct LoggedChange {
     std::int64_t iteration;
     std::string parameter, to;
+    int line = 0;  // its line in changes.jsonl as the resume leaves it (1-based), for warnings
   };
   std::optional<std::vector<LoggedChange>> repairLogs(std::int64_t iteration, std::vector<Diagnostic>* notices, std::string* error);
   // On `train --resume RUN --use-project`: the run's copies of its project file and policy

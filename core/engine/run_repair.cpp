@@ -132,7 +132,13 @@ bool readLog(const std::filesystem::path& file, Log* log, std::string* error) {
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return true;  // a missing log is an empty one
   auto text = readFile(file, kRunLogLimit, error, OpenFor::ReadingInPlace);
-  if (!text) return false;
+  if (!text) {
+    // Larger than a log may grow (a run before the limit was kept): what to do about it.
+    if (error && std::filesystem::file_size(file, ec) > kRunLogLimit.maxBytes && !ec)
+      *error += "; move it out of the run folder (the run does not need it to go on), or keep only its last lines (tail -n 100000 " +
+                file.string() + " > " + file.string() + ".new && mv " + file.string() + ".new " + file.string() + "), and try again";
+    return false;
+  }
   log->text = std::move(*text);
   for (size_t start = 0; start < log->text.size();) {
     size_t end = log->text.find('\n', start);
@@ -146,11 +152,31 @@ bool readLog(const std::filesystem::path& file, Log* log, std::string* error) {
   return true;
 }
 
+// How many bytes from the start of log.text hold the `kept` lines exactly, each followed by its
+// line break; nullopt when they are not the log's first lines as written (a line dropped or
+// moved before the last kept one, trailing whitespace or a CR trimmed).
+std::optional<size_t> keptPrefix(const Log& log, const std::vector<std::string_view>& kept) {
+  size_t end = 0;
+  for (std::string_view line : kept) {
+    if (line.data() != log.text.data() + end || end + line.size() >= log.text.size() || log.text[end + line.size()] != '\n') return std::nullopt;
+    end += line.size() + 1;
+  }
+  return end;
+}
+
 // Writes the log `file` anew with the `kept` lines, each ending in a line break, when that is
-// not what it holds already.
+// not what it holds already. When they are the log's first lines as written (what a resume
+// after a kill keeps), the new log is written from the old one's text, not from a copy: a log
+// near its limit is then held in memory once.
 bool rewriteLog(const std::filesystem::path& file, const Log& log, const std::vector<std::string_view>& kept, std::string* error) {
-  std::string text;
-  for (std::string_view line : kept) (text += line) += '\n';
+  std::string copy;
+  std::string_view text;
+  if (const std::optional<size_t> prefix = keptPrefix(log, kept)) {
+    text = std::string_view(log.text).substr(0, *prefix);
+  } else {
+    for (std::string_view line : kept) (copy += line) += '\n';
+    text = copy;
+  }
   if (text == log.text) return true;
   std::error_code ec;
   if (text.empty() && !std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return true;
@@ -252,7 +278,9 @@ std::optional<std::vector<RunFolder::LoggedChange>> repairChanges(const std::fil
   std::vector<RunFolder::LoggedChange> kept;
   for (Entry& e : entries) {
     keptLines.push_back(e.line);
-    if (e.change) kept.push_back(std::move(*e.change));
+    if (!e.change) continue;
+    e.change->line = int(keptLines.size());  // where it stands in the log written below
+    kept.push_back(std::move(*e.change));
   }
   if (!rewriteLog(dir / "changes.jsonl", log, keptLines, error)) return std::nullopt;
   std::vector<std::string> what;
@@ -274,17 +302,27 @@ std::optional<std::vector<RunFolder::LoggedChange>> RunFolder::repairLogs(std::i
 
 bool RunFolder::discardProgress(std::vector<Diagnostic>* notices, std::string* error) {
   std::error_code ec;
+  const std::string nothing = " (nothing was discarded)";
   // What cannot be removed as a file is named before anything is removed: a restart that stops
-  // half-way would leave a run with its logs and without its checkpoints.
+  // half-way would leave a run with its logs and without its checkpoints. So is a checkpoints/
+  // that cannot be listed: its files would stay while the logs went.
   std::vector<std::filesystem::path> checkpoints;
-  for (const auto& entry : std::filesystem::directory_iterator(dir_ / "checkpoints", ec)) checkpoints.push_back(entry.path());
+  for (std::filesystem::directory_iterator it(dir_ / "checkpoints", ec), end; !ec && it != end; it.increment(ec)) checkpoints.push_back(it->path());
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    if (error) *error = "cannot discard the progress of " + dir_.string() + ": cannot read " + (dir_ / "checkpoints").string() + ": " + ec.message() + nothing;
+    return false;
+  }
   std::vector<std::filesystem::path> discarded = checkpoints;
-  for (const char* log : {"metrics.jsonl", "changes.jsonl"}) discarded.push_back(dir_ / log);
+  std::vector<std::string> logs;  // those there, for the note
+  for (const char* log : {"metrics.jsonl", "changes.jsonl"}) {
+    discarded.push_back(dir_ / log);
+    if (std::filesystem::exists(std::filesystem::symlink_status(dir_ / log, ec))) logs.push_back(log);
+  }
   for (const std::filesystem::path& file : discarded)
     if (std::filesystem::is_directory(std::filesystem::symlink_status(file, ec))) {
       if (error)
         *error = "cannot discard the progress of " + dir_.string() + ": " + file.string() + " is a folder, not a file the run wrote; move it " +
-                 "out of the run folder and try again (nothing was discarded)";
+                 "out of the run folder and try again" + nothing;
       return false;
     }
   ec.clear();
@@ -296,10 +334,10 @@ bool RunFolder::discardProgress(std::vector<Diagnostic>* notices, std::string* e
     if (error) *error = "cannot discard the progress of " + dir_.string() + ": " + ec.message();
     return false;
   }
+  std::string what = count(int(checkpoints.size()), "file in checkpoints/", "files in checkpoints/");
+  for (const std::string& log : logs) what += ", " + log;
   if (notices)
-    notices->push_back(sentence(Severity::Note, "discarded the progress of " + dir_.string() + " (" +
-                                                    count(int(checkpoints.size()), "file in checkpoints/", "files in checkpoints/") +
-                                                    ", metrics.jsonl, changes.jsonl); training it again from iteration 1"));
+    notices->push_back(sentence(Severity::Note, "discarded the progress of " + dir_.string() + " (" + what + "); training it again from iteration 1"));
   return true;
 }
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string_view>
 
+#include "core/env/environments.hpp"
 #include "core/train/alphazero.hpp"
 #include "core/train/checkpoint_header.hpp"
 
@@ -29,10 +31,6 @@ std::optional<std::string> applyLoggedChange(train::Trainer& trainer, const RunF
 // what no checkpoint may, and be skipped (the run would redo that iteration on every resume).
 bool resume(RunFolder& folder, train::Trainer& trainer, const OpenRunOptions& options, const std::string& checkpoint,
             const train::CheckpointHeader& counts, std::vector<Diagnostic>* notices, std::string* problem) {
-  if (auto blocked = folder.checkpointThatBlocksTraining()) {
-    *problem = *blocked;
-    return false;
-  }
   const std::string cannot = "; it cannot be trained further: train a new run, or this one again with --restart";
   if (trainer.iteration() >= train::kMaxCheckpointIteration) {
     *problem = folder.path().string() + " has reached iteration " + std::to_string(trainer.iteration()) + " (checkpoints/" + checkpoint +
@@ -51,7 +49,7 @@ bool resume(RunFolder& folder, train::Trainer& trainer, const OpenRunOptions& op
   for (const RunFolder::LoggedChange& c : *changes)
     if (auto why = applyLoggedChange(trainer, c)) {
       ++refused;
-      notices->push_back({Severity::Warning, {(folder.path() / "changes.jsonl").string(), 0, 0},
+      notices->push_back({Severity::Warning, {(folder.path() / "changes.jsonl").string(), c.line, 0},
                           "the change of " + c.parameter + " at iteration " + std::to_string(c.iteration) + " is not applied again: " + *why, {}});
     }
   const std::string upTo = " parameter change(s) logged up to iteration " + std::to_string(trainer.iteration() + 1);
@@ -64,6 +62,68 @@ bool resume(RunFolder& folder, train::Trainer& trainer, const OpenRunOptions& op
   return !options.useProjectFiles || folder.adoptProjectFiles(trainer.project(), trainer.iteration() + 1, notices, problem);
 }
 
+// "a ppo", "an alphazero".
+std::string withArticle(const std::string& word) {
+  return (!word.empty() && std::string_view("aeiou").find(word[0]) != std::string_view::npos ? "an " : "a ") + word;
+}
+
+// Why the run `dir` of `project` is not of the kind asked for: of another algorithm than
+// `onlyAlgorithm` (when given), or, with `singleAgent`, a run of a two-player game. nullopt when it is.
+std::optional<std::string> wrongKind(const std::filesystem::path& dir, const project::Project& project, const char* onlyAlgorithm, bool singleAgent) {
+  if (onlyAlgorithm && project.algorithm != onlyAlgorithm)
+    return dir.string() + " is " + withArticle(project.algorithm) + " run; this needs " + withArticle(onlyAlgorithm) + " run (`cuda-agent eval " +
+           dir.string() + " --episodes N` evaluates a single-agent run)";
+  const env::EnvironmentInfo* environment = env::findEnvironment(project.environment);
+  if (singleAgent && environment && environment->twoPlayer)
+    return dir.string() + " is " + withArticle(project.algorithm) + " run of a two-player game; --episodes evaluates single-agent runs: play it " +
+           "against an opponent with --opponent and --games";
+  return std::nullopt;
+}
+
+// The payload of the checkpoint a reader or a resume starts from, restored into `trainer`: the
+// newest one it can restore, or with options.checkpointIteration (a reader's) that iteration's.
+// `name` receives its file name; nullopt with out.error when there is none.
+std::optional<std::string> restoreCheckpoint(OpenedRun<train::Trainer>& out, train::Trainer& trainer, const OpenRunOptions& options,
+                                             const std::filesystem::path& dir, std::string* name) {
+  std::string problem;
+  std::optional<std::string> bytes;
+  bool restored = false;  // the newest checkpoint the trainer could restore (a damaged payload is skipped)
+  if (options.use == RunUse::Read && options.checkpointIteration > 0) {
+    bytes = out.folder->checkpointOf(options.checkpointIteration, trainer.checkpointSizeLimit(), &problem, name);
+    if (!bytes) {
+      out.error = failure(problem);
+      return std::nullopt;
+    }
+  } else {
+    std::optional<std::string> refusal;  // why the trainer refused the newest checkpoint it was given
+    auto restore = [&](const std::string& b, std::string* why) {
+      const bool ok = trainer.restore(b, why);
+      if (!ok && !refusal) refusal = *why;
+      return ok;
+    };
+    bytes = out.folder->newestCheckpoint(trainer.checkpointSizeLimit(), &out.skipped, name, restore);
+    restored = bytes.has_value();
+    if (!bytes && refusal) {  // none fits this network: the newest's reason says why (say, a layer's size changed)
+      for (auto s = out.skipped.rbegin(); s != out.skipped.rend(); ++s)  // the newest was skipped first
+        if (s->ends_with(": " + *refusal)) *name = s->substr(0, s->size() - refusal->size() - 2);
+      out.error = failure("checkpoint " + *name + " cannot be used: " + *refusal);
+      return std::nullopt;
+    }
+  }
+  if (!bytes) {
+    out.error = failure(options.use == RunUse::Resume
+                            ? dir.string() + " has no valid checkpoint to resume from; `cuda-agent train --restart " + dir.string() +
+                                  "` discards its progress and trains it again from iteration 1, or train into a new --out folder"
+                            : dir.string() + " has no valid checkpoint yet");
+    return std::nullopt;
+  }
+  if (!restored && !trainer.restore(*bytes, &problem)) {
+    out.error = failure("checkpoint " + *name + " cannot be used: " + problem);
+    return std::nullopt;
+  }
+  return bytes;
+}
+
 // Opens the run; with `onlyAlgorithm`, a run of another algorithm is refused before its trainer is built.
 OpenedRun<train::Trainer> openRunOf(const std::filesystem::path& dir, std::shared_ptr<exec::Backend> backend, const OpenRunOptions& options,
                                const char* onlyAlgorithm) {
@@ -72,9 +132,14 @@ OpenedRun<train::Trainer> openRunOf(const std::filesystem::path& dir, std::share
   const RunAccess access = options.use == RunUse::Read ? RunAccess::Read : RunAccess::Write;
   out.folder = RunFolder::open(dir, access, options.useProjectFiles, &project, &out.error, &out.notices);
   if (!out.folder) return out;
-  if (onlyAlgorithm && project.algorithm != onlyAlgorithm) {
-    out.error = failure(dir.string() + " is a " + project.algorithm + " run; this needs an " + onlyAlgorithm +
-                        " run (`cuda-agent eval " + dir.string() + " --episodes N` evaluates a single-agent run)");
+  // Refused before a trainer is built or a checkpoint read: a run of the wrong kind, and an
+  // unreadable folder or checkpoint, which is no reason to skip to an older checkpoint, nor, for
+  // training, to cut or discard anything.
+  std::optional<std::string> blocked = wrongKind(dir, project, onlyAlgorithm, options.singleAgent);
+  if (!blocked) blocked = out.folder->inaccessible(access);
+  if (!blocked && options.use == RunUse::Resume) blocked = out.folder->checkpointThatBlocksTraining();
+  if (blocked) {
+    out.error = failure(*blocked);
     out.folder.reset();
     return out;
   }
@@ -97,41 +162,8 @@ OpenedRun<train::Trainer> openRunOf(const std::filesystem::path& dir, std::share
     return out;
   }
   std::string name;
-  std::optional<std::string> bytes;
-  bool restored = false;  // the newest checkpoint the trainer could restore (a damaged payload is skipped)
-  if (options.use == RunUse::Read && options.checkpointIteration > 0) {
-    bytes = out.folder->checkpointOf(options.checkpointIteration, trainer->checkpointSizeLimit(), &problem, &name);
-    if (!bytes) {
-      out.error = failure(problem);
-      return out;
-    }
-  } else {
-    std::optional<std::string> refusal;  // why the trainer refused the newest checkpoint it was given
-    auto restore = [&](const std::string& b, std::string* why) {
-      const bool ok = trainer->restore(b, why);
-      if (!ok && !refusal) refusal = *why;
-      return ok;
-    };
-    bytes = out.folder->newestCheckpoint(trainer->checkpointSizeLimit(), &out.skipped, &name, restore);
-    restored = bytes.has_value();
-    if (!bytes && refusal) {  // none fits this network: the newest's reason says why (say, a layer's size changed)
-      for (auto s = out.skipped.rbegin(); s != out.skipped.rend(); ++s)  // the newest was skipped first
-        if (s->ends_with(": " + *refusal)) name = s->substr(0, s->size() - refusal->size() - 2);
-      out.error = failure("checkpoint " + name + " cannot be used: " + *refusal);
-      return out;
-    }
-  }
-  if (!bytes) {
-    out.error = failure(options.use == RunUse::Resume
-                            ? dir.string() + " has no valid checkpoint to resume from; `cuda-agent train --restart " + dir.string() +
-                                  "` discards its progress and trains it again from iteration 1, or train into a new --out folder"
-                            : dir.string() + " has no valid checkpoint yet");
-    return out;
-  }
-  if (!restored && !trainer->restore(*bytes, &problem)) {
-    out.error = failure("checkpoint " + name + " cannot be used: " + problem);
-    return out;
-  }
+  const std::optional<std::string> bytes = restoreCheckpoint(out, *trainer, options, dir, &name);
+  if (!bytes) return out;
   out.checkpoint = out.folder->path() / "checkpoints" / name;
   if (options.use == RunUse::Resume &&
       !resume(*out.folder, *trainer, options, name, train::readCheckpointHeader(*bytes).value_or(train::CheckpointHeader{}), &out.notices, &problem)) {

@@ -28,6 +28,7 @@ struct OpenRunOptions {
   RunUse use = RunUse::Read;
   bool useProjectFiles = false;  // the project folder's current files instead of the run's copies
   std::int64_t checkpointIteration = 0;  // Read: this iteration's checkpoint instead of the newest valid one (0)
+  bool singleAgent = false;  // Read: a run of a two-player game is refused before anything is loaded (eval --episodes)
   train::ParallelOptions parallel = {};   // Resume, Restart: the ranks that train on (any number, whatever the run had)
 };
 

@@ -1,11 +1,13 @@
 // Finds and loads the CUDA backend plugin (built from gpu/ as libcas_cuda_backend.so) with
 // dlopen, and turns every way that can fail into a sentence a user can act on.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 
 #include "core/exec/backend.hpp"
+#include "core/support/atomic_file.hpp"
 #include "core/support/executable_dir.hpp"
 
 namespace cas::exec {
@@ -40,6 +42,16 @@ std::shared_ptr<Backend> loadCudaPlugin(std::string* reason) {
     return nullptr;
   }
 
+  // dlopen of a named pipe waits for a writer forever (every command loads the plugin, --device
+  // cpu too), and of a device or folder fails obscurely: it is opened without blocking first and
+  // checked to be a regular file, as every file the program reads is.
+  std::string notFile;
+  const int fd = openRegularFile(path, FileLimit{"the CUDA backend plugin", 0}, &notFile);
+  if (fd < 0) {
+    *reason = notFile;
+    return nullptr;
+  }
+  ::close(fd);
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* err = ::dlerror();

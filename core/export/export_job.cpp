@@ -36,12 +36,15 @@ std::string cannotMakeFolder(const fs::path& folder, const std::error_code& caus
   return "cannot create " + folder.string() + ": " + cause.message();
 }
 
-bool write(const fs::path& path, const std::string& bytes, std::string* error, MadeFolders& made) {
+// Writes the files of one export, which all lie in one folder, made when missing: all of them or
+// none (writeFilesAtomic), the folders made for them removed again when they cannot be written.
+bool write(const std::vector<std::pair<fs::path, std::string_view>>& files, std::string* error, MadeFolders& made) {
+  const fs::path folder = files.front().first.parent_path();
   std::error_code ec;
-  for (fs::path& folder : missingFolders(path.parent_path())) made.folders.push_back(std::move(folder));
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  if (ec) *error = cannotMakeFolder(path.parent_path(), ec);
-  if (ec || !writeFileAtomic(path, bytes, error)) {
+  for (fs::path& missing : missingFolders(folder)) made.folders.push_back(std::move(missing));
+  if (!folder.empty()) fs::create_directories(folder, ec);
+  if (ec) *error = cannotMakeFolder(folder, ec);
+  if (ec || !writeFilesAtomic(files, error)) {
     made.removeEmpty();
     return false;
   }
@@ -104,8 +107,9 @@ std::optional<std::string> runFilesRefusal(const fs::path& source, const fs::pat
   return std::nullopt;
 }
 
-// A C or CUDA export: the header, then the source (paired by pairFiles), into `result`'s files;
-// false with `result.error` when either cannot be written (then neither is left).
+// A C or CUDA export: the header and the source (paired by pairFiles), into `result`'s files;
+// false with `result.error` when either cannot be written (then the previous pair, if any, is
+// left as it was).
 bool writeSourcePair(const ExportRequest& request, const ExportablePolicy& policy, const fs::path& out, ExportResult& result) {
   fs::path header = out;
   header.replace_extension(".h");
@@ -114,14 +118,9 @@ bool writeSourcePair(const ExportRequest& request, const ExportablePolicy& polic
   pairFiles(source, header.filename().string(), out.filename().string());
   std::string error;
   MadeFolders made;
-  if (!write(header, source.header, &error, made)) {
-    result.error = refusal(error);
-    return false;
-  }
-  if (!write(out, source.source, &error, made)) {
-    std::error_code ignored;
-    fs::remove(header, ignored);  // a header without its source is no export
-    made.removeEmpty();
+  // Both written beside their destinations before either replaces one: a full disk or a source
+  // that may not be replaced leaves the previous pair as it was.
+  if (!write({{header, source.header}, {out, source.source}}, &error, made)) {
     result.error = refusal(error);
     return false;
   }
@@ -178,7 +177,7 @@ ExportResult runExport(const ExportRequest& request) {
       options.batch = request.batch;
       const std::string model = exportOnnx(policy, options);
       MadeFolders made;
-      if (!write(out, model, &error, made)) {
+      if (!write({{out, model}}, &error, made)) {
         result.error = refusal(error);
         return result;
       }

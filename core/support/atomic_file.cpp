@@ -212,67 +212,121 @@ bool writeWhole(int fd, std::string_view data) {
 
 }  // namespace
 
-bool writeFileAtomic(const std::filesystem::path& path, std::string_view data, std::string* error) {
-  const std::filesystem::path parent = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-  const std::string name = path.filename().string();
-  // Every step names the folder by one descriptor, so all of them act on the same folder.
-  const int folder = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (folder < 0) {
-    if (error) *error = "cannot open the folder " + parent.string() + " to write " + name + ": " + std::strerror(errno);
-    return false;
-  }
-  std::string tmp;
-  auto fail = [&](const char* what, int fd) {
-    if (error) *error = std::string(what) + " " + (parent / tmp).string() + ": " + std::strerror(errno);
-    if (fd >= 0) ::close(fd);
+namespace {
+
+// A file written and synced beside its destination, not yet renamed over it: the first half of
+// writeFileAtomic, which writeFilesAtomic does for every file before it renames any.
+struct PreparedWrite {
+  std::filesystem::path path, parent;
+  std::string name, tmp;  // tmp: empty once renamed (or never made)
+  int folder = -1;        // every step names the folder by this descriptor, so all act on one folder
+
+  // Removes the temporary file when it was not renamed, and closes the folder.
+  void abandon() {
+    if (folder < 0) return;
     if (!tmp.empty()) ::unlinkat(folder, tmp.c_str(), 0);
     ::close(folder);
-    return false;
-  };
-  if (name.empty() || name == "." || name == "..") {  // "..", ".", "out/": a folder, named as it was given
-    if (error) *error = path.string() + " is a folder, not a regular file; refusing to replace it: give the path of a regular file or of a new one";
-    ::close(folder);
+    folder = -1;
+  }
+};
+
+// Whether `w.name` may be written in the folder `w.folder`; false with `error` for a folder's
+// name, a destination that is not a file of ours, or a name too long to write beside.
+bool writable(const PreparedWrite& w, std::string* error) {
+  if (w.name.empty() || w.name == "." || w.name == "..") {  // "..", ".", "out/": a folder, named as it was given
+    if (error) *error = w.path.string() + " is a folder, not a regular file; refusing to replace it: give the path of a regular file or of a new one";
     return false;
   }
-  if (!replaceable(folder, name, path, error)) {
-    ::close(folder);
-    return false;
-  }
+  if (!replaceable(w.folder, w.name, w.path, error)) return false;
   // The temporary name is the name and up to kMaxTemporarySuffix more bytes (the process id
   // and a counter): a name that leaves no room for them is refused whatever this process's id.
-  const long nameMax = ::fpathconf(folder, _PC_NAME_MAX);
-  if (nameMax > 0 && long(name.size() + kMaxTemporarySuffix) > nameMax) {
+  const long nameMax = ::fpathconf(w.folder, _PC_NAME_MAX);
+  if (nameMax > 0 && long(w.name.size() + kMaxTemporarySuffix) > nameMax) {
     if (error)
-      *error = path.string() + ": its name of " + std::to_string(name.size()) + " bytes is too long to write safely (the file is first " +
+      *error = w.path.string() + ": its name of " + std::to_string(w.name.size()) + " bytes is too long to write safely (the file is first " +
                "written beside it under a name up to " + std::to_string(kMaxTemporarySuffix) + " bytes longer, and names here have at most " +
                std::to_string(nameMax) + " bytes); give a name of at most " + std::to_string(nameMax - long(kMaxTemporarySuffix)) + " bytes";
-    ::close(folder);
     return false;
   }
-  const int fd = createTemporary(folder, name, &tmp);
+  return true;
+}
+
+// Writes `data` to a new temporary file beside `path`, synced; false with `error` (and nothing
+// left behind) when it cannot.
+bool prepareWrite(const std::filesystem::path& path, std::string_view data, PreparedWrite* w, std::string* error) {
+  w->path = path;
+  w->parent = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  w->name = path.filename().string();
+  w->folder = ::open(w->parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (w->folder < 0) {
+    if (error) *error = "cannot open the folder " + w->parent.string() + " to write " + w->name + ": " + std::strerror(errno);
+    return false;
+  }
+  if (!writable(*w, error)) {
+    w->abandon();
+    return false;
+  }
+  const int fd = createTemporary(w->folder, w->name, &w->tmp);
   if (fd < 0) {
     if (error)
-      *error = "cannot write " + path.string() + ": the file is first written beside it as " + tmp + ", which cannot be created (" +
+      *error = "cannot write " + path.string() + ": the file is first written beside it as " + w->tmp + ", which cannot be created (" +
                std::strerror(errno) + "); give the path of a regular file in a folder you can write to";
-    ::close(folder);  // and nothing removed: what is at that name is not ours
+    w->tmp.clear();  // and nothing removed: what is at that name is not ours
+    w->abandon();
     return false;
   }
-  if (!writeWhole(fd, data)) return fail("cannot write", fd);
-  if (::fsync(fd) != 0) return fail("cannot sync", fd);
-  if (::close(fd) != 0) return fail("cannot close", -1);
+  const char* failed = !writeWhole(fd, data) ? "cannot write" : ::fsync(fd) != 0 ? "cannot sync" : nullptr;
+  int cause = errno;
+  if (::close(fd) != 0 && !failed) {
+    failed = "cannot close";
+    cause = errno;
+  }
+  if (failed) {
+    if (error) *error = std::string(failed) + " " + (w->parent / w->tmp).string() + ": " + std::strerror(cause);
+    w->abandon();
+    return false;
+  }
+  return true;
+}
+
+// Renames the prepared file over its destination and syncs the folder; the folder is closed.
+bool commitWrite(PreparedWrite* w, std::string* error) {
   // Checked again just before the rename: the destination may have been made since.
-  if (!replaceable(folder, name, path, error)) {
-    ::unlinkat(folder, tmp.c_str(), 0);
-    ::close(folder);
+  if (!replaceable(w->folder, w->name, w->path, error)) {
+    w->abandon();
     return false;
   }
-  if (::renameat(folder, tmp.c_str(), folder, name.c_str()) != 0) return fail("cannot rename", -1);
-  tmp.clear();  // renamed: nothing to remove any more
+  if (::renameat(w->folder, w->tmp.c_str(), w->folder, w->name.c_str()) != 0) {
+    if (error) *error = "cannot rename " + (w->parent / w->tmp).string() + ": " + std::strerror(errno);
+    w->abandon();
+    return false;
+  }
+  w->tmp.clear();  // renamed: nothing to remove any more
   // The folder's entry is what makes the new file survive a power cut.
-  const bool synced = ::fsync(folder) == 0 || errno == EINVAL;  // EINVAL: a file system that cannot sync folders
-  if (!synced && error) *error = "cannot sync the folder " + parent.string() + " after writing " + name + ": " + std::strerror(errno);
-  ::close(folder);
+  const bool synced = ::fsync(w->folder) == 0 || errno == EINVAL;  // EINVAL: a file system that cannot sync folders
+  if (!synced && error) *error = "cannot sync the folder " + w->parent.string() + " after writing " + w->name + ": " + std::strerror(errno);
+  w->abandon();
   return synced;
+}
+
+}  // namespace
+
+bool writeFileAtomic(const std::filesystem::path& path, std::string_view data, std::string* error) {
+  PreparedWrite w;
+  return prepareWrite(path, data, &w, error) && commitWrite(&w, error);
+}
+
+bool writeFilesAtomic(const std::vector<std::pair<std::filesystem::path, std::string_view>>& files, std::string* error) {
+  std::vector<PreparedWrite> prepared(files.size());
+  for (size_t i = 0; i < files.size(); ++i)
+    if (!prepareWrite(files[i].first, files[i].second, &prepared[i], error)) {
+      for (size_t j = 0; j < i; ++j) prepared[j].abandon();  // no destination was touched yet
+      return false;
+    }
+  bool ok = true;
+  for (PreparedWrite& w : prepared) ok = ok && commitWrite(&w, error);
+  for (PreparedWrite& w : prepared) w.abandon();  // after a failed rename: the rest stay as they were
+  return ok;
 }
 
 bool isInterruptedWrite(std::string_view fileName) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cas {
@@ -70,6 +71,13 @@ std::string formatBytes(std::uint64_t bytes);
 // replaced, never written through. Returns false with `error` filled on failure; the previous
 // file, if any, is untouched then.
 bool writeFileAtomic(const std::filesystem::path& path, std::string_view data, std::string* error = nullptr);
+
+// Writes files that belong together (a C export's .c and .h) as writeFileAtomic writes one, all
+// or none: every file is written and synced beside its destination first, and only when all of
+// them are are they renamed over their destinations, one after another. A failure before the
+// renames (a full disk, a destination that may not be replaced) leaves every destination as it
+// was and no temporary file; false with `error` then.
+bool writeFilesAtomic(const std::vector<std::pair<std::filesystem::path, std::string_view>>& files, std::string* error = nullptr);
 
 // Whether `fileName` is the temporary file of a writeFileAtomic that was interrupted (killed
 // between creating it and renaming it): "iter-00000003.ckpt.tmp.4242".

@@ -18,6 +18,9 @@ DataParallelTrainer::DataParallelTrainer(const project::Project& project, std::s
   if (options.fault && options.fault->rank >= options.ranks)
     throw std::runtime_error("CAS_DIST_FAIL names rank " + std::to_string(options.fault->rank) + ", but the run has ranks 0 to " +
                              std::to_string(options.ranks - 1));
+  // Every rank allocates a whole trainer (its replay shard is sized as a whole run's buffer, its
+  // own trees and networks): the ranks together are estimated before any of them allocates.
+  if (auto problem = trainingProblem(project, options.ranks)) throw std::runtime_error(*problem);
   const params::DistParams dist = params::readDistParams(project.parameters);
   group_ = std::make_unique<dist::ThreadedGroup>(options.ranks, std::chrono::duration<double>(dist.timeoutSeconds));
   ranks_.resize(size_t(options.ranks));
@@ -32,6 +35,9 @@ DataParallelTrainer::~DataParallelTrainer() = default;
 
 void DataParallelTrainer::onEveryRank(const std::function<void(int)>& work) {
   if (auto failure = group_->failure()) throw std::runtime_error("data-parallel training stopped earlier: " + *failure);
+  // Only a run that has trained (or was resumed) has a checkpoint to go on from: a failure while
+  // the ranks are built, or in a new run's first iteration, advises no --resume.
+  const bool trained = !ranks_.empty() && ranks_[0] && ranks_[0]->iteration() > 0;
   std::vector<std::exception_ptr> errors(ranks_.size());
   auto run = [&](int r) {
     try {
@@ -49,7 +55,8 @@ void DataParallelTrainer::onEveryRank(const std::function<void(int)>& work) {
   run(0);
   for (std::thread& t : threads) t.join();
   if (auto failure = group_->failure())
-    throw std::runtime_error("data-parallel training stopped, every rank with it: " + *failure + " (the run's newest checkpoint is kept; --resume continues from it)");
+    throw std::runtime_error("data-parallel training stopped, every rank with it: " + *failure +
+                             (trained ? " (the run's newest checkpoint is kept; --resume continues from it)" : ""));
 }
 
 std::optional<std::string> DataParallelTrainer::setParameter(const std::string& name, const params::ParamValue& value) {

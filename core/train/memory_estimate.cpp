@@ -143,6 +143,20 @@ MemoryEstimate estimateEvaluationMemory(const project::Project& project, std::in
   return e;
 }
 
+MemoryEstimate forRanks(MemoryEstimate estimate, int ranks) {
+  if (ranks <= 1) return estimate;
+  for (MemoryPart& part : estimate.parts) {
+    part.what += " on each of the " + std::to_string(ranks) + " ranks";
+    part.bytes = times(part.bytes, std::uint64_t(ranks));
+    part.reduce += ", or give fewer --ranks";
+  }
+  return estimate;
+}
+
+MemoryPart searchTreesPart(std::int64_t games, std::int64_t nodeBudget, std::string reduce) {
+  return trees("the search trees", games, nodeBudget, std::move(reduce));
+}
+
 std::uint64_t availableMemory() {
   std::uint64_t available = numberIn("/proc/meminfo", "MemAvailable:", 1024).value_or(kUnlimited);
   const auto cgroupLimit = numberIn("/sys/fs/cgroup/memory.max", "", 1);

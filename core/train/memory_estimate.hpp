@@ -45,6 +45,14 @@ MemoryEstimate estimatePpoMemory(const project::Project& project);
 // of a trainer.
 MemoryEstimate estimateEvaluationMemory(const project::Project& project, std::int64_t games);
 
+// The memory of `ranks` trainers side by side (--ranks: each CPU rank builds a whole trainer, its
+// replay buffer, trees and networks): every part `ranks` times, saying so, with --ranks among what
+// reduces it. `estimate` itself for one rank.
+MemoryEstimate forRanks(MemoryEstimate estimate, int ranks);
+
+// The search trees of `games` games of `nodeBudget` nodes each (bench search).
+MemoryPart searchTreesPart(std::int64_t games, std::int64_t nodeBudget, std::string reduce);
+
 // What this process may still allocate: the least of the memory the system has available, the
 // cgroup's limit less its use, and the address-space limit (ulimit -v) less what is mapped.
 std::uint64_t availableMemory();

@@ -43,7 +43,7 @@ std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::share
   return trainer;
 }
 
-std::optional<std::string> trainingProblem(const project::Project& project) {
+std::optional<std::string> trainingProblem(const project::Project& project, int ranks) {
   if (project.algorithm == "ppo") {
     if (auto problem = ppoConfigurationProblem(project)) return problem;
     return refuseIfTooLarge(estimatePpoMemory(project), availableMemory());
@@ -54,7 +54,7 @@ std::optional<std::string> trainingProblem(const project::Project& project) {
     return "train.batch_size = " + std::to_string(train.batchSize) + " is more than train.replay_capacity = " + std::to_string(train.replayCapacity) +
            ": a training step draws its batch from the replay buffer, which never holds that many positions, so the run would never train; " +
            "lower train.batch_size or raise train.replay_capacity";
-  return refuseIfTooLarge(estimateTrainerMemory(project, train.evalGames), availableMemory());
+  return refuseIfTooLarge(forRanks(estimateTrainerMemory(project, train.evalGames), ranks), availableMemory());
 }
 
 }  // namespace cas::train

@@ -128,7 +128,8 @@ std::unique_ptr<Trainer> makeTrainer(const project::Project& project, std::share
 // building anything: PPO's minibatches that do not divide its rollout or exceed the largest
 // compiled batch, an AlphaZero batch larger than its replay buffer or a configuration too large
 // for the memory available (memory_estimate.hpp). nullopt when it can.
-// `cuda-agent check` asks the same, so that it accepts only what `train` accepts.
-std::optional<std::string> trainingProblem(const project::Project& project);
+// `cuda-agent check` asks the same, so that it accepts only what `train` accepts. `ranks`: the
+// data-parallel CPU ranks (--ranks) of this process, each of which allocates a whole trainer.
+std::optional<std::string> trainingProblem(const project::Project& project, int ranks = 1);
 
 }  // namespace cas::train

@@ -359,6 +359,72 @@ class TestHostileInput : public HostileSuite {
     QVERIFY(bytes(cu).contains("#if !defined(POLICY_CUDA_H_EXPORT_ID) || POLICY_CUDA_H_EXPORT_ID != " + cuId.toUtf8() + "ULL\n"));
   }
 
+  // Hardening 3, item 4: on a full disk the new header replaced the old one, then the source
+  // could not be written and the header was removed, so the old pair was lost. Both files are
+  // written beside their destinations before either is replaced: the old pair stays whole. A file
+  // size limit stands in for the full disk (the write fails with EFBIG where it would with ENOSPC).
+  void aCExportThatCannotBeWrittenKeepsTheOldPair() {
+    const QString prlimit = QStandardPaths::findExecutable(QStringLiteral("prlimit"));
+    if (prlimit.isEmpty()) QSKIP("no prlimit on the PATH (util-linux)");
+    const QString folder = dir_.filePath(QStringLiteral("full-disk"));
+    QDir().mkpath(folder);
+    const QString pdl = folder + QStringLiteral("/p.pdl"), c = folder + QStringLiteral("/policy.c"), h = folder + QStringLiteral("/policy.h");
+    write(pdl, kPolicy);
+    const QStringList args = {QStringLiteral("export"), pdl, QStringLiteral("--format"), QStringLiteral("c"), QStringLiteral("--obs-shape"),
+                              QStringLiteral("4"), QStringLiteral("--action-dim"), QStringLiteral("2"), QStringLiteral("--out"), c};
+    QCOMPARE(cli(args).status, 0);
+    const qint64 header = bytes(h).size(), source = bytes(c).size();
+    QVERIFY2(header < source, qPrintable(QStringLiteral("%1 %2").arg(header).arg(source)));
+    write(c, "the old source\n");
+    write(h, "the old header\n");
+    // Room for the header, not for the source.
+    const QString limit = QStringLiteral("trap '' XFSZ; %1 --pid $$ --fsize=%2:%2").arg(prlimit).arg((header + source) / 2);
+    const Result r = limitedCli(limit, args);
+    QCOMPARE(r.status, 2);
+    QVERIFY2(QRegularExpression(QStringLiteral("^error: cannot write %1/policy\\.c\\.tmp\\.[0-9]+: File too large\n$").arg(QRegularExpression::escape(folder)))
+                 .match(r.err)
+                 .hasMatch(),
+             qPrintable(r.err));
+    QCOMPARE(bytes(c), QByteArray("the old source\n"));
+    QCOMPARE(bytes(h), QByteArray("the old header\n"));
+    QCOMPARE(QDir(folder).entryList(QDir::AllEntries | QDir::NoDotAndDotDot),
+             QStringList({QStringLiteral("p.pdl"), QStringLiteral("policy.c"), QStringLiteral("policy.h")}));
+  }
+
+  // Hardening 3, item 8: CAS_CUDA_PLUGIN naming a named pipe made every command wait forever
+  // (dlopen opened it, waiting for a writer), `devices` and --device cpu alike. It is checked
+  // to be a regular file first, as every file read is, and named for what it is.
+  void aPluginThatIsNoFileIsNamed() {
+    const QString fifo = dir_.filePath(QStringLiteral("plugin-fifo"));
+    QCOMPARE(::mkfifo(qPrintable(fifo), 0644), 0);
+    for (const QStringList& args : {QStringList{QStringLiteral("devices")},
+                                    QStringList{QStringLiteral("check"), cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero"))}}) {
+      QProcess p;
+      QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+      environment.insert(QStringLiteral("CAS_CUDA_PLUGIN"), fifo);
+      p.setProcessEnvironment(environment);
+      p.start(kCli, args);
+      const bool finished = p.waitForFinished(20000);
+      if (!finished) p.kill();
+      QVERIFY2(finished, qPrintable(args.join(QLatin1Char(' '))));
+      QCOMPARE(p.exitCode(), 0);
+      if (args.first() == QLatin1String("devices"))
+        QVERIFY2(QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError())
+                     .contains(QStringLiteral("%1 is a named pipe (FIFO), not a regular file; the CUDA backend plugin must be a regular file").arg(fifo)),
+                 qPrintable(args.join(QLatin1Char(' '))));
+    }
+  }
+
+  // Hardening 3, item 15: an empty project folder given to bench ppo and bench decision was
+  // looked for as "no project.toml here"; it is named as an empty path.
+  void emptyProjectPathsAreNamed() {
+    for (const char* bench : {"ppo", "decision"}) {
+      const Result r = cli({QStringLiteral("bench"), QLatin1String(bench), QString()});
+      QCOMPARE(r.status, 2);
+      QVERIFY2(r.err.startsWith(QStringLiteral("project: expected a path, got ''\n")), qPrintable(r.err));
+    }
+  }
+
   // Issue 44: a project's name becomes part of a folder's name only when it is a plain name.
   void projectNamesAreCheckedBeforeNamingFolders() {
     const QString cwd = dir_.filePath(QStringLiteral("cwd"));
@@ -452,10 +518,15 @@ class TestHostileInput : public HostileSuite {
     // Found by the held-out probe: these said only "std::bad_alloc".
     r = limitedCli(limits, {QStringLiteral("bench"), QStringLiteral("search"), QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--games"),
                             QStringLiteral("65536"), QStringLiteral("--node-budget"), QStringLiteral("16777216"), QStringLiteral("--seconds"), QStringLiteral("0.01")});
+    // Hardening 3, item 7: refused from an estimate before anything is allocated (without a
+    // limit it allocated until the system killed it).
     QCOMPARE(r.status, 1);
-    QVERIFY2(r.err.endsWith(QStringLiteral("bench search: out of memory for 65536 games of 16777216 tree nodes each; give fewer --games or a "
-                                           "smaller --node-budget\n")),
+    QVERIFY2(QRegularExpression(QStringLiteral("^bench search: 65536 games of 16777216 tree nodes each need about 32\\.0 TiB of memory, more than "
+                                               "the [0-9.]+ [KMG]iB available; give fewer --games or a smaller --node-budget\n$"))
+                 .match(r.err)
+                 .hasMatch(),
              qPrintable(r.err));
+    QVERIFY2(r.ms < 10000, qPrintable(QString::number(r.ms)));
     r = limitedCli(limits, {QStringLiteral("bench"), QStringLiteral("update"), QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--net"),
                             QStringLiteral("atari_nature_cnn"), QStringLiteral("--batch"), QStringLiteral("65536")});
     QCOMPARE(r.status, 1);

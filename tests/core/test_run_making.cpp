@@ -2,6 +2,7 @@
 // process; a lock that is no lock file), only a new or empty folder becomes a run, a run whose
 // making was stopped at once is made again, and a refused train leaves the user's folder as it
 // was. Each asserts the exact message and what the folder holds afterwards.
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -277,6 +278,29 @@ class TestRunMaking : public cas::test::RunFolderSuite {
     r = cli({QStringLiteral("eval"), QString()});
     QCOMPARE(r.status, 2);
     QVERIFY2(r.err.startsWith(QStringLiteral("run: expected a path, got ''\n")), qPrintable(r.err));
+  }
+
+  // Hardening 3, item 11: runs started without --out within one second were given the same
+  // folder, runs/NAME-STAMP, and the second was refused ("already holds a run"); it takes
+  // NAME-STAMP-2. The stamps of the next half minute are taken here, as by runs started in them.
+  void defaultFoldersOfRunsStartedTogetherDiffer() {
+    const QString cwd = dir_.filePath(QStringLiteral("default-names"));
+    const QDateTime now = QDateTime::currentDateTime();
+    for (int second = -1; second < 30; ++second) {
+      const QString taken = cwd + QStringLiteral("/runs/tictactoe-alphazero-") + now.addSecs(second).toString(QStringLiteral("yyyyMMdd-HHmmss"));
+      QVERIFY(QDir().mkpath(taken));
+      append(taken + QStringLiteral("/config.toml"), "project = \"elsewhere\"\n");
+    }
+    QProcess p;
+    p.setWorkingDirectory(cwd);
+    p.start(kCli, QStringList{QStringLiteral("train"), kExample, QStringLiteral("--iterations"), QStringLiteral("1")} + kQuick);
+    QVERIFY(p.waitForFinished(120000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitCode(), 0);
+    const QRegularExpressionMatch named = QRegularExpression(QStringLiteral("run folder: (runs/tictactoe-alphazero-[0-9]{8}-[0-9]{6})-2\n")).match(err);
+    QVERIFY2(named.hasMatch(), qPrintable(err));
+    QCOMPARE(bytes(cwd + QLatin1Char('/') + named.captured(1) + QStringLiteral("/config.toml")), QByteArray("project = \"elsewhere\"\n"));
+    verifyMetrics(cwd + QLatin1Char('/') + named.captured(1) + QStringLiteral("-2"), 1);
   }
 };
 

@@ -187,6 +187,62 @@ class TestRunReaders : public cas::test::RunFolderSuite {
     QCOMPARE(p.exitCode(), 1);
     QVERIFY2(err.endsWith(QStringLiteral("error: ... and 7999980 more positions that are not valid (the first 20 are shown)\n")), qPrintable(err.right(300)));
   }
+
+  // Hardening 3, item 19: a line of only spaces or tabs in a positions file was analysed as the
+  // start position; it is skipped as an empty line is.
+  void blankPositionLinesAreSkipped() {
+    const QString run = trained(QStringLiteral("blank-positions"), 1);
+    const QString file = dir_.filePath(QStringLiteral("blank-positions.txt"));
+    append(file, "   \n\t\n \t \r\n5\n");
+    const Result r = cli({QStringLiteral("analyze"), run, QStringLiteral("--positions"), file, QStringLiteral("--json")});
+    QCOMPARE(r.status, 0);
+    const QStringList out = r.out.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    QCOMPARE(out.size(), 1);
+    QVERIFY2(out[0].startsWith(QStringLiteral("{\"position\": \"5\",")), qPrintable(out[0]));
+  }
+
+  // Hardening 3, item 20: at the end of its input `play` stopped right after "your move: ",
+  // without a line break or a word; and the hint for a line that is no move did not say that q
+  // quits.
+  void playSaysWhenItsInputEnds() {
+    const QString run = trained(QStringLiteral("play-eof"), 1);
+    QProcess p;
+    p.start(kCli, {QStringLiteral("play"), run, QStringLiteral("--sims"), QStringLiteral("2")});
+    QVERIFY(p.waitForStarted());
+    p.write("x\n");
+    p.closeWriteChannel();
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    QVERIFY2(out.contains(QStringLiteral("your move: enter one digit from 1 to 9, or q to quit\n")), qPrintable(out));
+    QVERIFY2(out.endsWith(QStringLiteral("your move: \nend of input; the game is left unfinished\n")), qPrintable(out));
+  }
+
+  // Hardening 3, item 15: empty paths were not named as such: `--opponent run:` said "error:  is
+  // not a run folder", and a run's config.toml with project = "" read the current folder's
+  // project.toml with --use-project ("no project.toml here").
+  void emptyPathsAreNamed() {
+    const QString run = trained(QStringLiteral("empty-paths"), 1);
+    Result r = cli({QStringLiteral("eval"), run, QStringLiteral("--opponent"), QStringLiteral("run:")});
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("error: --opponent run:DIR: expected a path after run:, got ''; give another trained run of the same game\n"));
+    QFile config(run + QStringLiteral("/config.toml"));
+    QVERIFY(config.open(QIODevice::ReadWrite));
+    QByteArray text = config.readAll();
+    const int at = text.indexOf("project = \"");
+    QVERIFY(at >= 0);
+    text.replace(at, text.indexOf('\n', at) - at, "project = \"\"");
+    config.resize(0);
+    config.write(text);
+    config.close();
+    const int line = text.left(at).count('\n') + 1;
+    for (const QStringList& args : {QStringList{QStringLiteral("eval"), run, QStringLiteral("--use-project")}, QStringList{QStringLiteral("eval"), run}}) {
+      r = cli(args);
+      QCOMPARE(r.status, 1);
+      QCOMPARE(r.err, QStringLiteral("%1/config.toml:%2:11: error: 'project': expected a path, got ''; a run's config.toml names the project folder "
+                                     "it trains\n").arg(run).arg(line));
+    }
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRunReaders)

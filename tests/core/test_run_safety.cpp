@@ -7,6 +7,7 @@
 // afterwards. Making a run folder: test_run_making; its checkpoints: test_run_checkpoints.
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -322,8 +323,8 @@ class TestRunSafety : public cas::test::RunFolderSuite {
     QCOMPARE(r.status, 0);
     r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("3")});
     QCOMPARE(r.status, 0);
-    QVERIFY2(r.err.endsWith(QStringLiteral("note: %1 has reached the end its configuration sets (ppo.total_steps = 512 environment steps): there is "
-                                           "nothing to train; raise ppo.total_steps in %1/config.toml to train it further\n").arg(run)),
+    QVERIFY2(r.err.endsWith(QStringLiteral("note: %1 has reached the end of the training its configuration sets (ppo.total_steps = 512 environment "
+                                           "steps): there is nothing to train; raise ppo.total_steps in %1/config.toml to train it further\n").arg(run)),
              qPrintable(r.err));
     QCOMPARE(lines(run + QStringLiteral("/metrics.jsonl")).size(), 1);
   }
@@ -375,6 +376,107 @@ class TestRunSafety : public cas::test::RunFolderSuite {
     QCOMPARE(r.err, QStringLiteral("error: cannot discard the progress of %1: %1/metrics.jsonl is a folder, not a file the run wrote; move it "
                                    "out of the run folder and try again (nothing was discarded)\n").arg(run));
     QCOMPARE(contents(run), before);
+  }
+
+  // Hardening 3, item 1: --out beside --resume or --restart was ignored, and --restart then
+  // discarded the run's progress; it is refused before the run is opened.
+  void outCannotBeCombinedWithResumeOrRestart() {
+    const QString run = trained(QStringLiteral("out-with-resume"), 1);
+    const QMap<QString, QByteArray> before = contents(run);
+    const QString elsewhere = dir_.filePath(QStringLiteral("out-elsewhere"));
+    for (const QString& how : {QStringLiteral("--resume"), QStringLiteral("--restart")}) {
+      const Result r = cli({QStringLiteral("train"), how, run, QStringLiteral("--out"), elsewhere, QStringLiteral("--iterations"), QStringLiteral("1")});
+      QCOMPARE(r.status, 2);
+      QCOMPARE(r.err, QStringLiteral("error: --out cannot be combined with --resume or --restart: the run is trained on in its own folder, %1; to "
+                                     "train the project into a new folder, give the project folder and --out instead\n").arg(run));
+    }
+    QCOMPARE(contents(run), before);
+    QVERIFY(!QFileInfo::exists(elsewhere));
+  }
+
+  // Hardening 3, item 16: --minutes 100 --iterations 1 printed an ETA of 1h39m, the time limit's;
+  // the ETA is the sooner of the limits.
+  void theEtaIsTheSoonerOfTheLimits() {
+    const Result r = cli(QStringList{QStringLiteral("train"), kExample, QStringLiteral("--out"), dir_.filePath(QStringLiteral("eta")), QStringLiteral("--minutes"),
+                                     QStringLiteral("100"), QStringLiteral("--iterations"), QStringLiteral("1")} + kQuick);
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.out.endsWith(QStringLiteral(" | ETA 0s\n")), qPrintable(r.out));
+  }
+
+  // Hardening 3, item 17: a logged change that resume cannot apply again is warned about at its
+  // line of changes.jsonl, as the resume leaves the log.
+  void refusedChangesAreWarnedAboutAtTheirLine() {
+    const QString run = trained(QStringLiteral("change-lines"), 2);
+    append(run + QStringLiteral("/changes.jsonl"), "{\"iteration\": 2, \"parameter\": \"search.c_puct\", \"from\": \"1.5\", \"to\": \"2.5\"}\n"
+                                                  "{\"iteration\": 3, \"parameter\": \"search.no_such\", \"from\": \"1\", \"to\": \"2\"}\n");
+    const Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.contains(QStringLiteral("%1/changes.jsonl:2: warning: the change of search.no_such at iteration 3 is not applied again: unknown "
+                                           "parameter 'search.no_such'\n").arg(run)),
+             qPrintable(r.err));
+  }
+
+  // Hardening 3, item 18: eval --episodes of an AlphaZero run said "is a alphazero run" after
+  // loading its checkpoint, with status 2; it is refused before, with status 1 as `eval` of a
+  // PPO run is, and says "an".
+  void episodesOfATwoPlayerRunAreRefusedFirst() {
+    const QString run = trained(QStringLiteral("episodes-of-alphazero"), 1);
+    const Result r = cli({QStringLiteral("eval"), run, QStringLiteral("--episodes"), QStringLiteral("2")});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: %1 is an alphazero run of a two-player game; --episodes evaluates single-agent runs: play it against an "
+                                   "opponent with --opponent and --games\n").arg(run));
+  }
+
+  // Hardening 3, item 6: the estimate counted one trainer whatever --ranks said, though every
+  // CPU rank builds a whole one: 4 ranks of a buffer that fits once ran out of memory (while the
+  // ranks were built, advising --resume of a run that had no checkpoint). The ranks are counted
+  // together, and the run is refused before anything is allocated.
+  void theMemoryEstimateCountsEveryRank() {
+    const QString out = dir_.filePath(QStringLiteral("ranks-memory"));
+    const QString limited = QStringLiteral("ulimit -v 4194304; exec \"$0\" \"$@\"");
+    const Result r = cli(QStringList{QStringLiteral("-c"), limited, kCli, QStringLiteral("train"), kExample, QStringLiteral("--out"), out,
+                                     QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--ranks"), QStringLiteral("4"),
+                                     QStringLiteral("--iterations"), QStringLiteral("1")} +
+                             kQuick + QStringList{QStringLiteral("--set"), QStringLiteral("train.replay_capacity=5000000")},
+                         QStringLiteral("/bin/sh"));
+    QCOMPARE(r.status, 1);
+    QVERIFY2(QRegularExpression(QStringLiteral("^error: this configuration needs about [0-9.]+ GiB of memory, more than the [0-9.]+ [MG]iB available; "
+                                               "the largest part is the replay buffer \\(5000000 positions of 28 floats, with its checkpoint\\) on each "
+                                               "of the 4 ranks, 6\\.3 GiB: reduce train\\.replay_capacity, or give fewer --ranks\n$"))
+                 .match(r.err)
+                 .hasMatch(),
+             qPrintable(r.err));
+    QVERIFY(!QFileInfo::exists(out));
+  }
+
+  // Hardening 3, item 5: a run's metrics.jsonl could grow past the 256 MiB its reader takes, and
+  // the run could then never be resumed. Training stops at the limit, the log still readable; a
+  // log already past it (grown by an older version) is refused with what to do. (Sparse files:
+  // the limit counts a file's size.)
+  void logsStopAtTheLimitTheirReaderTakes() {
+    const QString run = trained(QStringLiteral("log-limit"), 1);
+    const QString metrics = run + QStringLiteral("/metrics.jsonl");
+    const qint64 limit = qint64(256) << 20;
+    QVERIFY(QFile::resize(metrics, limit - 10));
+    {
+      cas::project::Project project;
+      cas::Diagnostic error;
+      auto folder = cas::engine::RunFolder::open(run.toStdString(), cas::engine::RunAccess::Write, false, &project, &error, nullptr);
+      QVERIFY2(folder, error.message.c_str());
+      std::string problem;
+      QVERIFY(!folder->appendMetrics("{\"iteration\": 2}", &problem));
+      QCOMPARE(QString::fromStdString(problem), QStringLiteral("%1 has reached the 256.0 MiB a run's metrics or change log may hold; move it out of "
+                                                              "the run folder (the run does not need it to go on) and resume the run: a new log is "
+                                                              "begun").arg(metrics));
+    }
+    QCOMPARE(QFileInfo(metrics).size(), limit - 10);
+    QVERIFY(QFile::resize(metrics, limit + 1));
+    const Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: %1 is 268435457 bytes, more than the 268435456 bytes (256.0 MiB) a run's metrics or change log may hold; "
+                                   "move it out of the run folder (the run does not need it to go on), or keep only its last lines (tail -n 100000 "
+                                   "%1 > %1.new && mv %1.new %1), and try again\n").arg(metrics));
+    QCOMPARE(QFileInfo(metrics).size(), limit + 1);
   }
 
   // Found by the second held-out probe: Ctrl-C and SIGTERM went unanswered through an evaluation

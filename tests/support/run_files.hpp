@@ -7,10 +7,14 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMap>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <cstring>
+#include <optional>
+
+#include <unistd.h>
 
 #include "core/engine/run_folder.hpp"
 
@@ -62,6 +66,17 @@ inline QByteArray withIteration(const QByteArray& good, qint64 iteration) {
   QByteArray payload = good.left(good.size() - 16);
   std::memcpy(payload.data() + 8, &iteration, sizeof iteration);
   return withChecksum(payload);
+}
+
+// `cuda-agent args` as a user whom file permissions bind. Root is not bound by them: as root it
+// runs through setpriv without the capabilities that override them (CAP_DAC_OVERRIDE and
+// CAP_DAC_READ_SEARCH), so that a chmod 000 folder is as unreadable to it as to anyone else.
+// Empty when that cannot be arranged here (root without setpriv): the caller skips.
+inline std::optional<Result> cliBoundByPermissions(const QStringList& args) {
+  if (::geteuid() != 0) return cli(args);
+  const QString setpriv = QStandardPaths::findExecutable(QStringLiteral("setpriv"));
+  if (setpriv.isEmpty()) return std::nullopt;
+  return cli(QStringList{QStringLiteral("--bounding-set=-dac_override,-dac_read_search"), kCli} + args, setpriv);
 }
 
 // The base of the run-folder suites: a temporary folder for their runs, and a quick run in it.
