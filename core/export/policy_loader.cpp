@@ -4,6 +4,7 @@
 #include "core/env/environments.hpp"
 #include "core/exec/initialise.hpp"
 #include "core/support/atomic_file.hpp"
+#include "core/train/memory_estimate.hpp"
 
 namespace cas::exports {
 namespace {
@@ -27,6 +28,20 @@ std::optional<ExportablePolicy> describe(const project::Project& project, std::i
   return p;
 }
 
+// An export holds the weights, the model made from them (ONNX's raw floats; C's and CUDA's as
+// text, about 13 characters a float) and, while writing, the file's bytes once more.
+constexpr std::uint64_t kExportBytesPerParameter = 4 + 13 + 13;
+
+// Why a network of `parameters` weights cannot be exported in the memory this process may use
+// (a legal PDL program can declare 2e9 of them); nullopt when it can.
+std::optional<std::string> tooLargeToExport(std::int64_t parameters) {
+  const std::uint64_t need = std::uint64_t(parameters) * kExportBytesPerParameter, available = train::availableMemory();
+  if (need <= available) return std::nullopt;
+  return "the network has " + std::to_string(parameters) + " parameters (" + formatBytes(std::uint64_t(parameters) * 4) +
+         " as floats); exporting it needs about " + formatBytes(need) + " of memory, more than the " + formatBytes(available) +
+         " available: export a smaller network";
+}
+
 // The parameters of the policy's graph (at batch 1), each filled by `values`.
 template <typename Values>
 bool fillWeights(ExportablePolicy& p, Values values, std::string* error) {
@@ -34,6 +49,10 @@ bool fillWeights(ExportablePolicy& p, Values values, std::string* error) {
   if (!compiled.policy) {
     *error = "the policy does not compile";
     if (!compiled.diagnostics.empty()) *error += ": " + formatHeadline(compiled.diagnostics.items()[0]);
+    return false;
+  }
+  if (auto tooLarge = tooLargeToExport(compiled.policy->parameterCount)) {
+    *error = *tooLarge;
     return false;
   }
   for (const ir::Node& n : compiled.policy->graph.nodes)

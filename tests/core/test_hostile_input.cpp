@@ -538,6 +538,21 @@ class TestHostileInput : public HostileSuite {
     QCOMPARE(r.status, 1);
     QVERIFY2(r.err.contains(QStringLiteral("out of memory for buffers of up to 2.0 GiB on each of 2 ranks; give a smaller --max-bytes or fewer ranks")),
              qPrintable(r.err));
+    // The third probe: an export of 270 million parameters ran 30 s into "out of memory; ask for
+    // less (fewer threads, environments or games ...)"; it is refused at once, by its size.
+    const QString huge = dir_.filePath(QStringLiteral("huge.pdl"));
+    write(huge, "def policy(obs):\n    h = dense(dense(flatten(obs), units=16384), units=16384)\n"
+                "    return dense(h, units=action_dim), dense(h, units=1)\n");
+    r = limitedCli(limits, {QStringLiteral("export"), huge, QStringLiteral("--obs-shape"), QStringLiteral("2,8,8"), QStringLiteral("--action-dim"),
+                            QStringLiteral("2"), QStringLiteral("--out"), dir_.filePath(QStringLiteral("huge.onnx"))});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(QRegularExpression(QStringLiteral("^error: .*huge\\.pdl: the network has 270614531 parameters \\(1\\.0 GiB as floats\\); exporting "
+                                               "it needs about 7\\.6 GiB of memory, more than the [0-9.]+ [KMG]iB available: export a smaller network\n$"))
+                 .match(r.err)
+                 .hasMatch(),
+             qPrintable(r.err));
+    QVERIFY2(r.ms < 10000, qPrintable(QString::number(r.ms)));
+    QVERIFY(!QFile::exists(dir_.filePath(QStringLiteral("huge.onnx"))));
   }
 
   // Issue 44: check refuses what train refuses, and says ok only after its last check.
