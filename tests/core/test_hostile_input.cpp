@@ -411,7 +411,7 @@ class TestHostileInput : public HostileSuite {
       QCOMPARE(p.exitCode(), 0);
       if (args.first() == QLatin1String("devices"))
         QVERIFY2(QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError())
-                     .contains(QStringLiteral("%1 is a named pipe (FIFO), not a regular file; the CUDA backend plugin must be a regular file").arg(fifo)),
+                     .contains(QStringLiteral("'%1' is a named pipe (FIFO), not a regular file; the CUDA backend plugin must be a regular file").arg(fifo)),
                  qPrintable(args.join(QLatin1Char(' '))));
     }
   }
