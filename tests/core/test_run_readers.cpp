@@ -269,6 +269,21 @@ class TestRunReaders : public cas::test::RunFolderSuite {
     }
   }
 
+  // Hardening, fourth probe: a logged change to a value that must be one of a list was quoted
+  // whole in the resume's warning (100 KB); it is quoted cut.
+  void refusedLoggedChoicesAreQuotedCut() {
+    const QString run = trained(QStringLiteral("huge-change"), 1);
+    append(run + QStringLiteral("/changes.jsonl"),
+           "{\"iteration\": 1, \"parameter\": \"search.root_policy\", \"from\": \"puct\", \"to\": \"" + QByteArray(100000, 'a') + "\"}\n");
+    const Result r = cli(QStringList{QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.startsWith(QStringLiteral("%1/changes.jsonl:1: warning: the change of search.root_policy at iteration 1 is not applied again: "
+                                             "search.root_policy = '%2... (100000 bytes)' is not allowed: expected one of: ")
+                                  .arg(run, QString(64, QLatin1Char('a')))) &&
+                 r.err.size() < 4000,
+             qPrintable(r.err.left(2000)));
+  }
+
   // Hardening 3, item 15: empty paths were not named as such: `--opponent run:` said "error:  is
   // not a run folder", and a run's config.toml with project = "" read the current folder's
   // project.toml with --use-project ("no project.toml here").
