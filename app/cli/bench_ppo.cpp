@@ -58,22 +58,28 @@ int runBenchPpo(const PpoBenchOptions& o) {
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const double steps = double(o.iterations) * double(ppo.envs) * double(ppo.rolloutSteps), rate = steps / seconds;
-  const double meanReturn = episodes ? returnSum / double(episodes) : 0;
+  // No mean of no episodes: "0 episodes ended, mean return 0" read as a measured return of 0.
+  char meanReturn[32] = "null";
+  if (episodes) std::snprintf(meanReturn, sizeof meanReturn, "%.6g", returnSum / double(episodes));
   if (o.json) {
     std::printf("{\"project\": %s, \"policy\": %s, \"env\": %s, \"device\": \"%s\", \"envs\": %lld, \"rollout_steps\": %lld, \"iterations\": %d, "
                 "\"rollout_on_device\": %s, \"seconds\": %.6g, \"env_steps_per_second\": %.6g, \"rollout_seconds\": %.6g, \"update_seconds\": %.6g, \"episodes\": %lld, "
-                "\"mean_return\": %.6g}\n",
+                "\"mean_return\": %s}\n",
                 jsonString(loaded.project->name).c_str(), jsonString(loaded.project->policyFile.filename().string()).c_str(),
                 jsonString(loaded.project->environment).c_str(), backend->id().c_str(), static_cast<long long>(ppo.envs),
                 static_cast<long long>(ppo.rolloutSteps), o.iterations, trainer->rolloutOnDevice() ? "true" : "false", seconds, rate, rolloutSeconds, seconds - rolloutSeconds,
-                static_cast<long long>(episodes), meanReturn);
+                static_cast<long long>(episodes), meanReturn);  // null when no episode ended
     return 0;
   }
   std::printf("%s (%s) on %s: %d iterations of %lld environments x %lld steps in %.3g s: %.3g M environment steps/s\n", loaded.project->name.c_str(),
               loaded.project->environment.c_str(), backend->statusText().c_str(), o.iterations, static_cast<long long>(ppo.envs),
               static_cast<long long>(ppo.rolloutSteps), seconds, rate / 1e6);
-  std::printf("  rollouts %.3g s, updates %.3g s; %lld episodes ended, mean return %.3g\n", rolloutSeconds, seconds - rolloutSeconds,
-              static_cast<long long>(episodes), meanReturn);
+  if (episodes)
+    std::printf("  rollouts %.3g s, updates %.3g s; %lld episodes ended, mean return %.3g\n", rolloutSeconds, seconds - rolloutSeconds,
+                static_cast<long long>(episodes), returnSum / double(episodes));
+  else
+    std::printf("  rollouts %.3g s, updates %.3g s; no episode ended (no mean return: raise --iterations or ppo.rollout_steps)\n", rolloutSeconds,
+                seconds - rolloutSeconds);
   return 0;
 }
 

@@ -260,7 +260,24 @@ void printProject(const std::string& path, const project::Project& p) {
       std::cout << "  " << spec.name << " = " << printable(params::formatValue(p.parameters.get(spec.name))) << "\n";
 }
 
+// The options of a standalone .pdl file given with a project: named as ignored for it (they were
+// ignored silently). Not refused: one `check` may take .pdl files and projects together.
+void warnStandaloneOptions(const std::string& path, const CheckOptions& options) {
+  std::string given;
+  auto add = [&](bool on, const char* option) {
+    if (on) given += (given.empty() ? "" : ", ") + std::string(option);
+  };
+  add(!options.observationShape.empty(), "--obs-shape");
+  add(options.actionCount > 0, "--action-dim");
+  add(options.entry != CheckOptions{}.entry, "--entry");
+  add(!options.algorithm.empty(), "--algorithm");
+  if (!given.empty())
+    std::cerr << printable(path) << ": warning: " << given << " go with a .pdl file and are ignored for a project (its environment gives the "
+              << "observation shape and actions, its project.toml the policy and algorithm)\n";
+}
+
 int checkProject(const std::string& path, const CheckOptions& options) {
+  warnStandaloneOptions(path, options);
   project::LoadOptions loadOptions;
   loadOptions.allowOutsidePaths = options.allowOutsideProject;
   project::LoadResult result = project::loadProject(path, loadOptions);

@@ -226,10 +226,10 @@ Subcommand addBenchUpdate(CLI::App& parent) {
   benchUpdate->add_option("--net", bench.net, "cartpole_mlp64, connect4_mlp256, atari_nature_cnn, reward_model_6l or connect4_transformer")
       ->required()
       ->check(CLI::IsMember(nets));
-  benchUpdate->add_option("--batch", bench.batch, "Batch size")->check(CLI::Range(1, 65536))->capture_default_str();
+  benchUpdate->add_option("--batch", bench.batch, "Batch size")->check(integerIn(1, 65536))->capture_default_str();
   benchUpdate->add_option("--device", bench.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
   benchUpdate->add_option("--precision", bench.precision, "fp32 or bf16")->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
-  benchUpdate->add_option("--seconds", bench.seconds, "Timing budget per measurement")->check(CLI::Range(0.01, 600.0))->capture_default_str();
+  benchUpdate->add_option("--seconds", bench.seconds, "Timing budget per measurement")->check(numberIn(0.01, 600.0))->capture_default_str();
   benchUpdate->add_flag("--json", bench.json, "Print one JSON object");
   return {benchUpdate, [state] {
     return cas::cli::runBenchUpdate(state->bench);
@@ -248,16 +248,16 @@ Subcommand addBenchSearch(CLI::App& parent) {
   const std::vector<std::string> boardGames = gamesWhere([](const cas::env::EnvironmentInfo& e) { return e.board.has_value(); });
   benchSearch->add_option("--env", searchBench.env, "A board game: " + CLI::detail::join(boardGames, ", "))->check(CLI::IsMember(boardGames))->capture_default_str();
   benchSearch->add_option("--net", searchBench.net, "connect4_mlp256, or none (uniform priors, value 0)")->check(CLI::IsMember({"connect4_mlp256", "none"}))->capture_default_str();
-  benchSearch->add_option("--games", searchBench.games, "Games searched at once")->check(CLI::Range(1, 65536))->capture_default_str();
-  benchSearch->add_option("--sims", searchBench.simulations, "Simulations per game per call")->check(CLI::Range(1, 100000))->capture_default_str();
+  benchSearch->add_option("--games", searchBench.games, "Games searched at once")->check(integerIn(1, 65536))->capture_default_str();
+  benchSearch->add_option("--sims", searchBench.simulations, "Simulations per game per call")->check(integerIn(1, 100000))->capture_default_str();
   benchSearch->add_option("--policy", searchBench.policy, "puct (Dirichlet noise) or gumbel")->check(CLI::IsMember({"puct", "gumbel"}))->capture_default_str();
-  benchSearch->add_option("--leaves", searchBench.leaves, "Leaves per game per step (virtual loss)")->check(CLI::Range(1, 64))->capture_default_str();
-  benchSearch->add_option("--node-budget", searchBench.nodeBudget, "Tree nodes per game")->check(CLI::Range(64, 1 << 24))->capture_default_str();
+  benchSearch->add_option("--leaves", searchBench.leaves, "Leaves per game per step (virtual loss)")->check(integerIn(1, 64))->capture_default_str();
+  benchSearch->add_option("--node-budget", searchBench.nodeBudget, "Tree nodes per game")->check(integerIn(64, 1 << 24))->capture_default_str();
   benchSearch->add_option("--selection", searchBench.selection, "Device selection kernel: masked or branchy")->check(CLI::IsMember({"masked", "branchy"}))->capture_default_str();
   benchSearch->add_flag("--instrument", searchBench.instrument, "Time the instrumented kernels (SIMT counters, SM timeline)");
   benchSearch->add_flag("--kernels", searchBench.kernels, "Then profile one search kernel by kernel (SIMT efficiency, SM timeline)");
   benchSearch->add_option("--device", searchBench.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
-  benchSearch->add_option("--seconds", searchBench.seconds, "Timing budget")->check(CLI::Range(0.01, 600.0))->capture_default_str();
+  benchSearch->add_option("--seconds", searchBench.seconds, "Timing budget")->check(numberIn(0.01, 600.0))->capture_default_str();
   benchSearch->add_flag("--json", searchBench.json, "Print one JSON object");
   return {benchSearch, [state] {
     return cas::cli::runBenchSearch(state->searchBench);
@@ -389,9 +389,9 @@ Subcommand addKernels(CLI::App& parent) {
   kernelsCmd->add_option("target", kernels.target, "Project folder, or cartpole_mlp64, connect4_mlp256, atari_nature_cnn, reward_model_6l, connect4_transformer")->required();
   kernelsCmd->add_option("--graph", kernels.graph, "forward, update, or search (the device search's kernels over the network, --batch games)")
       ->check(CLI::IsMember({"forward", "update", "search"}))->capture_default_str();
-  kernelsCmd->add_option("--batch", kernels.batch, "Batch size")->check(CLI::Range(1, 65536))->capture_default_str();
+  kernelsCmd->add_option("--batch", kernels.batch, "Batch size")->check(integerIn(1, 65536))->capture_default_str();
   kernelsCmd->add_option("--precision", kernels.precision, "fp32 or bf16 (benchmark networks)")->check(CLI::IsMember({"fp32", "bf16"}))->capture_default_str();
-  kernelsCmd->add_option("--runs", kernels.runs, "Timed runs")->check(CLI::Range(1, 100000))->capture_default_str();
+  kernelsCmd->add_option("--runs", kernels.runs, "Timed runs")->check(integerIn(1, 100000))->capture_default_str();
   kernelsCmd->add_flag("!--no-source", kernels.source, "Leave out the generated CUDA source");
   return {kernelsCmd, [state] {
     return cas::cli::runKernels(state->kernels);

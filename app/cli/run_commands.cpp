@@ -25,8 +25,10 @@
 #include "app/cli/report_text.hpp"
 #include "core/engine/engine.hpp"
 #include "core/engine/trained_run.hpp"
+#include "core/params/run_params.hpp"
 #include "core/support/atomic_file.hpp"
 #include "core/support/printable.hpp"
+#include "core/train/baselines.hpp"
 #include "core/train/mistakes.hpp"
 #include "core/train/ppo.hpp"
 #include "core/train/process_group.hpp"
@@ -219,6 +221,22 @@ std::string newRunFolder(const TrainOptions& o, const project::Project& project,
   return base;  // RunFolder::create says what is wrong with it
 }
 
+// The backend a run of `project` trains on: --device when it names one (cpu or cuda), else the
+// project's runtime.device (project.toml or --set), which was ignored: runtime.device = "cuda"
+// trained on the CPU without a word where CUDA was unavailable. Null with the reason printed.
+std::shared_ptr<exec::Backend> trainingBackend(const std::string& device, const project::Project& project) {
+  const std::string configured = params::readRuntimeParams(project.parameters).device;
+  const bool fromProject = device == "auto" && configured != "auto";
+  std::string error;
+  auto backend = exec::BackendRegistry::instance().select(fromProject ? configured : device, &error);
+  if (!backend && fromProject)
+    std::cerr << "error: runtime.device = " << quoteValue(configured) << " (in " << printable(project.projectFile.string()) << " or --set): " << printable(error)
+              << "; set runtime.device = \"auto\" to train on the CPU where CUDA is unavailable, or give --device cpu (nothing was changed)\n";
+  else if (!backend)
+    std::cerr << "error: " << printable(error) << "\n";
+  return backend;
+}
+
 // A new run of the project o.project: its folder made and a trainer built for it. The status to
 // exit with when that fails (the reason printed; the folder removed again), else 0.
 int startNewRun(const TrainOptions& o, const train::ParallelOptions& parallel, std::unique_ptr<train::Trainer>* trainer,
@@ -233,6 +251,8 @@ int startNewRun(const TrainOptions& o, const train::ParallelOptions& parallel, s
       std::cerr << "error: --set " << quoteValue(assignment) << ": " << printable(*problem) << "\n";
       return 2;
     }
+  auto backend = trainingBackend(o.device, *loaded.project);  // before the run's folder is made: a refusal leaves nothing
+  if (!backend) return 1;
   ClaimedFolders claimed;
   const std::string out = newRunFolder(o, *loaded.project, &claimed);
   if (out.empty()) return 1;
@@ -243,13 +263,6 @@ int startNewRun(const TrainOptions& o, const train::ParallelOptions& parallel, s
   for (const Diagnostic& d : notices) report(d);
   if (!*run) {
     report(refused);
-    return 1;
-  }
-  std::string error;
-  auto backend = exec::BackendRegistry::instance().select(o.device, &error);
-  if (!backend) {
-    std::cerr << "error: " << printable(error) << "\n";
-    (*run)->removeUnstarted();
     return 1;
   }
   try {
@@ -264,6 +277,11 @@ int startNewRun(const TrainOptions& o, const train::ParallelOptions& parallel, s
     std::cerr << "error: " << printable(message) << "\n";
     (*run)->removeUnstarted();
     return 1;
+  }
+  if (gInterrupted) {  // before the first iteration began: a folder with no checkpoint is no run to resume, so none is left
+    (*run)->removeUnstarted();
+    std::cerr << "interrupted before the run began: " << printable(out) << " was removed again (nothing was trained)\n";
+    return 130;
   }
   printSearchNote(**trainer, *backend);
   claimed.keep = true;
@@ -296,12 +314,8 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
     if (!member->mpi) watchForAbandonment();  // mpirun ends its ranks itself
     const std::optional<project::Project> project = loadRunProject(o);
     if (!project) return 2;
-    std::string error;
-    auto backend = exec::BackendRegistry::instance().select(o.device, &error);  // the one the trainer gets below
-    if (!backend) {
-      std::cerr << "error: " << printable(error) << "\n";
-      return 1;
-    }
+    auto backend = trainingBackend(o.device, *project);  // the one the trainer gets below
+    if (!backend) return 1;
     communicator = joinGroup(*backend, *member, params::readDistParams(project->parameters).timeoutSeconds);
     if (!communicator) return 1;
     if (!member->mpi) watcher.emplace(*communicator);
@@ -324,6 +338,8 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
       return 2;
     }
   }
+  std::signal(SIGINT, onSignal);  // from before the run's folder is made: a Ctrl-C then is answered too (startNewRun)
+  std::signal(SIGTERM, onSignal);
   std::unique_ptr<train::Trainer> trainer;
   std::optional<engine::RunFolder> run;
   if (!o.resume.empty() || !o.restart.empty()) {
@@ -358,8 +374,6 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
               << " (rank 0 writes the checkpoints and metrics)\n";
   train::Trainer* trained = trainer.get();  // the engine's from here on
 
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
   std::atomic<bool> finished{false}, failed{false};
   const auto start = std::chrono::steady_clock::now();
   const std::int64_t firstIteration = trainer->iteration();
@@ -527,6 +541,10 @@ int runEval(const EvalOptions& o) {
     } else {
       r = trainer->evaluate(o.opponent, o.games, o.seed);
     }
+  } catch (const train::UnsolvedMove& e) {  // the board on its lines: printable() alone wrote it as one line of "\n"
+    std::cerr << "error: " << printable(e.sentence) << " The position:\n" << printable(e.board, Keep::TabsAndNewlines);
+    if (!e.board.ends_with('\n')) std::cerr << "\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "error: " << printable(e.what()) << "\n";
     return 2;
@@ -561,8 +579,9 @@ constexpr int kMaxReportedPositionErrors = 20;
 // Calls `each` with every position of a positions file, one at a time (a file of millions of
 // lines is never held as positions): its lines without a byte order mark before the first, each
 // without the CR of a CRLF; blank lines (empty, or only spaces and tabs) and lines starting with
-// # skipped.
-void forEachPosition(const std::string& file, std::string_view text, const std::function<void(const GivenPosition&)>& each) {
+// # skipped. Returns how many positions it gave.
+int forEachPosition(const std::string& file, std::string_view text, const std::function<void(const GivenPosition&)>& each) {
+  int given = 0;
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   for (int line = 1; !text.empty(); ++line) {
     const size_t end = std::min(text.find('\n'), text.size());
@@ -576,7 +595,9 @@ void forEachPosition(const std::string& file, std::string_view text, const std::
       p.problem = "a line of " + std::to_string(l.size()) + " bytes is not a position; a position is at most " + std::to_string(kMaxPositionLine) + " bytes";
     }
     each(p);
+    ++given;
   }
+  return given;
 }
 
 }  // namespace
@@ -612,7 +633,10 @@ int runAnalyze(const AnalyzeOptions& o) {
     }
   };
   for (const std::string& moves : o.positions) analyse({moves, {}, {}});
-  if (text) forEachPosition(o.positionsFile, *text, analyse);
+  if (text && forEachPosition(o.positionsFile, *text, analyse) == 0) {  // else nothing at all was printed, and the exit status was 0
+    std::cerr << "error: " << printable(o.positionsFile) << " holds no positions; write one a line (blank lines and lines starting with # are skipped)\n";
+    return 1;
+  }
   if (errors > kMaxReportedPositionErrors)
     std::cerr << "error: ... and " << errors - kMaxReportedPositionErrors << " more positions that are not valid (the first "
               << kMaxReportedPositionErrors << " are shown)\n";

@@ -50,6 +50,9 @@ std::unique_ptr<MpiWorld> loadMpiWorld(std::string* reason) {
   std::filesystem::path path;
   if (const char* env = std::getenv("CAS_MPI_PLUGIN"); env && *env) path = env;
   else path = executableDir() / kPluginFile;
+  // dlopen searches the library path for a name without a '/': the file checked below (in the
+  // current folder) would not be the one loaded. "./" makes it the same file.
+  if (path.string().find('/') == std::string::npos) path = "./" + path.string();
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
 #ifdef CAS_MPI_PLUGIN_BUILT

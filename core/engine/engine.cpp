@@ -147,7 +147,12 @@ void Engine::applyPending() {
   }
 }
 
-bool Engine::checkpoint(std::string* error) { return run_.writeCheckpoint(trainer_->iteration(), trainer_->checkpoint(), error); }
+bool Engine::checkpoint(std::string* error) {
+  if (trainer_->iteration() == checkpointed_) return true;
+  if (!run_.writeCheckpoint(trainer_->iteration(), trainer_->checkpoint(), error)) return false;
+  checkpointed_ = trainer_->iteration();
+  return true;
+}
 
 // "time": seconds since 1970 need 10 digits before the point, not the 6 significant digits of
 // the other figures.

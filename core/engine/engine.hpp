@@ -75,6 +75,9 @@ class Engine {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool paused_ = false, stopping_ = false, done_ = false;
+  // The iteration whose checkpoint this engine last wrote (-1: none): the final checkpoint is not
+  // written again when the last iteration was just checkpointed (a second write could only fail).
+  std::int64_t checkpointed_ = -1;
   std::deque<std::pair<std::string, params::ParamValue>> pending_;
   // step() and requestSnapshot() calls in the order they came; game kStep for a step.
   static constexpr int kStep = -1;

@@ -133,6 +133,37 @@ project::LoadResult loadRunProject(const std::filesystem::path& dir, const std::
   return loaded;
 }
 
+// Warnings for the keys of a run's config.toml that no parameter has (a typo such as
+// `simulatons = 64`, a stray section): the run would train with the default instead, silently.
+// The first few are named with their place; the rest are counted.
+void warnUnknownConfigKeys(const toml::table& root, const std::string& file, std::string_view text, std::vector<Diagnostic>* notices) {
+  if (!notices) return;
+  constexpr int kNamed = 10;
+  int unknown = 0;
+  SourceLocation firstUncounted;
+  auto warn = [&](const toml::source_region& where, std::string message) {
+    if (++unknown <= kNamed) notices->push_back(sentence(Severity::Warning, std::move(message), tomlLocation(file, text, where.begin)));
+    else if (unknown == kNamed + 1) firstUncounted = tomlLocation(file, text, where.begin);
+  };
+  const auto& registry = params::ParameterRegistry::standard();
+  for (auto&& [key, node] : root) {
+    const std::string section(key.str());
+    if (section == "project") continue;
+    const auto known = registry.inSection(section);
+    if (known.empty() || !node.is_table()) {
+      warn(key.source(), "unknown key " + quoteValue(section) + " is ignored; a run's config.toml holds project and the sections [search], [train], [ppo], [runtime]");
+      continue;
+    }
+    for (auto&& [name, value] : *node.as_table())
+      if (!registry.find(section + "." + std::string(name.str()))) {
+        std::string keys;
+        for (const params::ParameterSpec* spec : known) keys += (keys.empty() ? "" : ", ") + spec->key();
+        warn(name.source(), "unknown key " + quoteValue(name.str()) + " in [" + section + "] is ignored (the run uses the default); known keys: " + keys);
+      }
+  }
+  if (unknown > kNamed) notices->push_back(sentence(Severity::Warning, std::to_string(unknown - kNamed) + " more unknown keys are ignored", firstUncounted));
+}
+
 }  // namespace
 
 std::optional<std::int64_t> checkpointIteration(std::string_view fileName) {
@@ -292,6 +323,8 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
   const std::filesystem::path config = dir / "config.toml";
   std::error_code ec;
   if (!std::filesystem::exists(config, ec)) {
+    if (std::filesystem::symlink_status(dir, ec).type() == std::filesystem::file_type::not_found)  // not "is not a run folder" alone
+      return fail(sentence(Severity::Error, dir.string() + " does not exist; give a run folder (made by cuda-agent train)"));
     if (std::filesystem::exists(std::filesystem::symlink_status(dir / "lock", ec)) || std::filesystem::is_directory(dir / "checkpoints", ec))
       return fail(sentence(Severity::Error, dir.string() + " holds the start of a run whose making was interrupted (it has no config.toml yet): " +
                                                 "nothing to resume or restart; `cuda-agent train PROJECT --out " + dir.string() + "` makes the run in it again"));
@@ -322,6 +355,7 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
     return fail(sentence(Severity::Error, "'project': expected a path, got ''; a run's config.toml names the project folder it trains",
                          tomlLocation(config.string(), *text, root["project"].node()->source().begin)));
 
+  warnUnknownConfigKeys(root, config.string(), *text, notices);
   project::LoadResult loaded = loadRunProject(dir, *projectPath, useProjectFiles, notices);
   if (!loaded.project) {
     Diagnostic first = loaded.diagnostics.empty() ? sentence(Severity::Error, "the project " + *projectPath + " cannot be loaded")

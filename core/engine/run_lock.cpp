@@ -30,7 +30,15 @@ std::string notALockFile(const std::filesystem::path& dir, std::optional<unsigne
   const std::string path = (dir / "lock").string();
   struct stat st {};
   if (!mode && ::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) mode = st.st_mode;  // a link (ELOOP) or a folder (EISDIR)
-  if (!mode) return "cannot lock " + dir.string() + ": cannot open " + path + ": " + std::strerror(openError);
+  if (!mode) {
+    std::string message = "cannot lock " + dir.string() + ": cannot open " + path + ": " + std::strerror(openError);
+    // Another user's run, or a copy without write access: say what to do, and that nothing changed.
+    if (openError == EACCES || openError == EPERM)
+      message += "; give yourself write access to the run (chmod u+rw " + path + ", and u+rwx on " + dir.string() + "), or train a copy of it (nothing was changed)";
+    else if (openError == EROFS)
+      message += "; the run lies on a read-only file system: train a copy of it elsewhere (nothing was changed)";
+    return message;
+  }
   return "cannot lock " + dir.string() + ": " + path + " is " + fileTypeName(*mode) +
          ", not the regular file a run makes as its lock; remove it (it is no run's lock) and try again";
 }

@@ -9,6 +9,7 @@
 #include "core/exec/backend.hpp"
 #include "core/support/atomic_file.hpp"
 #include "core/support/executable_dir.hpp"
+#include "core/support/printable.hpp"
 
 namespace cas::exec {
 namespace {
@@ -25,12 +26,37 @@ std::string explainDlopenError(const std::string& err) {
   return "the CUDA backend plugin could not be loaded: " + err;
 }
 
+// `reason` safe to print: the plugin's path (CAS_CUDA_PLUGIN's value, anything at all) quoted and
+// cut wherever it appears (in dlopen's words too), the rest with its control characters escaped.
+std::string shownReason(const std::string& reason, const std::string& path) {
+  std::string out;
+  size_t from = 0;
+  for (size_t at = path.empty() ? std::string::npos : reason.find(path); at != std::string::npos; at = reason.find(path, from)) {
+    out += printable(std::string_view(reason).substr(from, at - from)) + quoteValue(path);
+    from = at + path.size();
+  }
+  return out + printable(std::string_view(reason).substr(from));
+}
+
+std::shared_ptr<Backend> loadFrom(const std::filesystem::path& path, std::string* reason);
+
 }  // namespace
 
 std::shared_ptr<Backend> loadCudaPlugin(std::string* reason) {
   std::filesystem::path path;
   if (const char* env = std::getenv("CAS_CUDA_PLUGIN"); env && *env) path = env;
   else path = executableDir() / kPluginFile;
+  // dlopen searches the library path for a name without a '/': the file checked below (in the
+  // current folder) would not be the one loaded. "./" makes it the same file.
+  if (path.string().find('/') == std::string::npos) path = "./" + path.string();
+  std::shared_ptr<Backend> backend = loadFrom(path, reason);
+  if (!backend) *reason = shownReason(*reason, path.string());
+  return backend;
+}
+
+namespace {
+
+std::shared_ptr<Backend> loadFrom(const std::filesystem::path& path, std::string* reason) {
 
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
@@ -82,5 +108,7 @@ std::shared_ptr<Backend> loadCudaPlugin(std::string* reason) {
   // The plugin stays loaded for the life of the process: its code backs the returned object.
   return std::shared_ptr<Backend>(backend);
 }
+
+}  // namespace
 
 }  // namespace cas::exec

@@ -9,6 +9,7 @@
 #include "core/export/c_export.hpp"
 #include "core/export/c_text.hpp"
 #include "core/export/policy_loader.hpp"
+#include "core/project/project.hpp"
 #include "core/support/atomic_file.hpp"
 #include "core/cuda_render/standalone_export.hpp"
 
@@ -33,7 +34,10 @@ struct MadeFolders {
 // FIFO), named with what it is, or the system's reason.
 std::string cannotMakeFolder(const fs::path& folder, const std::error_code& cause) {
   if (auto notFolder = notAFolder(folder)) return *notFolder + "; the export is written into a folder there: move it away, or export to another path";
-  return "cannot create " + folder.string() + ": " + cause.message();
+  std::string message = "cannot create " + folder.string() + ": " + cause.message();
+  if (cause == std::errc::permission_denied || cause == std::errc::operation_not_permitted || cause == std::errc::read_only_file_system)
+    message += "; give yourself write access to " + folder.parent_path().string() + ", or export elsewhere with --out (nothing was changed)";
+  return message;
 }
 
 // Writes the files of one export, which all lie in one folder, made when missing: all of them or
@@ -107,6 +111,48 @@ std::optional<std::string> runFilesRefusal(const fs::path& source, const fs::pat
   return std::nullopt;
 }
 
+// Whether `a` and `b` are one file (by identity: a link or another spelling of the path counts).
+bool sameFile(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  return fs::equivalent(a, b, ec) && !ec;
+}
+
+// Why `out` may not be written, when `source` is a project or a standalone .pdl: it is one of
+// the files the export reads (project.toml and the project's policy file; the .pdl itself), which
+// the export would replace with its output (a C or CUDA export's header beside `out` too).
+// Compared by identity, so that a link or another spelling of the path is caught. nullopt otherwise.
+std::optional<std::string> sourceFilesRefusal(const fs::path& source, const fs::path& out, ExportFormat format) {
+  fs::path header = out;
+  header.replace_extension(".h");
+  const std::vector<fs::path> outs = format == ExportFormat::Onnx ? std::vector<fs::path>{out} : std::vector<fs::path>{out, header};
+  const PolicySource kind = policySourceOf(source);
+  std::vector<fs::path> own;
+  if (kind == PolicySource::PdlFile) own.push_back(source);
+  if (kind == PolicySource::Project) {
+    own.push_back(source / "project.toml");
+    project::LoadResult loaded = project::loadProject(source);  // errors are reported by the export's own load
+    if (loaded.project) own.push_back(loaded.project->policyFile);
+  }
+  for (const fs::path& written : outs)
+    for (const fs::path& file : own)
+      if (sameFile(written, file))
+        return written.string() + " is " + (kind == PolicySource::PdlFile ? "the policy file being exported" : "one of the project's own files (" + file.filename().string() + ")") +
+               "; the export would replace it: export to another path (nothing was changed)";
+  return std::nullopt;
+}
+
+// Why `out`'s name does not fit the format: a C export is a .c file, a CUDA export a .cu file,
+// and an ONNX model is not written under a source file's name (x.c took the model silently).
+std::optional<std::string> extensionRefusal(ExportFormat format, const fs::path& out) {
+  const fs::path ending = out.extension();
+  if (format == ExportFormat::C && ending != ".c") return out.string() + ": the C export is a .c file (its header is written beside it, as .h)";
+  if (format == ExportFormat::Cuda && ending != ".cu") return out.string() + ": the CUDA export is a .cu file (its header is written beside it, as .h)";
+  if (format == ExportFormat::Onnx && (ending == ".c" || ending == ".cu" || ending == ".h"))
+    return out.string() + ": the ONNX export (the default format) is a model, not source code; give --format c or --format cuda for source, or name the "
+           "model .onnx";
+  return std::nullopt;
+}
+
 // A C or CUDA export: the header and the source (paired by pairFiles), into `result`'s files;
 // false with `result.error` when either cannot be written (then the previous pair, if any, is
 // left as it was).
@@ -144,12 +190,12 @@ ExportResult runExport(const ExportRequest& request) {
     result.error = refusal(*linked);
     return result;
   }
-  if (request.format == ExportFormat::C && out.extension() != ".c") {
-    result.error = refusal(out.string() + ": the C export is a .c file (its header is written beside it, as .h)");
+  if (auto own = sourceFilesRefusal(request.source, out, request.format)) {
+    result.error = refusal(*own);
     return result;
   }
-  if (request.format == ExportFormat::Cuda && out.extension() != ".cu") {
-    result.error = refusal(out.string() + ": the CUDA export is a .cu file (its header is written beside it, as .h)");
+  if (auto misnamed = extensionRefusal(request.format, out)) {
+    result.error = refusal(*misnamed);
     return result;
   }
   const bool standalone = policySourceOf(request.source) == PolicySource::PdlFile;

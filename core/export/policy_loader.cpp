@@ -146,6 +146,10 @@ LoadedPolicy loadPolicyFile(const std::filesystem::path& pdl, const StandaloneSh
   for (int a = 0; a < shape.actionCount; ++a) p.metadata.actionNames.push_back("action " + std::to_string(a));
   out.policy = std::move(p);
   if (!fillWeights(*out.policy, [&](const ir::Node& n) { return exec::initialValues(n, shape.seed); }, &problem)) {
+    // `check FILE` (no --algorithm) accepts one output: say why export wants two, and how to see it in check.
+    if (problem.find("must return (logits, value)") != std::string::npos)
+      problem += "; export takes a standalone .pdl file as an actor-critic policy, as AlphaZero and PPO train them (`check " + pdl.string() +
+                 " --algorithm alphazero` checks it so): return a value head too, such as tanh(dense(h, units=1))";
     out.error = failure(pdl.string() + ": " + problem);
     out.policy.reset();
     return out;

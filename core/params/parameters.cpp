@@ -185,7 +185,7 @@ std::optional<std::string> checkValue(const ParameterSpec& spec, const ParamValu
       if (!s) return wrongType();
       for (const std::string& c : spec.choices)
         if (c == *s) return std::nullopt;
-      return spec.name + " = \"" + *s + "\" is not allowed: expected " + describeRange(spec);
+      return spec.name + " = " + quoteValue(*s) + " is not allowed: expected " + describeRange(spec);  // quoted cut: it may be 100 KB
     }
   }
   return wrongType();

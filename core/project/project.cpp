@@ -216,6 +216,17 @@ LoadResult loadProject(const std::filesystem::path& folderOrFile, const LoadOpti
   LoadResult result;
   Project p;
   std::error_code ec;
+  // Named for what they are: a missing path was "no project.toml here", and a file such as
+  // p/policy.pdl was read as TOML (its first line a "TOML syntax error").
+  const auto kind = std::filesystem::status(folderOrFile, ec).type();
+  if (kind == std::filesystem::file_type::not_found) {
+    result.diagnostics.error({}, folderOrFile.string() + " does not exist; give a project folder (one holding project.toml)");
+    return result;
+  }
+  if (kind == std::filesystem::file_type::regular && folderOrFile.extension() != ".toml") {
+    result.diagnostics.error({}, folderOrFile.string() + " is a file, not a project folder; give the folder that holds project.toml");
+    return result;
+  }
   if (std::filesystem::is_directory(folderOrFile, ec)) {
     p.directory = folderOrFile;
     p.projectFile = folderOrFile / kProjectFileName;

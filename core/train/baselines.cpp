@@ -127,9 +127,9 @@ class PerfectOpponent final : public Opponent {
     const auto moves = solver_->solveMoves(g, game, env::SolveMode::Weak, {0, seconds_});
     const std::vector<int> best = env::perfectMoves(moves);
     if (best.empty())
-      throw std::runtime_error("the perfect player could not solve move " + std::to_string(g.moveCount(game) + 1) + " within " +
-                               formatSeconds(seconds_) + " s; give it more time with --opponent perfect:SECONDS, or judge the agent with "
-                               "--mistakes, which skips such positions. The position:\n" + g.render(game));
+      throw UnsolvedMove("the perfect player could not solve move " + std::to_string(g.moveCount(game) + 1) + " within " + formatSeconds(seconds_) +
+                             " s; give it more time with --opponent perfect:SECONDS, or judge the agent with --mistakes, which skips such positions.",
+                         g.render(game));
     return best[std::uniform_int_distribution<size_t>(0, best.size() - 1)(rng_)];
   }
 

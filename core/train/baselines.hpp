@@ -5,12 +5,22 @@
 // Thread-safety: each Opponent is used by one thread.
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/env/games.hpp"
 
 namespace cas::train {
+
+// The perfect player could not solve a position in its time: the sentence, and the board apart,
+// so that a message can escape the sentence's input and still print the board on its lines.
+class UnsolvedMove : public std::runtime_error {
+ public:
+  UnsolvedMove(const std::string& sentence, const std::string& board)
+      : std::runtime_error(sentence + " The position:\n" + board), sentence(sentence), board(board) {}
+  std::string sentence, board;
+};
 
 class Opponent {
  public:

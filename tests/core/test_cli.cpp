@@ -105,6 +105,25 @@ class TestCli : public QObject {
     QCOMPARE(o.value(QStringLiteral("envs")).toInt(), 4);
   }
 
+  // Hardening, fourth probe: a bench ppo in which no episode ended printed "0 episodes ended,
+  // mean return 0"; it says no episode ended, and its JSON has no mean (null).
+  void benchPpoGivesNoMeanOfNoEpisodes() {
+    const QStringList args = {QStringLiteral("bench"), QStringLiteral("ppo"), cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo")),
+                              QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--set"), QStringLiteral("ppo.envs=1"), QStringLiteral("--set"),
+                              QStringLiteral("ppo.rollout_steps=1"), QStringLiteral("--set"), QStringLiteral("ppo.minibatches=1"), QStringLiteral("--iterations"),
+                              QStringLiteral("1")};
+    Run r = cli(args);
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains(QStringLiteral("; no episode ended (no mean return: raise --iterations or ppo.rollout_steps)\n")) &&
+                 !r.out.contains(QStringLiteral("mean return 0")),
+             qPrintable(r.out));
+    r = cli(args + QStringList{QStringLiteral("--json")});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QVERIFY2(o.contains(QStringLiteral("mean_return")) && o.value(QStringLiteral("mean_return")).isNull(), qPrintable(r.out));
+    QCOMPARE(o.value(QStringLiteral("episodes")).toInt(), 0);
+  }
+
   // Issue 37: bench decision splits a decision's wall time into inference, search and the rest
   // (the data exchange), which add up to it; a project that does not search is refused.
   void benchDecisionSplitsADecision() {

@@ -340,6 +340,69 @@ class TestExport : public QObject {
   }
 
   // Bad input: a clear error, status 2, and nothing written.
+  // Hardening, fourth probe: an export never replaces the files it reads (--out PROJECT/policy.pdl,
+  // PROJECT/project.toml, or the standalone .pdl itself, were overwritten with the model), also
+  // when the path names it another way (through a link to the project's folder).
+  void exportsNeverReplaceTheirSource() {
+    const QString project = path(QStringLiteral("own-source/project"));
+    copyFolder(kProjects + QStringLiteral("tictactoe-alphazero"), project);
+    QVERIFY(QFile::link(project, path(QStringLiteral("own-source/alias"))));
+    const auto bytes = [](const QString& file) {
+      QFile f(file);
+      return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+    };
+    const QByteArray toml = bytes(project + QStringLiteral("/project.toml")), pdl = bytes(project + QStringLiteral("/policy.pdl"));
+    for (const QString& own : {QStringLiteral("/policy.pdl"), QStringLiteral("/project.toml"), QStringLiteral("/../alias/policy.pdl")}) {
+      const Result r = cli({QStringLiteral("export"), project, QStringLiteral("--out"), project + own});
+      QCOMPARE(r.status, 2);
+      QCOMPARE(r.err, QStringLiteral("error: %1%2 is one of the project's own files (%3); the export would replace it: export to another path "
+                                     "(nothing was changed)\n").arg(project, own, own == QStringLiteral("/project.toml") ? QStringLiteral("project.toml") : QStringLiteral("policy.pdl")));
+    }
+    QCOMPARE(bytes(project + QStringLiteral("/project.toml")), toml);
+    QCOMPARE(bytes(project + QStringLiteral("/policy.pdl")), pdl);
+    const QString standalone = path(QStringLiteral("own-source/mlp.pdl"));
+    const QByteArray source = "def policy(obs):\n    h = relu(dense(obs, units=8))\n    return dense(h, units=action_dim), tanh(dense(h, units=1))\n";
+    QVERIFY(writeBytes(standalone, source.constData(), source.size()));
+    const Result r = cli({QStringLiteral("export"), standalone, QStringLiteral("--obs-shape"), QStringLiteral("2,3,3"), QStringLiteral("--action-dim"),
+                          QStringLiteral("9"), QStringLiteral("--out"), standalone});
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("error: %1 is the policy file being exported; the export would replace it: export to another path (nothing was changed)\n")
+                        .arg(standalone));
+    QCOMPARE(bytes(standalone), source);
+  }
+
+  // Hardening, fourth probe: `export RUN --out x.c` wrote the ONNX model into x.c without a word,
+  // while --format c --out x.onnx was refused; a source file's name is refused for a model.
+  void aModelIsNotWrittenUnderASourceName() {
+    const QString run = trainedRun();
+    for (const char* name : {"model.c", "model.cu", "model.h"}) {
+      const QString out = path(QStringLiteral("misnamed/")) + QLatin1String(name);
+      const Result r = cli({QStringLiteral("export"), run, QStringLiteral("--out"), out});
+      QCOMPARE(r.status, 2);
+      QCOMPARE(r.err, QStringLiteral("error: %1: the ONNX export (the default format) is a model, not source code; give --format c or --format cuda "
+                                     "for source, or name the model .onnx\n").arg(out));
+      QVERIFY(!QFileInfo::exists(path(QStringLiteral("misnamed"))));
+    }
+  }
+
+  // Hardening, fourth probe: `check one.pdl` (no --algorithm) says ok for a policy of one output,
+  // which export refused as "an AlphaZero policy must return (logits, value)" without saying why
+  // it took the file for one; the refusal says so, and how check sees it the same way.
+  void aStandaloneExportSaysWhyItWantsAValue() {
+    const QString pdl = path(QStringLiteral("one-output/one.pdl"));
+    QVERIFY(QDir().mkpath(path(QStringLiteral("one-output"))));
+    const QByteArray source = "def policy(obs):\n    return dense(obs, units=action_dim)\n";
+    QVERIFY(writeBytes(pdl, source.constData(), source.size()));
+    const QStringList shape = {QStringLiteral("--obs-shape"), QStringLiteral("4"), QStringLiteral("--action-dim"), QStringLiteral("2")};
+    QCOMPARE(cli(QStringList{QStringLiteral("check"), pdl} + shape).status, 0);
+    const Result r = cli(QStringList{QStringLiteral("export"), pdl} + shape + QStringList{QStringLiteral("--out"), path(QStringLiteral("one-output/one.onnx"))});
+    QVERIFY(r.status != 0);
+    QVERIFY2(r.err.contains(QStringLiteral("; export takes a standalone .pdl file as an actor-critic policy, as AlphaZero and PPO train them (`check %1 "
+                                           "--algorithm alphazero` checks it so): return a value head too, such as tanh(dense(h, units=1))").arg(pdl)),
+             qPrintable(r.err));
+    QVERIFY(cli(QStringList{QStringLiteral("check"), pdl, QStringLiteral("--algorithm"), QStringLiteral("alphazero")} + shape).status != 0);
+  }
+
   void refusalsWriteNothing() {
     const QString run = trainedRun();
     const QString out = path(QStringLiteral("refused/policy.onnx"));

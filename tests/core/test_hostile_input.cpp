@@ -8,6 +8,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -410,9 +411,124 @@ class TestHostileInput : public HostileSuite {
       QCOMPARE(p.exitCode(), 0);
       if (args.first() == QLatin1String("devices"))
         QVERIFY2(QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError())
-                     .contains(QStringLiteral("%1 is a named pipe (FIFO), not a regular file; the CUDA backend plugin must be a regular file").arg(fifo)),
+                     .contains(QStringLiteral("'%1' is a named pipe (FIFO), not a regular file; the CUDA backend plugin must be a regular file").arg(fifo)),
                  qPrintable(args.join(QLatin1Char(' '))));
     }
+  }
+
+  // Hardening, fourth probe: runtime.device = "cuda" (in project.toml or by --set) trained on the
+  // CPU without a word where CUDA was unavailable, though --device cuda is refused; it is refused
+  // the same way, naming runtime.device, before the run's folder is made.
+  void runtimeDeviceCudaIsRefusedWithoutCuda() {
+    const QString folder = project(QStringLiteral("device-cuda"), kHeader + "[runtime]\ndevice = \"cuda\"\n");
+    const QString plain = project(QStringLiteral("device-auto"), kHeader);
+    const QString out = dir_.filePath(QStringLiteral("device-cuda-run"));
+    for (const QStringList& args : {QStringList{folder}, QStringList{plain, QStringLiteral("--set"), QStringLiteral("runtime.device=cuda")}}) {
+      QProcess p;
+      QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+      environment.insert(QStringLiteral("CAS_CUDA_PLUGIN"), dir_.filePath(QStringLiteral("no-such-plugin.so")));  // no CUDA, whatever the machine
+      p.setProcessEnvironment(environment);
+      p.start(kCli, QStringList{QStringLiteral("train")} + args + QStringList{QStringLiteral("--iterations"), QStringLiteral("1"), QStringLiteral("--out"), out});
+      QVERIFY(p.waitForFinished(60000));
+      const QString err = QString::fromUtf8(p.readAllStandardError());
+      QCOMPARE(p.exitCode(), 1);
+      QVERIFY2(err.startsWith(QStringLiteral("error: runtime.device = 'cuda' (in %1/project.toml or --set): CUDA").arg(args.first())), qPrintable(err));
+      QVERIFY2(err.endsWith(QStringLiteral("; set runtime.device = \"auto\" to train on the CPU where CUDA is unavailable, or give --device cpu "
+                                           "(nothing was changed)\n")),
+               qPrintable(err));
+      QVERIFY(!QFileInfo::exists(out));
+    }
+  }
+
+  // Hardening, fourth probe: CAS_CUDA_PLUGIN's value was printed raw by `devices` (escape
+  // sequences, newlines) and whole (5000 bytes, twice); it is escaped and cut. A name without a
+  // '/' was checked in the current folder but looked for by dlopen on the library path; the file
+  // checked is the file loaded.
+  void pluginPathsAreShownSafelyAndLoadedAsChecked() {
+    const QString cwd = dir_.filePath(QStringLiteral("plugin-cwd"));
+    QVERIFY(QDir().mkpath(cwd));
+    write(cwd + QStringLiteral("/txt1"), "not a library\n");
+    auto devices = [&](const QString& plugin) {
+      QProcess p;
+      QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+      environment.insert(QStringLiteral("CAS_CUDA_PLUGIN"), plugin);
+      p.setProcessEnvironment(environment);
+      p.setWorkingDirectory(cwd);
+      p.start(kCli, {QStringLiteral("devices")});
+      p.waitForFinished(20000);
+      return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+    };
+    QString out = devices(QStringLiteral("\x1b[31mRED\nx"));
+    QVERIFY2(!out.contains(QLatin1Char('\x1b')) && out.contains(QStringLiteral("'./\\x1b[31mRED\\nx'")), qPrintable(out));
+    out = devices(QStringLiteral("/") + QString(5000, QLatin1Char('a')));
+    QVERIFY2(out.size() < 1500 && out.contains(QStringLiteral("... (5001 bytes)'")), qPrintable(out.left(2000)));
+    out = devices(QStringLiteral("txt1"));
+    QVERIFY2(out.contains(QStringLiteral("'./txt1'")) && !out.contains(QStringLiteral("cannot open shared object file")), qPrintable(out));
+  }
+
+  // Hardening, fourth probe: a value that must be one of a list was printed whole when refused
+  // (100 KB from --set or project.toml); it is quoted and cut, as numbers are.
+  void refusedChoicesAreQuotedCut() {
+    const QByteArray huge(100000, 'a');
+    const QString folder = project(QStringLiteral("huge-choice"), kHeader + "[search]\nroot_policy = \"" + huge + "\"\n");
+    const QString plain = project(QStringLiteral("plain-choice"), kHeader);
+    const QString cut = QStringLiteral("search.root_policy = '%1... (100000 bytes)' is not allowed: expected one of: ").arg(QString(64, QLatin1Char('a')));
+    for (const QStringList& args : {QStringList{QStringLiteral("check"), folder},
+                                    QStringList{QStringLiteral("train"), plain, QStringLiteral("--set"), QStringLiteral("search.root_policy=") + QString::fromLatin1(huge),
+                                                QStringLiteral("--out"), dir_.filePath(QStringLiteral("huge-choice-run"))}}) {
+      const Result r = cli(args);
+      QVERIFY2(r.status != 0, qPrintable(args.first()));
+      QVERIFY2(r.err.contains(cut) && r.err.size() < 2000, qPrintable(r.err.left(2000)));
+    }
+  }
+
+  // Hardening, fourth probe: bench search, bench update and kernels read their numbers with
+  // CLI11's Range: nan ran, 0x10 was 16, and 1e3 was "not in range"; they take the validators
+  // of check, train and eval.
+  void benchNumbersAreReadWhole() {
+    const struct {
+      QStringList args;
+      QString expected;
+    } cases[] = {
+        {{QStringLiteral("bench"), QStringLiteral("search"), QStringLiteral("--seconds"), QStringLiteral("nan")},
+         QStringLiteral("--seconds: expected a number in [0.01, 600], got 'nan'\n")},
+        {{QStringLiteral("bench"), QStringLiteral("update"), QStringLiteral("--net"), QStringLiteral("connect4_mlp256"), QStringLiteral("--seconds"), QStringLiteral("nan")},
+         QStringLiteral("--seconds: expected a number in [0.01, 600], got 'nan'\n")},
+        {{QStringLiteral("bench"), QStringLiteral("search"), QStringLiteral("--games"), QStringLiteral("0x10")},
+         QStringLiteral("--games: expected a whole number in [1, 65536], got '0x10'\n")},
+        {{QStringLiteral("kernels"), QStringLiteral("connect4_mlp256"), QStringLiteral("--batch"), QStringLiteral("1e3")},
+         QStringLiteral("--batch: expected a whole number in [1, 65536], got '1e3'\n")},
+    };
+    for (const auto& c : cases) {
+      const Result r = cli(c.args);
+      QCOMPARE(r.status, 2);
+      QVERIFY2(r.err.startsWith(c.expected), qPrintable(r.err));
+    }
+  }
+
+  // Hardening, fourth probe: a missing project was "no project.toml here", and a file given as
+  // the project (p/policy.pdl) was read as TOML; both are named for what they are.
+  void missingProjectsAndFilesAreNamed() {
+    const QString folder = project(QStringLiteral("named-paths"), kHeader);
+    const QString missing = dir_.filePath(QStringLiteral("nope"));
+    Result r = cli({QStringLiteral("bench"), QStringLiteral("decision"), missing});
+    QVERIFY(r.status != 0);
+    QVERIFY2(r.err.contains(QStringLiteral("%1 does not exist; give a project folder (one holding project.toml)\n").arg(missing)), qPrintable(r.err));
+    r = cli({QStringLiteral("bench"), QStringLiteral("decision"), folder + QStringLiteral("/policy.pdl")});
+    QVERIFY(r.status != 0);
+    QVERIFY2(r.err.contains(QStringLiteral("%1/policy.pdl is a file, not a project folder; give the folder that holds project.toml\n").arg(folder)),
+             qPrintable(r.err));
+    QVERIFY2(!r.err.contains(QStringLiteral("TOML")), qPrintable(r.err));
+  }
+
+  // Hardening, fourth probe: check ignored a .pdl file's options given with a project silently.
+  void standaloneOptionsWithAProjectAreNamed() {
+    const QString folder = project(QStringLiteral("standalone-options"), kHeader);
+    const Result r = cli({QStringLiteral("check"), folder, QStringLiteral("--entry"), QStringLiteral("foo"), QStringLiteral("--obs-shape"), QStringLiteral("5")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.startsWith(QStringLiteral("%1: warning: --obs-shape, --entry go with a .pdl file and are ignored for a project (its environment gives "
+                                             "the observation shape and actions, its project.toml the policy and algorithm)\n").arg(folder)),
+             qPrintable(r.err));
   }
 
   // Hardening 3, item 15: an empty project folder given to bench ppo and bench decision was

@@ -85,7 +85,7 @@ class TestProject : public QObject {
 
   void badChoice() {
     auto r = load(header + "[runtime]\ndevice = \"tpu\"\n");
-    QCOMPARE(only(r), std::string("6:10 runtime.device = \"tpu\" is not allowed: expected one of: auto, cpu, cuda"));
+    QCOMPARE(only(r), std::string("6:10 runtime.device = 'tpu' is not allowed: expected one of: auto, cpu, cuda"));
   }
 
   void unknownEnvironment() {

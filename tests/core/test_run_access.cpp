@@ -85,6 +85,29 @@ class TestRunAccess : public cas::test::RunFolderSuite {
     QCOMPARE(r->status, 1);
     QCOMPARE(r->err, QStringLiteral("error: cannot read %1: Permission denied; give yourself access to it (chmod u+rwx %1) and try again\n").arg(checkpoints));
   }
+
+  // Hardening, fourth probe: a run the user may not write (another user's) was refused with the
+  // system's words alone: "cannot open RUN/lock: Permission denied" for --resume, and "cannot
+  // create RUN/exports: Permission denied" for export. They say what to do, and that nothing
+  // was changed.
+  void permissionErrorsSayWhatToDo() {
+    const QString run = trained(QStringLiteral("others-run"), 1);
+    const QString lock = run + QStringLiteral("/lock");
+    const QMap<QString, QByteArray> before = contents(run);
+    std::optional<Result> resumed, exported;
+    withMode(lock, 0444, [&] {
+      resumed = cliBoundByPermissions({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    });
+    if (!resumed) QSKIP("running as root without setpriv: file permissions do not bind this process");
+    QCOMPARE(resumed->status, 1);
+    QCOMPARE(resumed->err, QStringLiteral("error: cannot lock %1: cannot open %2: Permission denied; give yourself write access to the run (chmod u+rw %2, "
+                                          "and u+rwx on %1), or train a copy of it (nothing was changed)\n").arg(run, lock));
+    withMode(run, 0555, [&] { exported = cliBoundByPermissions({QStringLiteral("export"), run}); });
+    QVERIFY(exported->status != 0);
+    QCOMPARE(exported->err, QStringLiteral("error: cannot create %1/exports: Permission denied; give yourself write access to %1, or export elsewhere "
+                                           "with --out (nothing was changed)\n").arg(run));
+    QCOMPARE(contents(run), before);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRunAccess)

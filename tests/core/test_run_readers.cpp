@@ -218,6 +218,72 @@ class TestRunReaders : public cas::test::RunFolderSuite {
     QVERIFY2(out.endsWith(QStringLiteral("your move: \nend of input; the game is left unfinished\n")), qPrintable(out));
   }
 
+  // Hardening, fourth probe: unknown keys in a run's config.toml (a typo such as `simulatons`, a
+  // stray key or section) were accepted silently, and the run used the default; they are warned
+  // about at their line and column, as in project.toml.
+  void unknownRunConfigKeysAreWarnedAbout() {
+    const QString run = trained(QStringLiteral("config-typos"), 1);
+    const QString config = run + QStringLiteral("/config.toml");
+    QByteArray text = "bogus_top = 1\n" + bytes(config) + "\n[nosuch]\nx = 1\n";
+    const int typo = text.indexOf("\nsimulations = ");
+    QVERIFY(typo > 0);
+    text.replace("\nsimulations = ", "\nsimulatons = ");
+    QFile::remove(config);
+    append(config, text);
+    const int typoLine = int(text.left(typo + 1).count('\n')) + 1, nosuchLine = int(text.count('\n')) - 1;
+    const QString file = dir_.filePath(QStringLiteral("config-typos.txt"));
+    append(file, "5\n");
+    const Result r = cli({QStringLiteral("analyze"), run, QStringLiteral("--positions"), file, QStringLiteral("--json")});
+    QCOMPARE(r.status, 0);
+    const QString sections = QStringLiteral("is ignored; a run's config.toml holds project and the sections [search], [train], [ppo], [runtime]");
+    QVERIFY2(r.err.contains(QStringLiteral("%1:1:1: warning: unknown key 'bogus_top' %2\n").arg(config, sections)), qPrintable(r.err));
+    QVERIFY2(r.err.contains(QStringLiteral("%1:%2:1: warning: unknown key 'simulatons' in [search] is ignored (the run uses the default); known keys: ")
+                                .arg(config).arg(typoLine)),
+             qPrintable(r.err));
+    QVERIFY2(r.err.contains(QStringLiteral("%1:%2:2: warning: unknown key 'nosuch' %3\n").arg(config).arg(nosuchLine).arg(sections)), qPrintable(r.err));
+  }
+
+  // Hardening, fourth probe: `--opponent run:nope` said "nope is not a run folder" without
+  // saying that nope does not exist.
+  void missingOpponentRunsAreNamed() {
+    const QString run = trained(QStringLiteral("missing-opponent"), 1);
+    const QString missing = dir_.filePath(QStringLiteral("nope"));
+    const Result r = cli({QStringLiteral("eval"), run, QStringLiteral("--opponent"), QStringLiteral("run:") + missing});
+    QVERIFY(r.status != 0);
+    QVERIFY2(r.err.contains(QStringLiteral("%1 does not exist; give a run folder (made by cuda-agent train)").arg(missing)), qPrintable(r.err));
+  }
+
+  // Hardening, fourth probe: an empty positions file (or one of comments) analysed nothing and
+  // exited 0 without a word.
+  void anEmptyPositionsFileIsNamed() {
+    const QString run = trained(QStringLiteral("empty-positions"), 1);
+    const QString empty = dir_.filePath(QStringLiteral("empty.txt")), comments = dir_.filePath(QStringLiteral("comments.txt"));
+    append(empty, QByteArray());
+    append(comments, "# nothing\n\n");
+    for (const QString& file : {empty, comments}) {
+      const Result r = cli({QStringLiteral("analyze"), run, QStringLiteral("--positions"), file});
+      QCOMPARE(r.status, 1);
+      QCOMPARE(r.out, QString());
+      QVERIFY2(r.err.endsWith(QStringLiteral("\nerror: %1 holds no positions; write one a line (blank lines and lines starting with # are skipped)\n").arg(file)),
+               qPrintable(r.err));
+    }
+  }
+
+  // Hardening, fourth probe: a logged change to a value that must be one of a list was quoted
+  // whole in the resume's warning (100 KB); it is quoted cut.
+  void refusedLoggedChoicesAreQuotedCut() {
+    const QString run = trained(QStringLiteral("huge-change"), 1);
+    append(run + QStringLiteral("/changes.jsonl"),
+           "{\"iteration\": 1, \"parameter\": \"search.root_policy\", \"from\": \"puct\", \"to\": \"" + QByteArray(100000, 'a') + "\"}\n");
+    const Result r = cli(QStringList{QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.startsWith(QStringLiteral("%1/changes.jsonl:1: warning: the change of search.root_policy at iteration 1 is not applied again: "
+                                             "search.root_policy = '%2... (100000 bytes)' is not allowed: expected one of: ")
+                                  .arg(run, QString(64, QLatin1Char('a')))) &&
+                 r.err.size() < 4000,
+             qPrintable(r.err.left(2000)));
+  }
+
   // Hardening 3, item 15: empty paths were not named as such: `--opponent run:` said "error:  is
   // not a run folder", and a run's config.toml with project = "" read the current folder's
   // project.toml with --use-project ("no project.toml here").

@@ -177,6 +177,14 @@ class TestRuns : public QObject {
     r = cli({QStringLiteral("eval"), connect4, QStringLiteral("--mistakes"), QStringLiteral("6"), QStringLiteral("--solver-seconds"), QStringLiteral("0.001")});
     QCOMPARE(r.status, 0);
     QVERIFY2(r.out.contains(QStringLiteral("positions skipped: the solver could not finish them within 0.001 s each")), qPrintable(r.out));
+    // Hardening, fourth probe: the board of a position the perfect player could not solve was
+    // printed as one line of literal "\n"; it is printed on its lines.
+    r = cli({QStringLiteral("eval"), connect4, QStringLiteral("--opponent"), QStringLiteral("perfect:0.001"), QStringLiteral("--games"), QStringLiteral("2")});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("\nerror: the perfect player could not solve move ")), qPrintable(r.err));
+    QVERIFY2(r.err.contains(QStringLiteral("which skips such positions. The position:\n")) && !r.err.contains(QStringLiteral("\\n")) &&
+                 r.err.count(QLatin1Char('\n')) >= 6,
+             qPrintable(r.err));
   }
 
   void liveChangeIsLoggedWithItsIteration() {
@@ -205,6 +213,33 @@ class TestRuns : public QObject {
     QVERIFY(at >= 3 && at <= 6);
     QCOMPARE(changes[0], QStringLiteral("{\"iteration\": %1, \"parameter\": \"search.c_puct\", \"from\": \"1.5\", \"to\": \"3.5\"}").arg(at));
     QCOMPARE(changes[1], QStringLiteral("{\"iteration\": %1, \"parameter\": \"search.simulations\", \"from\": \"16\", \"to\": \"24\"}").arg(at));
+  }
+
+  // Hardening, fourth probe: each iteration's checkpoint is written once. The final checkpoint was
+  // written again after the last iteration's, and on a nearly full disk that second write failed
+  // the run though its checkpoint existed. Here every write after the last iteration fails:
+  // checkpoints/ is a file by then.
+  void finalIterationsCheckpointIsWrittenOnce() {
+    std::optional<cas::engine::RunFolder> run;
+    const QString folder = dir_.filePath(QStringLiteral("once"));
+    auto trainer = quickTrainer(folder, &run);
+    QVERIFY(trainer);
+    std::atomic<int> iterations{0};
+    std::string failure;
+    cas::engine::EngineEvents events;
+    events.iterationFinished = [&](const cas::train::IterationReport&) {
+      if (++iterations < 2) return;
+      QDir(folder).rename(QStringLiteral("checkpoints"), QStringLiteral("kept"));
+      QFile blocker(folder + QStringLiteral("/checkpoints"));
+      if (!blocker.open(QIODevice::WriteOnly)) qWarning("cannot make %s", qPrintable(blocker.fileName()));
+    };
+    events.failed = [&](const std::string& why) { failure = why; };
+    cas::engine::Engine engine(std::move(trainer), std::move(*run), events, {2, 0});
+    engine.start();
+    engine.wait();
+    QCOMPARE(iterations.load(), 2);
+    QVERIFY2(failure.empty(), failure.c_str());
+    QVERIFY(QFile::exists(folder + QStringLiteral("/kept/iter-00000002.ckpt")));
   }
 
   void pausedEngineStepsSimulationsAndSnapshotsTrees() {

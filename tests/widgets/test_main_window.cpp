@@ -98,7 +98,8 @@ class TestMainWindow : public QObject {
   void rejectedProjectGoesToTheLog() {
     MainWindow w;
     QVERIFY(!w.openProject(cas::test::sourcePath(QStringLiteral("no-such-project"))));
-    QVERIFY2(w.logPanel()->toPlainText().contains(QStringLiteral("error: no project.toml here")), qPrintable(w.logPanel()->toPlainText()));
+    QVERIFY2(w.logPanel()->toPlainText().contains(QStringLiteral("no-such-project does not exist; give a project folder (one holding project.toml)")),
+             qPrintable(w.logPanel()->toPlainText()));
   }
 
   // Issue 13, item 11: a project named at start-up that does not exist opens nothing (not the
