@@ -94,34 +94,19 @@ void printJson(const project::Project& p, const exec::Backend& backend, const se
 }  // namespace
 
 int runBenchDecision(const DecisionBenchOptions& o) {
-  project::LoadResult loaded = project::loadProject(o.project);
-  for (const Diagnostic& d : loaded.diagnostics.items()) std::cerr << formatDiagnostic(d, loaded.source) << "\n";
-  if (!loaded.project) return 1;
-  if (loaded.project->algorithm != "alphazero") {
-    std::cerr << "error: bench decision needs a project that searches (algorithm alphazero); " << printable(o.project) << " trains with "
-              << loaded.project->algorithm << "\n";
-    return 2;
-  }
-  for (const std::string& assignment : o.sets)
-    if (auto problem = loaded.project->parameters.assign(assignment)) {
-      std::cerr << "error: --set " << printable(assignment) << ": " << printable(*problem) << "\n";
-      return 2;
-    }
-  std::string error;
-  auto backend = exec::BackendRegistry::instance().select(o.device, &error);
-  if (!backend) {
-    std::cerr << "error: " << printable(error) << "\n";
-    return 1;
-  }
-  std::unique_ptr<train::Trainer> trainer = train::makeTrainer(*loaded.project, backend, {}, false);
+  BenchProject opened = openBenchProject(o.project, o.sets, o.device, "alphazero", "bench decision needs a project that searches (algorithm alphazero)");
+  if (opened.status != 0) return opened.status;
+  const project::Project& project = *opened.project;
+  const std::shared_ptr<exec::Backend>& backend = opened.backend;
+  std::unique_ptr<train::Trainer> trainer = train::makeTrainer(project, backend, {}, false);
   train::SearchingTrainer* searching = trainer->searching();
   search::SelfPlaySearch& search = searching->selfPlaySearch();
   const DecisionTimes t = timeDecisions(search, o.decisions);
   if (o.json) {
-    printJson(*loaded.project, *backend, search, t, o.decisions);
+    printJson(project, *backend, search, t, o.decisions);
     return 0;
   }
-  std::printf("%s (%s) on %s: %s\n", loaded.project->name.c_str(), loaded.project->environment.c_str(), backend->statusText().c_str(),
+  std::printf("%s (%s) on %s: %s\n", project.name.c_str(), project.environment.c_str(), backend->statusText().c_str(),
               searching->searchNote().c_str());
   std::printf("%d decisions of %d games x %d simulations (a move's search in every game, its statistics, the moves)\n", o.decisions, search.games(),
               search.config().simulations);

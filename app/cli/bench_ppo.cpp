@@ -16,27 +16,13 @@
 namespace cas::cli {
 
 int runBenchPpo(const PpoBenchOptions& o) {
-  project::LoadResult loaded = project::loadProject(o.project);
-  for (const Diagnostic& d : loaded.diagnostics.items()) std::cerr << formatDiagnostic(d, loaded.source) << "\n";
-  if (!loaded.project) return 1;
-  if (loaded.project->algorithm != "ppo") {
-    std::cerr << "error: bench ppo needs a project whose algorithm is ppo; " << o.project << " trains with " << loaded.project->algorithm << "\n";
-    return 2;
-  }
-  for (const std::string& assignment : o.sets)
-    if (auto problem = loaded.project->parameters.assign(assignment)) {
-      std::cerr << "error: --set " << printable(assignment) << ": " << printable(*problem) << "\n";
-      return 2;
-    }
-  std::string error;
-  auto backend = exec::BackendRegistry::instance().select(o.device, &error);
-  if (!backend) {
-    std::cerr << "error: " << printable(error) << "\n";
-    return 1;
-  }
+  BenchProject opened = openBenchProject(o.project, o.sets, o.device, "ppo", "bench ppo needs a project whose algorithm is ppo");
+  if (opened.status != 0) return opened.status;
+  const project::Project& project = *opened.project;
+  const std::shared_ptr<exec::Backend>& backend = opened.backend;
   std::unique_ptr<train::PpoTrainer> trainer;
   try {
-    trainer = std::make_unique<train::PpoTrainer>(*loaded.project, backend);
+    trainer = std::make_unique<train::PpoTrainer>(project, backend);
   } catch (const std::exception& e) {
     std::cerr << "error: " << printable(e.what()) << "\n";
     return 1;
@@ -65,14 +51,14 @@ int runBenchPpo(const PpoBenchOptions& o) {
     std::printf("{\"project\": %s, \"policy\": %s, \"env\": %s, \"device\": \"%s\", \"envs\": %lld, \"rollout_steps\": %lld, \"iterations\": %d, "
                 "\"rollout_on_device\": %s, \"seconds\": %.6g, \"env_steps_per_second\": %.6g, \"rollout_seconds\": %.6g, \"update_seconds\": %.6g, \"episodes\": %lld, "
                 "\"mean_return\": %s}\n",
-                jsonString(loaded.project->name).c_str(), jsonString(loaded.project->policyFile.filename().string()).c_str(),
-                jsonString(loaded.project->environment).c_str(), backend->id().c_str(), static_cast<long long>(ppo.envs),
+                jsonString(project.name).c_str(), jsonString(project.policyFile.filename().string()).c_str(),
+                jsonString(project.environment).c_str(), backend->id().c_str(), static_cast<long long>(ppo.envs),
                 static_cast<long long>(ppo.rolloutSteps), o.iterations, trainer->rolloutOnDevice() ? "true" : "false", seconds, rate, rolloutSeconds, seconds - rolloutSeconds,
                 static_cast<long long>(episodes), meanReturn);  // null when no episode ended
     return 0;
   }
-  std::printf("%s (%s) on %s: %d iterations of %lld environments x %lld steps in %.3g s: %.3g M environment steps/s\n", loaded.project->name.c_str(),
-              loaded.project->environment.c_str(), backend->statusText().c_str(), o.iterations, static_cast<long long>(ppo.envs),
+  std::printf("%s (%s) on %s: %d iterations of %lld environments x %lld steps in %.3g s: %.3g M environment steps/s\n", project.name.c_str(),
+              project.environment.c_str(), backend->statusText().c_str(), o.iterations, static_cast<long long>(ppo.envs),
               static_cast<long long>(ppo.rolloutSteps), seconds, rate / 1e6);
   if (episodes)
     std::printf("  rollouts %.3g s, updates %.3g s; %lld episodes ended, mean return %.3g\n", rolloutSeconds, seconds - rolloutSeconds,

@@ -5,6 +5,7 @@
 
 #include "core/exec/backend.hpp"
 #include "core/params/parameters.hpp"
+#include "core/support/printable.hpp"
 
 namespace cas::cli {
 
@@ -46,6 +47,37 @@ int runParams(bool markdown) {
               << ", " << (s.live ? "live" : "on restart") << ")\n    " << s.help << "\n";
   }
   return 0;
+}
+
+BenchProject openBenchProject(const std::string& path, const std::vector<std::string>& sets, const std::string& device, const std::string& algorithm,
+                              const std::string& needs) {
+  BenchProject out;
+  project::LoadResult loaded = project::loadProject(path);
+  for (const Diagnostic& d : loaded.diagnostics.items()) std::cerr << formatDiagnostic(d, loaded.source) << "\n";
+  if (!loaded.project) {
+    out.status = 1;
+    return out;
+  }
+  if (loaded.project->algorithm != algorithm) {
+    std::cerr << "error: " << needs << "; " << printable(path) << " trains with " << loaded.project->algorithm << "\n";
+    out.status = 2;
+    return out;
+  }
+  for (const std::string& assignment : sets)
+    if (auto problem = loaded.project->parameters.assign(assignment)) {
+      std::cerr << "error: --set " << printable(assignment) << ": " << printable(*problem) << "\n";
+      out.status = 2;
+      return out;
+    }
+  std::string error;
+  out.backend = exec::BackendRegistry::instance().select(device, &error);
+  if (!out.backend) {
+    std::cerr << "error: " << printable(error) << "\n";
+    out.status = 1;
+    return out;
+  }
+  out.project = std::move(*loaded.project);
+  return out;
 }
 
 }  // namespace cas::cli

@@ -3,11 +3,15 @@
 // rejected (diagnostics printed), 2 a usage error; `export` returns 2 for any refusal (nothing
 // is written then).
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/exec/backend.hpp"
 #include "core/export/onnx_export.hpp"
 #include "core/export/policy_loader.hpp"
+#include "core/project/project.hpp"
 
 namespace cas::cli {
 
@@ -146,6 +150,18 @@ int runExport(const ExportOptions& options);
 int runBenchEnv(const EnvBenchOptions& options);
 int runBenchPpo(const PpoBenchOptions& options);
 int runBenchDecision(const DecisionBenchOptions& options);
+
+// A project for a `bench` that runs its trainer: loaded (its diagnostics printed), of
+// `algorithm` (else `needs`, "bench ppo needs a project whose algorithm is ppo", and status 2),
+// with the --set assignments applied, and the backend `device` names. `status` is 0 when both
+// are there, else what the command returns (the error printed).
+struct BenchProject {
+  std::optional<project::Project> project;
+  std::shared_ptr<exec::Backend> backend;
+  int status = 0;
+};
+BenchProject openBenchProject(const std::string& path, const std::vector<std::string>& sets, const std::string& device, const std::string& algorithm,
+                              const std::string& needs);
 int runBenchAllReduce(const AllReduceBenchOptions& options);
 int runEval(const EvalOptions& options);
 int runAnalyze(const AnalyzeOptions& options);
