@@ -193,12 +193,16 @@ class Renderer {
   const Node& node(NodeId id) const { return g_.node(id); }
   NodeId storageOf(NodeId id) const { return plan_.storage[size_t(id)]; }
   const Unit& unit(int u) const { return plan_.units[size_t(u)]; }
-  bool local(NodeId in, int u) const { return u >= 0 && plan_.unitOf[size_t(in)] == u && node(in).op != Op::Reshape; }
+  // Whether `in` (or, for a reshape, its root) is a member of unit u, held in a local variable.
+  bool local(NodeId in, int u) const {
+    const NodeId root = plan_.root[size_t(in)];
+    return u >= 0 && !plan_.view[size_t(root)] && plan_.unitOf[size_t(root)] == u;
+  }
 
   // The value of `in` for unit u's computations, as an expression: a member's local variable,
   // or a load from memory at the broadcast index of flat index `i` in `shape`.
   std::string operand(NodeId in, int u, const Shape& shape, const std::string& i, Params& p) const {
-    if (local(in, u)) return "v" + std::to_string(in);
+    if (local(in, u)) return "v" + std::to_string(plan_.root[size_t(in)]);
     const Node& src = node(in);
     const NodeId root = plan_.root[size_t(in)];
     if (plan_.view[size_t(root)]) {
@@ -217,13 +221,16 @@ class Renderer {
   }
 
   // Statements computing unit u's members (but `skip` and the head) at flat index `i` of
-  // `shape`, storing those the schedule stores: the epilogue of every template call.
+  // `shape`, storing those the schedule stores: the epilogue of every template call. A member
+  // may have another shape of as many elements (it reads a member through a reshape); its
+  // operands broadcast to its own shape.
   std::string members(int u, const Shape& shape, const std::string& i, Params& p, NodeId skip) const {
     std::ostringstream s;
     for (NodeId m : unit(u).members) {
       if (m == skip || m == unit(u).head) continue;
       const Node& n = node(m);
-      auto arg = [&](size_t k) { return operand(n.inputs[k], u, shape, i, p); };
+      if (numel(n.shape) != numel(shape)) throw std::logic_error("member " + ir::describeNode(g_, m) + " does not match its unit's elements");
+      auto arg = [&](size_t k) { return operand(n.inputs[k], u, n.shape, i, p); };
       std::string expr;
       if (n.op == Op::BroadcastTo) {
         expr = arg(0);

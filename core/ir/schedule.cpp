@@ -166,12 +166,21 @@ class Planner {
     const Node& n = node(id);
     for (NodeId in : n.inputs) {
       const NodeId r = root_[size_t(in)];
-      if (isRowwise(n) || n.op == Op::Concat || view_[size_t(r)] || node(in).op == Op::Reshape) {
+      if (isRowwise(n) || n.op == Op::Concat || view_[size_t(r)] || (node(in).op == Op::Reshape && !readsReshapeInPlace(id, in))) {
         const int v = producerUnit(in);
         if (v >= 0) out.insert(v);
       }
     }
     return out;
+  }
+
+  // Whether node `id` reads the reshape `in` at its own flat index: a reshape keeps row-major
+  // order, so an elementwise node with as many elements reads element i where it writes
+  // element i, and may share a kernel with the reshaped value's producer (`linear` puts a
+  // reshape between its matmul and the bias, activation and residual after it).
+  bool readsReshapeInPlace(NodeId id, NodeId in) const {
+    const Node& n = node(id);
+    return node(in).op == Op::Reshape && isElementwise(n.op) && !view_[size_t(root_[size_t(in)])] && numel(node(in).shape) == numel(n.shape);
   }
 
   // The units that node `id` reads from (through reshapes and views), other than `self`.
@@ -233,12 +242,12 @@ class Planner {
         for (NodeId in : n.inputs) {
           const int v = unitOf_[size_t(root_[size_t(in)])];
           if (v < 0 || work_[size_t(v)].closed || !takesMembers(v) || readsMapped(n.op) || isRowwise(n)) continue;
-          if (node(in).op == Op::Reshape || indexed.count(v)) continue;  // read from memory
+          if ((node(in).op == Op::Reshape && !readsReshapeInPlace(id, in)) || indexed.count(v)) continue;  // read from memory
           const Shape& groupShape = unit(v).shape;
           if (isReduction(n.op)) {
-            if (unit(v).kind != UnitKind::Elementwise || node(in).shape != groupShape) continue;
-          } else if (n.shape != groupShape) {
-            continue;
+            if (unit(v).kind != UnitKind::Elementwise || node(in).op == Op::Reshape || node(in).shape != groupShape) continue;
+          } else if (numel(n.shape) != numel(groupShape)) {
+            continue;  // members share the unit's flat index; their shapes may differ by a reshape
           }
           if (std::find(candidates.begin(), candidates.end(), v) == candidates.end()) candidates.push_back(v);
         }
@@ -375,6 +384,23 @@ class Planner {
     return work_[size_t(u)].split == 1 && (numel(mm.shape) / mm.shape.back() <= target_.skinnyRows || mm.shape.back() <= target_.narrowColumns);
   }
 
+  // Whether a node outside node i's unit reads its value, directly or through reshapes (a
+  // reshape that is a graph output reads it from memory too).
+  bool readOutsideItsUnit(NodeId i, const std::vector<std::vector<NodeId>>& users) const {
+    std::vector<NodeId> readers = users[size_t(i)];
+    while (!readers.empty()) {
+      const NodeId r = readers.back();
+      readers.pop_back();
+      if (node(r).op != Op::Reshape) {
+        if (unitOf_[size_t(r)] != unitOf_[size_t(i)]) return true;
+        continue;
+      }
+      if (isOutput(r)) return true;
+      readers.insert(readers.end(), users[size_t(r)].begin(), users[size_t(r)].end());
+    }
+    return false;
+  }
+
   void decideStorage() {
     const size_t count = g_.nodes.size();
     std::vector<std::vector<NodeId>> users(count);
@@ -391,9 +417,7 @@ class Planner {
       const Unit& u = unit(unitOf_[i]);
       bool store = isOutput(NodeId(i)) || NodeId(i) == u.reduction || u.kind == UnitKind::Blas || u.kind == UnitKind::Conv ||
                    u.kind == UnitKind::Special;
-      for (NodeId user : users[i])
-        if (unitOf_[size_t(user)] != unitOf_[i]) store = true;
-      stored_[i] = store;
+      stored_[i] = store || readOutsideItsUnit(NodeId(i), users);
     }
     // Merge the ordered units into steps (horizontal fusion of same-level elementwise units).
     std::vector<int> stepOfUnit(work_.size(), -1);

@@ -10,7 +10,8 @@
 //                                      storage) cublas_matmul       level 2
 //
 // Fusion, in order:
-//   1. vertical: elementwise nodes of one shape join their producer's unit when no path leaves
+//   1. vertical: elementwise nodes of one shape (or as many elements, read across a reshape)
+//      join their producer's unit when no path leaves
 //      and re-enters the unit; a unit may end in one reduction; a unit may start with a matmul
 //      (a generated GEMM whose epilogue is the rest of the unit) when the target prefers that
 //      to the vendor library (fp32, small M*N*K); likewise a bf16/fp16 convolution (a generated

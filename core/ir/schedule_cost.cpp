@@ -72,7 +72,7 @@ std::vector<StepCost> estimateStepCosts(const Schedule& s, const Graph& g) {
         c.productFlops += productFlops(g, n);
         if (s.stored[size_t(m)]) c.bytesWritten += bytesOf(m);
         for (NodeId in : n.inputs) {
-          if (s.unitOf[size_t(in)] == u) continue;  // computed in this kernel, in registers
+          if (s.unitOf[size_t(s.root[size_t(in)])] == u && !s.view[size_t(s.root[size_t(in)])]) continue;  // computed in this kernel, in registers
           const Node& source = g.node(in);
           if (source.op == Op::Constant && source.attrs.values.size() == 1) continue;  // a literal (uniform, any shape)
           // A reshape reads its root's buffer; a slice (its own root) loads only its own elements.

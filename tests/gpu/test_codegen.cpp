@@ -8,6 +8,7 @@
 #include "core/train/benchmark_nets.hpp"
 #include "core/train/update.hpp"
 #include "core/cuda_render/render.hpp"
+#include "core/ir/passes.hpp"
 #include "support/golden.hpp"
 
 using namespace cas;
@@ -296,6 +297,46 @@ class TestCodegen : public QObject {
       const std::string error = compileError(moduleSource(s));
       QVERIFY2(error.empty(), error.c_str());
     }
+  }
+
+  // `linear` puts a reshape between its product and the bias after it; the bias, GELU and
+  // residual adds still fuse (a reshape keeps the flat index), so a pre-LN layer of
+  // connect4_transformer runs four elementwise launches (three biases; bias + residual after
+  // the attention's projection; bias + GELU; bias + residual), each storing one value.
+  void linearEpiloguesFuseAcrossTheReshape() {
+    const train::BenchmarkNet& net = *train::findBenchmarkNet("connect4_transformer");
+    pdl::CompileOptions o;
+    o.fileName = net.name + ".pdl";
+    o.observationShape = net.observationShape;
+    o.actionCount = net.actionCount;
+    o.batch = 1024;
+    const auto compiled = pdl::compile(net.source, o);
+    QVERIFY(compiled.policy);
+    ir::Graph g = compiled.policy->graph;
+    ir::runPasses(g, ir::defaultPipeline());
+    const ir::Schedule s = ir::planSchedule(g, gpu::cudaTarget());
+    int gelus = 0;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (g.nodes[i].op != ir::Op::Gelu) continue;
+      ++gelus;
+      const ir::NodeId bias = s.root[size_t(g.nodes[i].inputs[0])];
+      QCOMPARE(g.node(bias).op, ir::Op::Add);
+      QCOMPARE(s.unitOf[size_t(bias)], s.unitOf[i]);
+      QVERIFY(!s.stored[size_t(bias)]);  // in registers
+    }
+    QCOMPARE(gelus, 4);
+    int elementwiseSteps = 0;
+    for (const ir::Step& step : s.steps) {
+      if (step.kind != ir::StepKind::Kernel) continue;
+      const bool elementwise = std::all_of(step.units.begin(), step.units.end(), [&](int u) { return s.units[size_t(u)].kind == ir::UnitKind::Elementwise; });
+      elementwiseSteps += elementwise;
+      for (int u : step.units) {
+        const auto& members = s.units[size_t(u)].members;
+        if (elementwise) QCOMPARE(std::count_if(members.begin(), members.end(), [&](ir::NodeId m) { return bool(s.stored[size_t(m)]); }), 1L);
+      }
+    }
+    qInfo("%d elementwise launches, %d launches in all", elementwiseSteps, s.launches());
+    QCOMPARE(elementwiseSteps, 4 * 4 + 1);  // four layers, and the mean pool's scale
   }
 
   void updateGraphsCompileAndFuse_data() {
