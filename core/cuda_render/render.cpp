@@ -385,14 +385,14 @@ class Renderer {
     const Shape &qs = node(n.inputs[0]).shape, &ks = node(n.inputs[1]).shape;
     const size_t fixed = ir::attentionInputsBeforeLengths(n.op);
     const std::int64_t rows = qs[0] * n.attrs.heads * (n.op == Op::AttentionGradKV ? ks[1] : qs[1]);
-    const char* name = n.op == Op::Attention        ? "cas_attention_forward<"
-                       : n.op == Op::AttentionStats ? "cas_attention_stats<"
-                       : n.op == Op::AttentionGradQ ? "cas_attention_grad_q<"
-                                                    : "cas_attention_grad_kv<";
-    const bool tensorCores = ir::attentionOnTensorCores(g_, n);  // attention_mma.cuh: one more template argument, bf16 or fp16
-    std::string call = (tensorCores ? std::string("cas_attention_forward_mma<") : std::string(name)) + str(rows) + ", " + str(qs[1]) + ", " +
+    const bool mma = ir::attentionOnTensorCores(g_, n);
+    const char* name = n.op == Op::Attention        ? (mma ? "cas_attention_forward_mma<" : "cas_attention_forward<")
+                       : n.op == Op::AttentionStats ? (mma ? "cas_attention_stats_mma<" : "cas_attention_stats<")
+                       : n.op == Op::AttentionGradQ ? (mma ? "cas_attention_grad_q_mma<" : "cas_attention_grad_q<")
+                                                    : (mma ? "cas_attention_grad_kv_mma<" : "cas_attention_grad_kv<");
+    std::string call = std::string(name) + str(rows) + ", " + str(qs[1]) + ", " +
                        str(ks[1]) + ", " + str(qs[2]) + ", " + str(n.attrs.heads) + ", " + boolean(n.attrs.causal) +
-                       (tensorCores ? ", " + boolean(n.precision == ir::Precision::BF16) : std::string()) + ">(b";
+                       (mma ? ", " + boolean(n.precision == ir::Precision::BF16) : std::string()) + ">(b";  // attention_mma.cuh: bf16 or fp16
     for (size_t k = 0; k < fixed; ++k) call += ", " + p.name(storageOf(n.inputs[k]));
     call += ", " + (n.inputs.size() > fixed ? p.name(storageOf(n.inputs.back())) : std::string("nullptr"));
     return call + ", " + p.name(storageOf(ir::NodeId(&n - g_.nodes.data()))) + ")";

@@ -552,15 +552,16 @@ class Planner {
       case Op::AvgPool2d:
       case Op::Gather: break;
       case Op::Attention:  // a warp per query row of a head (attention.cuh), or per 16 on tensor cores (attention_mma.cuh)
-        if (attentionOnTensorCores(g_, n)) {
-          const Shape& q = node(n.inputs[0]).shape;
-          u.threads = q[0] * n.attrs.heads * ((q[1] + kTensorCoreAttentionRows - 1) / kTensorCoreAttentionRows) * 32;
-          break;
-        }
-        [[fallthrough]];
       case Op::AttentionStats:
-      case Op::AttentionGradQ: u.threads = attentionRows(n, node(n.inputs[0]).shape[1]) * 32; break;
-      case Op::AttentionGradKV: u.threads = attentionRows(n, node(n.inputs[1]).shape[1]) * 32; break;  // a warp per key row
+      case Op::AttentionGradQ:
+      case Op::AttentionGradKV:
+      {  // rows: queries, or keys for [dk | dv]; a warp per row, or per 16 rows on tensor cores
+        const std::int64_t rows = node(n.inputs[n.op == Op::AttentionGradKV ? 1 : 0]).shape[1];
+        const std::int64_t heads = node(n.inputs[0]).shape[0] * n.attrs.heads;
+        u.threads = attentionOnTensorCores(g_, n) ? heads * ((rows + kTensorCoreAttentionRows - 1) / kTensorCoreAttentionRows) * 32
+                                                  : attentionRows(n, rows) * 32;
+        break;
+      }
       case Op::LayerNorm:  // a warp per row (layer_norm.cuh)
       case Op::LayerNormGrad: u.threads = numel(n.shape) / n.shape.back() * 32; break;
       case Op::MatMul:  // without vendor libraries: direct.cuh
@@ -697,7 +698,7 @@ class Planner {
 }  // namespace
 
 bool attentionOnTensorCores(const Graph& g, const Node& n) {
-  if (n.op != Op::Attention || !isHalfWidth(n.precision)) return false;
+  if (!isAttention(n.op) || !isHalfWidth(n.precision)) return false;
   const std::int64_t width = g.node(n.inputs[0]).shape[2] / n.attrs.heads;
   return width % 16 == 0 && width <= kMaxTensorCoreHeadWidth;
 }

@@ -147,14 +147,14 @@ struct Schedule {
 // The widest attention head the CUDA kernels take (core/cuda_render/kernels/attention.cuh holds a
 // head's query row in registers).
 inline constexpr std::int64_t kMaxAttentionHeadWidth = 256;
-// The widest head the tensor-core forward (attention_mma.cuh) takes: its output tile stays in
+// The widest head the tensor-core kernels (attention_mma.cuh) take: their output tiles stay in
 // registers.
 inline constexpr std::int64_t kMaxTensorCoreHeadWidth = 128;
-// Whether the CUDA backend runs Attention node `n` of `g` on tensor cores (attention_mma.cuh): a
-// bf16 or fp16 forward pass whose heads are a multiple of 16 values wide, up to
-// kMaxTensorCoreHeadWidth. Its gradient kernels and every other attention run in fp32.
+// Whether the CUDA backend runs attention node `n` of `g` (Attention, AttentionStats,
+// AttentionGradQ, AttentionGradKV) on tensor cores (attention_mma.cuh): bf16 or fp16, with heads
+// a multiple of 16 values wide, up to kMaxTensorCoreHeadWidth. Every other attention runs in fp32.
 bool attentionOnTensorCores(const Graph& g, const Node& n);
-// The queries one warp of the tensor-core forward owns.
+// The rows (queries; keys for AttentionGradKV) one warp of the tensor-core kernels owns.
 inline constexpr std::int64_t kTensorCoreAttentionRows = 16;
 
 // The rows (queries or keys) of one head, padded to a multiple of this, so that a block of up to

@@ -348,6 +348,8 @@ class TestCodegen : public QObject {
         QTest::newRow(qPrintable(QString::fromStdString(n.name) + "/" + QString::number(batch))) << QString::fromStdString(n.name) << batch << QStringLiteral("fp32");
     // bf16: the CNN's convolutions become implicit GEMMs, its input gradients cuDNN with relayouts.
     QTest::newRow("atari_nature_cnn/1024/bf16") << QStringLiteral("atari_nature_cnn") << 1024 << QStringLiteral("bf16");
+    // bf16 Transformer: attention forward and gradients on tensor cores (attention_mma.cuh).
+    QTest::newRow("connect4_transformer/1024/bf16") << QStringLiteral("connect4_transformer") << 1024 << QStringLiteral("bf16");
     // tf32: every convolution and product of the trunk goes to cuDNN and cuBLAS on the fp32 buffers.
     QTest::newRow("atari_nature_cnn/1024/tf32") << QStringLiteral("atari_nature_cnn") << 1024 << QStringLiteral("tf32");
   }
@@ -379,9 +381,14 @@ class TestCodegen : public QObject {
     std::size_t fullAdamSteps = 0;
     for (const auto& step : s.steps) fullAdamSteps += step.kind == gpu::StepKind::Kernel && step.segments.size() == perStep;
     QVERIFY2(fullAdamSteps >= std::max<std::size_t>(1, params.size() / perStep), qPrintable(QString::number(fullAdamSteps)));
-    // bf16: three forward and three weight-gradient implicit convolutions; the forward ones
-    // compute their bias and ReLU as epilogues.
-    if (bf16) {
+    if (bf16 && net == QStringLiteral("connect4_transformer")) {
+      std::string source = moduleSource(s);
+      for (const char* kernel : {"cas_attention_forward_mma<", "cas_attention_stats_mma<", "cas_attention_grad_q_mma<", "cas_attention_grad_kv_mma<"})
+        QVERIFY2(source.find(kernel) != std::string::npos, kernel);
+      QVERIFY(source.find("cas_attention_grad_kv<") == std::string::npos);
+    } else if (bf16) {
+      // bf16: three forward and three weight-gradient implicit convolutions; the forward ones
+      // compute their bias and ReLU as epilogues.
       QCOMPARE(count(s, gpu::StepKind::ImplicitConv), 6);
       for (const auto& step : s.steps)
         if (step.kind == gpu::StepKind::ImplicitConv && g.node(step.node).op == ir::Op::Conv2d) {

@@ -8,6 +8,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -213,8 +214,11 @@ class TestCudaBackend : public QObject {
   // The fused attention kernels with what the golden cases lack: per-sequence lengths (0, inside,
   // past the keys), causal with lengths, heads of 64 (two warps' columns) over 70 positions (three
   // key blocks, the last partial), more keys than queries; forward and the three gradient kernels
-  // (through autodiff) against the CPU backend. bf16 and fp16 (heads of 64): the forward on
-  // tensor cores (attention_mma.cuh) within the bf16 bounds, the gradient kernels still fp32.
+  // (through autodiff) against the CPU backend. bf16 and fp16 (heads of 64): on tensor cores
+  // (attention_mma.cuh), the forward within the bf16 bounds, the gradients within docs/pdl.md's
+  // bounds (1e-2 for bf16, 2e-3 for fp16, times 1 + the gradient's largest value: a gradient that
+  // is 0 by cancellation, as a key every query sees alone gets, keeps the 16-bit rounding of its
+  // terms).
   void fusedAttentionWithLengthsMatchesTheCpu_data() {
     QTest::addColumn<bool>("causal");
     QTest::addColumn<int>("queries");
@@ -257,14 +261,22 @@ class TestCudaBackend : public QObject {
     ref->run();
     exe->run();
     for (const ir::Output& o : g.outputs) {
-      const bool lowOut = low && o.name == "out";
-      const QString bad = mismatch(o.name, golden::output(*exe, o.name), golden::output(*ref, o.name), lowOut ? kBf16Atol : kAtol,
-                                   lowOut ? kBf16Rtol : o.name == "out" ? kForwardRtol : kGradRtol);
+      const std::vector<float> got = golden::output(*exe, o.name), want = golden::output(*ref, o.name);
+      const bool forward = o.name == "out";
+      double atol = kAtol, rtol = forward ? kForwardRtol : kGradRtol;
+      if (low && forward) {
+        atol = kBf16Atol;
+        rtol = kBf16Rtol;
+      } else if (low) {
+        double largest = 0;
+        for (float x : want) largest = std::max(largest, double(std::abs(x)));
+        atol = (precision == int(ir::Precision::BF16) ? 1e-2 : 2e-3) * (1 + largest);
+        rtol = 0;
+      }
+      const QString bad = mismatch(o.name, got, want, atol, rtol);
       QVERIFY2(bad.isEmpty(), qPrintable(bad));
-    }
-    if (low) {  // the tensor-core forward ran: its output is not the fp32 kernel's
-      const std::vector<float> got = golden::output(*exe, "out"), want = golden::output(*ref, "out");
-      QVERIFY(golden::firstMismatch(got, want, kAtol, kForwardRtol, nullptr) >= 0);
+      // The tensor-core kernels ran: their results are not the fp32 kernels'.
+      if (low) QVERIFY2(golden::firstMismatch(got, want, kAtol, forward ? kForwardRtol : kGradRtol, nullptr) >= 0, o.name.c_str());
     }
   }
 

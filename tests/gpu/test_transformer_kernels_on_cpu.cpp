@@ -125,6 +125,55 @@ void checkTensorCoreAttention(std::vector<float> lengths) {
                  BF16 ? ir::Precision::BF16 : ir::Precision::F16);
 }
 
+// |got - want| <= bound * (1 + max |want|) everywhere; the largest difference, relative to that
+// scale, is returned.
+float expectWithin(const std::vector<float>& got, const std::vector<float>& want, float bound, const char* what) {
+  float largest = 0.f, worst = 0.f;
+  for (float w : want) largest = std::max(largest, std::abs(w));
+  const float scale = 1.f + largest;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const float d = std::abs(got[i] - want[i]);
+    if (!(d <= bound * scale)) {
+      QTest::qFail(qPrintable(QStringLiteral("%1[%2]: kernel %3, CPU backend %4 (bound %5)").arg(QLatin1String(what)).arg(i).arg(got[i]).arg(want[i]).arg(bound * scale)),
+                   __FILE__, __LINE__);
+      return d / scale;
+    }
+    worst = std::max(worst, d / scale);
+  }
+  return worst;
+}
+
+// The tensor-core statistics, dq and [dk | dv] (attention_mma.cuh) against the CPU backend's fp32
+// twins, each kernel fed the tensor-core statistics as the update graph feeds it: within `bound`
+// times (1 + the tensor's largest value), the bounds docs/pdl.md gives.
+template <int B, int T, int S, int D, int H, bool Causal, bool BF16>
+void checkTensorCoreGradients(std::vector<float> lengths) {
+  const float bound = BF16 ? 1e-2f : 2e-3f;
+  exec::ThreadPool pool(2);
+  exec::AttentionGeometry a{B, T, S, D, H, Causal, lengths.empty() ? nullptr : lengths.data()};
+  const auto q = randomValues(B * T * D, 21), k = randomValues(B * S * D, 22), v = randomValues(B * S * D, 23), g = randomValues(B * T * D, 24);
+  std::vector<float> stats(B * H * T * 2, -99.f), dq(B * T * D, -99.f), dkv(B * S * 2 * D, -99.f);
+  std::vector<float> wantStats = stats, wantDq = dq, wantDkv = dkv;
+  exec::attentionStats(pool, a, q.data(), k.data(), v.data(), g.data(), wantStats.data());
+  exec::attentionGradQ(pool, a, q.data(), k.data(), v.data(), g.data(), wantStats.data(), wantDq.data());
+  exec::attentionGradKV(pool, a, q.data(), k.data(), v.data(), g.data(), wantStats.data(), wantDkv.data());
+  constexpr int QueryRows = B * H * T, KeyRows = B * H * S;
+  runSegment(B * H * ((T + 15) / 16) * 32, [&](int& b) {
+    cas_attention_stats_mma<QueryRows, T, S, D, H, Causal, BF16>(b, q.data(), k.data(), v.data(), g.data(), a.lengths, stats.data());
+  });
+  runSegment(B * H * ((T + 15) / 16) * 32, [&](int& b) {
+    cas_attention_grad_q_mma<QueryRows, T, S, D, H, Causal, BF16>(b, q.data(), k.data(), v.data(), g.data(), stats.data(), a.lengths, dq.data());
+  });
+  runSegment(B * H * ((S + 15) / 16) * 32, [&](int& b) {
+    cas_attention_grad_kv_mma<KeyRows, T, S, D, H, Causal, BF16>(b, q.data(), k.data(), v.data(), g.data(), stats.data(), a.lengths, dkv.data());
+  });
+  const float worstStats = expectWithin(stats, wantStats, bound, "stats"), worstDq = expectWithin(dq, wantDq, bound, "dq"),
+              worstDkv = expectWithin(dkv, wantDkv, bound, "dkv");
+  QVERIFY2(worstDq > 0.f && worstDkv > 0.f, "the 16-bit operands must show in the result: is an fp32 kernel running?");
+  qInfo("largest difference / (1 + largest value): stats %g, dq %g, [dk | dv] %g (bound %g)", double(worstStats), double(worstDq), double(worstDkv),
+        double(bound));
+}
+
 template <int Rows, int W>
 void checkLayerNorm() {
   exec::ThreadPool pool(2);
@@ -166,7 +215,14 @@ class TestTransformerKernelsOnCpu : public QObject {
   void tensorCoreAttentionHeadsOf64MoreKeys() { checkTensorCoreAttention<1, 5, 70, 128, 2, false, true>({66.5f}); }
   void tensorCoreAttentionHeadsOf128() { checkTensorCoreAttention<1, 20, 33, 256, 2, false, true>({}); }
   void tensorCoreAttentionHalfPrecision() { checkTensorCoreAttention<2, 37, 37, 64, 2, true, false>({0.f, 30.f}); }
-  // Heads not a multiple of 16 wide, and every gradient kernel, stay on the fp32 kernels.
+  // The gradients on tensor cores: the same shapes and masks as the forward's.
+  void tensorCoreGradientsConnectFourShape() { checkTensorCoreGradients<2, 42, 42, 128, 4, false, true>({}); }
+  void tensorCoreGradientsCausalWithLengths() { checkTensorCoreGradients<2, 37, 37, 64, 2, true, true>({0.f, 30.f}); }
+  void tensorCoreGradientsHeadsOf64MoreKeys() { checkTensorCoreGradients<1, 5, 70, 128, 2, false, true>({66.5f}); }
+  void tensorCoreGradientsHeadsOf128() { checkTensorCoreGradients<1, 20, 33, 256, 2, false, true>({}); }
+  void tensorCoreGradientsHalfPrecision() { checkTensorCoreGradients<2, 37, 37, 64, 2, true, false>({0.f, 30.f}); }
+  // Heads not a multiple of 16 wide stay on the fp32 kernels; the gradient kernels of heads that
+  // are go to tensor cores with the forward.
   void tensorCoresOnlyWhereTheyApply() {
     expectRendered(2, 37, 37, 40, 2, false, "cas_attention_forward<148, 37, 37, 40, 2, false>(b, ", ir::Precision::BF16);
     ir::Graph g;
@@ -179,8 +235,10 @@ class TestTransformerKernelsOnCpu : public QObject {
     std::string source;
     for (const gpu::Step& step : gpu::renderSchedule(g).steps) source += step.source;
     QVERIFY(source.find("cas_attention_forward_mma<64, 16, 16, 64, 2, false, true>(b, ") != std::string::npos);
-    QVERIFY(source.find("cas_attention_stats<64, 16, 16, 64, 2, false>(b, ") != std::string::npos);
-    QVERIFY(source.find("cas_attention_grad_q<") != std::string::npos && source.find("cas_attention_grad_kv<") != std::string::npos);
+    QVERIFY(source.find("cas_attention_stats_mma<64, 16, 16, 64, 2, false, true>(b, ") != std::string::npos);
+    QVERIFY(source.find("cas_attention_grad_q_mma<64, 16, 16, 64, 2, false, true>(b, ") != std::string::npos);
+    QVERIFY(source.find("cas_attention_grad_kv_mma<64, 16, 16, 64, 2, false, true>(b, ") != std::string::npos);
+    QVERIFY(source.find("cas_attention_grad_q<") == std::string::npos && source.find("cas_attention_stats<") == std::string::npos);
   }
 
   // Attention kernels keep a launch of their own (their shared tiles would add up past a

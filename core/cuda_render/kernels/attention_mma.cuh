@@ -1,8 +1,8 @@
-// Attention's forward pass on tensor cores, for a bf16 or fp16 Attention node whose heads are a
-// multiple of 16 values wide (core/ir/schedule.hpp, attentionOnTensorCores): the flash-style
-// loop of attention.cuh's cas_attention_forward, with the products in mma.sync.m16n8k16
-// (16-bit operands, fp32 sums) and the softmax in fp32. Same layouts, same masks (causal,
-// lengths); the CPU reference is core/exec/cpu_transformer.cpp.
+// Attention on tensor cores, forward and backward, for bf16 or fp16 attention nodes whose heads
+// are a multiple of 16 values wide (core/ir/schedule.hpp, attentionOnTensorCores): the
+// flash-style loops of attention.cuh (forward, statistics, dq, [dk | dv]) with the products in
+// mma.sync.m16n8k16 (16-bit operands, fp32 sums) and the softmax in fp32. Same layouts, same
+// masks (causal, lengths); the CPU reference is core/exec/cpu_transformer.cpp.
 //
 // A warp owns 16 queries of one head (one sequence) and walks the keys 16 at a time:
 //
@@ -22,6 +22,16 @@
 // global memory (fp32, rounded to 16 bits as they are loaded) and shared through L1 by the
 // warps of one head. A lane holds two query rows (g and g + 8) and shares their maxima and sums
 // with the three other lanes of its quad.
+//
+// The backward pass recomputes P from the statistics (log-sum-exp, g . out) as attention.cuh's
+// does, with dS = P (dP - delta) rounded to 16 bits as P is:
+//
+//   dq (a warp per 16 queries):  S = Q.K^T, dP = G.V^T, dQ += dS.K          over the key tiles
+//   [dk | dv] (a warp per 16 keys): S^T = K.Q^T, dP^T = V.G^T, dV += P^T.G, dK += dS^T.Q
+//                                                                           over the query tiles
+//
+// the C tiles of S^T and dS^T again serving as A fragments, and the row operands (Q, G in dq;
+// K, V in [dk | dv]) held in registers.
 //
 // The tests run this code on the CPU (tests/support/cuda_on_cpu.hpp), which supplies
 // cas_pack_half2 and cas_mma_m16n8k16 in place of the instructions below.
@@ -108,63 +118,257 @@ __device__ __forceinline__ void cas_attention_mma_softmax(float (&s)[2][4], int 
   p[3] = cas_pack_half2<BF16>(s[1][2], s[1][3]);
 }
 
+// Where a warp's 16 rows (queries, or keys in [dk | dv]) lie: sequence, head, first row; and the
+// lane's place in the fragments (g: rows g and g + 8; c: columns c and c + 1).
+struct CasMmaWarp {
+  int seq, h, r0, g, c;
+};
+template <int L, int H>
+__device__ __forceinline__ CasMmaWarp cas_attention_mma_warp(int thread) {
+  constexpr int Tiles = (L + 15) / 16;
+  const int warp = thread / 32, lane = thread % 32;
+  return {warp / (Tiles * H), (warp / Tiles) % H, 16 * (warp % Tiles), lane / 4, 2 * (lane % 4)};
+}
+
+// The A fragments of rows r0 .. r0 + 15 of a head's [rows, Dh] slice (`t` at its first column, D
+// apart), times `scale`, 0 past `rows`.
+template <bool BF16, int D, int KSteps>
+__device__ __forceinline__ void cas_attention_rows_a(unsigned (&a)[KSteps][4], const float* t, int r0, int rows, int g, int c, float scale) {
+#pragma unroll
+  for (int ks = 0; ks < KSteps; ++ks) {
+    a[ks][0] = cas_attention_pair<BF16, D>(t, r0 + g, rows, 16 * ks + c, scale);
+    a[ks][1] = cas_attention_pair<BF16, D>(t, r0 + g + 8, rows, 16 * ks + c, scale);
+    a[ks][2] = cas_attention_pair<BF16, D>(t, r0 + g, rows, 16 * ks + c + 8, scale);
+    a[ks][3] = cas_attention_pair<BF16, D>(t, r0 + g + 8, rows, 16 * ks + c + 8, scale);
+  }
+}
+
+// acc[n] += A . B^T for 16 rows of `b` from r0 (two n8 tiles): B's rows hold the product's
+// columns (K in Q.K^T), Dh values each.
+template <bool BF16, int D, int KSteps>
+__device__ __forceinline__ void cas_attention_mma_rows(float (&acc)[2][4], const unsigned (&a)[KSteps][4], const float* t, int r0, int rows, int g, int c) {
+#pragma unroll
+  for (int n = 0; n < 2; ++n)
+#pragma unroll
+    for (int ks = 0; ks < KSteps; ++ks) {
+      const unsigned bf[2] = {cas_attention_pair<BF16, D>(t, r0 + 8 * n + g, rows, 16 * ks + c, 1.f),
+                              cas_attention_pair<BF16, D>(t, r0 + 8 * n + g, rows, 16 * ks + c + 8, 1.f)};
+      cas_mma_m16n8k16<BF16>(acc[n], a[ks], bf);
+    }
+}
+
+// acc[t] += P . X for a 16x16 A fragment p over rows r0 .. r0 + 15 of `x` (V in P.V), all Dh
+// columns: B's k runs down x's rows.
+template <bool BF16, int D, int DTiles>
+__device__ __forceinline__ void cas_attention_mma_columns(float (&acc)[DTiles][4], const unsigned (&p)[4], const float* x, int r0, int rows, int g, int c) {
+#pragma unroll
+  for (int t = 0; t < DTiles; ++t) {
+    const int column = 8 * t + g;
+    auto at = [&](int row) { return row < rows ? x[row * D + column] : 0.f; };
+    const unsigned bf[2] = {cas_pack_half2<BF16>(at(r0 + c), at(r0 + c + 1)), cas_pack_half2<BF16>(at(r0 + c + 8), at(r0 + c + 9))};
+    cas_mma_m16n8k16<BF16>(acc[t], p, bf);
+  }
+}
+
+// The flash loop of a warp's 16 queries: their running maxima m (log2 units), sums l and
+// unnormalised outputs o over the keys each sees.
+template <int T, int S, int D, int H, bool Causal, bool BF16>
+__device__ __forceinline__ void cas_attention_mma_queries(const CasMmaWarp& w, const float* q, const float* k, const float* v, const float* lengths,
+                                                          float (&m)[2], float (&l)[2], float (&o)[D / H / 8][4]) {
+  constexpr int Dh = D / H, KSteps = Dh / 16, DTiles = Dh / 8;
+  static_assert(Dh % 16 == 0, "tensor-core attention takes heads a multiple of 16 values wide");
+  const float* kh = k + (w.seq * S) * D + w.h * Dh;
+  const float* vh = v + (w.seq * S) * D + w.h * Dh;
+  unsigned qa[KSteps][4];
+  cas_attention_rows_a<BF16, D, KSteps>(qa, q + (w.seq * T) * D + w.h * Dh, w.r0, T, w.g, w.c, rsqrtf(float(Dh)) * 1.44269504088896341f);  // log2(e): exp2
+  const int end[2] = {w.r0 + w.g < T ? cas_attention_visible_keys<S, Causal>(w.r0 + w.g, lengths, w.seq) : 0,
+                      w.r0 + w.g + 8 < T ? cas_attention_visible_keys<S, Causal>(w.r0 + w.g + 8, lengths, w.seq) : 0};
+  const int last = w.r0 + 15 < T ? w.r0 + 15 : T - 1;
+  const int keys = cas_attention_visible_keys<S, Causal>(last, lengths, w.seq);  // the most any row of the warp sees
+  m[0] = m[1] = cas_negative_infinity();
+  l[0] = l[1] = 0.f;
+#pragma unroll
+  for (int t = 0; t < DTiles; ++t) o[t][0] = o[t][1] = o[t][2] = o[t][3] = 0.f;
+  for (int j0 = 0; j0 < keys; j0 += 16) {
+    float s[2][4] = {};
+    cas_attention_mma_rows<BF16, D, KSteps>(s, qa, kh, j0, S, w.g, w.c);
+    unsigned pa[4];
+    cas_attention_mma_softmax<BF16, DTiles>(s, j0, w.c, end, m, l, o, pa);
+    cas_attention_mma_columns<BF16, D, DTiles>(o, pa, vh, j0, S, w.g, w.c);
+  }
+}
+
 // out = softmax(q k^T / sqrt(Dh), masked) v on tensor cores; Rows = B * H * T queries, a warp
 // per 16 queries of a head.
 template <int Rows, int T, int S, int D, int H, bool Causal, bool BF16>
 __device__ __forceinline__ bool cas_attention_forward_mma(int& b, const float* q, const float* k, const float* v, const float* lengths, float* out) {
-  constexpr int Dh = D / H, QTiles = (T + 15) / 16, Warps = Rows / T * QTiles,  // Rows / T: B * H
-                KSteps = Dh / 16, DTiles = Dh / 8;
-  static_assert(Dh % 16 == 0, "tensor-core attention takes heads a multiple of 16 values wide");
+  constexpr int Dh = D / H, Warps = Rows / T * ((T + 15) / 16), DTiles = Dh / 8;  // Rows / T: B * H
   return cas_segment<Warps * 32>(b, [&](int thread) {
-    const int warp = thread / 32, lane = thread % 32, g = lane / 4, c = 2 * (lane % 4);
-    if (warp >= Warps) return;  // whole warps: the shuffles below stay convergent
-    const int tile = warp % QTiles, h = (warp / QTiles) % H, seq = warp / (QTiles * H), q0 = 16 * tile;
-    const float* qh = q + (seq * T) * D + h * Dh;
-    const float* kh = k + (seq * S) * D + h * Dh;
-    const float* vh = v + (seq * S) * D + h * Dh;
-    const float scale = rsqrtf(float(Dh)) * 1.44269504088896341f;  // log2(e): exp2 below
-    unsigned qa[KSteps][4];
+    if (thread / 32 >= Warps) return;  // whole warps: the shuffles stay convergent
+    const CasMmaWarp w = cas_attention_mma_warp<T, H>(thread);
+    float m[2], l[2], o[DTiles][4];
+    cas_attention_mma_queries<T, S, D, H, Causal, BF16>(w, q, k, v, lengths, m, l, o);
 #pragma unroll
-    for (int ks = 0; ks < KSteps; ++ks) {
-      qa[ks][0] = cas_attention_pair<BF16, D>(qh, q0 + g, T, 16 * ks + c, scale);
-      qa[ks][1] = cas_attention_pair<BF16, D>(qh, q0 + g + 8, T, 16 * ks + c, scale);
-      qa[ks][2] = cas_attention_pair<BF16, D>(qh, q0 + g, T, 16 * ks + c + 8, scale);
-      qa[ks][3] = cas_attention_pair<BF16, D>(qh, q0 + g + 8, T, 16 * ks + c + 8, scale);
+    for (int r = 0; r < 2; ++r) {
+      const int row = w.r0 + w.g + 8 * r;
+      if (row >= T) continue;
+      float* to = out + (w.seq * T + row) * D + w.h * Dh;
+#pragma unroll
+      for (int t = 0; t < DTiles; ++t) {
+        to[8 * t + w.c] = o[t][2 * r] / l[r];
+        to[8 * t + w.c + 1] = o[t][2 * r + 1] / l[r];
+      }
     }
-    const int end[2] = {q0 + g < T ? cas_attention_visible_keys<S, Causal>(q0 + g, lengths, seq) : 0,
-                        q0 + g + 8 < T ? cas_attention_visible_keys<S, Causal>(q0 + g + 8, lengths, seq) : 0};
-    const int last = q0 + 15 < T ? q0 + 15 : T - 1;
-    const int keys = cas_attention_visible_keys<S, Causal>(last, lengths, seq);  // the most any row of the warp sees
-    float m[2] = {cas_negative_infinity(), cas_negative_infinity()}, l[2] = {0.f, 0.f}, o[DTiles][4] = {};
+  });
+}
+
+// stats[b][h][i] = (log-sum-exp of the scaled scores, g . out), as cas_attention_stats; a warp per
+// 16 queries.
+template <int Rows, int T, int S, int D, int H, bool Causal, bool BF16>
+__device__ __forceinline__ bool cas_attention_stats_mma(int& b, const float* q, const float* k, const float* v, const float* g, const float* lengths,
+                                                        float* stats) {
+  constexpr int Dh = D / H, Warps = Rows / T * ((T + 15) / 16), DTiles = Dh / 8;
+  return cas_segment<Warps * 32>(b, [&](int thread) {
+    if (thread / 32 >= Warps) return;
+    const CasMmaWarp w = cas_attention_mma_warp<T, H>(thread);
+    float m[2], l[2], o[DTiles][4];
+    cas_attention_mma_queries<T, S, D, H, Causal, BF16>(w, q, k, v, lengths, m, l, o);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = w.r0 + w.g + 8 * r;
+      const float* gi = g + (w.seq * T + (row < T ? row : 0)) * D + w.h * Dh;
+      float delta = 0.f;
+#pragma unroll
+      for (int t = 0; t < DTiles; ++t) delta += gi[8 * t + w.c] * o[t][2 * r] + gi[8 * t + w.c + 1] * o[t][2 * r + 1];
+      delta += __shfl_xor_sync(0xffffffffu, delta, 1);  // the quad holds the row's columns
+      delta += __shfl_xor_sync(0xffffffffu, delta, 2);
+      if (row < T && w.c == 0) {
+        float* st = stats + ((w.seq * H + w.h) * T + row) * 2;
+        st[0] = m[r] * 0.693147180559945309f + logf(l[r]);  // m in log2 units
+        st[1] = delta / l[r];
+      }
+    }
+  });
+}
+
+// dS = P (dP - delta) for one C element, P recomputed from s (log2 units) and the row's lse2
+// (its log-sum-exp in log2 units); 0 where the key is hidden.
+__device__ __forceinline__ float cas_attention_mma_ds(float s, float dp, float lse2, float delta, bool visible, float& p) {
+  p = visible ? exp2f(s - lse2) : 0.f;
+  return p * (dp - delta);
+}
+
+// dq on tensor cores; Rows = B * H * T queries, a warp per 16 queries, stats from the statistics
+// kernel.
+template <int Rows, int T, int S, int D, int H, bool Causal, bool BF16>
+__device__ __forceinline__ bool cas_attention_grad_q_mma(int& b, const float* q, const float* k, const float* v, const float* g, const float* stats,
+                                                         const float* lengths, float* dq) {
+  constexpr int Dh = D / H, Warps = Rows / T * ((T + 15) / 16), KSteps = Dh / 16, DTiles = Dh / 8;
+  constexpr float kLog2e = 1.44269504088896341f;
+  return cas_segment<Warps * 32>(b, [&](int thread) {
+    if (thread / 32 >= Warps) return;
+    const CasMmaWarp w = cas_attention_mma_warp<T, H>(thread);
+    const float* kh = k + (w.seq * S) * D + w.h * Dh;
+    const float* vh = v + (w.seq * S) * D + w.h * Dh;
+    unsigned qa[KSteps][4], ga[KSteps][4];
+    cas_attention_rows_a<BF16, D, KSteps>(qa, q + (w.seq * T) * D + w.h * Dh, w.r0, T, w.g, w.c, rsqrtf(float(Dh)) * kLog2e);
+    cas_attention_rows_a<BF16, D, KSteps>(ga, g + (w.seq * T) * D + w.h * Dh, w.r0, T, w.g, w.c, 1.f);
+    int end[2];
+    float lse2[2], delta[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = w.r0 + w.g + 8 * r;
+      const float* st = stats + ((w.seq * H + w.h) * T + (row < T ? row : 0)) * 2;
+      end[r] = row < T ? cas_attention_visible_keys<S, Causal>(row, lengths, w.seq) : 0;
+      lse2[r] = st[0] * kLog2e;
+      delta[r] = st[1];
+    }
+    const int last = w.r0 + 15 < T ? w.r0 + 15 : T - 1;
+    const int keys = cas_attention_visible_keys<S, Causal>(last, lengths, w.seq);
+    float acc[DTiles][4] = {};
     for (int j0 = 0; j0 < keys; j0 += 16) {
-      float s[2][4] = {};
+      float s[2][4] = {}, dp[2][4] = {};
+      cas_attention_mma_rows<BF16, D, KSteps>(s, qa, kh, j0, S, w.g, w.c);
+      cas_attention_mma_rows<BF16, D, KSteps>(dp, ga, vh, j0, S, w.g, w.c);
+      float p;
 #pragma unroll
       for (int n = 0; n < 2; ++n)
 #pragma unroll
-        for (int ks = 0; ks < KSteps; ++ks) {
-          const unsigned kb[2] = {cas_attention_pair<BF16, D>(kh, j0 + 8 * n + g, S, 16 * ks + c, 1.f),
-                                  cas_attention_pair<BF16, D>(kh, j0 + 8 * n + g, S, 16 * ks + c + 8, 1.f)};
-          cas_mma_m16n8k16<BF16>(s[n], qa[ks], kb);
+        for (int e = 0; e < 4; ++e) {
+          const int r = e / 2, key = j0 + 8 * n + w.c + e % 2;
+          s[n][e] = cas_attention_mma_ds(s[n][e], dp[n][e], lse2[r], delta[r], key < end[r], p);
         }
-      unsigned pa[4];
-      cas_attention_mma_softmax<BF16, DTiles>(s, j0, c, end, m, l, o, pa);
-#pragma unroll
-      for (int t = 0; t < DTiles; ++t) {
-        const int column = 8 * t + g;
-        auto value = [&](int key) { return key < S ? vh[key * D + column] : 0.f; };
-        const unsigned vb[2] = {cas_pack_half2<BF16>(value(j0 + c), value(j0 + c + 1)), cas_pack_half2<BF16>(value(j0 + c + 8), value(j0 + c + 9))};
-        cas_mma_m16n8k16<BF16>(o[t], pa, vb);
-      }
+      const unsigned da[4] = {cas_pack_half2<BF16>(s[0][0], s[0][1]), cas_pack_half2<BF16>(s[0][2], s[0][3]), cas_pack_half2<BF16>(s[1][0], s[1][1]),
+                              cas_pack_half2<BF16>(s[1][2], s[1][3])};
+      cas_attention_mma_columns<BF16, D, DTiles>(acc, da, kh, j0, S, w.g, w.c);
     }
+    const float scale = rsqrtf(float(Dh));
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const int row = q0 + g + 8 * r;
+      const int row = w.r0 + w.g + 8 * r;
       if (row >= T) continue;
-      float* to = out + (seq * T + row) * D + h * Dh;
+      float* to = dq + (w.seq * T + row) * D + w.h * Dh;
 #pragma unroll
       for (int t = 0; t < DTiles; ++t) {
-        to[8 * t + c] = o[t][2 * r] / l[r];
-        to[8 * t + c + 1] = o[t][2 * r + 1] / l[r];
+        to[8 * t + w.c] = acc[t][2 * r] * scale;
+        to[8 * t + w.c + 1] = acc[t][2 * r + 1] * scale;
+      }
+    }
+  });
+}
+
+// [dk | dv] on tensor cores; Rows = B * H * S keys, a warp per 16 keys walking the queries that
+// see them (from its own first key on when causal).
+template <int Rows, int T, int S, int D, int H, bool Causal, bool BF16>
+__device__ __forceinline__ bool cas_attention_grad_kv_mma(int& b, const float* q, const float* k, const float* v, const float* g, const float* stats,
+                                                          const float* lengths, float* dkv) {
+  constexpr int Dh = D / H, Warps = Rows / S * ((S + 15) / 16), KSteps = Dh / 16, DTiles = Dh / 8;
+  constexpr float kLog2e = 1.44269504088896341f;
+  return cas_segment<Warps * 32>(b, [&](int thread) {
+    if (thread / 32 >= Warps) return;
+    const CasMmaWarp w = cas_attention_mma_warp<S, H>(thread);
+    const float* qh = q + (w.seq * T) * D + w.h * Dh;
+    const float* gh = g + (w.seq * T) * D + w.h * Dh;
+    const float* st = stats + (w.seq * H + w.h) * T * 2;
+    unsigned ka[KSteps][4], va[KSteps][4];
+    cas_attention_rows_a<BF16, D, KSteps>(ka, k + (w.seq * S) * D + w.h * Dh, w.r0, S, w.g, w.c, rsqrtf(float(Dh)) * kLog2e);
+    cas_attention_rows_a<BF16, D, KSteps>(va, v + (w.seq * S) * D + w.h * Dh, w.r0, S, w.g, w.c, 1.f);
+    // Keys from the sequence's length on are hidden from every query: their gradients are 0.
+    const int limit = lengths ? int(ceilf(fmaxf(lengths[w.seq], 1.f))) : S;
+    float dk[DTiles][4] = {}, dv[DTiles][4] = {};
+    for (int i0 = Causal ? w.r0 : 0; i0 < T && w.r0 < limit; i0 += 16) {
+      float s[2][4] = {}, dp[2][4] = {};
+      cas_attention_mma_rows<BF16, D, KSteps>(s, ka, qh, i0, T, w.g, w.c);
+      cas_attention_mma_rows<BF16, D, KSteps>(dp, va, gh, i0, T, w.g, w.c);
+      float p[2][4];
+#pragma unroll
+      for (int n = 0; n < 2; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = w.r0 + w.g + 8 * (e / 2), query = i0 + 8 * n + w.c + e % 2;
+          const bool visible = query < T && key < S && key < cas_attention_visible_keys<S, Causal>(query, lengths, w.seq);
+          const float* sq = st + (query < T ? query : 0) * 2;
+          s[n][e] = cas_attention_mma_ds(s[n][e], dp[n][e], sq[0] * kLog2e, sq[1], visible, p[n][e]);
+        }
+      const unsigned pa[4] = {cas_pack_half2<BF16>(p[0][0], p[0][1]), cas_pack_half2<BF16>(p[0][2], p[0][3]), cas_pack_half2<BF16>(p[1][0], p[1][1]),
+                              cas_pack_half2<BF16>(p[1][2], p[1][3])};
+      const unsigned da[4] = {cas_pack_half2<BF16>(s[0][0], s[0][1]), cas_pack_half2<BF16>(s[0][2], s[0][3]), cas_pack_half2<BF16>(s[1][0], s[1][1]),
+                              cas_pack_half2<BF16>(s[1][2], s[1][3])};
+      cas_attention_mma_columns<BF16, D, DTiles>(dv, pa, gh, i0, T, w.g, w.c);
+      cas_attention_mma_columns<BF16, D, DTiles>(dk, da, qh, i0, T, w.g, w.c);
+    }
+    const float scale = rsqrtf(float(Dh));
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int key = w.r0 + w.g + 8 * r;
+      if (key >= S) continue;
+      float* to = dkv + (w.seq * S + key) * 2 * D + w.h * Dh;
+#pragma unroll
+      for (int t = 0; t < DTiles; ++t) {
+        to[8 * t + w.c] = dk[t][2 * r] * scale;
+        to[8 * t + w.c + 1] = dk[t][2 * r + 1] * scale;
+        to[D + 8 * t + w.c] = dv[t][2 * r];
+        to[D + 8 * t + w.c + 1] = dv[t][2 * r + 1];
       }
     }
   });
