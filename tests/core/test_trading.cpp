@@ -15,6 +15,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <random>
 #include <set>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -176,6 +177,7 @@ class TestTrading : public QObject {
   void refusesTooFewBars();
   void refusesFilesBeyondItsLimits();
   void refusesWhatIsNotAFile();
+  void mangledFilesAreReadOrRefusedNeverCrash();
 };
 
 void TestTrading::matchesGymAnytradingStepForStep() {
@@ -373,6 +375,44 @@ void TestTrading::refusesWhatIsNotAFile() {
   QCOMPARE(mkfifo(fifo.c_str(), 0600), 0);
   m = refusal(fifo);  // refused without opening it (a FIFO's open would wait for a writer)
   QVERIFY2(m.find(":0: not a readable file") != std::string::npos, m.c_str());
+}
+
+// Random damage to a good file (bytes changed, inserted or cut, lines repeated): each result is
+// either a series that keeps the format's promises or a refusal at this file's line.
+void TestTrading::mangledFilesAreReadOrRefusedNeverCrash() {
+  QTemporaryDir dir;
+  const std::string good = bars(28), path = dir.filePath(QStringLiteral("m.csv")).toStdString();
+  std::mt19937 random(40);
+  const char alphabet[] = "0123456789.,-:eE \n\r\tnaifNAIF\"x\x00\xff";
+  int read = 0, refused = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string text = good;
+    for (int edits = 1 + int(random() % 4); edits > 0; --edits) {
+      const size_t at = random() % text.size();
+      const char c = alphabet[random() % (sizeof(alphabet) - 1)];
+      switch (random() % 4) {
+        case 0: text[at] = c; break;
+        case 1: text.insert(at, 1, c); break;
+        case 2: text.erase(at, 1 + random() % 20); break;
+        default: text.insert(at, text.substr(at, random() % 60)); break;
+      }
+      if (text.empty()) text = "\n";
+    }
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+    try {
+      const PriceSeries s = cas::env::readPriceSeries(path);
+      for (int k = 0; k < s.size(); ++k) {
+        QVERIFY(std::isfinite(s.close[size_t(k)]) && s.close[size_t(k)] > 0 && s.open[size_t(k)] > 0 && s.volume[size_t(k)] >= 0);
+        QVERIFY(k == 0 || s.times[size_t(k)] > s.times[size_t(k - 1)]);
+      }
+      ++read;
+    } catch (const PriceSeriesError& e) {
+      QVERIFY2(std::string(e.what()).rfind(path + ":", 0) == 0, e.what());
+      ++refused;
+    }
+  }
+  qInfo("3000 mangled files: %d read, %d refused", read, refused);
+  QVERIFY(read > 0 && refused > 1000);
 }
 
 QTEST_GUILESS_MAIN(TestTrading)
