@@ -357,6 +357,14 @@
         <source>push right</source>
         <translation>向右推</translation>
     </message>
+    <message>
+        <source>sell</source>
+        <translation>卖出</translation>
+    </message>
+    <message>
+        <source>buy</source>
+        <translation>买入</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::AgentWorker</name>

@@ -73,6 +73,13 @@ const std::vector<EnvironmentInfo>& environments() {
       {"minatar-space-invaders", "MinAtar Space Invaders on a 10x10 grid with sticky actions (the minatar package's rules); planes: cannon, aliens, "
        "aliens marching left, right, the cannon's bullets, the aliens' bullets.",
        {6, 10, 10}, 4, false, std::nullopt, nullptr, "", minatar<MinAtarSpaceInvaders>, {kNone, kLeft, kRight, kFire}},
+      // gym-anytrading's StocksEnv (stocks-v0's window of 30 bars) over a CSV price series
+      // (core/env/trading.hpp, price_series.hpp). Its copies need the series, which a project
+      // cannot name yet, so PPO does not step it yet (no singleAgent factory).
+      {"trading-stocks", "Trade one stock over a CSV price series with gym-anytrading's StocksEnv rules (long or short, fees on closing a long); "
+       "observation: the last 30 bars' close and its change.",
+       {30, 2}, 2, false, std::nullopt, nullptr, "", nullptr,
+       {QT_TRANSLATE_NOOP("cas::env::Environments", "sell"), QT_TRANSLATE_NOOP("cas::env::Environments", "buy")}},
   };
   return all;
 }
