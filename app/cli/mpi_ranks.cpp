@@ -57,7 +57,7 @@ std::unique_ptr<dist::MpiWorld> startMpiRank(const std::string& device, const st
   std::string reason;
   std::unique_ptr<dist::MpiWorld> world = dist::loadMpiWorld(&reason);
   if (!world) {
-    std::cerr << "error: this process was started by mpirun, but " << printable(reason)
+    std::cerr << "error: this process was started by mpirun, but " << reason  // printable, the plugin path quoted and cut
               << "; without mpirun, cuda-agent trains in one process (--ranks N: data-parallel on CPU threads, --gpus N: on this machine's GPUs)\n";
     *status = 1;
     return nullptr;

@@ -10,6 +10,7 @@
 #include "core/collective/mpi_world.hpp"
 #include "core/support/atomic_file.hpp"
 #include "core/support/executable_dir.hpp"
+#include "core/support/printable.hpp"
 
 namespace cas::dist {
 namespace {
@@ -46,6 +47,10 @@ std::optional<HostPlace> mpiHostPlaceFromEnvironment() {
   return std::nullopt;
 }
 
+namespace {
+std::unique_ptr<MpiWorld> loadMpiWorldFrom(const std::filesystem::path& path, std::string* reason);
+}  // namespace
+
 std::unique_ptr<MpiWorld> loadMpiWorld(std::string* reason) {
   std::filesystem::path path;
   if (const char* env = std::getenv("CAS_MPI_PLUGIN"); env && *env) path = env;
@@ -53,6 +58,14 @@ std::unique_ptr<MpiWorld> loadMpiWorld(std::string* reason) {
   // dlopen searches the library path for a name without a '/': the file checked below (in the
   // current folder) would not be the one loaded. "./" makes it the same file.
   if (path.string().find('/') == std::string::npos) path = "./" + path.string();
+  std::unique_ptr<MpiWorld> world = loadMpiWorldFrom(path, reason);
+  if (!world) *reason = printableQuoting(*reason, path.string());  // CAS_MPI_PLUGIN's value is anything at all
+  return world;
+}
+
+namespace {
+
+std::unique_ptr<MpiWorld> loadMpiWorldFrom(const std::filesystem::path& path, std::string* reason) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
 #ifdef CAS_MPI_PLUGIN_BUILT
@@ -105,4 +118,5 @@ std::unique_ptr<MpiWorld> loadMpiWorld(std::string* reason) {
   return std::unique_ptr<MpiWorld>(world);
 }
 
+}  // namespace
 }  // namespace cas::dist

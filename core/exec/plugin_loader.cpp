@@ -26,18 +26,6 @@ std::string explainDlopenError(const std::string& err) {
   return "the CUDA backend plugin could not be loaded: " + err;
 }
 
-// `reason` safe to print: the plugin's path (CAS_CUDA_PLUGIN's value, anything at all) quoted and
-// cut wherever it appears (in dlopen's words too), the rest with its control characters escaped.
-std::string shownReason(const std::string& reason, const std::string& path) {
-  std::string out;
-  size_t from = 0;
-  for (size_t at = path.empty() ? std::string::npos : reason.find(path); at != std::string::npos; at = reason.find(path, from)) {
-    out += printable(std::string_view(reason).substr(from, at - from)) + quoteValue(path);
-    from = at + path.size();
-  }
-  return out + printable(std::string_view(reason).substr(from));
-}
-
 std::shared_ptr<Backend> loadFrom(const std::filesystem::path& path, std::string* reason);
 
 }  // namespace
@@ -50,7 +38,7 @@ std::shared_ptr<Backend> loadCudaPlugin(std::string* reason) {
   // current folder) would not be the one loaded. "./" makes it the same file.
   if (path.string().find('/') == std::string::npos) path = "./" + path.string();
   std::shared_ptr<Backend> backend = loadFrom(path, reason);
-  if (!backend) *reason = shownReason(*reason, path.string());
+  if (!backend) *reason = printableQuoting(*reason, path.string());  // CAS_CUDA_PLUGIN's value is anything at all
   return backend;
 }
 

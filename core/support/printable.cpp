@@ -126,6 +126,16 @@ std::string printable(std::string_view text, Keep keep) {
   return out;
 }
 
+std::string printableQuoting(std::string_view message, std::string_view value) {
+  std::string out;
+  size_t from = 0;
+  for (size_t at = value.empty() ? std::string_view::npos : message.find(value); at != std::string_view::npos; at = message.find(value, from)) {
+    out += printable(message.substr(from, at - from)) + quoteValue(value);
+    from = at + value.size();
+  }
+  return out + printable(message.substr(from));
+}
+
 std::string quoteValue(std::string_view text, size_t max) {
   if (text.size() <= max) return "'" + printable(text) + "'";
   size_t cut = max;

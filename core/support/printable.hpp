@@ -49,6 +49,11 @@ PrintedUnit printedUnit(std::string_view text, size_t pos, Keep keep = Keep::Not
 // make a message of megabytes.
 std::string quoteValue(std::string_view text, size_t max = 64);
 
+// A message that names a value it cannot vouch for (a path from an environment variable, in
+// dlopen's words too) made safe to print: every occurrence of `value` quoted and cut as
+// quoteValue does, the rest printable().
+std::string printableQuoting(std::string_view message, std::string_view value);
+
 // A shape as a message shows it, "[2, 3, 3]", cut after `maxDims` dimensions with its rank:
 // "[1, 1, 1, 1, 1, 1, 1, 1, ... (100000 dims)]". A shape of a hundred thousand dimensions quoted
 // whole would make a message of hundreds of kilobytes.

@@ -466,6 +466,29 @@ class TestHostileInput : public HostileSuite {
     QVERIFY2(out.contains(QStringLiteral("'./txt1'")) && !out.contains(QStringLiteral("cannot open shared object file")), qPrintable(out));
   }
 
+  // Hardening, fourth probe (left then): CAS_MPI_PLUGIN's value was printed whole, and an escape
+  // sequence in it reached the terminal through dlopen's message; it is quoted and cut as
+  // CAS_CUDA_PLUGIN's is.
+  void mpiPluginPathIsShownSafely() {
+    const QString folder = project(QStringLiteral("mpi-plugin"), kHeader);
+    auto train = [&](const QString& plugin) {
+      QProcess p;
+      QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+      environment.insert(QStringLiteral("CAS_MPI_PLUGIN"), plugin);
+      environment.insert(QStringLiteral("OMPI_COMM_WORLD_SIZE"), QStringLiteral("2"));  // as mpirun starts a rank
+      p.setProcessEnvironment(environment);
+      p.setWorkingDirectory(folder);
+      p.start(kCli, {QStringLiteral("train"), folder, QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--iterations"), QStringLiteral("1")});
+      p.waitForFinished(20000);
+      return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+    };
+    QString out = train(QStringLiteral("/") + QString(5000, QLatin1Char('a')));
+    QVERIFY2(out.size() < 1500 && out.contains(QStringLiteral("... (5001 bytes)'")), qPrintable(out.left(2000)));
+    write(folder + QStringLiteral("/\x1b[31mRED.so"), "not a library\n");
+    out = train(QStringLiteral("\x1b[31mRED.so"));  // loaded as ./NAME, which dlopen's message names
+    QVERIFY2(!out.contains(QLatin1Char('\x1b')) && out.contains(QStringLiteral("'./\\x1b[31mRED.so'")), qPrintable(out));
+  }
+
   // Hardening, fourth probe: a value that must be one of a list was printed whole when refused
   // (100 KB from --set or project.toml); it is quoted and cut, as numbers are.
   void refusedChoicesAreQuotedCut() {
