@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "core/env/environments.hpp"
+#include "core/support/printable.hpp"
 #include "core/train/alphazero.hpp"
 #include "core/train/checkpoint_header.hpp"
 
@@ -13,10 +14,16 @@ namespace {
 
 Diagnostic failure(std::string message) { return {Severity::Error, {}, std::move(message), {}}; }
 
+// A logged parameter's name as a message shows it: a known name as it is, anything else (the log
+// is a file anyone may have edited: 100 KB of it, escape sequences) quoted and cut.
+std::string shownParameter(const std::string& name) {
+  return params::ParameterRegistry::standard().find(name) ? name : quoteValue(name);
+}
+
 // Applies a change from changes.jsonl; the reason when it cannot be.
 std::optional<std::string> applyLoggedChange(train::Trainer& trainer, const RunFolder::LoggedChange& change) {
   const params::ParameterSpec* spec = params::ParameterRegistry::standard().find(change.parameter);
-  if (!spec) return "unknown parameter '" + change.parameter + "'";
+  if (!spec) return "unknown parameter " + quoteValue(change.parameter);
   std::string problem;
   const std::optional<params::ParamValue> value = params::parseValue(*spec, change.to, &problem);
   if (!value) return problem;
@@ -50,7 +57,9 @@ bool resume(RunFolder& folder, train::Trainer& trainer, const OpenRunOptions& op
     if (auto why = applyLoggedChange(trainer, c)) {
       ++refused;
       notices->push_back({Severity::Warning, {(folder.path() / "changes.jsonl").string(), c.line, 0},
-                          "the change of " + c.parameter + " at iteration " + std::to_string(c.iteration) + " is not applied again: " + *why, {}});
+                          "the change of " + shownParameter(c.parameter) + " at iteration " + std::to_string(c.iteration) +
+                              " is not applied again: " + *why,
+                          {}});
     }
   const std::string upTo = " parameter change(s) logged up to iteration " + std::to_string(trainer.iteration() + 1);
   if (!changes->empty() && refused == 0) notices->push_back({Severity::Note, {}, "applied again the " + std::to_string(changes->size()) + upTo, {}});

@@ -269,6 +269,21 @@ class TestRunReaders : public cas::test::RunFolderSuite {
     }
   }
 
+  // Hardening, fourth probe (left then): a logged change of an unknown parameter printed its name
+  // whole (100 KB, escape sequences and all); it is quoted and cut.
+  void unknownLoggedParametersAreQuotedCut() {
+    const QString run = trained(QStringLiteral("huge-parameter"), 1);
+    append(run + QStringLiteral("/changes.jsonl"),
+           "{\"iteration\": 1, \"parameter\": \"\\u001b[2J" + QByteArray(100000, 'p') + "\", \"from\": \"1\", \"to\": \"2\"}\n");
+    const Result r = cli(QStringList{QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);
+    const QString shown = QStringLiteral("'\\x1b[2J%1... (100004 bytes)'").arg(QString(60, QLatin1Char('p')));
+    QVERIFY2(r.err.startsWith(QStringLiteral("%1/changes.jsonl:1: warning: the change of %2 at iteration 1 is not applied again: unknown parameter %2")
+                                  .arg(run, shown)) &&
+                 !r.err.contains(QLatin1Char('\x1b')) && r.err.size() < 4000,
+             qPrintable(r.err.left(2000)));
+  }
+
   // Hardening, fourth probe: a logged change to a value that must be one of a list was quoted
   // whole in the resume's warning (100 KB); it is quoted cut.
   void refusedLoggedChoicesAreQuotedCut() {
