@@ -432,7 +432,7 @@ class TestRunSafety : public cas::test::RunFolderSuite {
                                                   "{\"iteration\": 3, \"parameter\": \"search.no_such\", \"from\": \"1\", \"to\": \"2\"}\n");
     const Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
     QCOMPARE(r.status, 0);
-    QVERIFY2(r.err.contains(QStringLiteral("%1/changes.jsonl:2: warning: the change of search.no_such at iteration 3 is not applied again: unknown "
+    QVERIFY2(r.err.contains(QStringLiteral("%1/changes.jsonl:2: warning: the change of 'search.no_such' at iteration 3 is not applied again: unknown "
                                            "parameter 'search.no_such'\n").arg(run)),
              qPrintable(r.err));
   }
