@@ -364,7 +364,7 @@ class TestRunSafety : public cas::test::RunFolderSuite {
     for (const cas::Diagnostic& d : resumed.notices) notices << QString::fromStdString(d.message);
     QCOMPARE(notices, QStringList({QStringLiteral("the change of search.c_puct at iteration 2 is not applied again: search.c_puct = 1e3 is out of "
                                                   "range: expected a number in [0, 100]"),
-                                   QStringLiteral("the change of search.no_such at iteration 3 is not applied again: unknown parameter 'search.no_such'"),
+                                   QStringLiteral("the change of 'search.no_such' at iteration 3 is not applied again: unknown parameter 'search.no_such'"),
                                    QStringLiteral("applied again 1 of the 3 parameter change(s) logged up to iteration 3; 2 refused (see the "
                                                   "warnings above)")}));
   }
