@@ -67,6 +67,14 @@ struct DecisionBenchOptions {
   bool json = false;
 };
 
+struct PolicyBenchOptions {
+  std::string target;            // a run (its newest valid checkpoint) or a project (initial weights)
+  std::string device = "all";    // all, cpu, cuda or c (the exported C file)
+  std::int64_t batch = 1;        // observations a decision
+  int decisions = 10000, warmup = 200;
+  bool json = false;
+};
+
 struct AllReduceBenchOptions {
   int ranks = 0;   // CPU threads (dist::ThreadedGroup; 0: two), unless --gpus or mpirun
   int gpus = 0;    // threads with a GPU each (NCCL)
@@ -150,6 +158,7 @@ int runExport(const ExportOptions& options);
 int runBenchEnv(const EnvBenchOptions& options);
 int runBenchPpo(const PpoBenchOptions& options);
 int runBenchDecision(const DecisionBenchOptions& options);
+int runBenchPolicy(const PolicyBenchOptions& options);
 
 // A project for a `bench` that runs its trainer: loaded (its diagnostics printed), of
 // `algorithm` (else `needs`, "bench ppo needs a project whose algorithm is ppo", and status 2),

@@ -353,6 +353,27 @@ Subcommand addBenchDecision(CLI::App& parent) {
   }};
 }
 
+// `bench policy`: a deployed policy's decision latency on each backend and as exported C.
+Subcommand addBenchPolicy(CLI::App& parent) {
+  struct State {
+    cas::cli::PolicyBenchOptions policyBench;
+  };
+  auto state = std::make_shared<State>();
+  auto& o = state->policyBench;
+  auto* bench = parent.add_subcommand("policy",
+      "Time a trained policy's decisions, observation in to action out, one at a time: on the CPU backend, the CUDA\n"
+      "backend (a replayed graph, pinned buffers) and as exported C (compiled with cc); median, 99th, 99.9th percentiles");
+  bench->add_option("target", o.target, "Run folder (its newest valid checkpoint) or project folder (its initial weights)")->required()->check(nonEmptyPath());
+  bench->add_option("--device", o.device, "all, cpu, cuda or c (the exported C file)")->check(CLI::IsMember({"all", "cpu", "cuda", "c"}))->capture_default_str();
+  bench->add_option("--batch", o.batch, "Observations a decision")->check(integerIn(1, 4096))->capture_default_str();
+  bench->add_option("--decisions", o.decisions, "Decisions timed")->check(integerIn(1, 1000000))->capture_default_str();
+  bench->add_option("--warmup", o.warmup, "Decisions run first, untimed")->check(integerIn(0, 100000))->capture_default_str();
+  bench->add_flag("--json", o.json, "Print one JSON object");
+  return {bench, [state] {
+    return cas::cli::runBenchPolicy(state->policyBench);
+  }};
+}
+
 // `bench allreduce`: the all-reduce of data-parallel training.
 Subcommand addBenchAllReduce(CLI::App& parent) {
   struct State {
@@ -617,7 +638,7 @@ int main(int argc, char** argv) {
   for (auto add : {addDevices, addCheck, addParams}) commands.push_back(add(app));
   CLI::App* bench = app.add_subcommand("bench", "Measure performance");
   bench->require_subcommand(1);
-  for (auto add : {addBenchUpdate, addBenchSearch, addBenchSolver, addBenchEnv, addBenchPpo, addBenchDecision, addBenchAllReduce}) commands.push_back(add(*bench));
+  for (auto add : {addBenchUpdate, addBenchSearch, addBenchSolver, addBenchEnv, addBenchPpo, addBenchDecision, addBenchPolicy, addBenchAllReduce}) commands.push_back(add(*bench));
   for (auto add : {addKernels, addTrain, addEval, addAnalyze, addPlay, addExport}) commands.push_back(add(app));
   try {
     app.parse(argc, argv);

@@ -1,6 +1,7 @@
 // The cuda-agent executable driven as a user would: exit codes, messages, and what it links.
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -151,6 +152,44 @@ class TestCli : public QObject {
     QCOMPARE(ppo.status, 2);
     QCOMPARE(ppo.err, QStringLiteral("error: bench decision needs a project that searches (algorithm alphazero); %1 trains with ppo\n")
                           .arg(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo"))));
+  }
+
+  // Issue 40: bench policy times decisions on the CPU backend and as exported C (compiled with
+  // cc), with percentiles in order; a missing compiler and a batch the C export cannot take are
+  // said, not timed; a target that is neither run nor project is refused.
+  void benchPolicyTimesEachDecision() {
+    const QString cartpole = cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo"));
+    const Run r = cli({QStringLiteral("bench"), QStringLiteral("policy"), cartpole, QStringLiteral("--device"), QStringLiteral("all"),
+                       QStringLiteral("--decisions"), QStringLiteral("300"), QStringLiteral("--json")});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(o.value(QStringLiteral("decisions")).toInt(), 300);
+    int timed = 0;
+    for (const QJsonValue& v : o.value(QStringLiteral("rows")).toArray()) {
+      const QJsonObject row = v.toObject();
+      const QString where = row.value(QStringLiteral("where")).toString();
+      if (where == QStringLiteral("cuda") && row.contains(QStringLiteral("not_timed"))) continue;  // no CUDA here
+      const double median = row.value(QStringLiteral("median_us")).toDouble(), p99 = row.value(QStringLiteral("p99_us")).toDouble(),
+                   p999 = row.value(QStringLiteral("p999_us")).toDouble(), largest = row.value(QStringLiteral("max_us")).toDouble();
+      QVERIFY2(median > 0 && median <= p99 && p99 <= p999 && p999 <= largest, qPrintable(r.out));
+      ++timed;
+    }
+    QVERIFY2(timed >= 2, qPrintable(r.out));  // cpu and c at least
+    QProcess noCompiler;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert(QStringLiteral("CC"), QStringLiteral("/no/such/cc"));
+    noCompiler.setProcessEnvironment(environment);
+    noCompiler.start(QStringLiteral(CAS_BIN_DIR "/cuda-agent"), {QStringLiteral("bench"), QStringLiteral("policy"), cartpole, QStringLiteral("--device"),
+                                                                   QStringLiteral("c"), QStringLiteral("--decisions"), QStringLiteral("10")});
+    QVERIFY(noCompiler.waitForFinished(60000));
+    QVERIFY2(noCompiler.readAllStandardOutput().contains("c: not timed: no C compiler: '/no/such/cc' could not be started (set CC)"), "CC");
+    const Run batch = cli({QStringLiteral("bench"), QStringLiteral("policy"), cartpole, QStringLiteral("--device"), QStringLiteral("c"),
+                           QStringLiteral("--batch"), QStringLiteral("4")});
+    QVERIFY2(batch.status == 0 && batch.out.contains(QStringLiteral("c: not timed: the C export answers one observation a call; use --batch 1")),
+             qPrintable(batch.out));
+    const Run missing = cli({QStringLiteral("bench"), QStringLiteral("policy"), cartpole + QStringLiteral("/no-such-run")});
+    QCOMPARE(missing.status, 1);
+    QVERIFY2(missing.err.contains(QStringLiteral("is neither a run folder")), qPrintable(missing.err));
   }
 
   void devicesNamesBackendsAndReasons() {
