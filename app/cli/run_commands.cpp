@@ -237,6 +237,24 @@ std::shared_ptr<exec::Backend> trainingBackend(const std::string& device, const 
   return backend;
 }
 
+// The device a resumed or restarted run trains on: --device when it names a backend, else the
+// runtime.device its config.toml records (a run made with runtime.device = "cuda" once resumed on
+// the CPU without a word where CUDA was unavailable). Empty, with the reason printed, when the
+// recorded device is unavailable; "auto" when the run cannot be read (opening it says why).
+std::string resumedRunDevice(const std::string& device, const std::string& dir) {
+  if (device != "auto" || dir.size() > kMaxPathBytes) return device;
+  project::Project project;
+  Diagnostic error;
+  std::vector<Diagnostic> notices;
+  if (!engine::RunFolder::open(dir, engine::RunAccess::Read, false, &project, &error, &notices)) return device;
+  const std::string recorded = params::readRuntimeParams(project.parameters).device;
+  std::string why;
+  if (recorded == "auto" || exec::BackendRegistry::instance().select(recorded, &why)) return recorded;
+  std::cerr << "error: " << printable(dir) << " trains with runtime.device = " << quoteValue(recorded) << " (its config.toml): " << printable(why)
+            << "; give --device cpu to train it on the CPU (nothing was changed)\n";
+  return "";
+}
+
 // A new run of the project o.project: its folder made and a trainer built for it. The status to
 // exit with when that fails (the reason printed; the folder removed again), else 0.
 int startNewRun(const TrainOptions& o, const train::ParallelOptions& parallel, std::unique_ptr<train::Trainer>* trainer,
@@ -351,7 +369,10 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
     options.use = o.resume.empty() ? engine::RunUse::Restart : engine::RunUse::Resume;
     options.useProjectFiles = o.useProject;
     options.parallel = parallel;
-    trainer = openRun(&engine::openAnyRun, o.resume.empty() ? o.restart : o.resume, o.device, options, &run);
+    const std::string& dir = o.resume.empty() ? o.restart : o.resume;
+    const std::string device = resumedRunDevice(o.device, dir);
+    if (device.empty()) return 1;
+    trainer = openRun(&engine::openAnyRun, dir, device, options, &run);
     if (!trainer) return 1;
     if (trainer->reachedEnd()) {  // a PPO run at its ppo.total_steps: said, rather than ending without a word
       const std::string dir = printable(run->path().string());

@@ -438,6 +438,34 @@ class TestHostileInput : public HostileSuite {
                qPrintable(err));
       QVERIFY(!QFileInfo::exists(out));
     }
+    // A run whose config.toml records runtime.device = "cuda" is refused on resume alike,
+    // unchanged, and --device cpu trains it on.
+    auto train = [&](const QStringList& args) {
+      QProcess p;
+      QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+      environment.insert(QStringLiteral("CAS_CUDA_PLUGIN"), dir_.filePath(QStringLiteral("no-such-plugin.so")));
+      p.setProcessEnvironment(environment);
+      p.start(kCli, QStringList{QStringLiteral("train")} + args + QStringList{QStringLiteral("--iterations"), QStringLiteral("1")});
+      p.waitForFinished(60000);
+      return std::pair{p.exitCode(), QString::fromUtf8(p.readAllStandardError())};
+    };
+    const QString run = dir_.filePath(QStringLiteral("device-recorded-run"));
+    QCOMPARE(train({plain, QStringLiteral("--out"), run}).first, 0);
+    QFile config(run + QStringLiteral("/config.toml"));
+    QVERIFY(config.open(QIODevice::ReadOnly));
+    QByteArray text = config.readAll();
+    config.close();
+    const QByteArray automatic = "[runtime]\ndevice = \"auto\"";
+    QVERIFY2(text.contains(automatic), text.constData());
+    write(run + QStringLiteral("/config.toml"), QByteArray(text).replace(automatic, "[runtime]\ndevice = \"cuda\""));
+    const auto [status, err] = train({QStringLiteral("--resume"), run});
+    QCOMPARE(status, 1);
+    QVERIFY2(err.startsWith(QStringLiteral("error: %1 trains with runtime.device = 'cuda' (its config.toml): CUDA").arg(run)) &&
+                 err.endsWith(QStringLiteral("; give --device cpu to train it on the CPU (nothing was changed)\n")),
+             qPrintable(err));
+    QVERIFY(!QFileInfo::exists(run + QStringLiteral("/checkpoints/iter-00000002.ckpt")));
+    QCOMPARE(train({QStringLiteral("--resume"), run, QStringLiteral("--device"), QStringLiteral("cpu")}).first, 0);
+    QVERIFY(QFileInfo::exists(run + QStringLiteral("/checkpoints/iter-00000002.ckpt")));
   }
 
   // Hardening, fourth probe: CAS_CUDA_PLUGIN's value was printed raw by `devices` (escape
