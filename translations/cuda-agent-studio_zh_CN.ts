@@ -1122,8 +1122,8 @@ CUDA：每次调用最多的观测数（前向计算按此大小捕获）。</tr
         <translation>%1 分 %2 秒</translation>
     </message>
     <message>
-        <source>Ste&amp;p</source>
-        <translation>单步(&amp;P)</translation>
+        <source>St&amp;ep</source>
+        <translation>单步(&amp;E)</translation>
     </message>
     <message>
         <source>Ctrl+J</source>

@@ -124,7 +124,7 @@ void MainWindow::createControls() {
   auto* runMenu = menuBar()->addMenu(tr("&Run"));
   trainAction_ = runMenu->addAction(tr("&Train"), QKeySequence(tr("Ctrl+T")), this, &MainWindow::startTraining);
   pauseAction_ = runMenu->addAction(tr("&Pause"), QKeySequence(tr("Ctrl+P")), this, &MainWindow::togglePause);
-  stepAction_ = runMenu->addAction(tr("Ste&p"), QKeySequence(tr("Ctrl+J")), this, &MainWindow::stepSimulation);
+  stepAction_ = runMenu->addAction(tr("St&ep"), QKeySequence(tr("Ctrl+J")), this, &MainWindow::stepSimulation);
   stepAction_->setToolTip(tr("While paused: one more simulation in every self-play game"));
   stopAction_ = runMenu->addAction(tr("&Stop"), QKeySequence(tr("Ctrl+.")), this, &MainWindow::stopTraining);
   trainAction_->setObjectName(QStringLiteral("trainAction"));

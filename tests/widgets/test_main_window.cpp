@@ -4,6 +4,8 @@
 #include <QApplication>
 #include <QDockWidget>
 #include <QFile>
+#include <QMap>
+#include <QMenu>
 #include <QMenuBar>
 #include <Qsci/qsciscintilla.h>
 #include <QSettings>
@@ -28,6 +30,36 @@
 using cas::widgets::MainWindow;
 
 static const QString kExample = cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero"));
+
+// The key after a single '&' in `text` (lower case), or a null QChar.
+QChar mnemonicOf(const QString& text) {
+  for (qsizetype i = 0; i + 1 < text.size(); ++i) {
+    if (text[i] != QLatin1Char('&')) continue;
+    if (text[i + 1] == QLatin1Char('&')) {
+      ++i;
+      continue;
+    }
+    return text[i + 1].toLower();
+  }
+  return {};
+}
+
+// The first clash of mnemonics among `actions` (a menu's, or the menu bar's) or inside any of
+// their submenus, as "WHERE: 'A' and 'B' both take Alt+K"; empty when there is none.
+QString mnemonicClash(const QList<QAction*>& actions, const QString& where) {
+  QMap<QChar, QString> taken;
+  for (QAction* a : actions) {
+    if (a->isSeparator() || !a->isVisible()) continue;
+    const QChar key = mnemonicOf(a->text());
+    if (!key.isNull()) {
+      if (taken.contains(key)) return QStringLiteral("%1: '%2' and '%3' both take Alt+%4").arg(where, taken[key], a->text(), key);
+      taken[key] = a->text();
+    }
+    if (a->menu())
+      if (const QString inner = mnemonicClash(a->menu()->actions(), a->text()); !inner.isEmpty()) return inner;
+  }
+  return {};
+}
 
 class TestMainWindow : public QObject {
   Q_OBJECT
@@ -202,6 +234,19 @@ class TestMainWindow : public QObject {
     for (QTranslator* t : QCoreApplication::instance()->findChildren<QTranslator*>()) QCoreApplication::removeTranslator(t);
     model.showRunValues(run, QStringLiteral("run-a"));  // without the catalogue, the source text's "(s)" shows
     QVERIFY2(tuning.sourceText().contains(QStringLiteral("(2 value(s));")), qPrintable(tuning.sourceText()));
+  }
+
+  // Every menu's mnemonics are unique (the menu bar's among themselves, each menu's actions and
+  // submenus), in English and in zh_CN: Alt+P once reached Pause and Step alike.
+  void menuMnemonicsAreUnique() {
+    for (const QString& language : {QString(), QStringLiteral("zh_CN")}) {
+      if (!language.isEmpty()) QCOMPARE(cas::widgets::installTranslations(*QCoreApplication::instance(), language), language);
+      MainWindow w;
+      QVERIFY(w.openProject(kExample));
+      const QString clash = mnemonicClash(w.menuBar()->actions(), QStringLiteral("menu bar"));
+      for (QTranslator* t : QCoreApplication::instance()->findChildren<QTranslator*>()) QCoreApplication::removeTranslator(t);
+      QVERIFY2(clash.isEmpty(), qPrintable(language + QLatin1Char(' ') + clash));
+    }
   }
 
   void followsChineseTranslation() {
