@@ -203,6 +203,10 @@
         <source>PPO on the CUDA backend: step the environments&apos; device twins and keep the rollout and its minibatches on the device (off: the CPU twins step on the host). A backend without device twins, such as the CPU backend, steps the CPU twins either way.</source>
         <translation>CUDA 后端上的 PPO：在设备上运行环境的设备孪生，并把采样轨迹及其小批量留在设备上（关闭：由主机上的 CPU 孪生运行环境）。没有设备孪生的后端（例如 CPU 后端）无论如何都在主机上运行 CPU 孪生。</translation>
     </message>
+    <message>
+        <source>Trading: the share of the price series, from its start, that training draws its episodes from; eval trades the rest, held out.</source>
+        <translation>交易：训练从价格序列开头起抽取回合所用的比例；eval 在其余留出部分上交易。</translation>
+    </message>
 </context>
 <context>
     <name>cas::RuntimeStats</name>

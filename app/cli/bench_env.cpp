@@ -35,7 +35,7 @@ int observationSize(const env::EnvironmentInfo& info) {
 
 // Steps every CPU twin `steps` times; returns the totals and the seconds the stepping took.
 env::VectorEnvironments::RandomRun runOnCpu(const env::EnvironmentInfo& info, const EnvBenchOptions& o, exec::ThreadPool& pool) {
-  auto environments = info.singleAgent(o.envs, o.seed);
+  auto environments = info.singleAgent(o.envs, o.seed, {});
   const int obs = observationSize(info);
   std::vector<float> observations(size_t(o.envs) * size_t(obs));
   std::vector<env::GameRandom> actions;
@@ -69,6 +69,10 @@ int runBenchEnv(const EnvBenchOptions& o) {
   const env::EnvironmentInfo* info = env::findEnvironment(o.env);
   if (!info || !info->singleAgent) {
     std::cerr << "error: '" << o.env << "' is not a single-agent environment with a CPU twin\n";
+    return 2;
+  }
+  if (info->needsSeries) {
+    std::cerr << "error: '" << o.env << "' steps over a project's price series, which bench env cannot be given yet\n";
     return 2;
   }
   env::VectorEnvironments::RandomRun run;

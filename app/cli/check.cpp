@@ -11,6 +11,7 @@
 
 #include "app/cli/commands.hpp"
 #include "core/env/environments.hpp"
+#include "core/env/trading.hpp"
 #include "core/exec/backend.hpp"
 #include "core/exec/initialise.hpp"
 #include "core/ir/passes.hpp"
@@ -255,6 +256,11 @@ void printProject(const std::string& path, const project::Project& p) {
             << ", " << e->actionCount << " actions)\n"
             << "  algorithm:   " << p.algorithm << "\n"
             << "  policy:      " << printable(p.policyFile.string()) << "\n";
+  if (p.series) {
+    const int split = env::trainingBars(p.series->size(), p.parameters.getFloat("trading.train_fraction"));
+    std::cout << "  series:      " << printable(p.seriesFile.string()) << " (" << p.series->size() << " bars: training on 0-" << split - 1
+              << ", held out " << split << "-" << p.series->size() - 1 << ")\n";
+  }
   for (const params::ParameterSpec& spec : params::ParameterRegistry::standard().all())
     if (!p.parameters.isDefault(spec.name))
       std::cout << "  " << spec.name << " = " << printable(params::formatValue(p.parameters.get(spec.name))) << "\n";

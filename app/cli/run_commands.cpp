@@ -512,6 +512,25 @@ int runMistakes(train::AlphaZeroTrainer& trainer, const EvalOptions& o) {
 
 namespace {
 
+// A trading run's held-out result, in words: the greedy policy's total profit over the part of
+// the series training never drew from, beside buying and holding over the same bars.
+void printHeldOut(const train::HeldOutResult& h) {
+  auto change = [](double profit) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%+.2f%%", 100 * (profit - 1));
+    return std::string(b);
+  };
+  std::printf("(those episodes trade windows drawn from bars 0-%d, the training part)\n", h.firstBar - 1);
+  std::printf("held out: bars %d-%d of %s (%d bars, the last %s of the series, never trained on), %d steps\n", h.firstBar, h.seriesBars - 1,
+              printable(h.file).c_str(), h.seriesBars - h.firstBar, percent(double(h.seriesBars - h.firstBar) / h.seriesBars).c_str(), h.steps);
+  std::printf("  greedy policy: total profit %.4f (%s), %d trades, long %d of %d steps, reward %.2f\n", h.policyProfit, change(h.policyProfit).c_str(),
+              h.trades, h.longSteps, h.steps, h.policyReward);
+  std::printf("  buy and hold:  total profit %.4f (%s), bought at %.2f, sold at %.2f, the same fees\n", h.buyAndHoldProfit, change(h.buyAndHoldProfit).c_str(),
+              h.firstClose, h.lastClose);
+  const double gap = h.policyProfit - h.buyAndHoldProfit;
+  std::printf("  the policy %s buy and hold by %.2f percentage points\n", gap >= 0 ? "beat" : "lost to", 100 * std::abs(gap));
+}
+
 // `eval RUN --episodes N`: a single-agent run's policy for N episodes, greedy or sampled.
 int runEpisodes(const EvalOptions& o) {
   engine::OpenRunOptions options = readRun(o.useProject);
@@ -526,12 +545,16 @@ int runEpisodes(const EvalOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const train::EpisodeEvaluation r = episodic->evaluate(o.episodes, o.stochastic, o.seed);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::optional<train::HeldOutResult> heldOut = episodic->heldOut();
   if (o.json) {
-    std::printf("%s\n", train::episodesJson(r, o.stochastic, o.seed, seconds).c_str());
+    std::string json = train::episodesJson(r, o.stochastic, o.seed, seconds);
+    if (heldOut) json.insert(json.size() - 1, ", \"held_out\": " + train::heldOutJson(*heldOut));
+    std::printf("%s\n", json.c_str());
   } else {
     std::printf("%d episodes of %s with %s actions: mean return %.2f, median %.2f, std %.2f (min %.0f, max %.0f) in %s\n", o.episodes,
                 trainer->project().environment.c_str(), o.stochastic ? "sampled" : "greedy (most probable)", r.mean(), r.median(), r.standardDeviation(),
                 *std::min_element(r.returns.begin(), r.returns.end()), *std::max_element(r.returns.begin(), r.returns.end()), duration(seconds).c_str());
+    if (heldOut) printHeldOut(*heldOut);
   }
   return 0;
 }

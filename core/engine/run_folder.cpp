@@ -10,6 +10,7 @@
 #include <tuple>
 #include <toml++/toml.h>
 
+#include "core/env/trading.hpp"
 #include "core/params/parameter_toml.hpp"
 #include "core/support/atomic_file.hpp"
 #include "core/support/json_string.hpp"
@@ -26,6 +27,7 @@ constexpr int kKeptCheckpoints = 2;
 // The run's own copies of what it was started from.
 const char* const kRunProjectFile = "project.toml";
 const char* const kRunPolicyFile = "policy.pdl";
+const char* const kRunSeriesFile = "series.csv";  // a trading project's price series
 
 std::string quoted(const std::string& s) {
   std::string out = "\"";
@@ -71,11 +73,14 @@ std::string difference(std::string_view recorded, std::string_view current) {
 // Notices about the project folder's files that differ from the run's copies.
 void compareWithProject(const project::Project& current, const std::filesystem::path& runDir, bool usingProjectFiles,
                         std::vector<Diagnostic>* notices) {
-  const std::pair<std::filesystem::path, std::filesystem::path> files[] = {{runDir / kRunProjectFile, current.projectFile},
-                                                                           {runDir / kRunPolicyFile, current.policyFile}};
-  for (const auto& [copy, file] : files) {
-    const auto recorded = readFile(copy, copy.filename() == kRunPolicyFile ? kPolicyFileLimit : kProjectFileLimit);
-    const auto now = readFile(file, file == current.policyFile ? kPolicyFileLimit : kProjectFileLimit);
+  const std::tuple<std::filesystem::path, std::filesystem::path, FileLimit> files[] = {
+      {runDir / kRunProjectFile, current.projectFile, kProjectFileLimit},
+      {runDir / kRunPolicyFile, current.policyFile, kPolicyFileLimit},
+      {runDir / kRunSeriesFile, current.seriesFile, kSeriesFileLimit}};
+  for (const auto& [copy, file, limit] : files) {
+    if (file.empty()) continue;  // no series
+    const auto recorded = readFile(copy, limit);
+    const auto now = readFile(file, limit);
     if (!recorded || !now) continue;
     const std::string how = difference(*recorded, *now);
     if (how.empty() || !notices) continue;
@@ -98,7 +103,7 @@ std::optional<std::string> linkInRun(const std::filesystem::path& dir) {
   if (::lstat((dir / "checkpoints").c_str(), &checkpoints) == 0 && !S_ISDIR(checkpoints.st_mode))
     return (dir / "checkpoints").string() + " is " + fileTypeName(checkpoints.st_mode) +
            ", not a folder; a run keeps its checkpoints in the folder checkpoints/ (move it away and try again)";
-  for (const char* name : {"config.toml", kRunProjectFile, kRunPolicyFile, "metrics.jsonl", "changes.jsonl"}) {
+  for (const char* name : {"config.toml", kRunProjectFile, kRunPolicyFile, kRunSeriesFile, "metrics.jsonl", "changes.jsonl"}) {
     std::error_code ec;
     if (std::filesystem::is_symlink(std::filesystem::symlink_status(dir / name, ec)))
       return (dir / name).string() + " is a symbolic link; a run folder's files are read from the folder itself (put a copy of the file in place of the link)";
@@ -117,6 +122,7 @@ project::LoadResult loadRunProject(const std::filesystem::path& dir, const std::
   if (hasCopies && !useProjectFiles) {
     project::LoadOptions options;
     options.policyFile = dir / kRunPolicyFile;
+    if (std::filesystem::exists(std::filesystem::symlink_status(dir / kRunSeriesFile, ec))) options.seriesFile = dir / kRunSeriesFile;
     loaded = project::loadProject(dir / kRunProjectFile, options);
     if (loaded.project) {
       loaded.project->directory = projectPath;
@@ -248,6 +254,28 @@ static std::optional<std::string> insideAnotherRun(const std::filesystem::path& 
   return std::nullopt;
 }
 
+// A trading project's price series copied into the run (atomically), and `p` then trading the
+// copy as read back: the run trains on exactly the bars it keeps, whatever happens to the
+// project's file. True, doing nothing, for a project without a series.
+static bool copySeries(const std::filesystem::path& dir, project::Project& p, std::string* error) {
+  if (p.seriesFile.empty()) return true;
+  const double fraction = p.parameters.getFloat("trading.train_fraction");  // as --set left it
+  if (auto problem = p.series ? env::splitProblem(p.series->size(), fraction, env::stocksSetup()) : std::nullopt) {
+    if (error) *error = p.seriesFile.string() + ": " + *problem;
+    return false;
+  }
+  const auto bytes = readFile(p.seriesFile, kSeriesFileLimit, error);
+  if (!bytes || !writeFileAtomic(dir / kRunSeriesFile, *bytes, error)) return false;
+  try {
+    p.series = std::make_shared<env::PriceSeries>(env::readPriceSeries((dir / kRunSeriesFile).string(), env::splitNeed(fraction, env::stocksSetup())));
+  } catch (const env::PriceSeriesError& e) {
+    if (error) *error = e.what();
+    return false;
+  }
+  p.seriesFile = dir / kRunSeriesFile;
+  return true;
+}
+
 std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, project::Project& p, Diagnostic* error,
                                            std::vector<Diagnostic>* notices) {
   auto fail = [&](std::string message) -> std::optional<RunFolder> {
@@ -305,7 +333,7 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, pro
   }
   // config.toml last: a folder holding it is a complete run.
   if (!writeFileAtomic(dir / kRunProjectFile, p.text, &problem) || !writeFileAtomic(dir / kRunPolicyFile, *policy, &problem) ||
-      !writeFileAtomic(dir / "config.toml", text, &problem)) {
+      !copySeries(dir, p, &problem) || !writeFileAtomic(dir / "config.toml", text, &problem)) {
     run.removeUnstarted();
     return fail(problem);
   }
@@ -402,9 +430,16 @@ bool RunFolder::adoptProjectFiles(const project::Project& p, std::int64_t iterat
   if (!policy) return false;
   const auto projectCopy = readFile(dir_ / kRunProjectFile, kProjectFileLimit, nullptr, OpenFor::ReadingInPlace);
   const auto policyCopy = readFile(dir_ / kRunPolicyFile, kPolicyFileLimit, nullptr, OpenFor::ReadingInPlace);
-  if (projectCopy == p.text && policyCopy == *policy) return true;
-  // The policy first: a kill between the two leaves the network the run now trains.
-  if (!writeFileAtomic(dir_ / kRunPolicyFile, *policy, error) || !writeFileAtomic(dir_ / kRunProjectFile, p.text, error)) return false;
+  std::optional<std::string> series, seriesCopy;  // a trading project's
+  if (!p.seriesFile.empty()) {
+    if (!(series = readFile(p.seriesFile, kSeriesFileLimit, error))) return false;
+    seriesCopy = readFile(dir_ / kRunSeriesFile, kSeriesFileLimit, nullptr, OpenFor::ReadingInPlace);
+  }
+  if (projectCopy == p.text && policyCopy == *policy && seriesCopy == series) return true;
+  // The policy and the series first: a kill before the project file leaves what the run now trains.
+  if (!writeFileAtomic(dir_ / kRunPolicyFile, *policy, error) || (series && !writeFileAtomic(dir_ / kRunSeriesFile, *series, error)) ||
+      !writeFileAtomic(dir_ / kRunProjectFile, p.text, error))
+    return false;
   const std::string folder = std::filesystem::absolute(p.directory).lexically_normal().string();
   if (!append("changes.jsonl", "{\"iteration\": " + std::to_string(iteration) + ", \"project_files\": " + jsonString(folder) + "}", error)) return false;
   if (notices)

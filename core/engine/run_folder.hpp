@@ -3,6 +3,7 @@
 //   config.toml          the project it trains and every parameter's resolved value
 //   project.toml         the exact project file the run was started from
 //   policy.pdl           the exact policy source it trains (whatever the project's file is called)
+//   series.csv           a trading project's price series, the exact file it trains on
 //   changes.jsonl        tuning changes: {"iteration", "parameter", "from", "to"} per line
 //   metrics.jsonl        one JSON object per iteration, iterations 1, 2, 3, ... in order
 //   checkpoints/iter-NNNNNNNN.ckpt   written atomically (temp file + rename), each ending in an
@@ -11,8 +12,8 @@
 //                        iteration its name says
 //   exports/             what `cuda-agent export RUN` writes by default
 //   lock                 held by the process writing the run, naming it (run_lock.hpp)
-// A run keeps using its own copies of the project file and the policy, so editing the project
-// later changes nothing for it; a project edit is used only when asked for (useProjectFiles).
+// A run keeps using its own copies of the project file, the policy and the series, so editing
+// the project later changes nothing for it; a project edit is used only when asked for (useProjectFiles).
 // Every file is read as a regular file of bounded size (core/support/atomic_file.hpp), in the
 // folder itself: a run whose checkpoints/ or whose files are symbolic links is refused, and so is
 // an export into an exports/ that is one.

@@ -343,7 +343,7 @@ bool RunFolder::discardProgress(std::vector<Diagnostic>* notices, std::string* e
 
 void RunFolder::removeUnstarted() {
   std::error_code ec;
-  for (const char* file : {"config.toml", "project.toml", "policy.pdl", "lock"}) std::filesystem::remove(dir_ / file, ec);
+  for (const char* file : {"config.toml", "project.toml", "policy.pdl", "series.csv", "lock"}) std::filesystem::remove(dir_ / file, ec);
   std::filesystem::remove(dir_ / "checkpoints", ec);  // only when empty
   std::filesystem::remove(dir_, ec);                  // likewise
   lock_.reset();

@@ -1,5 +1,7 @@
 #include "core/env/environments.hpp"
 
+#include <stdexcept>
+
 #include "core/env/cartpole.hpp"
 #include "core/env/connect4_solver.hpp"
 #include "core/env/minatar_asterix.hpp"
@@ -9,6 +11,7 @@
 #include "core/env/minatar_seaquest.hpp"
 #include "core/env/minatar_space_invaders.hpp"
 #include "core/env/perfect_play.hpp"
+#include "core/env/trading.hpp"
 
 // Marks the actions' names for lupdate (the studio translates them); core itself has no Qt.
 #define QT_TRANSLATE_NOOP(context, text) text
@@ -28,10 +31,17 @@ const char* const kFire = QT_TRANSLATE_NOOP("cas::env::Environments", "fire");
 std::unique_ptr<PerfectPlayer> ticTacToePlayer(std::size_t) { return std::make_unique<TicTacToeSolver>(); }
 std::unique_ptr<PerfectPlayer> connectFourPlayer(std::size_t tableBytes) { return std::make_unique<Connect4Solver>(tableBytes); }
 
-std::unique_ptr<SingleAgentEnvironments> cartPoles(int count, std::uint64_t seed) { return std::make_unique<CartPole>(count, seed); }
+std::unique_ptr<SingleAgentEnvironments> cartPoles(int count, std::uint64_t seed, const EnvironmentData&) { return std::make_unique<CartPole>(count, seed); }
 template <class Game>
-std::unique_ptr<SingleAgentEnvironments> minatar(int count, std::uint64_t seed) {
+std::unique_ptr<SingleAgentEnvironments> minatar(int count, std::uint64_t seed, const EnvironmentData&) {
   return std::make_unique<MinAtarEnvironments<Game>>(count, seed);
+}
+// Copies trading the training part of the project's series (trading.hpp's tradingPart).
+std::unique_ptr<SingleAgentEnvironments> tradingStocks(int count, std::uint64_t seed, const EnvironmentData& data) {
+  if (!data.series) throw std::invalid_argument("trading-stocks steps over a price series; name its CSV file in project.toml (series = \"prices.csv\")");
+  const TradingSetup setup = stocksSetup();
+  if (auto problem = splitProblem(data.series->size(), data.trainFraction, setup)) throw std::invalid_argument(data.series->file + ": " + *problem);
+  return std::make_unique<TradingEnvironments>(leadingBars(*data.series, trainingBars(data.series->size(), data.trainFraction)), setup, count, seed);
 }
 
 EnvironmentInfo boardGame(std::string name, std::string summary, BoardGeometry board, std::unique_ptr<PerfectPlayer> (*perfect)(std::size_t),
@@ -73,13 +83,13 @@ const std::vector<EnvironmentInfo>& environments() {
       {"minatar-space-invaders", "MinAtar Space Invaders on a 10x10 grid with sticky actions (the minatar package's rules); planes: cannon, aliens, "
        "aliens marching left, right, the cannon's bullets, the aliens' bullets.",
        {6, 10, 10}, 4, false, std::nullopt, nullptr, "", minatar<MinAtarSpaceInvaders>, {kNone, kLeft, kRight, kFire}},
-      // gym-anytrading's StocksEnv (stocks-v0's window of 30 bars) over a CSV price series
-      // (core/env/trading.hpp, price_series.hpp). Its copies need the series, which a project
-      // cannot name yet, so PPO does not step it yet (no singleAgent factory).
+      // gym-anytrading's StocksEnv (stocks-v0's window of 30 bars) over the CSV price series the
+      // project names (core/env/trading.hpp, price_series.hpp); PPO's copies trade episodes drawn
+      // from the series' training part.
       {"trading-stocks", "Trade one stock over a CSV price series with gym-anytrading's StocksEnv rules (long or short, fees on closing a long); "
        "observation: the last 30 bars' close and its change.",
-       {30, 2}, 2, false, std::nullopt, nullptr, "", nullptr,
-       {QT_TRANSLATE_NOOP("cas::env::Environments", "sell"), QT_TRANSLATE_NOOP("cas::env::Environments", "buy")}},
+       {30, 2}, 2, false, std::nullopt, nullptr, "", tradingStocks,
+       {QT_TRANSLATE_NOOP("cas::env::Environments", "sell"), QT_TRANSLATE_NOOP("cas::env::Environments", "buy")}, true},
   };
   return all;
 }

@@ -16,6 +16,15 @@ namespace cas::env {
 
 class PerfectPlayer;
 class SingleAgentEnvironments;
+struct PriceSeries;
+
+// What a project gives an environment beyond its name: the price series a trading environment
+// steps over (project.toml's `series`), and the part of it training draws its episodes from
+// (trading.train_fraction; the rest is held out for `eval`). Empty for every other environment.
+struct EnvironmentData {
+  std::shared_ptr<const PriceSeries> series;
+  double trainFraction = 0.8;
+};
 
 // A board game's board: how it is laid out, how a move is written and how stones are drawn.
 struct BoardGeometry {
@@ -41,11 +50,14 @@ struct EnvironmentInfo {
   // every position at once, else the rollout search.
   std::string evaluationOpponent;
   // A single-agent environment's CPU twin as `count` copies seeded with `seed`: what PPO steps.
-  // Null for the board games.
-  std::unique_ptr<SingleAgentEnvironments> (*singleAgent)(int count, std::uint64_t seed) = nullptr;
+  // Null for the board games. One that needsSeries throws std::invalid_argument when `data`
+  // holds no series, or one too short for an episode in its training part.
+  std::unique_ptr<SingleAgentEnvironments> (*singleAgent)(int count, std::uint64_t seed, const EnvironmentData& data) = nullptr;
   // A single-agent environment's actions, in English (the studio translates them in the context
   // kActionContext); empty for the board games, whose moves are named by their board.
   std::vector<const char*> actionNames;
+  // The environment steps over a price series the project names (EnvironmentData::series).
+  bool needsSeries = false;
 };
 
 inline constexpr const char* kActionContext = "cas::env::Environments";

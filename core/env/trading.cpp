@@ -1,11 +1,53 @@
 // gym-anytrading's StocksEnv and ForexEnv over a price series, a batch of copies (trading.hpp):
-// the frames, the step's reward and profit rules, the observation of [price, diff] rows.
+// the frames, the step's reward and profit rules, the observation of [price, diff] rows; and
+// the split of a series into a training part and a held-out part.
 #include "core/env/trading.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace cas::env {
+
+int trainingBars(int bars, double fraction) { return int(std::floor(double(bars) * fraction)); }
+
+std::optional<std::string> splitProblem(int bars, double fraction, const TradingSetup& setup) {
+  const int training = trainingBars(bars, fraction);
+  char share[32];
+  std::snprintf(share, sizeof share, "%g", fraction);
+  if (training < setup.barsNeeded())
+    return std::to_string(bars) + " bars, of which the training part (trading.train_fraction = " + share + ") holds " + std::to_string(training) +
+           ", fewer than the " + std::to_string(setup.barsNeeded()) + " one episode needs (a window of " + std::to_string(setup.window) + " bars, " +
+           std::to_string(setup.episodeSteps) + " steps and the bar before); give a longer series or raise trading.train_fraction";
+  if (bars - training < 2)
+    return std::to_string(bars) + " bars leave " + std::to_string(bars - training) + " for the held-out part (trading.train_fraction = " + share +
+           "), fewer than the 2 one step needs; give a longer series or lower trading.train_fraction";
+  return std::nullopt;
+}
+
+PriceSeriesNeed splitNeed(double fraction, const TradingSetup& setup) {
+  int bars = setup.barsNeeded();
+  while (splitProblem(bars, fraction, setup)) ++bars;  // fraction >= 0.05: at most 20 times barsNeeded
+  char share[32];
+  std::snprintf(share, sizeof share, "%g", fraction);
+  return {bars, "a series split for training (trading.train_fraction = " + std::string(share) + ": one episode, a window of " +
+                    std::to_string(setup.window) + " bars, " + std::to_string(setup.episodeSteps) +
+                    " steps and the bar before, in the training part; a step in the held-out part)"};
+}
+
+std::shared_ptr<const PriceSeries> leadingBars(const PriceSeries& series, int bars) {
+  auto out = std::make_shared<PriceSeries>();
+  const auto n = std::ptrdiff_t(bars < 0 ? 0 : std::min(bars, series.size()));
+  out->file = series.file;
+  out->times.assign(series.times.begin(), series.times.begin() + n);
+  for (auto [to, from] : {std::pair{&out->open, &series.open}, {&out->high, &series.high}, {&out->low, &series.low}, {&out->close, &series.close},
+                          {&out->volume, &series.volume}})
+    to->assign(from->begin(), from->begin() + n);
+  return out;
+}
 
 TradingEnvironments::TradingEnvironments(std::shared_ptr<const PriceSeries> series, TradingSetup setup, int count, std::uint64_t seed)
     : series_(std::move(series)), setup_(setup), copies_(std::size_t(count < 0 ? 0 : count)) {

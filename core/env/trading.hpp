@@ -26,6 +26,8 @@
 // threads.
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/env/game_random.hpp"
@@ -44,6 +46,22 @@ struct TradingSetup {
   // Bars one episode needs: its window, its steps and the bar a first trade is priced against.
   int barsNeeded() const { return window + episodeSteps + 1; }
 };
+
+// trading-stocks' setup in the catalogue: stocks-v0's window of 30 bars, episodes of 256 steps.
+inline TradingSetup stocksSetup() { return {}; }
+
+// Training on the first part of a series and judging on the rest (trading.train_fraction):
+// bars [0, trainingBars) are the training part PPO's episodes are drawn from, the rest the
+// held-out part `eval` trades once, start to end (its first observation's window reaches back
+// into the training part: past prices only, never a later one).
+int trainingBars(int bars, double fraction);
+// Why a series of `bars` bars cannot be split so: a training part too short for one episode,
+// or a held-out part of fewer than 2 bars (one step). nullopt when it can.
+std::optional<std::string> splitProblem(int bars, double fraction, const TradingSetup& setup);
+// The fewest bars a series split at `fraction` needs, and why, for readPriceSeries's refusal.
+PriceSeriesNeed splitNeed(double fraction, const TradingSetup& setup);
+// The series' first `bars` bars (its file name kept, for messages).
+std::shared_ptr<const PriceSeries> leadingBars(const PriceSeries& series, int bars);
 
 class TradingEnvironments final : public SingleAgentEnvironments {
  public:

@@ -93,7 +93,7 @@ std::optional<std::string> runFilesRefusal(const fs::path& source, const fs::pat
   if (policySourceOf(source) != PolicySource::Run) return std::nullopt;
   std::error_code ec;
   const fs::path run = fs::weakly_canonical(fs::absolute(source, ec), ec), file = fs::weakly_canonical(fs::absolute(out, ec), ec);
-  static const char* const kRunFiles[] = {"metrics.jsonl", "changes.jsonl", "config.toml", "policy.pdl", "project.toml", "lock"};
+  static const char* const kRunFiles[] = {"metrics.jsonl", "changes.jsonl", "config.toml", "policy.pdl", "project.toml", "series.csv", "lock"};
   const bool ownFile = file.parent_path() == run && std::find(std::begin(kRunFiles), std::end(kRunFiles), file.filename().string()) != std::end(kRunFiles);
   if (ownFile || isInside(run / "checkpoints", file))
     return out.string() + " is one of the run's own files (its checkpoints, logs and settings); export to " + (source / "exports").string() +

@@ -79,6 +79,8 @@ std::vector<ParameterSpec> standardSpecs() {
       floatParam("ppo.max_grad_norm", 0.0, 1e6, 0.5, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "PPO: global-norm gradient clipping threshold (0 disables clipping).")),
       boolParam("ppo.device_rollout", true, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "PPO on the CUDA backend: step the environments' device twins and keep the rollout and its minibatches on the device (off: the CPU twins step on the host). A backend without device twins, such as the CPU backend, steps the CPU twins either way.")),
 
+      floatParam("trading.train_fraction", 0.05, 0.95, 0.8, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Trading: the share of the price series, from its start, that training draws its episodes from; eval trades the rest, held out.")),
+
       choiceParam("runtime.device", {"auto", "cpu", "cuda"}, "auto", kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Backend: auto uses CUDA when it is available, else the CPU.")),
       intParam("runtime.threads", 0, 1024, 0, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "CPU worker threads (0 uses every core).")),
       intParam("runtime.seed", 0, 2147483647, 1, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Seed of every random choice in the run.")),

@@ -7,6 +7,7 @@
 #include <toml++/toml.h>
 
 #include "core/env/environments.hpp"
+#include "core/env/trading.hpp"
 #include "core/params/parameter_toml.hpp"
 #include "core/params/run_params.hpp"
 #include "core/support/atomic_file.hpp"
@@ -16,7 +17,7 @@
 namespace cas::project {
 namespace {
 
-const std::set<std::string> kTopLevelKeys = {"name", "description", "environment", "algorithm", "policy"};
+const std::set<std::string> kTopLevelKeys = {"name", "description", "environment", "algorithm", "policy", "series"};
 // Unknown keys warned about one by one; the rest are counted in one more warning, so a file of
 // 80,000 stray keys gives a screenful.
 constexpr int kMaxUnknownKeyWarnings = 10;
@@ -29,6 +30,13 @@ std::string knownKeys(const std::string& section) {
   std::string out;
   for (const params::ParameterSpec* s : params::ParameterRegistry::standard().inSection(section))
     out += (out.empty() ? "" : ", ") + s->key();
+  return out;
+}
+
+// "[search], [train], [ppo], [trading], [runtime], [dist]": the registry's sections.
+std::string knownSections() {
+  std::string out;
+  for (const std::string& s : params::ParameterRegistry::standard().sections()) out += (out.empty() ? "[" : ", [") + s + "]";
   return out;
 }
 
@@ -73,7 +81,7 @@ class Validator {
         section(k, *node.as_table(), p);
         continue;
       }
-      unknownKey(key.source(), "unknown key " + quoteValue(k) + " is ignored; known keys: name, description, environment, algorithm, policy, [search], [train], [ppo], [runtime]");
+      unknownKey(key.source(), "unknown key " + quoteValue(k) + " is ignored; known keys: name, description, environment, algorithm, policy, series, " + knownSections());
     }
     if (unknownKeys_ > kMaxUnknownKeyWarnings)
       result_.diagnostics.warning(firstUnwarned_, std::to_string(unknownKeys_ - kMaxUnknownKeyWarnings) + " more unknown keys are ignored");
@@ -106,6 +114,7 @@ class Validator {
         error(where, "algorithm 'ppo' cannot step '" + environment->name + "' yet; it trains on: " + ppoEnvironments());
     }
     if (const toml::node* where = root.get("policy"); where && where->is_string()) policyFile(where->source(), policy, p);
+    if (environment) seriesFile(root, *environment, p);
   }
 
  private:
@@ -135,36 +144,80 @@ class Validator {
     }
   }
 
-  // The policy must be a regular file in the project folder (symlinks resolved), unless the
-  // user allowed others (LoadOptions::allowOutsidePaths): a project from elsewhere must not make
-  // the tools read, echo or offer to save /etc/shadow.
-  void policyFile(const toml::source_region& where, const std::string& policy, Project& p) {
-    if (policy.empty()) {
-      error(where, "policy must name the policy's .pdl file, relative to the project folder; it is empty");
-      return;
+  // A file the project names (the policy, the price series) must be a regular file in the
+  // project folder (symlinks resolved), unless the user allowed others
+  // (LoadOptions::allowOutsidePaths): a project from elsewhere must not make the tools read, echo
+  // or offer to save /etc/shadow. `copy` replaces it (a run folder's copy). Empty when refused.
+  struct NamedFile {
+    const char* key;    // "policy"
+    const char* noun;   // "the policy's .pdl file"
+    const char* keep;   // "the policy"
+    const FileLimit& limit;
+  };
+  std::filesystem::path namedFile(const toml::source_region& where, const NamedFile& kind, const std::string& value, const Project& p,
+                                  const std::optional<std::filesystem::path>& copy) {
+    const std::string key = kind.key;
+    if (value.empty()) {
+      error(where, key + " must name " + kind.noun + ", relative to the project folder; it is empty");
+      return {};
     }
-    p.policyFile = options_.policyFile ? *options_.policyFile : p.directory / policy;
+    const std::filesystem::path file = copy ? *copy : p.directory / value;
     std::error_code ec;
-    if (!std::filesystem::exists(p.policyFile, ec)) {
-      error(where, "policy file '" + policy + "' not found in " + p.directory.string());
-      return;
+    if (!std::filesystem::exists(file, ec)) {
+      error(where, key + " file '" + value + "' not found in " + p.directory.string());
+      return {};
     }
-    if (!options_.policyFile && !options_.allowOutsidePaths) {
-      std::error_code folderError, policyError;
+    if (!copy && !options_.allowOutsidePaths) {
+      std::error_code folderError, fileError;
       const auto folder = std::filesystem::canonical(p.directory, folderError);
-      const auto resolved = std::filesystem::canonical(p.policyFile, policyError);
-      if (folderError || policyError || !isInside(resolved, folder)) {
-        const bool sameAsGiven = policyError || resolved == std::filesystem::path(policy);
-        error(where, "policy '" + policy + "' is outside the project folder" +
-                         (sameAsGiven ? std::string() : " (it resolves to " + resolved.string() + ")") +
-                         "; keep the policy in the project folder, or pass --allow-outside-project to allow it");
-        return;
+      const auto resolved = std::filesystem::canonical(file, fileError);
+      if (folderError || fileError || !isInside(resolved, folder)) {
+        const bool sameAsGiven = fileError || resolved == std::filesystem::path(value);
+        error(where, key + " '" + value + "' is outside the project folder" + (sameAsGiven ? std::string() : " (it resolves to " + resolved.string() + ")") +
+                         "; keep " + kind.keep + " in the project folder, or pass --allow-outside-project to allow it");
+        return {};
       }
     }
     std::string notRegular;
-    const int fd = openRegularFile(p.policyFile, kPolicyFileLimit, &notRegular);
-    if (fd < 0) error(where, notRegular);
-    else ::close(fd);
+    const int fd = openRegularFile(file, kind.limit, &notRegular);
+    if (fd < 0) {
+      error(where, notRegular);
+      return {};
+    }
+    ::close(fd);
+    return file;
+  }
+
+  void policyFile(const toml::source_region& where, const std::string& policy, Project& p) {
+    p.policyFile = options_.policyFile ? *options_.policyFile : p.directory / policy;
+    namedFile(where, {"policy", "the policy's .pdl file", "the policy", kPolicyFileLimit}, policy, p, options_.policyFile);
+  }
+
+  // A trading environment's price series: named (`series`), in the folder, and read whole, so a
+  // bad row is an error at its file:line now rather than a failed run later.
+  void seriesFile(const toml::table& root, const env::EnvironmentInfo& environment, Project& p) {
+    const toml::node* n = root.get("series");
+    if (!environment.needsSeries) {
+      if (n) warning(n->source(), "series is ignored: '" + environment.name + "' reads no price series");
+      return;
+    }
+    if (!n) {
+      result_.diagnostics.error({file_, 1, 1}, "missing required key 'series': '" + environment.name +
+                                                   "' trades over a price series; name its CSV file, relative to the project folder (series = \"prices.csv\")");
+      return;
+    }
+    const auto value = n->value_exact<std::string>();
+    if (!value) return error(n->source(), "series must be a string, got " + tomlTypeName(*n));
+    p.seriesFile = namedFile(n->source(), {"series", "the price series' CSV file", "the price series", kSeriesFileLimit}, *value, p, options_.seriesFile);
+    if (p.seriesFile.empty()) return;
+    const double fraction = p.parameters.getFloat("trading.train_fraction");
+    try {
+      auto series = std::make_shared<env::PriceSeries>(env::readPriceSeries(p.seriesFile.string(), env::splitNeed(fraction, env::stocksSetup())));
+      if (auto problem = env::splitProblem(series->size(), fraction, env::stocksSetup())) return error(n->source(), p.seriesFile.string() + ": " + *problem);
+      p.series = std::move(series);
+    } catch (const env::PriceSeriesError& e) {
+      error(n->source(), e.what());
+    }
   }
 
   void unknownKey(const toml::source_region& r, std::string message) {
@@ -183,6 +236,10 @@ class Validator {
 };
 
 }  // namespace
+
+env::EnvironmentData environmentData(const Project& project) {
+  return {project.series, project.parameters.getFloat("trading.train_fraction")};
+}
 
 bool isKnownAlgorithm(const std::string& name) { return name == "alphazero" || name == "ppo"; }
 

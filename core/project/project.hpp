@@ -5,15 +5,19 @@
 //   environment = "tictactoe"         # required, see core/env/environments.hpp
 //   algorithm = "alphazero"           # required: alphazero (board games) or ppo (single-agent)
 //   policy = "policy.pdl"             # required, relative to the project folder and inside it
-//   [search] / [train] / [ppo] / [runtime]   # optional, keys from the tuning registry
+//   series = "prices.csv"             # a trading environment's price series (CSV), as policy
+//   [search] / [train] / [ppo] / [trading] / [runtime] / [dist]   # optional, the tuning registry's keys
 //
 // Every problem becomes a diagnostic `path/project.toml:line:col: error|warning: sentence`.
 // Thread-safety: plain values.
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "core/env/environments.hpp"
+#include "core/env/price_series.hpp"
 #include "core/params/parameters.hpp"
 #include "core/pdl/compiler.hpp"
 #include "core/support/diagnostic.hpp"
@@ -30,6 +34,10 @@ struct Project {
   std::string environment;
   std::string algorithm;
   std::filesystem::path policyFile;  // resolved: directory / policy
+  // A trading environment's price series: its file (resolved: directory / series) and the bars
+  // read from it when the project was loaded (null for the other environments).
+  std::filesystem::path seriesFile;
+  std::shared_ptr<const env::PriceSeries> series;
   params::ParameterSet parameters;   // defaults overridden by the file
   std::string text;                  // project.toml as it was loaded (a run keeps a copy)
 };
@@ -47,6 +55,8 @@ struct LoadOptions {
   // Use this file as the policy instead of the one project.toml names: a run folder's copy of
   // the policy it was trained with (core/engine/run_folder.hpp).
   std::optional<std::filesystem::path> policyFile;
+  // Likewise the price series: a run folder's copy of the series it was trained on.
+  std::optional<std::filesystem::path> seriesFile;
 };
 
 // Accepts a project folder or the path of its project.toml (a regular file of at most 1 MiB).
@@ -65,6 +75,10 @@ pdl::CompileOptions policyCompileOptions(const Project& project, std::int64_t ba
 // Compiles the project's policy for its environment and algorithm at `batch`. `source` receives
 // the file's text (for diagnostics' excerpts); a file that cannot be read is a diagnostic.
 pdl::CompileResult compilePolicy(const Project& project, std::int64_t batch, std::string* source, bool training = false);
+
+// What the project gives its environment's copies besides its name: the price series and the
+// share of it training draws from (env::EnvironmentData).
+env::EnvironmentData environmentData(const Project& project);
 
 // Whether a project may name this algorithm.
 bool isKnownAlgorithm(const std::string& name);

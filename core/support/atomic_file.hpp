@@ -22,6 +22,7 @@ struct FileLimit {
 
 inline constexpr FileLimit kProjectFileLimit{"a project file", 1u << 20};
 inline constexpr FileLimit kPolicyFileLimit{"a policy", 1u << 20};  // pdl::kMaxSourceBytes
+inline constexpr FileLimit kSeriesFileLimit{"a price series", 64u << 20};  // env::PriceSeriesLimits::maxFileBytes
 inline constexpr FileLimit kRunConfigLimit{"a run's config.toml", 1u << 20};
 inline constexpr FileLimit kRunLogLimit{"a run's metrics or change log", 256u << 20};
 inline constexpr FileLimit kPositionsFileLimit{"a positions file", 16u << 20};

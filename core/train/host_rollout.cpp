@@ -19,7 +19,7 @@ HostRollout::HostRollout(const RolloutSetup& setup) : setup_(setup) {
   actions_ = info->actionCount;
   obs_ = std::size_t(std::accumulate(info->observationShape.begin(), info->observationShape.end(), 1, std::multiplies<>()));
   const auto n = std::size_t(setup.envs), rows = n * std::size_t(setup.steps);
-  envs_ = info->singleAgent(int(n), setup.environmentSeed);
+  envs_ = info->singleAgent(int(n), setup.environmentSeed, setup.data);
   observations_.assign(n * obs_, 0);
   for (std::size_t e = 0; e < n; ++e) envs_->observe(int(e), &observations_[e * obs_]);
   episodeReturn_.assign(n, 0);

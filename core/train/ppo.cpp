@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/env/environments.hpp"
+#include "core/env/trading.hpp"
 #include "core/ir/passes.hpp"
 #include "core/train/checkpoint.hpp"
 #include "core/train/host_rollout.hpp"
@@ -50,6 +51,10 @@ double EpisodeEvaluation::standardDeviation() const {
 std::optional<std::string> ppoConfigurationProblem(const project::Project& project) {
   const env::EnvironmentInfo* e = env::findEnvironment(project.environment);
   if (!e || !e->singleAgent) return "algorithm 'ppo' cannot step environment '" + project.environment + "'";
+  if (e->needsSeries && !project.series) return "'" + project.environment + "' trades over a price series the project names (series = \"prices.csv\"); it names none";
+  if (e->needsSeries)
+    if (auto problem = env::splitProblem(project.series->size(), project.parameters.getFloat("trading.train_fraction"), env::stocksSetup()))
+      return project.series->file + ": " + *problem;
   const params::PpoParams ppo = params::readPpoParams(project.parameters);
   const std::int64_t rollout = ppo.envs * ppo.rolloutSteps;
   if (rollout % ppo.minibatches != 0)
@@ -99,7 +104,7 @@ void PpoTrainer::startEpisodes() {
   std::vector<env::GameRandom> actionRandom;
   for (int e = 0; e < int(ppo_.envs); ++e) actionRandom.push_back(env::GameRandom::forGame(actionSeed, e));
   const RolloutSetup setup{project_.environment, ppo_.envs, ppo_.rolloutSteps, environmentSeed, std::move(actionRandom), inference_.get(),
-                           &updater_->executable(), rolloutSize() / ppo_.minibatches};
+                           &updater_->executable(), rolloutSize() / ppo_.minibatches, project::environmentData(project_)};
   rollout_.reset();
   rolloutOnDevice_ = false;
   if (ppo_.deviceRollout) {
@@ -246,7 +251,7 @@ EpisodeEvaluation PpoTrainer::evaluate(int episodes, bool stochastic, std::uint6
   if (episodes < 1) throw std::invalid_argument("evaluate needs at least one episode");
   const int n = int(ppo_.envs);
   const auto obs = size_t(obsSize_);
-  auto envs = env::findEnvironment(project_.environment)->singleAgent(n, seed);
+  auto envs = env::findEnvironment(project_.environment)->singleAgent(n, seed, project::environmentData(project_));
   std::vector<env::GameRandom> random;
   for (int e = 0; e < n; ++e) random.push_back(env::GameRandom::forGame(seed ^ 0xA5A5A5A5A5A5A5A5ull, e));
   // Environment e plays episodes slot[e] = e, e + n, e + 2n, ... until `episodes` have started,
@@ -276,12 +281,45 @@ EpisodeEvaluation PpoTrainer::evaluate(int episodes, bool stochastic, std::uint6
   return out;
 }
 
+std::optional<HeldOutResult> PpoTrainer::heldOut() {
+  const env::EnvironmentInfo& info = *env::findEnvironment(project_.environment);
+  if (!info.needsSeries || !project_.series) return std::nullopt;
+  HeldOutResult out;
+  out.file = project_.series->file;
+  out.seriesBars = project_.series->size();
+  out.firstBar = env::trainingBars(out.seriesBars, params_.getFloat("trading.train_fraction"));
+  // One copy trades; the inference program's other rows hold its first observation, unused.
+  env::TradingEnvironments policy(project_.series, env::stocksSetup(), 1, 0), hold(project_.series, env::stocksSetup(), 1, 0);
+  policy.resetToFrame(0, out.firstBar, out.seriesBars);
+  hold.resetToFrame(0, out.firstBar, out.seriesBars);
+  const auto obs = size_t(obsSize_);
+  std::vector<float> observations(size_t(ppo_.envs) * obs), logits;
+  for (int e = 0; e < int(ppo_.envs); ++e) policy.observe(0, &observations[size_t(e) * obs]);
+  for (bool ended = false; !ended;) {
+    forward(observations, &logits, nullptr);
+    const env::TradingPosition before = policy.position(0);
+    const env::StepResult step = policy.step(0, greedyAction(logits.data(), actions_));
+    out.policyReward += step.reward;
+    out.trades += policy.position(0) != before;
+    out.longSteps += policy.position(0) == env::TradingPosition::Long;
+    ++out.steps;
+    ended = step.truncated || step.terminated;
+    policy.observe(0, observations.data());
+    hold.step(0, env::TradingEnvironments::kBuy);
+  }
+  out.policyProfit = policy.totalProfit(0);
+  out.buyAndHoldProfit = hold.totalProfit(0);
+  out.firstClose = project_.series->close[size_t(out.firstBar + 1)];  // the first step's bar: where buy and hold buys
+  out.lastClose = project_.series->close.back();
+  return out;
+}
+
 RecordedEpisode PpoTrainer::recordEpisode(bool stochastic, std::uint64_t seed, int maxSteps) {
   const env::EnvironmentInfo& info = *env::findEnvironment(project_.environment);
   // The inference program runs ppo.envs observations at once; the episode is environment 0's.
   const int n = int(ppo_.envs);
   const auto obs = size_t(obsSize_);
-  auto envs = info.singleAgent(n, seed);
+  auto envs = info.singleAgent(n, seed, project::environmentData(project_));
   env::GameRandom random = env::GameRandom::forGame(seed ^ 0xA5A5A5A5A5A5A5A5ull, 0);
   RecordedEpisode out;
   out.environment = project_.environment;

@@ -75,4 +75,14 @@ std::string episodesJson(const EpisodeEvaluation& r, bool sampled, std::uint64_t
                                " episodes' returns are not finite numbers (NaN or infinite), so their summaries are printed as null") + "}";
 }
 
+std::string heldOutJson(const HeldOutResult& r) {
+  JsonNumbers numbers;
+  const std::string policy = numbers.number("policy_profit", r.policyProfit, 7), hold = numbers.number("buy_and_hold_profit", r.buyAndHoldProfit, 7);
+  const std::string reward = numbers.number("policy_reward", r.policyReward, 7);
+  char b[512];
+  std::snprintf(b, sizeof b, "{\"first_bar\": %d, \"bars\": %d, \"steps\": %d, \"trades\": %d, \"long_steps\": %d, \"policy_profit\": %s, \"policy_reward\": %s, \"buy_and_hold_profit\": %s",
+                r.firstBar, r.seriesBars - r.firstBar, r.steps, r.trades, r.longSteps, policy.c_str(), reward.c_str(), hold.c_str());
+  return b + numbers.notFinite("a profit is not a finite number") + "}";
+}
+
 }  // namespace cas::train

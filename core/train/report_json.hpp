@@ -19,5 +19,7 @@ std::string analysisJson(const std::string& moves, const env::BoardGames& board,
 // A single-agent evaluation: the episodes' return statistics, how the actions were chosen
 // (`sampled` or greedy), the seed and the seconds it took.
 std::string episodesJson(const EpisodeEvaluation& r, bool sampled, std::uint64_t seed, double seconds);
+// A trading run's held-out result, as the object `eval --episodes N --json` adds under "held_out".
+std::string heldOutJson(const HeldOutResult& r);
 
 }  // namespace cas::train

@@ -96,6 +96,19 @@ struct EpisodeEvaluation {
   double standardDeviation() const;  // population (divided by the count), as numpy.std
 };
 
+// A trading run judged on its series' held-out part (the bars after trading.train_fraction):
+// its greedy policy trades the part once, start to end, beside buying at the first step and
+// holding to the end, both under the environment's rules and fees (trading.hpp). Profits are
+// gym-anytrading's total profit: 1 is the money a trade started with, 1.05 five percent more.
+struct HeldOutResult {
+  std::string file;  // the series' file
+  int seriesBars = 0, firstBar = 0;  // the part is bars [firstBar, seriesBars)
+  int steps = 0, trades = 0, longSteps = 0;  // the policy's steps, its trades, the steps it ended long
+  double policyProfit = 1, policyReward = 0;  // total profit and summed reward (price points)
+  double buyAndHoldProfit = 1;
+  double firstClose = 0, lastClose = 0;  // the prices the buy and hold trades at
+};
+
 // One episode of a policy, frame by frame: what the studio's Episode view replays. Frame t holds
 // the observation the policy saw, its action probabilities and value there, the action taken and
 // the reward it brought; the last frame is the final observation (action -1, no reward).

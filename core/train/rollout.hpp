@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/env/environments.hpp"
 #include "core/env/game_random.hpp"
 #include "core/exec/backend.hpp"
 
@@ -32,6 +33,7 @@ struct RolloutSetup {
   exec::Executable* inference = nullptr;  // batch N: input "obs"; outputs "logits" [N][A], "value" [N]
   exec::Executable* update = nullptr;     // minibatch rows: inputs obs, actions, old_log_probs, old_values, advantages, returns
   std::int64_t minibatch = 0;
+  env::EnvironmentData data;  // the project's price series, for a trading environment
 };
 
 // The episodes that ended during one rollout.

@@ -93,6 +93,8 @@ class EpisodicTrainer {
   virtual EpisodeEvaluation evaluate(int episodes, bool stochastic, std::uint64_t seed) = 0;
   // One episode frame by frame, cut after `maxSteps` steps.
   virtual RecordedEpisode recordEpisode(bool stochastic, std::uint64_t seed, int maxSteps) = 0;
+  // A trading run's result on its series' held-out part; nullopt for other environments.
+  virtual std::optional<HeldOutResult> heldOut() { return std::nullopt; }
   // Where the rollout runs, and why there, in one sentence.
   virtual const std::string& rolloutNote() const = 0;
   // The environment steps the run ends at, and those one iteration takes.

@@ -224,7 +224,7 @@ class TestPpo : public QObject {
     for (const char* name : {"minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-seaquest", "minatar-space-invaders"}) {
       const env::EnvironmentInfo* info = env::findEnvironment(name);
       QVERIFY2(info && info->singleAgent, name);
-      auto envs = info->singleAgent(2, 5);
+      auto envs = info->singleAgent(2, 5, {});
       QCOMPARE(envs->size(), 2);
       std::vector<float> obs(size_t(info->observationShape[0] * info->observationShape[1] * info->observationShape[2]));
       envs->observe(1, obs.data());

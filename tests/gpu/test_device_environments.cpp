@@ -58,7 +58,7 @@ class TestDeviceEnvironments : public QObject {
     QVERIFY2(device, reason.c_str());
     QCOMPARE(device->observationSize(), observationSize(info));
     QCOMPARE(device->actionCount(), info.actionCount);
-    auto host = info.singleAgent(kCopies, kSeed);
+    auto host = info.singleAgent(kCopies, kSeed, {});
     const int obs = device->observationSize();
     std::vector<float> deviceObs(size_t(kCopies) * size_t(obs)), hostObs(deviceObs.size());
     QString difference;
@@ -111,7 +111,7 @@ class TestDeviceEnvironments : public QObject {
     auto device = cuda()->deviceServices()->createEnvironments(environment, kCopies, 3, &reason);
     QVERIFY2(device, reason.c_str());
     const auto run = device->stepRandomly(kSteps, 11);
-    auto host = info.singleAgent(kCopies, 3);
+    auto host = info.singleAgent(kCopies, 3, {});
     double reward = 0;
     std::int64_t episodes = 0;
     for (int g = 0; g < kCopies; ++g) {

@@ -28,6 +28,7 @@
 #include "widgets/main_window.hpp"
 #include "widgets/new_project_dialog.hpp"
 #include "widgets/project_panel.hpp"
+#include "support/price_fixture.hpp"
 #include "support/source_dir.hpp"
 
 using namespace cas::widgets;
@@ -125,7 +126,9 @@ class TestStudioFiles : public QObject {
   void newProjectFromATemplateLoads() {
     const QStringList templates = projectTemplates(kProjects);
     QVERIFY2(templates.size() >= 3, qPrintable(templates.join(u',')));
-    for (const QString& t : templates) {
+    for (const QString& example : templates) {
+      // trading-ppo's series is fetched (scripts/trading-data), not committed: a synthetic one stands in.
+      const QString t = cas::test::loadableExample(example, folder_.filePath(QStringLiteral("examples")));
       const QString target = folder_.filePath(QStringLiteral("new/") + QFileInfo(t).fileName() + QStringLiteral("-copy"));
       QCOMPARE(createProjectFromTemplate(t, target), QString());
       const cas::project::LoadResult loaded = cas::project::loadProject(target.toStdString());

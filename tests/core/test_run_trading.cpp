@@ -1,0 +1,126 @@
+// A trading run's folder: it keeps a copy of the project's price series (series.csv) beside its
+// copy of the policy, and a resumed or evaluated run reads its copy, so editing or damaging the
+// project's CSV later changes nothing for it; a few PPO iterations on a small made-up series, and
+// `eval --episodes` reporting the held-out part against buy and hold.
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QTest>
+
+#include "support/cli_runs.hpp"
+#include "support/price_fixture.hpp"
+#include "support/run_files.hpp"
+
+using namespace cas::test;  // the run-folder helpers of support/run_files.hpp and cli_runs.hpp
+
+namespace {
+
+// Small enough for a few seconds on two cores: 2 copies x 64 steps per rollout.
+const QStringList kQuickPpo = {QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--set"), QStringLiteral("ppo.envs=2"),
+                               QStringLiteral("--set"), QStringLiteral("ppo.rollout_steps=64"), QStringLiteral("--set"),
+                               QStringLiteral("ppo.minibatches=2")};
+
+const char* const kPolicy =
+    "def policy(obs):\n"
+    "    x = flatten(layer_norm(transpose(obs)))\n"
+    "    h = tanh(dense(x, units=16))\n"
+    "    return dense(h, units=action_dim), dense(h, units=1)\n";
+
+}  // namespace
+
+class TestRunTrading : public cas::test::RunFolderSuite {
+  Q_OBJECT
+
+  // A trading project of `bars` made-up bars in the folder `name`.
+  QString tradingProject(const QString& name, int bars) {
+    const QString folder = dir_.filePath(name);
+    QDir().mkpath(folder);
+    writeText(folder + QStringLiteral("/project.toml"), "name = \"t\"\nenvironment = \"trading-stocks\"\nalgorithm = \"ppo\"\n"
+                                                        "policy = \"policy.pdl\"\nseries = \"prices.csv\"\n");
+    writeText(folder + QStringLiteral("/policy.pdl"), kPolicy);
+    writeText(folder + QStringLiteral("/prices.csv"), syntheticPrices(bars));
+    return folder;
+  }
+
+  static QStringList heldOutLines(const QString& out) {
+    QStringList kept;
+    for (const QString& line : out.split(u'\n'))
+      if (line.startsWith(QStringLiteral("  greedy policy:")) || line.startsWith(QStringLiteral("  buy and hold:"))) kept << line;
+    return kept;
+  }
+
+ private slots:
+  // PPO trains on the series' first 80% and eval trades the last 20% once, beside buy and hold.
+  void ppoTrainsAndEvalReportsTheHeldOutPart() {
+    const QString project = tradingProject(QStringLiteral("p"), 400);
+    const QString run = dir_.filePath(QStringLiteral("run"));
+    const Result train = cli(QStringList{QStringLiteral("train"), project, QStringLiteral("--iterations"), QStringLiteral("3"), QStringLiteral("--out"), run} + kQuickPpo);
+    QVERIFY2(train.status == 0, qPrintable(train.err));
+    QVERIFY2(train.out.contains(QStringLiteral("iter 3 | steps 384 | return ")), qPrintable(train.out));
+    QCOMPARE(bytes(run + QStringLiteral("/series.csv")), bytes(project + QStringLiteral("/prices.csv")));
+
+    const Result eval = cli({QStringLiteral("eval"), run, QStringLiteral("--episodes"), QStringLiteral("2"), QStringLiteral("--device"), QStringLiteral("cpu")});
+    QVERIFY2(eval.status == 0, qPrintable(eval.err));
+    QVERIFY2(eval.out.contains(QStringLiteral("(those episodes trade windows drawn from bars 0-319, the training part)\n")), qPrintable(eval.out));
+    QVERIFY2(eval.out.contains(QStringLiteral("held out: bars 320-399 of ") + run + QStringLiteral("/series.csv (80 bars, the last 20% of the series, never trained on), 79 steps\n")),
+             qPrintable(eval.out));
+    QCOMPARE(heldOutLines(eval.out).size(), 2);
+    QVERIFY2(QRegularExpression(QStringLiteral("  the policy (beat|lost to) buy and hold by [0-9.]+ percentage points\n")).match(eval.out).hasMatch(), qPrintable(eval.out));
+
+    const Result json = cli({QStringLiteral("eval"), run, QStringLiteral("--episodes"), QStringLiteral("2"), QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--json")});
+    QVERIFY2(json.status == 0, qPrintable(json.err));
+    const QJsonObject heldOut = QJsonDocument::fromJson(json.out.toUtf8()).object().value(QLatin1String("held_out")).toObject();
+    QCOMPARE(heldOut.value(QLatin1String("first_bar")).toInt(), 320);
+    QCOMPARE(heldOut.value(QLatin1String("steps")).toInt(), 79);
+    QVERIFY(heldOut.value(QLatin1String("buy_and_hold_profit")).toDouble() > 0);
+  }
+
+  // A share set on the command line that leaves the training part too short is refused before
+  // anything trains, naming the project's file, and no run folder is left behind.
+  void aShareTooSmallForTheSeriesIsRefused() {
+    const QString project = tradingProject(QStringLiteral("r"), 400);
+    const QString run = dir_.filePath(QStringLiteral("refused"));
+    const Result r = cli(QStringList{QStringLiteral("train"), project, QStringLiteral("--iterations"), QStringLiteral("1"), QStringLiteral("--out"), run,
+                                     QStringLiteral("--set"), QStringLiteral("trading.train_fraction=0.5")} + kQuickPpo);
+    QVERIFY(r.status != 0);
+    QVERIFY2(r.err.contains(project + QStringLiteral("/prices.csv: 400 bars, of which the training part (trading.train_fraction = 0.5) holds 200, fewer "
+                                                     "than the 287 one episode needs")),
+             qPrintable(r.err));
+    QVERIFY2(!QFileInfo::exists(run), qPrintable(QDir(run).entryList().join(u',')));
+  }
+
+  // The run reads its own copy: the project's CSV edited, then damaged, changes nothing for eval
+  // or a resume, which note that the project's file differs.
+  void aRunKeepsItsOwnSeries() {
+    const QString project = tradingProject(QStringLiteral("q"), 400);
+    const QString run = dir_.filePath(QStringLiteral("kept"));
+    QVERIFY(cli(QStringList{QStringLiteral("train"), project, QStringLiteral("--iterations"), QStringLiteral("2"), QStringLiteral("--out"), run} + kQuickPpo).status == 0);
+    const QStringList evalArgs{QStringLiteral("eval"), run, QStringLiteral("--episodes"), QStringLiteral("2"), QStringLiteral("--device"), QStringLiteral("cpu")};
+    const Result before = cli(evalArgs);
+    QVERIFY2(before.status == 0, qPrintable(before.err));
+
+    writeText(project + QStringLiteral("/prices.csv"), syntheticPrices(600, 7));  // other prices
+    const Result edited = cli(evalArgs);
+    QVERIFY2(edited.status == 0, qPrintable(edited.err));
+    QCOMPARE(heldOutLines(edited.out), heldOutLines(before.out));
+    QVERIFY2(edited.err.contains(QStringLiteral("prices.csv has changed since this run started")), qPrintable(edited.err));
+
+    writeText(project + QStringLiteral("/prices.csv"), "Date,Open,High,Low,Close,Volume\n2020-01-01,1,1,1,abc,1\n");  // damaged
+    const Result damaged = cli(evalArgs);
+    QVERIFY2(damaged.status == 0, qPrintable(damaged.err));
+    QCOMPARE(heldOutLines(damaged.out), heldOutLines(before.out));
+    const Result resumed = cli(QStringList{QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("3"), QStringLiteral("--device"), QStringLiteral("cpu")});
+    QVERIFY2(resumed.status == 0, qPrintable(resumed.err));
+    QVERIFY2(resumed.out.contains(QStringLiteral("iter 3 | steps 384 | return ")), qPrintable(resumed.out));
+    // --use-project takes the project's files, and the damaged series is refused at its line.
+    const Result useProject = cli(evalArgs + QStringList{QStringLiteral("--use-project")});
+    QVERIFY(useProject.status != 0);
+    QVERIFY2(useProject.err.contains(project + QStringLiteral("/prices.csv:2: Close 'abc' is not a number")), qPrintable(useProject.err));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestRunTrading)
+#include "test_run_trading.moc"
