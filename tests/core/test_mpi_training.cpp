@@ -327,7 +327,7 @@ class TestMpiTraining : public QObject {
              qPrintable(r.err));
     r = mpi(2, trainArgs(run, 1), {QStringLiteral("CAS_MPI_PLUGIN=/nonexistent/libcas_mpi.so")});
     QVERIFY(r.status != 0);
-    QVERIFY2(r.err.contains(QStringLiteral("error: this process was started by mpirun, but the MPI plugin is missing (/nonexistent/libcas_mpi.so); "
+    QVERIFY2(r.err.contains(QStringLiteral("error: this process was started by mpirun, but the MPI plugin is missing ('/nonexistent/libcas_mpi.so'); "
                                            "without mpirun, cuda-agent trains in one process")),
              qPrintable(r.err));
     // Two ranks on this host, one GPU listed: the second has none of its own (refused before CUDA starts).
