@@ -27,6 +27,7 @@
 #include <QTest>
 #include <QTimer>
 #include <QToolButton>
+#include <QTranslator>
 #include <QUrl>
 #include <Qsci/qsciscintilla.h>
 
@@ -122,6 +123,26 @@ class TestRunsDock : public QObject {
   }
 
  private slots:
+  // The last score names the baselines in the user's language, as the Metrics legend does
+  // ("random" and "perfect" stayed English in zh_CN); another opponent keeps its name.
+  void lastScoresNameBaselinesInTheUsersLanguage() {
+    const QString run = dir_.filePath(QStringLiteral("scored-run"));
+    QProcess cli;
+    cli.start(QStringLiteral(CAS_BIN_DIR "/cuda-agent"), {QStringLiteral("train"), quickProject(QStringLiteral("scored")), QStringLiteral("--device"),
+                                                         QStringLiteral("cpu"), QStringLiteral("--iterations"), QStringLiteral("1"), QStringLiteral("--out"), run});
+    QVERIFY(cli.waitForFinished(120000) && cli.exitCode() == 0);
+    QFile metrics(run + QStringLiteral("/metrics.jsonl"));  // the scores of its one line replaced
+    QVERIFY(metrics.open(QIODevice::WriteOnly));
+    metrics.write("{\"iteration\": 1, \"win_rate_perfect\": 0.5, \"draw_rate_perfect\": 0.5, \"win_rate_random\": 1.0, "
+                  "\"draw_rate_random\": 0.0, \"win_rate_mcts_200\": 0.25, \"draw_rate_mcts_200\": 0.0}\n");
+    metrics.close();
+    QCOMPARE(cas::widgets::readRunSummary(run, nullptr).lastScore, QStringLiteral("mcts_200 0.25, perfect 0.75, random 1.00"));
+    QTranslator chinese;
+    QVERIFY(chinese.load(QStringLiteral(":/i18n/cuda-agent-studio_zh_CN.qm")));
+    QVERIFY(QCoreApplication::installTranslator(&chinese));  // until the test ends
+    QCOMPARE(cas::widgets::readRunSummary(run, nullptr).lastScore, QStringLiteral("mcts_200 0.25, 完美玩家 0.75, 随机玩家 1.00"));
+  }
+
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("CUDA-Agent-Test"));

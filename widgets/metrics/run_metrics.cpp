@@ -58,15 +58,6 @@ const Quantity kQuantities[] = {
 // keying both runs the same way gives an opponent the same series key in the live run and an overlay.
 QString scoreKey(QString opponent) { return QStringLiteral("score:") + opponent.replace(QLatin1Char(':'), QLatin1Char('_')); }
 
-// An opponent's legend text: the baselines every run is scored against, "random" and "perfect"
-// (core's opponent names, train/baselines.cpp), in the user's language; any other opponent
-// ("mcts:200", a timed perfect player) by its name as given, which says its settings.
-QString opponentName(const QString& opponent) {
-  if (opponent == QLatin1String("random")) return QCoreApplication::translate("cas::widgets::MetricsPanel", "random", "the random baseline");
-  if (opponent == QLatin1String("perfect")) return QCoreApplication::translate("cas::widgets::MetricsPanel", "perfect", "the perfect player");
-  return opponent;
-}
-
 // Keeps every second point of the older half, so memory stays bounded while the newest points
 // keep full resolution and the first point (where the run began) stays.
 void thinOlderHalf(MetricSeries& s) {
@@ -106,6 +97,13 @@ std::vector<QJsonObject> jsonLines(const QByteArray& text) {
 QString valueText(const QJsonValue& v) { return v.isString() ? v.toString() : v.toVariant().toString(); }
 
 }  // namespace
+
+// core's opponent names: train/baselines.cpp.
+QString opponentName(const QString& opponent) {
+  if (opponent == QLatin1String("random")) return QCoreApplication::translate("cas::widgets::MetricsPanel", "random", "the random baseline");
+  if (opponent == QLatin1String("perfect")) return QCoreApplication::translate("cas::widgets::MetricsPanel", "perfect", "the perfect player");
+  return opponent;
+}
 
 const QVector<double>& MetricSeries::x(MetricPlots::Axis axis) const {
   switch (axis) {

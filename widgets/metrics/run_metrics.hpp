@@ -88,4 +88,9 @@ class RunMetrics {
 // A quantity's colour in the live run (overlaid runs have one colour each).
 QColor quantityColour(const QString& key);
 
+// An opponent as the user reads it: the baselines every run is scored against, "random" and
+// "perfect", in the user's language; any other opponent ("mcts:200") by its name as given, which
+// says its settings. The Metrics legend and the Runs dock's last score use it.
+QString opponentName(const QString& opponent);
+
 }  // namespace cas::widgets

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "core/engine/run_folder.hpp"
+#include "widgets/metrics/run_metrics.hpp"
 #include "core/engine/run_lock.hpp"
 #include "core/support/atomic_file.hpp"
 
@@ -44,7 +45,7 @@ QString scoresOf(const QJsonObject& line) {
     if (!it.key().startsWith(winPrefix) || !it.value().isDouble()) continue;
     const QString opponent = it.key().mid(winPrefix.size());
     const double score = it.value().toDouble() + 0.5 * line.value(QStringLiteral("draw_rate_") + opponent).toDouble();
-    scores << QStringLiteral("%1 %2").arg(opponent).arg(score, 0, 'f', 2);
+    scores << QStringLiteral("%1 %2").arg(opponentName(opponent)).arg(score, 0, 'f', 2);
   }
   return scores.join(QStringLiteral(", "));
 }
