@@ -69,6 +69,16 @@ __device__ __forceinline__ unsigned cas_attention_pair(const float* t, int row, 
   return cas_pack_half2<BF16>(p[0] * scale, p[1] * scale);
 }
 
+// The two n8 C tiles of a 16x16 product, rounded to 16 bits, as the A fragment of the next
+// product (the layouts above: C's elements are A's, element for element).
+template <bool BF16>
+__device__ __forceinline__ void cas_attention_c_as_a(const float (&c)[2][4], unsigned (&a)[4]) {
+  a[0] = cas_pack_half2<BF16>(c[0][0], c[0][1]);
+  a[1] = cas_pack_half2<BF16>(c[0][2], c[0][3]);
+  a[2] = cas_pack_half2<BF16>(c[1][0], c[1][1]);
+  a[3] = cas_pack_half2<BF16>(c[1][2], c[1][3]);
+}
+
 // One step of the online softmax for the lane's two rows over 16 keys: s[n][e] (n: the key tile
 // of 8, e: C's element) masked where the key is not visible, in log2 units; m, l running maxima
 // and sums; o rescaled. Returns P as the A fragment of the P.V product.
@@ -112,10 +122,7 @@ __device__ __forceinline__ void cas_attention_mma_softmax(float (&s)[2][4], int 
       o[t][2 * r + 1] *= correction;
     }
   }
-  p[0] = cas_pack_half2<BF16>(s[0][0], s[0][1]);
-  p[1] = cas_pack_half2<BF16>(s[0][2], s[0][3]);
-  p[2] = cas_pack_half2<BF16>(s[1][0], s[1][1]);
-  p[3] = cas_pack_half2<BF16>(s[1][2], s[1][3]);
+  cas_attention_c_as_a<BF16>(s, p);
 }
 
 // Where a warp's 16 rows (queries, or keys in [dk | dv]) lie: sequence, head, first row; and the
@@ -298,8 +305,8 @@ __device__ __forceinline__ bool cas_attention_grad_q_mma(int& b, const float* q,
           const int r = e / 2, key = j0 + 8 * n + w.c + e % 2;
           s[n][e] = cas_attention_mma_ds(s[n][e], dp[n][e], lse2[r], delta[r], key < end[r], p);
         }
-      const unsigned da[4] = {cas_pack_half2<BF16>(s[0][0], s[0][1]), cas_pack_half2<BF16>(s[0][2], s[0][3]), cas_pack_half2<BF16>(s[1][0], s[1][1]),
-                              cas_pack_half2<BF16>(s[1][2], s[1][3])};
+      unsigned da[4];
+      cas_attention_c_as_a<BF16>(s, da);
       cas_attention_mma_columns<BF16, D, DTiles>(acc, da, kh, j0, S, w.g, w.c);
     }
     const float scale = rsqrtf(float(Dh));
@@ -350,10 +357,9 @@ __device__ __forceinline__ bool cas_attention_grad_kv_mma(int& b, const float* q
           const float* sq = st + (query < T ? query : 0) * 2;
           s[n][e] = cas_attention_mma_ds(s[n][e], dp[n][e], sq[0] * kLog2e, sq[1], visible, p[n][e]);
         }
-      const unsigned pa[4] = {cas_pack_half2<BF16>(p[0][0], p[0][1]), cas_pack_half2<BF16>(p[0][2], p[0][3]), cas_pack_half2<BF16>(p[1][0], p[1][1]),
-                              cas_pack_half2<BF16>(p[1][2], p[1][3])};
-      const unsigned da[4] = {cas_pack_half2<BF16>(s[0][0], s[0][1]), cas_pack_half2<BF16>(s[0][2], s[0][3]), cas_pack_half2<BF16>(s[1][0], s[1][1]),
-                              cas_pack_half2<BF16>(s[1][2], s[1][3])};
+      unsigned pa[4], da[4];
+      cas_attention_c_as_a<BF16>(p, pa);
+      cas_attention_c_as_a<BF16>(s, da);
       cas_attention_mma_columns<BF16, D, DTiles>(dv, pa, gh, i0, T, w.g, w.c);
       cas_attention_mma_columns<BF16, D, DTiles>(dk, da, qh, i0, T, w.g, w.c);
     }
