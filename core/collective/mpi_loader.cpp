@@ -52,12 +52,7 @@ std::unique_ptr<MpiWorld> loadMpiWorldFrom(const std::filesystem::path& path, st
 }  // namespace
 
 std::unique_ptr<MpiWorld> loadMpiWorld(std::string* reason) {
-  std::filesystem::path path;
-  if (const char* env = std::getenv("CAS_MPI_PLUGIN"); env && *env) path = env;
-  else path = executableDir() / kPluginFile;
-  // dlopen searches the library path for a name without a '/': the file checked below (in the
-  // current folder) would not be the one loaded. "./" makes it the same file.
-  if (path.string().find('/') == std::string::npos) path = "./" + path.string();
+  const std::filesystem::path path = pluginPath("CAS_MPI_PLUGIN", kPluginFile);
   std::unique_ptr<MpiWorld> world = loadMpiWorldFrom(path, reason);
   if (!world) *reason = printableQuoting(*reason, path.string());  // CAS_MPI_PLUGIN's value is anything at all
   return world;

@@ -31,12 +31,7 @@ std::shared_ptr<Backend> loadFrom(const std::filesystem::path& path, std::string
 }  // namespace
 
 std::shared_ptr<Backend> loadCudaPlugin(std::string* reason) {
-  std::filesystem::path path;
-  if (const char* env = std::getenv("CAS_CUDA_PLUGIN"); env && *env) path = env;
-  else path = executableDir() / kPluginFile;
-  // dlopen searches the library path for a name without a '/': the file checked below (in the
-  // current folder) would not be the one loaded. "./" makes it the same file.
-  if (path.string().find('/') == std::string::npos) path = "./" + path.string();
+  const std::filesystem::path path = pluginPath("CAS_CUDA_PLUGIN", kPluginFile);
   std::shared_ptr<Backend> backend = loadFrom(path, reason);
   if (!backend) *reason = printableQuoting(*reason, path.string());  // CAS_CUDA_PLUGIN's value is anything at all
   return backend;

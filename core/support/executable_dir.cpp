@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
+#include <string>
 
 namespace cas {
 
@@ -12,6 +14,14 @@ std::filesystem::path executableDir() {
   if (n <= 0) return {};
   buf[n] = '\0';
   return std::filesystem::path(buf).parent_path();
+}
+
+std::filesystem::path pluginPath(const char* environmentVariable, const char* fileName) {
+  std::filesystem::path path;
+  if (const char* env = std::getenv(environmentVariable); env && *env) path = env;
+  else path = executableDir() / fileName;
+  if (path.string().find('/') == std::string::npos) path = "./" + path.string();
+  return path;
 }
 
 }  // namespace cas
