@@ -17,6 +17,7 @@
 #include "core/ir/passes.hpp"
 #include "core/ir/schedule.hpp"
 #include "core/ir/schedule_cost.hpp"
+#include "core/pdl/learned_model.hpp"
 #include "core/project/project.hpp"
 #include "core/support/atomic_file.hpp"
 #include "core/support/printable.hpp"
@@ -105,6 +106,25 @@ std::vector<float> randomObservation(const ir::Graph& g) {
   return input;
 }
 
+// Every data input of `exe` at random: the observation as randomObservation makes it, an action
+// (a learned model's dynamics) one-hot on action 0, anything else (a latent state) normal.
+void setRandomInputs(exec::Executable& exe) {
+  std::mt19937 rng(2);
+  std::normal_distribution<float> normal;
+  for (const ir::Node& n : exe.graph().nodes) {
+    if (n.op != ir::Op::Input || n.attrs.role != ir::InputRole::Data) continue;
+    std::vector<float> input;
+    if (n.attrs.name == "obs") {
+      input = randomObservation(exe.graph());
+    } else {
+      input.resize(size_t(ir::numel(n.shape)));
+      const std::int64_t row = n.shape.back();
+      for (size_t i = 0; i < input.size(); ++i) input[i] = n.attrs.name == "action" ? float(std::int64_t(i) % row == 0) : normal(rng);
+    }
+    exe.setInput(n.attrs.name, input.data(), input.size());
+  }
+}
+
 // One forward pass of `g` (after the passes) on the CPU backend, its parameters at their initial
 // values and a random observation, then five timed: the milliseconds per pass, or nullopt with
 // the failure printed (a value that is not finite fails it).
@@ -117,8 +137,7 @@ std::optional<double> timeForwardPass(const ir::Graph& g) {
         auto v = exec::initialValues(n, 1);
         exe->setInput(n.attrs.name, v.data(), v.size());
       }
-    const std::vector<float> input = randomObservation(exe->graph());
-    exe->setInput("obs", input.data(), input.size());
+    setRandomInputs(*exe);
     exe->run();  // warm-up
     const int runs = 5;
     const auto start = std::chrono::steady_clock::now();
@@ -208,6 +227,45 @@ std::string notRunVerdict(bool tooLarge) {
   return tooLarge ? "not verified: it compiles, but its forward pass is too large for check to run" : "rejected: the forward pass failed";
 }
 
+// `check --algorithm muzero FILE`: the learned model's three programs, each described and run.
+int checkLearnedModelFile(const std::string& path, const std::string& source, const CheckOptions& options) {
+  pdl::LearnedModelOptions o;
+  o.fileName = path;
+  o.observationShape = options.observationShape;
+  o.actionCount = options.actionCount;
+  o.batch = options.batch;
+  pdl::LearnedModelResult r = pdl::compileLearnedModel(source, o);
+  printDiagnostics(r.diagnostics, source);
+  if (!r.model) {
+    std::cerr << printable(path) << ": rejected (" << errors(r.diagnostics.errorCount()) << ")\n";
+    return 1;
+  }
+  struct Program {
+    const char* title;
+    const pdl::CompiledPolicy* program;
+  };
+  const Program programs[] = {{"represent (obs -> state)", &r.model->represent},
+                              {"recurrent (state, action -> state, reward; then predict)", &r.model->recurrent},
+                              {"predict (state -> logits, value)", &r.model->predict}};
+  std::vector<std::pair<ir::Graph, double>> ran;
+  for (const Program& p : programs) {
+    bool tooLarge = false;
+    auto result = runPolicy(*p.program, &tooLarge);
+    if (!result) {
+      std::cerr << printable(path) << ": " << notRunVerdict(tooLarge) << " (" << p.title << ")\n";
+      return 1;
+    }
+    ran.push_back(std::move(*result));
+  }
+  std::cout << printable(path) << ": ok, a learned model (observation " << shortShape(o.observationShape) << ", " << o.actionCount
+            << " actions, state " << shortShape(r.model->stateShape) << ", " << r.model->parameterCount << " parameters)\n";
+  for (size_t i = 0; i < ran.size(); ++i) {
+    std::cout << " " << programs[i].title << "\n";
+    describePolicy(*programs[i].program, ran[i].first, options.batch, options.printIr, ran[i].second);
+  }
+  return 0;
+}
+
 int checkPdlFile(const std::string& path, const CheckOptions& options) {
   std::string error;
   auto source = readFile(path, kPolicyFileLimit, &error);
@@ -223,6 +281,7 @@ int checkPdlFile(const std::string& path, const CheckOptions& options) {
     std::cerr << printable(path) << ": error: --update needs a project (its algorithm says which loss the training step has), not a .pdl file\n";
     return 2;
   }
+  if (options.algorithm == "muzero") return checkLearnedModelFile(path, *source, options);
   pdl::CompileOptions o;
   o.fileName = path;
   o.observationShape = options.observationShape;

@@ -185,7 +185,9 @@ Subcommand addCheck(CLI::App& parent) {
   auto* obsOption = check->add_option("--obs-shape", obsShape, "Observation shape for a .pdl file, e.g. 4,84,84");
   check->add_option("--action-dim", checkOptions.actionCount, "Number of actions for a .pdl file")->check(integerIn(1, 1 << 20));
   check->add_option("--entry", checkOptions.entry, "Entry function of a .pdl file")->capture_default_str();
-  check->add_option("--algorithm", checkOptions.algorithm, "Check the entry's signature for an algorithm")->check(CLI::IsMember({"alphazero"}));
+  check->add_option("--algorithm", checkOptions.algorithm,
+                    "Check the entry's signature for an algorithm; muzero: the file is a learned model (represent, dynamics, predict: docs/pdl.md)")
+      ->check(CLI::IsMember({"alphazero", "muzero"}));
   check->add_flag("--allow-outside-project", checkOptions.allowOutsideProject, "Let a project's policy lie outside its folder");
   return {check, [state, obsOption] {
     auto& checkPaths = state->checkPaths;

@@ -106,43 +106,65 @@ std::optional<ir::Precision> precisionNamed(std::string_view name) {
 
 std::optional<CompiledPolicy> Compiler::runChecked() {
   declareGlobals();
-  const Function* entry = findFunction(opt_.entry);
-  if (!entry) {
-    error({1, 1}, "no function named " + quoteValue(opt_.entry) + " (the entry point) is defined" + suggestion(opt_.entry, functionNames()));
-    return std::nullopt;
+  if (opt_.learned) {
+    for (const Function& f : mod_.functions) checkDecorators(f);
+    return runLearnedPart(*opt_.learned);
   }
-  if (entry->params.size() != 1) {
-    error(entry->pos, "the entry '" + entry->name + "' must take one parameter, the observation; it takes " +
-                          std::to_string(entry->params.size()));
-    return std::nullopt;
-  }
+  const Function* entry = entryFunction(opt_.entry, {"the observation"});
+  if (!entry) return std::nullopt;
   for (const Function& f : mod_.functions) checkDecorators(f);
   // Checked first: every shape computed from it is then bounded too.
-  if (elementsPerSample(opt_.observationShape) > kMaxElementsPerSample) {
-    error(entry->params[0].second, "the observation, of shape " + shapeText(opt_.observationShape) + ", would have more than " +
-                                       std::to_string(kMaxElementsPerSample) + " elements per sample");
-    return std::nullopt;
-  }
-  Value result;
-  {
-    Value obs;
-    obs.kind = Value::Kind::Tensor;
-    obs.shape = opt_.observationShape;
-    obs.origin = entry->params[0].second;
-    Shape full = {opt_.batch};
-    full.insert(full.end(), obs.shape.begin(), obs.shape.end());
-    b_.setOrigin("obs", obs.origin.line, obs.origin.column);
-    obs.node = b_.input("obs", full);
-    Frame frame;
-    frame.path = entry->name;
-    frame.function = entry->name;
-    frame.precision = precisionOf(*entry, ir::Precision::F32);
-    frame.locals[entry->params[0].first] = {obs, entry->params[0].second};
-    result = callBody(*entry, frame, entry->pos);
-  }
+  if (!inputFits(opt_.observationShape, "the observation", entry->params[0].second)) return std::nullopt;
+  const Value result = callEntry(*entry, {entryInput("obs", opt_.observationShape, entry->params[0].second)});
   if (diags_.hasErrors()) return std::nullopt;
   if (!checkOutputs(*entry, result)) return std::nullopt;
   return std::move(out_);
+}
+
+std::string Compiler::entrySubject(const std::string& name) const {
+  return opt_.learned ? "'" + name + "'" : "the entry '" + name + "'";
+}
+
+const Function* Compiler::entryFunction(const std::string& name, const std::vector<std::string>& parameters) {
+  const Function* entry = findFunction(name);
+  if (!entry) {
+    const std::string role = opt_.learned ? "a function of the learned model" : "the entry point";
+    error({1, 1}, "no function named " + quoteValue(name) + " (" + role + ") is defined" + suggestion(name, functionNames()));
+    return nullptr;
+  }
+  if (entry->params.size() != parameters.size()) {
+    std::string meaning;
+    for (size_t i = 0; i < parameters.size(); ++i) meaning += (i == 0 ? "" : " and ") + parameters[i];
+    const std::string count = parameters.size() == 1 ? "one parameter" : std::to_string(parameters.size()) + " parameters";
+    error(entry->pos, entrySubject(entry->name) + " must take " + count + ", " + meaning + "; it takes " + std::to_string(entry->params.size()));
+    return nullptr;
+  }
+  return entry;
+}
+
+bool Compiler::inputFits(const Shape& perSample, const std::string& what, Pos p) {
+  if (elementsPerSample(perSample) <= kMaxElementsPerSample) return true;
+  error(p, what + ", of shape " + shapeText(perSample) + ", would have more than " + std::to_string(kMaxElementsPerSample) + " elements per sample");
+  return false;
+}
+
+Value Compiler::entryInput(const std::string& name, const Shape& perSample, Pos origin) {
+  Value v;
+  v.kind = Value::Kind::Tensor;
+  v.shape = perSample;
+  v.origin = origin;
+  b_.setOrigin(name, origin.line, origin.column);
+  v.node = b_.input(name, withBatch(perSample));
+  return v;
+}
+
+Value Compiler::callEntry(const Function& f, const std::vector<Value>& args) {
+  Frame frame;
+  frame.path = f.name;
+  frame.function = f.name;
+  frame.precision = precisionOf(f, ir::Precision::F32);
+  for (size_t i = 0; i < args.size(); ++i) frame.locals[f.params[i].first] = {args[i], f.params[i].second};
+  return callBody(f, frame, f.pos);
 }
 
 void Compiler::stopIfTooMany(Pos p) {
@@ -251,47 +273,66 @@ const char* Compiler::actorCriticTitle(const std::string& algorithm) {
   return nullptr;
 }
 
-bool Compiler::checkOutputs(const Function& entry, const Value& result) {
+std::vector<Value> Compiler::returnedTensors(const Function& entry, const Value& result) {
   std::vector<Value> outs = result.kind == Value::Kind::Tuple ? result.items : std::vector<Value>{result};
-  Pos where = result.origin.line > 0 ? result.origin : entry.pos;
+  const Pos where = result.origin.line > 0 ? result.origin : entry.pos;
   if (result.kind == Value::Kind::None || (result.kind == Value::Kind::Tuple && result.items.empty())) {
-    error(entry.pos, "the entry '" + entry.name + "' must return its outputs, but it returns nothing");
-    return false;
+    error(entry.pos, entrySubject(entry.name) + " must return its outputs, but it returns nothing");
+    return {};
   }
   for (const Value& v : outs)
     if (v.kind != Value::Kind::Tensor) {
-      error(v.origin.line > 0 ? v.origin : where, "the entry '" + entry.name + "' must return tensors, but one of its results is " + describe(v));
-      return false;
+      error(v.origin.line > 0 ? v.origin : where, entrySubject(entry.name) + " must return tensors, but one of its results is " + describe(v));
+      return {};
     }
+  return outs;
+}
+
+bool Compiler::checkActorCritic(const std::string& subject, const Function& entry, const Value& result, const std::vector<Value>& outs) {
+  const Pos where = result.origin.line > 0 ? result.origin : entry.pos;
+  if (outs.size() != 2) {
+    error(where, subject + " must return (logits, value), but '" + entry.name + "' returns " +
+                     (outs.size() == 1 ? "one tensor of shape " + shapeText(outs[0].shape) : std::to_string(outs.size()) + " tensors"));
+    return false;
+  }
+  if (outs[0].shape != Shape{opt_.actionCount}) {
+    error(outs[0].origin, "the logits must have shape [" + std::to_string(opt_.actionCount) + "] (action_dim), got " + shapeText(outs[0].shape));
+    return false;
+  }
+  if (outs[1].shape != Shape{1}) {
+    error(outs[1].origin, "the value must have shape [1], got " + shapeText(outs[1].shape) + "; end the value head with dense(..., units=1)");
+    return false;
+  }
+  return true;
+}
+
+bool Compiler::checkOutputs(const Function& entry, const Value& result) {
+  const std::vector<Value> outs = returnedTensors(entry, result);
+  if (outs.empty()) return false;
+  std::vector<std::string> names;
   if (const char* title = actorCriticTitle(opt_.algorithm)) {
-    if (outs.size() != 2) {
-      error(where, std::string(title) + " policy must return (logits, value), but '" + entry.name + "' returns " +
-                       (outs.size() == 1 ? "one tensor of shape " + shapeText(outs[0].shape) : std::to_string(outs.size()) + " tensors"));
-      return false;
-    }
-    if (outs[0].shape != Shape{opt_.actionCount}) {
-      error(outs[0].origin, "the logits must have shape [" + std::to_string(opt_.actionCount) + "] (action_dim), got " + shapeText(outs[0].shape));
-      return false;
-    }
-    if (outs[1].shape != Shape{1}) {
-      error(outs[1].origin, "the value must have shape [1], got " + shapeText(outs[1].shape) + "; end the value head with dense(..., units=1)");
-      return false;
-    }
-    out_.outputNames = {"logits", "value"};
+    if (!checkActorCritic(std::string(title) + " policy", entry, result, outs)) return false;
+    names = {"logits", "value"};
   } else if (!opt_.algorithm.empty()) {
     error({1, 1}, "unknown algorithm '" + opt_.algorithm + "'");
     return false;
   } else {
-    for (size_t i = 0; i < outs.size(); ++i) out_.outputNames.push_back("output" + std::to_string(i));
+    for (size_t i = 0; i < outs.size(); ++i) names.push_back("output" + std::to_string(i));
   }
   keepOutputLayersFp32(outs);
-  for (size_t i = 0; i < outs.size(); ++i) {
-    graph_.outputs.push_back({out_.outputNames[i], outs[i].node});
-    out_.outputShapes.push_back(outs[i].shape);
-  }
-  graph_.name = entry.name;
-  out_.graph = std::move(graph_);
+  emitOutputs(names, outs, entry.name);
   return true;
+}
+
+void Compiler::emitOutputs(const std::vector<std::string>& names, const std::vector<Value>& outs, const std::string& graphName) {
+  out_.outputNames = names;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    graph_.outputs.push_back({names[i], outs[i].node});
+    out_.outputShapes.push_back(outs[i].shape);
+    out_.outputPositions.emplace_back(outs[i].origin.line, outs[i].origin.column);
+  }
+  graph_.name = graphName;
+  out_.graph = std::move(graph_);
 }
 
 // The output layers (the logits, the value head) stay fp32 under @precision('bf16'|'fp16'), as

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/ir/graph.hpp"
@@ -17,6 +18,19 @@ namespace cas::pdl {
 // The largest batch a policy is compiled for (PPO's minibatch, AlphaZero's inference batch).
 inline constexpr std::int64_t kMaxCompiledBatch = std::int64_t(1) << 20;
 
+// One program of a learned model (learned_model.hpp): which functions the compiler evaluates and
+// the latent state's shape, known once `represent` has been compiled.
+struct LearnedModelPart {
+  enum class Program {
+    Represent,  // represent(obs) -> state
+    Recurrent,  // dynamics(state, action) -> (state, reward), then predict(state) -> (logits, value)
+    Predict,    // predict(state) -> (logits, value)
+  };
+  Program program = Program::Represent;
+  std::vector<std::int64_t> stateShape;  // per sample; Recurrent and Predict only
+  int stateLine = 0, stateColumn = 0;    // where represent returns its state (for notes)
+};
+
 struct CompileOptions {
   std::string fileName = "policy.pdl";
   std::vector<std::int64_t> observationShape;  // per sample
@@ -26,6 +40,8 @@ struct CompileOptions {
   std::int64_t batch = 1;
   bool training = false;      // dropout is active only when training
   std::uint64_t seed = 0;     // seeds dropout masks
+  // Set: compile a part of a learned model instead of the entry (`entry` and `algorithm` unused).
+  std::optional<LearnedModelPart> learned;
 };
 
 // Limits that keep compilation bounded.
@@ -54,6 +70,7 @@ struct CompiledPolicy {
   ir::Graph graph;  // input "obs" [batch, obs...]; parameters by name; outputs (see outputNames)
   std::vector<std::string> outputNames;  // alphazero, ppo: logits, value; otherwise output0, output1, ...
   std::vector<std::vector<std::int64_t>> outputShapes;  // per sample
+  std::vector<std::pair<int, int>> outputPositions;     // line and column of the expression of each output
   std::vector<LayerSummary> layers;
   std::vector<ParameterSummary> parameters;
   std::int64_t parameterCount = 0;

@@ -3,6 +3,7 @@
 //   compiler.cpp        the driver: globals, decorators, diagnostics, the entry's outputs, compile()
 //   compiler_eval.cpp   the evaluator: statements, expressions, constant arithmetic, calls, arguments
 //   compiler_lower.cpp  the built-ins lowered into IR nodes (layers, their parameters and FLOPs)
+//   compiler_learned.cpp  the programs of a learned model (represent, dynamics, predict)
 //
 // Thread-safety: a Compiler compiles one module on one thread and is used once; the tables are
 // immutable after their first use.
@@ -141,6 +142,25 @@ class Compiler {
  private:
   std::optional<CompiledPolicy> runChecked();
 
+  // --- entries (compiler.cpp) -------------------------------------------------------------------
+
+  // "the entry 'policy'", or "'dynamics'" for a function of a learned model.
+  std::string entrySubject(const std::string& name) const;
+  // The function `name`, which must take one parameter per entry of `parameters` (their meanings,
+  // "the observation"); null after a diagnostic.
+  const Function* entryFunction(const std::string& name, const std::vector<std::string>& parameters);
+  bool inputFits(const Shape& perSample, const std::string& what, Pos p);  // `what`: "the observation"
+  Value entryInput(const std::string& name, const Shape& perSample, Pos origin);  // an IR input [batch, perSample...]
+  Value callEntry(const Function& f, const std::vector<Value>& args);
+
+  // --- the learned model's programs (compiler_learned.cpp) ----------------------------------------
+
+  std::optional<CompiledPolicy> runLearnedPart(const LearnedModelPart& part);
+  std::optional<CompiledPolicy> learnedRepresent();
+  std::optional<CompiledPolicy> learnedRecurrent(const LearnedModelPart& part);
+  std::optional<CompiledPolicy> learnedPredict(const LearnedModelPart& part);
+  bool checkDynamicsResults(const Function& dynamics, const Value& result, const std::vector<Value>& outs, const LearnedModelPart& part);
+
   // --- diagnostics (compiler.cpp) ---------------------------------------------------------------
 
   // A function inlined at several call sites, or a loop body, would report the same mistake once
@@ -258,6 +278,11 @@ class Compiler {
   // their errors use ("an AlphaZero policy must ..."); null for any other algorithm.
   static const char* actorCriticTitle(const std::string& algorithm);
   bool checkOutputs(const Function& entry, const Value& result);
+  // The entry's results as tensors; empty after a diagnostic.
+  std::vector<Value> returnedTensors(const Function& entry, const Value& result);
+  // (logits[action_dim], value[1]); `subject` names what returns them ("an AlphaZero policy").
+  bool checkActorCritic(const std::string& subject, const Function& entry, const Value& result, const std::vector<Value>& outs);
+  void emitOutputs(const std::vector<std::string>& names, const std::vector<Value>& outs, const std::string& graphName);
   void keepOutputLayersFp32(const std::vector<Value>& outs);
 
   const CompileOptions& opt_;

@@ -236,6 +236,35 @@ class TestCli : public QObject {
     QVERIFY2(c.err.contains(QStringLiteral("'policy/dense_0' computes an output of the policy and stays fp32")), qPrintable(c.err));
   }
 
+  // A learned model (represent, dynamics, predict): check runs its three programs, and a next
+  // state of another shape than represent's is refused at its line with a note at represent's.
+  void checkTakesALearnedModel() {
+    const QString file = dir_.filePath(QStringLiteral("model.pdl"));
+    auto write = [&](int nextStateUnits) {
+      QFile f(file);
+      QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      f.write(QStringLiteral("def represent(obs):\n    return relu(dense(flatten(obs), units=32))\n"
+                             "def dynamics(state, action):\n    return relu(dense(concat(state, action), units=%1)), dense(state, units=1)\n"
+                             "def predict(state):\n    return dense(state, units=action_dim), dense(state, units=1)\n")
+                  .arg(nextStateUnits)
+                  .toUtf8());
+    };
+    const QStringList args{QStringLiteral("check"), file, QStringLiteral("--algorithm"), QStringLiteral("muzero"), QStringLiteral("--obs-shape"),
+                           QStringLiteral("4,10,10"), QStringLiteral("--action-dim"), QStringLiteral("3")};
+    write(32);
+    Run ok = cli(args);
+    QCOMPARE(ok.status, 0);
+    QVERIFY2(ok.out.contains(QStringLiteral("ok, a learned model (observation [4, 10, 10], 3 actions, state [32]")), qPrintable(ok.out + ok.err));
+    QCOMPARE(ok.out.count(QStringLiteral("CPU forward pass, batch 1:")), 3);
+    QVERIFY2(ok.out.contains(QStringLiteral("outputs: state [32], reward [1], logits [3], value [1]")), qPrintable(ok.out));
+    write(31);
+    Run bad = cli(args);
+    QCOMPARE(bad.status, 1);
+    QVERIFY2(bad.err.contains(QStringLiteral("model.pdl:4:12: error: the next state has shape [31], but 'represent' makes states of shape [32]")),
+             qPrintable(bad.err));
+    QVERIFY2(bad.err.contains(QStringLiteral("model.pdl:2:12: note: 'represent' returns its state here")), qPrintable(bad.err));
+  }
+
   // The training step's schedule and its cost floor, for a project: the products' arithmetic
   // counted here from the layer shapes (minatar-breakout-ppo: a 16-filter 3x3 convolution over
   // 4 channels of 10x10, then dense 1600 -> 128 -> 3 and 128 -> 1; forward, and the weight and

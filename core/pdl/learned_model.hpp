@@ -1,0 +1,51 @@
+#pragma once
+// A learned model for planning (MuZero's three functions), written in one PDL file:
+//
+//   def represent(obs):            -> state                 the latent state of an observation
+//   def dynamics(state, action):   -> (next_state, reward)  action: one-hot, [action_dim]
+//   def predict(state):            -> (logits, value)       logits [action_dim], value [1]
+//
+// compileLearnedModel builds three programs from it, each vectorised over the batch like a
+// policy: `represent` (input "obs"), `recurrent` (inputs "state", "action"; dynamics then predict
+// on the next state: outputs "state", "reward", "logits", "value") and `predict` (input "state").
+// A search evaluates its root with represent and predict, and each leaf with recurrent on its
+// parent's state. The state's shape is what represent returns; dynamics must return states of that
+// shape and a reward of shape [1], each disagreement a diagnostic at file:line.
+// Parameters are named after the function that makes them ("dynamics/dense_0/weight"): a name
+// means the same tensor in every program.
+// Thread-safety: pure function.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/pdl/compiler.hpp"
+
+namespace cas::pdl {
+
+struct LearnedModelOptions {
+  std::string fileName = "model.pdl";
+  std::vector<std::int64_t> observationShape;  // per sample
+  std::int64_t actionCount = 0;
+  std::int64_t batch = 1;
+  bool training = false;
+  std::uint64_t seed = 0;
+};
+
+struct CompiledLearnedModel {
+  CompiledPolicy represent, recurrent, predict;
+  std::vector<std::int64_t> stateShape;  // per sample
+  // Every parameter once (the recurrent and predict programs share predict's), by name.
+  std::vector<ParameterSummary> parameters;
+  std::int64_t parameterCount = 0;
+};
+
+struct LearnedModelResult {
+  std::optional<CompiledLearnedModel> model;  // set when there is no error
+  DiagnosticList diagnostics;
+};
+
+LearnedModelResult compileLearnedModel(std::string_view source, const LearnedModelOptions& options);
+
+}  // namespace cas::pdl
