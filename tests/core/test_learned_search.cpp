@@ -184,6 +184,67 @@ class TestLearnedSearch : public QObject {
     QCOMPARE(s.metrics().modelCalls, std::int64_t(6));  // represent and predict, then 4 steps
   }
 
+  // Virtual loss with k = 2, the model of handComputedTwoActions but v2 = 4. Two steps of two:
+  //   step 1, selection 1: both children unvisited, equal: node 1 (root, node 1 pending).
+  //     selection 2: root sqrt(1 + 1 pending); node 1 has 0 visits and 1 pending: normalised 0,
+  //     2*0.5*1.414/(1+1) = 0.707 < node 2's 1.414: node 2. One call, two rows; backups in order:
+  //     node 1 W 2, N 1, Q 5, root W 5; node 2 W 4, N 1, Q 2, root W 7, N 3. Bounds [0, 5].
+  //   step 2, selection 1: root sqrt 3: node 1 5/5 + 0.866 = 1.866 > node 2 2/5 + 0.866: node 1,
+  //     then node 3 (its children equal).
+  //     selection 2: root sqrt(3 + 1) = 2; node 1 (1 visit, 1 pending) counts 1 * 1/(1+1) = 0.5,
+  //     + 2*0.5*2/(1+2) = 1.167 < node 2's 0.4 + 1 = 1.4: node 2, then its first child, node 5.
+  //     (Counting the pending visit only in the visit term, node 1 would score 1.667 and node 4
+  //     would be the second leaf.) Backups: node 3 W -4, Q -2; node 1 W 0, N 2; root W 10. Node 5
+  //     W 0; node 2 W 4, N 2; root W 10, N 5.
+  // So: visits [2, 2], W [0, 4], Q [4, 1], two calls of two rows, node 5 expanded, node 4 not.
+  void virtualLossByHand() {
+    LearnedSearchConfig c = plain(4);
+    c.cPuct = 2.0f;
+    c.discount = 0.5f;
+    c.leavesPerStep = 2;
+    LearnedModel m = pathModel(2, {{1, 4.0f}, {4, 2.0f}}, {{1, 2.0f}, {2, 4.0f}, {3, -4.0f}, {4, 2.0f}});
+    std::vector<std::vector<float>> calls;
+    const auto recurrent = m.recurrent;
+    m.recurrent = [&](const float* states, const std::int32_t* act, int n, float* next, float* rewards, float* logits, float* values) {
+      recurrent(states, act, n, next, rewards, logits, values);
+      calls.emplace_back(next, next + n);
+    };
+    BatchedLearnedSearch s(m, 1, c, 1);
+    const float obs = 0;
+    s.search({0}, &obs);
+    QCOMPARE(calls, (std::vector<std::vector<float>>{{1.0f, 2.0f}, {3.0f, 5.0f}}));  // the leaves' states, by call
+    const Tree& t = s.tree(0);
+    const std::int32_t n1 = childOf(t, 0, 0), n2 = childOf(t, 0, 1);
+    QVERIFY(n1 > 0 && n2 > 0 && t.expanded(childOf(t, n1, 0)) && !t.expanded(childOf(t, n1, 1)) && t.expanded(childOf(t, n2, 0)));
+    QCOMPARE(t.visits[0], 5);
+    COMPARE_EXACT(t.valueSum[0], 10.0f);
+    COMPARE_EXACT(t.valueSum[size_t(n1)], 0.0f);
+    COMPARE_EXACT(t.valueSum[size_t(n2)], 4.0f);
+    COMPARE_EXACT(s.minMax(0).lo, -2.0f);
+    COMPARE_EXACT(s.minMax(0).hi, 5.0f);
+    const RootStats r = s.rootStats(0);
+    QCOMPARE(r.visits, (std::vector<int>{2, 2}));
+    QCOMPARE(r.q, (std::vector<float>{4.0f, 1.0f}));
+    QCOMPARE(r.chosen, 0);  // equal visits: the first action
+    QCOMPARE(t.virtualLoss, std::vector<std::int16_t>(t.virtualLoss.size(), 0));
+  }
+
+  // Every search starts a fresh tree from represent(observation): a second search of the same
+  // observation repeats the first (no noise), it does not add to it.
+  void everySearchStartsAFreshTree() {
+    BatchedLearnedSearch s(hashedLearnedModel(3, 8, 5), 2, plain(40), 1);
+    const std::vector<float> obs = observations(2, 3);
+    s.search({0, 1}, obs.data());
+    const RootStats first = s.rootStats(1);
+    const Tree before = s.tree(1);
+    s.search({0, 1}, obs.data());
+    QCOMPARE(s.tree(1).visits[0], 41);
+    QCOMPARE(s.rootStats(1).visits, first.visits);
+    QCOMPARE(s.rootStats(1).q, first.q);
+    QVERIFY(sameBits(s.tree(1).valueSum, before.valueSum));
+    QCOMPARE(s.metrics().modelCalls, std::int64_t(2 * (2 + 40)));  // represent, predict, 40 steps
+  }
+
   // One action: the tree is a chain, simulation i reaches depth i. Every edge rewards 1, every
   // node below the root is worth 0.5, the root 0. With discount 0.5:
   //   sim 1: node 1 W 0.5; G = 1 + 0.5*0.5 = 1.25 at the root.
