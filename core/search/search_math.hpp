@@ -1,7 +1,9 @@
 #pragma once
 // The arithmetic of the search, written once for the CPU reference (mcts.cpp) and the device
 // search (gpu/search): random numbers, exp and log, the PUCT score, the priors of a node's
-// children, Gumbel's completed-Q transform and the hashed test evaluator. With the same inputs
+// children, Gumbel's completed-Q transform and the hashed test evaluator; for the search over a
+// learned model (learned_search.cpp, a future device twin) its Q, min-max normalisation, virtual
+// loss and PUCT score, and the hashed test model. With the same inputs
 // both sides compute the same bits, because
 //   - every operation is a single IEEE float operation in a fixed order (the device search is
 //     compiled with -fmad=false; g++ in ISO C++ mode does not contract either),
@@ -191,6 +193,74 @@ CAS_HD inline void hashedEvaluation(const float* obs, int obsSize, int actions, 
   h ^= h >> 33;
   for (int a = 0; a < actions; ++a) logits[a] = float(int((h >> (4 * (a % 10))) & 15u) - 8) * 0.25f;
   *value = float(int((h >> 40) & 255u) - 128) * (1.0f / 128.0f);
+}
+
+// --- the learned-model search (learned_search.hpp) ----------------------------------------------
+
+// Q of a child in a single-agent tree: the edge's reward plus the discounted mean value below it,
+// (w / n) first, then the product, then the sum.
+CAS_HD inline float learnedQ(float reward, float w, std::int32_t n, float discount) { return reward + discount * (w / float(n)); }
+
+// MuZero's min-max normalisation into [0, 1] over the Q values a game's tree has backed up; 0
+// while fewer than two distinct values have been seen (max <= min), and clamped into [0, 1] for
+// values that did not enter the bounds (a completed Q, the root value).
+CAS_HD inline float minMaxNormalize(float q, float lo, float hi) {
+  if (!(hi > lo)) return 0.0f;
+  const float x = (q - lo) / (hi - lo);
+  return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x);
+}
+
+// Virtual loss on a normalised Q: `pending` selections still awaiting evaluation count as extra
+// visits of the lowest normalised value (0), so the mean over completed + pending visits is
+// qn * n / (n + pending); 0 without completed visits.
+CAS_HD inline float pendingQ(float qn, std::int32_t completed, std::int32_t pending) {
+  return completed > 0 ? (qn * float(completed)) / float(completed + pending) : 0.0f;
+}
+
+// PUCT over a normalised Q: qn + cPuct * p * sqrt(N_parent) / (1 + n), in puctScore's order.
+CAS_HD inline float normalizedPuctScore(float qn, std::int32_t n, float p, float sqrtParent, float cPuct) {
+  return qn + cPuct * p * sqrtParent / float(1 + n);
+}
+
+// --- the hashed learned model (tests; a future device twin) ----------------------------------------
+
+// A model whose latent states, rewards, logits and values come from hashes of their inputs'
+// bits: the same bits on host and device. State entries, rewards and values are multiples of
+// 1/128 in [-1, 1) (their sums in a tree stay exact for short paths); logits multiples of 1/4.
+CAS_HD inline std::uint64_t hashMix(std::uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDull;
+  h ^= h >> 33;
+  h *= 0xC4CEB9FE1A85EC53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+CAS_HD inline std::uint64_t hashFloats(const float* x, int n, std::uint64_t h) {
+  for (int i = 0; i < n; ++i) h = (h ^ std::uint64_t(floatBits(x[i]))) * 0x100000001B3ull;
+  return h;
+}
+
+CAS_HD inline float hashedUnit(std::uint64_t h) { return float(int(h & 255u) - 128) * (1.0f / 128.0f); }
+
+// represent: observation -> latent state.
+CAS_HD inline void hashedRepresentation(const float* obs, int obsSize, int stateSize, float* state) {
+  const std::uint64_t h = hashFloats(obs, obsSize, 0xCBF29CE484222325ull);
+  for (int i = 0; i < stateSize; ++i) state[i] = hashedUnit(hashMix(h + 0x9E3779B97F4A7C15ull * std::uint64_t(i + 1)));
+}
+
+// dynamics: (state, action) -> (next state, reward).
+CAS_HD inline void hashedDynamics(const float* state, int stateSize, int action, float* next, float* reward) {
+  const std::uint64_t h = hashFloats(state, stateSize, 0x84222325CBF29CE4ull ^ std::uint64_t(action + 1));
+  for (int i = 0; i < stateSize; ++i) next[i] = hashedUnit(hashMix(h + 0x9E3779B97F4A7C15ull * std::uint64_t(i + 1)));
+  *reward = hashedUnit(hashMix(h ^ 0x5851F42D4C957F2Dull));
+}
+
+// prediction: state -> (logits, value).
+CAS_HD inline void hashedPrediction(const float* state, int stateSize, int actions, float* logits, float* value) {
+  const std::uint64_t h = hashMix(hashFloats(state, stateSize, 0x2325CBF29CE48422ull));
+  for (int a = 0; a < actions; ++a) logits[a] = float(int((h >> (4 * (a % 12))) & 15u) - 8) * 0.25f;
+  *value = hashedUnit(h >> 48);
 }
 
 }  // namespace cas::search

@@ -26,6 +26,19 @@
   X(action, std::int16_t, -1)              \
   X(virtualLoss, std::int16_t, 0)
 
+// The learned-model search's own per-node fields (learned_search.hpp), beside the tree's: arrays
+// indexed by the same slots, so they recycle with the tree's blocks. One list for the host
+// search (LearnedNodes) and a future device twin.
+//
+//   X(name, type, width, root)   width: entries per slot, an expression in `stateSize`
+//
+//   reward[s]                       the model's reward on the edge into s (0 at the root)
+//   latent[s * stateSize ..]        the latent state at s, written when s is evaluated (valid
+//                                   for the root and every expanded node)
+#define CAS_LEARNED_NODE_FIELDS(X) \
+  X(reward, float, 1, 0.0f)        \
+  X(latent, float, stateSize, 0.0f)
+
 namespace cas::search {
 
 // The fields by name, in the list's order: TreeField::prior, ...
