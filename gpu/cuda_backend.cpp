@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/exec/backend.hpp"
+#include "core/search/learned_search.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_program.hpp"
 #include "gpu/nccl/nccl_communicator.hpp"
@@ -74,6 +75,11 @@ class CudaBackend final : public exec::Backend, public exec::DeviceServices {
 
   std::unique_ptr<cas::search::SelfPlaySearch> createSearch(const cas::search::SearchSetup& setup, std::string* reason) override {
     return startRuntime(reason) ? makeDeviceSearch(setup, runtime_, reason) : nullptr;
+  }
+
+  std::unique_ptr<cas::search::LearnedSearch> createLearnedSearch(const cas::search::LearnedSearchSetup&, std::string* reason) override {
+    if (reason) *reason = "the CUDA backend has no search over a learned model yet";
+    return nullptr;
   }
 
   std::unique_ptr<cas::search::ReplayStore> createReplayStore(const cas::search::ReplaySetup& setup, std::string* reason) override {

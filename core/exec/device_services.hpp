@@ -16,6 +16,8 @@
 namespace cas::search {
 class SelfPlaySearch;
 struct SearchSetup;
+class LearnedSearch;
+struct LearnedSearchSetup;
 class ReplayStore;
 struct ReplaySetup;
 }  // namespace cas::search
@@ -41,6 +43,10 @@ class DeviceServices {
   // A search whose trees and games live on the device, evaluating leaves with setup.evaluator (a
   // network compiled by the same backend). Null with `reason` when it cannot hold this one.
   virtual std::unique_ptr<search::SelfPlaySearch> createSearch(const search::SearchSetup& setup, std::string* reason) = 0;
+  // A search over a learned model (core/search/learned_search.hpp) whose trees and latent states
+  // live on the device, evaluating leaves with setup.evaluator's programs (compiled by the same
+  // backend). Null with `reason` when it cannot hold this one.
+  virtual std::unique_ptr<search::LearnedSearch> createLearnedSearch(const search::LearnedSearchSetup& setup, std::string* reason) = 0;
   // A replay store in device memory, which training programs compiled by the same backend sample
   // from and its search writes into. Null with `reason` when it cannot be made.
   virtual std::unique_ptr<search::ReplayStore> createReplayStore(const search::ReplaySetup& setup, std::string* reason) = 0;

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,38 @@ class LearnedSearch {
 
   RootStats rootStats(int game) const { return rootStats(std::vector<int>{game}).front(); }
 };
+
+// How a learned-model search evaluates: the three programs a PDL learned model compiles into
+// (core/pdl/learned_model.hpp: represent "obs" -> "state"; recurrent "state", "action" (one-hot)
+// -> "state", "reward", "logits", "value"; predict "state" -> "logits", "value"), compiled by one
+// backend with their parameters set, or the hashed test model (no programs).
+struct LearnedModelEvaluator {
+  enum class Kind { Network, Hashed };
+  Kind kind = Kind::Network;
+  exec::Executable* represent = nullptr;  // Network: not owned; outlive the search
+  exec::Executable* recurrent = nullptr;
+  exec::Executable* predict = nullptr;
+};
+
+struct LearnedSearchSetup {
+  int games = 1;
+  int observationSize = 0, stateSize = 0, actions = 0;  // the hashed model's; a network's must agree
+  LearnedSearchConfig config;
+  std::uint64_t seed = 1;
+  LearnedModelEvaluator evaluator;
+};
+
+// The model's callbacks on the host: the hashed model, or the programs run in chunks of their
+// batch (zero-padded), actions written as one-hot rows. std::invalid_argument when a program
+// lacks an input or output the search needs, or its shapes disagree with the setup's sizes.
+LearnedModel makeCpuLearnedModel(const LearnedSearchSetup& setup);
+
+// The learned-model search for `setup` on `backend`, as makeSearch (self_play_search.hpp) makes a
+// board game's: device "gpu" takes the backend's device search (std::runtime_error with the reason
+// when there is none), "auto" takes it when there is one, "cpu" the CPU reference. `note` says
+// which search was made and why.
+std::unique_ptr<LearnedSearch> makeLearnedSearch(exec::Backend& backend, const LearnedSearchSetup& setup, const std::string& device,
+                                                 std::string* note);
 
 class BatchedLearnedSearch final : public LearnedSearch {
  public:

@@ -13,6 +13,9 @@
 #include <numeric>
 #include <set>
 
+#include "core/exec/backend.hpp"
+#include "core/exec/initialise.hpp"
+#include "core/pdl/learned_model.hpp"
 #include "core/search/learned_search.hpp"
 #include "core/search/search_math.hpp"
 
@@ -408,6 +411,97 @@ class TestLearnedSearch : public QObject {
         ++checked;
       }
       QVERIFY(checked > 3);
+    }
+  }
+
+  // A PDL learned model's programs as the search's model: rows in chunks of the programs' batch
+  // (4 here, 10 rows asked), each row what the program computes for it alone, actions one-hot.
+  void compiledProgramsAreTheModel() {
+    cas::pdl::LearnedModelOptions o;
+    o.observationShape = {2, 3};
+    o.actionCount = 3;
+    o.batch = 4;
+    const cas::pdl::LearnedModelResult r = cas::pdl::compileLearnedModel(
+        "def represent(obs):\n    return tanh(dense(flatten(obs), units=5))\n"
+        "def dynamics(state, action):\n    return tanh(dense(concat(state, action), units=5)), dense(state, units=1)\n"
+        "def predict(state):\n    return dense(state, units=action_dim), tanh(dense(state, units=1))\n",
+        o);
+    QVERIFY(r.model);
+    cas::exec::Backend& cpu = *cas::exec::BackendRegistry::instance().find("cpu")->backend;
+    auto program = [&](const cas::pdl::CompiledPolicy& p) {
+      auto exe = cpu.compile(p.graph);
+      for (const cas::ir::Node& n : exe->graph().nodes)
+        if (n.op == cas::ir::Op::Input && n.attrs.role == cas::ir::InputRole::Parameter) {
+          const std::vector<float> v = cas::exec::initialValues(n, 3);
+          exe->setInput(n.attrs.name, v.data(), v.size());
+        }
+      return exe;
+    };
+    auto represent = program(r.model->represent), recurrent = program(r.model->recurrent), predict = program(r.model->predict);
+    cas::search::LearnedSearchSetup setup;
+    setup.games = 10;
+    setup.observationSize = 6, setup.stateSize = 5, setup.actions = 3;
+    setup.evaluator = {cas::search::LearnedModelEvaluator::Kind::Network, represent.get(), recurrent.get(), predict.get()};
+    const cas::search::LearnedModel model = cas::search::makeCpuLearnedModel(setup);
+
+    std::vector<float> states(50), next(50), rewards(10), logits(30), values(10);
+    for (size_t i = 0; i < states.size(); ++i) states[i] = std::sin(float(i));
+    std::vector<std::int32_t> actions(10);
+    for (int i = 0; i < 10; ++i) actions[size_t(i)] = (i * 7) % 3;
+    model.recurrent(states.data(), actions.data(), 10, next.data(), rewards.data(), logits.data(), values.data());
+    for (int i = 0; i < 10; ++i) {  // row i alone, in the program's first row
+      std::vector<float> state(20, 0.0f), hot(12, 0.0f), out(20), reward(4), logit(12);
+      std::copy(states.begin() + i * 5, states.begin() + i * 5 + 5, state.begin());
+      hot[size_t(actions[size_t(i)])] = 1.0f;
+      recurrent->setInput("state", state.data(), state.size());
+      recurrent->setInput("action", hot.data(), hot.size());
+      recurrent->run();
+      recurrent->readOutput("state", out.data(), out.size());
+      recurrent->readOutput("reward", reward.data(), reward.size());
+      recurrent->readOutput("logits", logit.data(), logit.size());
+      for (int j = 0; j < 5; ++j) QCOMPARE(next[size_t(i * 5 + j)], out[size_t(j)]);
+      QCOMPARE(rewards[size_t(i)], reward[0]);
+      for (int j = 0; j < 3; ++j) QCOMPARE(logits[size_t(i * 3 + j)], logit[size_t(j)]);
+    }
+
+    std::string note;
+    setup.config.simulations = 16;
+    auto search = cas::search::makeLearnedSearch(cpu, setup, "auto", &note);
+    QCOMPARE(search->device(), std::string("cpu"));
+    QVERIFY2(note.find("the search runs on the CPU") == 0, note.c_str());
+    std::vector<float> observations(60);
+    for (size_t i = 0; i < observations.size(); ++i) observations[i] = std::cos(float(i));
+    std::vector<int> games(10);
+    std::iota(games.begin(), games.end(), 0);
+    search->search(games, observations.data());
+    for (const cas::search::RootStats& stats : search->rootStats(games)) {
+      QCOMPARE(std::accumulate(stats.visits.begin(), stats.visits.end(), 0), 16);
+      QVERIFY(std::isfinite(stats.value));
+    }
+  }
+
+  // A program that lacks what the search feeds it is refused before any search runs.
+  void aProgramWithoutTheSearchsInputsIsRefused() {
+    cas::pdl::LearnedModelOptions o;
+    o.observationShape = {2, 3};
+    o.actionCount = 3;
+    const cas::pdl::LearnedModelResult r = cas::pdl::compileLearnedModel(
+        "def represent(obs):\n    return flatten(obs)\n"
+        "def dynamics(state, action):\n    return state, dense(state, units=1)\n"
+        "def predict(state):\n    return dense(state, units=action_dim), dense(state, units=1)\n",
+        o);
+    QVERIFY(r.model);
+    cas::exec::Backend& cpu = *cas::exec::BackendRegistry::instance().find("cpu")->backend;
+    auto represent = cpu.compile(r.model->represent.graph), recurrent = cpu.compile(r.model->recurrent.graph),
+         predict = cpu.compile(r.model->predict.graph);
+    cas::search::LearnedSearchSetup setup;
+    setup.observationSize = 6, setup.stateSize = 7, setup.actions = 3;  // the state has 6 values, not 7
+    setup.evaluator = {cas::search::LearnedModelEvaluator::Kind::Network, represent.get(), recurrent.get(), predict.get()};
+    try {
+      cas::search::makeCpuLearnedModel(setup);
+      QFAIL("a state of another width was accepted");
+    } catch (const std::invalid_argument& e) {
+      QCOMPARE(QString(e.what()), QString("the learned model's represent program's 'state' has shape [1, 6]; the search expects 7 values per row"));
     }
   }
 };
