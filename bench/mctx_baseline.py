@@ -21,9 +21,18 @@ root visit counts sum to S in each game, chosen actions and nonzero action weigh
 --no-network gives the "uniform prior, no network" row: logits 0 over the legal actions,
 value 0 (pgx is still stepped and its rewards used).
 
+--recurrent times mctx with a learned model instead of pgx's rules: the shapes of our
+muzero_mlp256 (core/train/benchmark_nets.cpp), for `cuda-agent bench search --model learned`.
+The root observation is a fixed random binary vector of --obs-size floats (400: MinAtar's
+4x10x10), represent = relu(dense 256), the embedding is the 256-wide latent state; recurrent_fn:
+h = relu(dense 256 of [state, one_hot(action)]), h = relu(dense 256 of h), the next state h, the
+reward dense 1 of h, then predict: two relu(dense 256) layers, the logits (--actions wide) and a
+linear value; discount 0.997; all actions legal. Weights as below, from the seed.
+
 Run it (on the GPU machine, scripts/gpu-bench calls it after `scripts/gpu-wheels --install`):
     python3 bench/mctx_baseline.py --games 1024,4096,16384 --sims 64 --policy both --json
     python3 bench/mctx_baseline.py --games 1024 --sims 64 --policy both --no-network --json
+    python3 bench/mctx_baseline.py --recurrent --games 1024,4096 --sims 64 --policy both --json
 With --json, one JSON object per line (policy x batch size); status lines go to stderr.
 """
 import argparse
@@ -36,7 +45,6 @@ import jax
 import jax.numpy as jnp
 import mctx
 import numpy as np
-import pgx
 
 NUM_ACTIONS = 7
 OBS_SIZE = 6 * 7 * 2
@@ -141,6 +149,60 @@ def check(out, root_state, num_sims):
     return bad
 
 
+def dense_params(key, n_in, n_out):
+    limit = np.sqrt(6.0 / (n_in + n_out))
+    return (jax.random.uniform(key, (n_in, n_out), jnp.float32, -limit, limit), jnp.zeros((n_out,), jnp.float32))
+
+
+def init_learned_params(seed, obs_size, actions):
+    """muzero_mlp256's layers: represent, dynamics (2 + reward), predict (2 + logits + value)."""
+    shapes = [(obs_size, HIDDEN), (HIDDEN + actions, HIDDEN), (HIDDEN, HIDDEN), (HIDDEN, 1),
+              (HIDDEN, HIDDEN), (HIDDEN, HIDDEN), (HIDDEN, actions), (HIDDEN, 1)]
+    keys = jax.random.split(jax.random.PRNGKey(seed), len(shapes))
+    return [dense_params(k, a, b) for k, (a, b) in zip(keys, shapes)]
+
+
+def make_learned_search(policy, num_sims, actions, precision, discount=0.997):
+    """Returns a jitted search(params, observations, key) over the learned model."""
+
+    def dense(layer, x):
+        w, b = layer
+        return jnp.dot(x, w, precision=precision) + b
+
+    def predict(params, state):
+        h = jax.nn.relu(dense(params[4], state))
+        h = jax.nn.relu(dense(params[5], h))
+        return dense(params[6], h), dense(params[7], h)[:, 0]
+
+    def recurrent_fn(params, rng_key, action, state):
+        del rng_key
+        x = jnp.concatenate([state, jax.nn.one_hot(action, actions, dtype=jnp.float32)], axis=-1)
+        h = jax.nn.relu(dense(params[1], x))
+        h = jax.nn.relu(dense(params[2], h))
+        reward = dense(params[3], h)[:, 0]
+        logits, value = predict(params, h)
+        return mctx.RecurrentFnOutput(reward=reward, discount=jnp.full_like(reward, discount),
+                                      prior_logits=logits, value=value), h
+
+    def search(params, observations, key):
+        state = jax.nn.relu(dense(params[0], observations))
+        logits, value = predict(params, state)
+        root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=state)
+        kwargs = dict(params=params, rng_key=key, root=root, recurrent_fn=recurrent_fn, num_simulations=num_sims)
+        if policy == "muzero":
+            return mctx.muzero_policy(**kwargs)
+        return mctx.gumbel_muzero_policy(**kwargs)
+
+    return jax.jit(search)
+
+
+class LearnedRoots:
+    """What check() needs of a root batch whose actions are all legal."""
+
+    def __init__(self, games, actions):
+        self.legal_action_mask = jnp.ones((games, actions), bool)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--games", default="1024", help="batch size(s), comma-separated: 1024,4096")
@@ -153,25 +215,39 @@ def main():
     ap.add_argument("--precision", choices=["default", "high", "highest"], default="highest",
                     help="matmul precision (highest: true fp32, no TF32)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--recurrent", action="store_true", help="a learned model (muzero_mlp256's shapes) instead of pgx's rules")
+    ap.add_argument("--obs-size", type=int, default=400, help="--recurrent: observation floats (MinAtar: 400)")
+    ap.add_argument("--actions", type=int, default=3, help="--recurrent: actions (MinAtar Breakout: 3)")
     ap.add_argument("--json", action="store_true", help="one JSON object per line")
     args = ap.parse_args()
 
-    env = pgx.make("connect_four")
-    params = init_params(args.seed)
+    if args.recurrent:
+        env, params = None, init_learned_params(args.seed, args.obs_size, args.actions)
+    else:
+        import pgx
+        env, params = pgx.make("connect_four"), init_params(args.seed)
     policies = ["muzero", "gumbel"] if args.policy == "both" else [args.policy]
     precision = {"default": jax.lax.Precision.DEFAULT, "high": jax.lax.Precision.HIGH,
                  "highest": jax.lax.Precision.HIGHEST}[args.precision]
     device = str(jax.devices()[0])
     failed = False
     for games in [int(g) for g in args.games.split(",") if g]:
-        roots = make_roots(env, games, args.opening_moves, args.seed + 1)
+        if args.recurrent:
+            rng = np.random.default_rng(args.seed + 1)
+            roots = jnp.asarray(rng.random((games, args.obs_size)) < 0.1, jnp.float32)
+            legal_roots = LearnedRoots(games, args.actions)
+        else:
+            roots = legal_roots = make_roots(env, games, args.opening_moves, args.seed + 1)
         for policy in policies:
-            search = make_search(env, policy, args.sims, not args.no_network, precision)
+            if args.recurrent:
+                search = make_learned_search(policy, args.sims, args.actions, precision)
+            else:
+                search = make_search(env, policy, args.sims, not args.no_network, precision)
             keys = jax.random.split(jax.random.PRNGKey(args.seed + 2), args.warmup + args.repeats + 1)
             t0 = time.perf_counter()
             out = jax.block_until_ready(search(params, roots, keys[0]))
             compile_s = time.perf_counter() - t0
-            bad = check(out, roots, args.sims)
+            bad = check(out, legal_roots, args.sims)
             for k in keys[1:1 + args.warmup]:
                 jax.block_until_ready(search(params, roots, k))
             times = []
@@ -180,10 +256,11 @@ def main():
                 jax.block_until_ready(search(params, roots, k))
                 times.append(time.perf_counter() - t0)
             ms = statistics.median(times) * 1e3
-            row = {"peer": "mctx", "policy": policy, "games": games, "sims": args.sims,
-                   "network": not args.no_network, "ms_per_search": round(ms, 3),
+            row = {"peer": "mctx", "model": "learned" if args.recurrent else "rules", "policy": policy, "games": games,
+                   "sims": args.sims, "network": not args.no_network, "ms_per_search": round(ms, 3),
                    "simulations_per_second": round(games * args.sims / (ms / 1e3), 1),
-                   "jax": jax.__version__, "mctx": mctx.__version__, "pgx": pgx.__version__,
+                   "jax": jax.__version__, "mctx": mctx.__version__,
+                   "pgx": None if args.recurrent else sys.modules["pgx"].__version__,
                    "device": device, "precision": args.precision,
                    "opening_moves": args.opening_moves, "checks_ok": not bad}
             print(f"mctx_baseline: {policy} B={games} S={args.sims} network={not args.no_network}: "

@@ -91,7 +91,7 @@ std::optional<std::string> treesTooLarge(const SearchBenchOptions& o) {
 static int timeSearch(const SearchBenchOptions& o) {
   const env::EnvironmentInfo* environment = env::findEnvironment(o.env);
   if (!environment || !environment->twoPlayer) {
-    std::cerr << "bench search: '" << o.env << "' is not a two-player board game; use connect4 or tictactoe\n";
+    std::cerr << "bench search: '" << o.env << "' is not a two-player board game; use connect4 or tictactoe, or --model learned\n";
     return 2;
   }
   const train::BenchmarkNet* net = o.net == "none" ? nullptr : train::findBenchmarkNet(o.net);
@@ -199,9 +199,13 @@ static int timeSearch(const SearchBenchOptions& o) {
 }
 
 // The bench, ending with a sentence whatever it throws (out of memory: the options that size it).
-int runBenchSearch(const SearchBenchOptions& o) {
+int runBenchSearch(const SearchBenchOptions& given) {
+  SearchBenchOptions o = given;
+  const bool learned = o.model == "learned";
+  if (o.env.empty()) o.env = learned ? "minatar-breakout" : "connect4";
+  if (o.net.empty()) o.net = learned ? "muzero_mlp256" : "connect4_mlp256";
   try {
-    return timeSearch(o);
+    return learned ? timeLearnedSearch(o) : timeSearch(o);
   } catch (const std::bad_alloc&) {
     std::cerr << "bench search: out of memory for " << o.games << " games of " << o.nodeBudget << " tree nodes each; give fewer --games "
               << "or a smaller --node-budget\n";

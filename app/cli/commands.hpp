@@ -37,7 +37,10 @@ struct BenchOptions {
 };
 
 struct SearchBenchOptions {
-  std::string env = "connect4", net = "connect4_mlp256", policy = "puct", device = "auto", selection = "masked";
+  std::string model = "rules";  // rules: a board game's own rules; learned: a learned model (bench_learned_search.cpp)
+  // Empty: the model's default (rules: connect4 and connect4_mlp256; learned: minatar-breakout and muzero_mlp256).
+  std::string env, net;
+  std::string policy = "puct", device = "auto", selection = "masked";
   int games = 1024, simulations = 64, leaves = 1, nodeBudget = 2048;
   bool instrument = false, kernels = false, json = false;
   double seconds = 2.0;  // timing budget
@@ -178,6 +181,7 @@ int runPlay(const PlayOptions& options);
 int runDevices();
 int runBenchUpdate(const BenchOptions& options);
 int runBenchSearch(const SearchBenchOptions& options);
+int timeLearnedSearch(const SearchBenchOptions& options);  // bench_learned_search.cpp
 int runBenchSolver(const SolverBenchOptions& options);
 int runKernels(const KernelsOptions& options);
 int runCheck(const std::vector<std::string>& paths, const CheckOptions& options);

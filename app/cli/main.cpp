@@ -248,8 +248,20 @@ Subcommand addBenchSearch(CLI::App& parent) {
   auto* benchSearch = parent.add_subcommand("search",
       "Time one search call (root + simulations in every game, root statistics back) on the device search or the CPU's");
   const std::vector<std::string> boardGames = gamesWhere([](const cas::env::EnvironmentInfo& e) { return e.board.has_value(); });
-  benchSearch->add_option("--env", searchBench.env, "A board game: " + CLI::detail::join(boardGames, ", "))->check(CLI::IsMember(boardGames))->capture_default_str();
-  benchSearch->add_option("--net", searchBench.net, "connect4_mlp256, or none (uniform priors, value 0)")->check(CLI::IsMember({"connect4_mlp256", "none"}))->capture_default_str();
+  const std::vector<std::string> singleAgent = gamesWhere([](const cas::env::EnvironmentInfo& e) { return !e.twoPlayer; });
+  std::vector<std::string> environments = boardGames;
+  environments.insert(environments.end(), singleAgent.begin(), singleAgent.end());
+  benchSearch->add_option("--model", searchBench.model, "rules: plan with a board game's rules; learned: with a learned model (MuZero) over a single-agent environment")
+      ->check(CLI::IsMember({"rules", "learned"}))
+      ->capture_default_str();
+  benchSearch->add_option("--env", searchBench.env,
+                          "With --model rules a board game: " + CLI::detail::join(boardGames, ", ") + " (default connect4); with --model learned a single-agent environment: " +
+                              CLI::detail::join(singleAgent, ", ") + " (default minatar-breakout)")
+      ->check(CLI::IsMember(environments));
+  benchSearch->add_option("--net", searchBench.net,
+                          "With --model rules connect4_mlp256 (default), or none (uniform priors, value 0); with --model learned muzero_mlp256 (default), or none "
+                          "(the hashed test model)")
+      ->check(CLI::IsMember({"connect4_mlp256", "muzero_mlp256", "none"}));
   benchSearch->add_option("--games", searchBench.games, "Games searched at once")->check(integerIn(1, 65536))->capture_default_str();
   benchSearch->add_option("--sims", searchBench.simulations, "Simulations per game per call")->check(integerIn(1, 100000))->capture_default_str();
   benchSearch->add_option("--policy", searchBench.policy, "puct (Dirichlet noise) or gumbel")->check(CLI::IsMember({"puct", "gumbel"}))->capture_default_str();

@@ -92,4 +92,32 @@ const BenchmarkNet* findBenchmarkNet(const std::string& name) {
   return nullptr;
 }
 
+// muzero_mlp256: represent one dense layer of 256 (relu) over the flattened observation; dynamics
+// two of 256 over [state, one-hot action], the second the next state, and a linear reward;
+// predict two of 256, then the logits and a linear value.
+const std::vector<BenchmarkLearnedModel>& benchmarkLearnedModels() {
+  static const std::vector<BenchmarkLearnedModel> models = {
+      {"muzero_mlp256",
+       "def represent(obs):\n"
+       "    return relu(dense(flatten(obs), units=256))\n"
+       "\n"
+       "def dynamics(state, action):\n"
+       "    h = relu(dense(concat(state, action), units=256))\n"
+       "    h = relu(dense(h, units=256))\n"
+       "    return h, dense(h, units=1)\n"
+       "\n"
+       "def predict(state):\n"
+       "    h = relu(dense(state, units=256))\n"
+       "    h = relu(dense(h, units=256))\n"
+       "    return dense(h, units=action_dim), dense(h, units=1)\n"},
+  };
+  return models;
+}
+
+const BenchmarkLearnedModel* findBenchmarkLearnedModel(const std::string& name) {
+  for (const BenchmarkLearnedModel& m : benchmarkLearnedModels())
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
 }  // namespace cas::train

@@ -27,4 +27,15 @@ struct BenchmarkNet {
 const std::vector<BenchmarkNet>& benchmarkNets();
 const BenchmarkNet* findBenchmarkNet(const std::string& name);
 
+// A learned model for `bench search --model learned` (core/pdl/learned_model.hpp), over any
+// single-agent environment's observation and actions; bench/mctx_baseline.py --recurrent builds
+// the same shapes in JAX for mctx.
+struct BenchmarkLearnedModel {
+  std::string name;
+  std::string source;  // PDL: represent, dynamics, predict
+};
+
+const std::vector<BenchmarkLearnedModel>& benchmarkLearnedModels();
+const BenchmarkLearnedModel* findBenchmarkLearnedModel(const std::string& name);
+
 }  // namespace cas::train

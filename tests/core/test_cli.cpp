@@ -126,6 +126,25 @@ class TestCli : public QObject {
     QCOMPARE(o.value(QStringLiteral("episodes")).toInt(), 0);
   }
 
+  // Issue 38: bench search --model learned times the learned-model search (muzero_mlp256 over
+  // MinAtar Breakout by default); a board game is refused for it.
+  void benchSearchTimesALearnedModel() {
+    const Run r = cli({QStringLiteral("bench"), QStringLiteral("search"), QStringLiteral("--model"), QStringLiteral("learned"), QStringLiteral("--device"),
+                       QStringLiteral("cpu"), QStringLiteral("--games"), QStringLiteral("4"), QStringLiteral("--sims"), QStringLiteral("8"),
+                       QStringLiteral("--seconds"), QStringLiteral("0.01"), QStringLiteral("--json")});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    const QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(o.value(QStringLiteral("model")).toString(), QStringLiteral("learned"));
+    QCOMPARE(o.value(QStringLiteral("env")).toString(), QStringLiteral("minatar-breakout"));
+    QCOMPARE(o.value(QStringLiteral("net")).toString(), QStringLiteral("muzero_mlp256"));
+    QCOMPARE(o.value(QStringLiteral("device")).toString(), QStringLiteral("cpu"));
+    QVERIFY2(o.value(QStringLiteral("simulations_per_second")).toDouble() > 0, qPrintable(r.out));
+    const Run board = cli({QStringLiteral("bench"), QStringLiteral("search"), QStringLiteral("--model"), QStringLiteral("learned"), QStringLiteral("--env"),
+                           QStringLiteral("connect4")});
+    QCOMPARE(board.status, 2);
+    QVERIFY2(board.err.contains(QStringLiteral("a learned model plans a single-agent environment, and 'connect4' is not one")), qPrintable(board.err));
+  }
+
   // Issue 37: bench decision splits a decision's wall time into inference, search and the rest
   // (the data exchange), which add up to it; a project that does not search is refused.
   void benchDecisionSplitsADecision() {
