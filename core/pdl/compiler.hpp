@@ -25,8 +25,13 @@ struct LearnedModelPart {
     Represent,  // represent(obs) -> state
     Recurrent,  // dynamics(state, action) -> (state, reward), then predict(state) -> (logits, value)
     Predict,    // predict(state) -> (logits, value)
+    // represent, then `unrollSteps` x (dynamics, predict) on "actions" [unrollSteps, action_dim]
+    // (one-hot rows): outputs "logits" [steps + 1, action_dim], "values" [steps + 1, 1],
+    // "rewards" [steps, 1] (learned_model.hpp)
+    Unrolled,
   };
   Program program = Program::Represent;
+  std::int64_t unrollSteps = 0;  // Unrolled only
   std::vector<std::int64_t> stateShape;  // per sample; Recurrent and Predict only
   int stateLine = 0, stateColumn = 0;    // where represent returns its state (for notes)
 };

@@ -159,6 +159,12 @@ class Compiler {
   std::optional<CompiledPolicy> learnedRepresent();
   std::optional<CompiledPolicy> learnedRecurrent(const LearnedModelPart& part);
   std::optional<CompiledPolicy> learnedPredict(const LearnedModelPart& part);
+  std::optional<CompiledPolicy> learnedUnrolled(const LearnedModelPart& part);
+  // One unrolled step: dynamics on `state` and the step's action, then predict; false after a
+  // diagnostic. `state` becomes the next state; the heads are appended.
+  bool unrollStep(const Function& dynamics, const Function& predict, const Value& actions, const LearnedModelPart& part, Value& state,
+                  std::vector<Value>& rewards, std::vector<Value>& logits, std::vector<Value>& values);
+  Value stackSteps(const std::vector<Value>& steps, Pos pos);  // [B, S...] each -> [B, steps, S...]
   bool checkDynamicsResults(const Function& dynamics, const Value& result, const std::vector<Value>& outs, const LearnedModelPart& part);
 
   // --- diagnostics (compiler.cpp) ---------------------------------------------------------------
@@ -241,6 +247,7 @@ class Compiler {
   std::string layerName(Frame& frame, const std::string& kind, const Args& a);
   std::optional<NodeId> parameter(const std::string& name, Shape shape, ir::Init init, std::int64_t fanIn, Pos pos);
   void recordLayer(const std::string& name, const std::string& kind, const Shape& shape, std::int64_t params, std::int64_t flops, Pos pos) {
+    if (!recordLayers_) return;  // a function unrolled again: its layers are listed once
     out_.layers.push_back({name, kind, shape, params, flops, pos.line, pos.column});
     out_.flopsPerSample += flops;
   }
@@ -292,6 +299,16 @@ class Compiler {
   ir::Builder b_;
   std::map<std::string, std::pair<Value, Pos>> globals_;
   std::map<std::string, Pos> parameterPos_;
+  // An unrolled learned model calls its functions again at every step: a parameter made at an
+  // earlier step is that step's tensor again (same name, same shape), never a second one.
+  struct MadeParameter {
+    NodeId node;
+    Shape shape;
+    int step;
+  };
+  std::map<std::string, MadeParameter> madeParameters_;
+  int unrollStep_ = 0;
+  bool recordLayers_ = true;
   std::int64_t statements_ = 0;
   std::int64_t evaluations_ = 0;
   int callDepth_ = 0;

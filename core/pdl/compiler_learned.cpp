@@ -6,6 +6,8 @@
 //   Recurrent   state[S], action[action_dim] (1-hot) -> dynamics  -> state[S], reward[1]
 //                                                                 -> predict -> logits[action_dim], value[1]
 //   Predict     state[S]                            -> predict   -> logits[action_dim], value[1]
+//   Unrolled    obs, actions[K, action_dim] (1-hot rows): represent, predict, then K x (dynamics,
+//               predict) -> logits[K+1, action_dim], values[K+1, 1], rewards[K, 1]   (training)
 //
 // S is what represent returns; every program's parameters are named after the function that makes
 // them ("dynamics/dense_0/weight"), so one set of parameters serves the three programs.
@@ -24,6 +26,7 @@ std::optional<CompiledPolicy> Compiler::runLearnedPart(const LearnedModelPart& p
     case LearnedModelPart::Program::Represent: return learnedRepresent();
     case LearnedModelPart::Program::Recurrent: return learnedRecurrent(part);
     case LearnedModelPart::Program::Predict: return learnedPredict(part);
+    case LearnedModelPart::Program::Unrolled: return learnedUnrolled(part);
   }
   return std::nullopt;
 }
@@ -96,6 +99,67 @@ std::optional<CompiledPolicy> Compiler::learnedPredict(const LearnedModelPart& p
   if (heads.empty() || !checkActorCritic(kPredictSubject, *predict, predicted, heads)) return std::nullopt;
   keepOutputLayersFp32(heads);
   emitOutputs({"logits", "value"}, heads, "predict");
+  return std::move(out_);
+}
+
+Value Compiler::stackSteps(const std::vector<Value>& steps, Pos pos) {
+  std::vector<NodeId> rows;
+  Shape perStep = steps.front().shape;
+  Shape withStepAxis = {opt_.batch, 1};
+  withStepAxis.insert(withStepAxis.end(), perStep.begin(), perStep.end());
+  for (const Value& v : steps) rows.push_back(b_.reshape(v.node, withStepAxis));
+  Shape stacked = {std::int64_t(steps.size())};
+  stacked.insert(stacked.end(), perStep.begin(), perStep.end());
+  return tensor(rows.size() == 1 ? rows.front() : b_.concat(rows, 1), stacked, pos);
+}
+
+bool Compiler::unrollStep(const Function& dynamics, const Function& predict, const Value& actions, const LearnedModelPart& part, Value& state,
+                          std::vector<Value>& rewards, std::vector<Value>& logits, std::vector<Value>& values) {
+  const std::int64_t k = unrollStep_ - 1;
+  b_.setOrigin("actions", actions.origin.line, actions.origin.column);
+  const Value action = tensor(b_.reshape(b_.slice(actions.node, 1, k, 1), withBatch({opt_.actionCount})), {opt_.actionCount}, actions.origin);
+  const Value stepped = callEntry(dynamics, {state, action});
+  if (diags_.hasErrors()) return false;
+  const std::vector<Value> next = returnedTensors(dynamics, stepped);
+  if (next.empty() || !checkDynamicsResults(dynamics, stepped, next, part)) return false;
+  recordLayers_ = false;  // predict's layers are listed at step 0
+  const Value predicted = callEntry(predict, {next[0]});
+  if (diags_.hasErrors()) return false;
+  const std::vector<Value> heads = returnedTensors(predict, predicted);
+  if (heads.empty() || !checkActorCritic(kPredictSubject, predict, predicted, heads)) return false;
+  state = next[0];
+  rewards.push_back(next[1]);
+  logits.push_back(heads[0]);
+  values.push_back(heads[1]);
+  return true;
+}
+
+std::optional<CompiledPolicy> Compiler::learnedUnrolled(const LearnedModelPart& part) {
+  const Function* represent = entryFunction("represent", {"the observation"});
+  const Function* dynamics = entryFunction("dynamics", kDynamicsParameters);
+  const Function* predict = entryFunction("predict", kStateParameter);
+  if (!represent || !dynamics || !predict) return std::nullopt;
+  const Pos param = represent->params[0].second;
+  if (!inputFits(opt_.observationShape, "the observation", param)) return std::nullopt;
+  const Value actions = entryInput("actions", {part.unrollSteps, opt_.actionCount}, dynamics->params[1].second);
+  Value state = callEntry(*represent, {entryInput("obs", opt_.observationShape, param)});
+  if (diags_.hasErrors()) return std::nullopt;
+  const Value root = callEntry(*predict, {state});
+  if (diags_.hasErrors()) return std::nullopt;
+  const std::vector<Value> heads = returnedTensors(*predict, root);
+  if (heads.empty() || !checkActorCritic(kPredictSubject, *predict, root, heads)) return std::nullopt;
+  std::vector<Value> rewards, logits = {heads[0]}, values = {heads[1]};
+  for (unrollStep_ = 1; unrollStep_ <= part.unrollSteps; ++unrollStep_) {
+    if (!unrollStep(*dynamics, *predict, actions, part, state, rewards, logits, values)) return std::nullopt;
+    recordLayers_ = false;  // dynamics' layers are listed at step 1
+  }
+  std::vector<Value> perStep = logits;
+  perStep.insert(perStep.end(), values.begin(), values.end());
+  perStep.insert(perStep.end(), rewards.begin(), rewards.end());
+  keepOutputLayersFp32(perStep);
+  const std::vector<Value> outs = {stackSteps(logits, heads[0].origin), stackSteps(values, heads[1].origin),
+                                   stackSteps(rewards, rewards.front().origin)};
+  emitOutputs({"logits", "values", "rewards"}, outs, "unrolled");
   return std::move(out_);
 }
 

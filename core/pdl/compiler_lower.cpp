@@ -18,6 +18,8 @@ std::string Compiler::layerName(Frame& frame, const std::string& kind, const Arg
 }
 
 std::optional<NodeId> Compiler::parameter(const std::string& name, Shape shape, ir::Init init, std::int64_t fanIn, Pos pos) {
+  if (auto made = madeParameters_.find(name); made != madeParameters_.end() && made->second.step < unrollStep_ && made->second.shape == shape)
+    return made->second.node;
   if (auto it = parameterPos_.find(name); it != parameterPos_.end()) {
     errorWithNote(pos, "a parameter named '" + name + "' already exists; give this layer another name=", it->second, "the first one is made here");
     return std::nullopt;
@@ -29,7 +31,9 @@ std::optional<NodeId> Compiler::parameter(const std::string& name, Shape shape, 
   }
   parameterPos_[name] = pos;
   out_.parameters.push_back({name, shape});
-  return b_.input(name, shape, ir::InputRole::Parameter, init, fanIn);
+  const NodeId node = b_.input(name, shape, ir::InputRole::Parameter, init, fanIn);
+  madeParameters_[name] = {node, shape, unrollStep_};
+  return node;
 }
 
 std::pair<std::int64_t, std::int64_t> Compiler::samePadding(std::int64_t in, std::int64_t kernel, std::int64_t stride) {

@@ -53,12 +53,26 @@ LearnedModelResult compileLearnedModel(std::string_view source, const LearnedMod
   CompileResult predict = compile(source, partOptions(options, part));
   mergeOnce(predict.diagnostics, result.diagnostics, seen);
   if (!recurrent.policy || !predict.policy) return result;
+  std::optional<CompiledPolicy> unrolled;
+  if (options.unrollSteps != 0) {
+    if (options.unrollSteps < 0 || options.unrollSteps > kMaxUnrollSteps) {
+      result.diagnostics.error({options.fileName, 0, 0}, "the unrolled steps must be in [1, " + std::to_string(kMaxUnrollSteps) + "]");
+      return result;
+    }
+    part.program = LearnedModelPart::Program::Unrolled;
+    part.unrollSteps = options.unrollSteps;
+    CompileResult u = compile(source, partOptions(options, part));
+    mergeOnce(u.diagnostics, result.diagnostics, seen);
+    if (!u.policy) return result;
+    unrolled = std::move(u.policy);
+  }
 
   CompiledLearnedModel model;
   model.stateShape = part.stateShape;
   model.represent = std::move(*represent.policy);
   model.recurrent = std::move(*recurrent.policy);
   model.predict = std::move(*predict.policy);
+  model.unrolled = std::move(unrolled);
   std::set<std::string> names;
   for (const CompiledPolicy* program : {&model.represent, &model.recurrent, &model.predict}) collectParameters(*program, model, names);
   result.model = std::move(model);

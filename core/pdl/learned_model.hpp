@@ -10,7 +10,8 @@
 // on the next state: outputs "state", "reward", "logits", "value") and `predict` (input "state").
 // A search evaluates its root with represent and predict, and each leaf with recurrent on its
 // parent's state. The state's shape is what represent returns; dynamics must return states of that
-// shape and a reward of shape [1], each disagreement a diagnostic at file:line.
+// shape and a reward of shape [1], each disagreement a diagnostic at file:line. With unrollSteps,
+// a fourth program, `unrolled`, chains them over K actions for training (MuZero's unrolled loss).
 // Parameters are named after the function that makes them ("dynamics/dense_0/weight"): a name
 // means the same tensor in every program.
 // Thread-safety: pure function.
@@ -31,10 +32,18 @@ struct LearnedModelOptions {
   std::int64_t batch = 1;
   bool training = false;
   std::uint64_t seed = 0;
+  // Also the training program: represent, then this many steps of dynamics and predict (0: none).
+  std::int64_t unrollSteps = 0;
 };
+
+inline constexpr std::int64_t kMaxUnrollSteps = 64;
 
 struct CompiledLearnedModel {
   CompiledPolicy represent, recurrent, predict;
+  // With unrollSteps K > 0: inputs "obs" and "actions" [K, action_dim] (one-hot rows); outputs
+  // "logits" [K+1, action_dim], "values" [K+1, 1] (step 0 from represent's state) and "rewards"
+  // [K, 1]; the same parameters as the three programs, each tensor once however often it is used.
+  std::optional<CompiledPolicy> unrolled;
   std::vector<std::int64_t> stateShape;  // per sample
   // Every parameter once (the recurrent and predict programs share predict's), by name.
   std::vector<ParameterSummary> parameters;

@@ -129,6 +129,65 @@ class LearnedModelTest : public QObject {
     QVERIFY(std::isfinite(output(*recurrent, "reward", 1)[0]));
   }
 
+  // The training program chains the functions over K actions with one set of parameters: its
+  // outputs are those of represent + predict, then K recurrent steps, run one after another.
+  void theUnrolledProgramChainsTheFunctions() {
+    LearnedModelOptions o;
+    o.observationShape = {4, 10, 10};
+    o.actionCount = 3;
+    o.unrollSteps = 3;
+    const LearnedModelResult r = cas::pdl::compileLearnedModel(kModel, o);
+    QVERIFY2(r.model && r.model->unrolled, qPrintable(firstError(r)));
+    const CompiledPolicy& unrolled = *r.model->unrolled;
+    QCOMPARE(inputNames(unrolled), (std::vector<std::string>{"actions", "obs"}));
+    QCOMPARE(unrolled.outputNames, (std::vector<std::string>{"logits", "values", "rewards"}));
+    QCOMPARE(unrolled.outputShapes, (std::vector<std::vector<std::int64_t>>{{4, 3}, {4, 1}, {3, 1}}));
+    QCOMPARE(unrolled.parameterCount, r.model->parameterCount);  // every tensor once
+    QCOMPARE(unrolled.parameters.size(), r.model->parameters.size());
+    QCOMPARE(unrolled.layers.size(), size_t(1 + 3 + 3));  // represent, dynamics and predict layers, each listed once
+
+    auto net = cpuProgram(unrolled), represent = cpuProgram(r.model->represent), predict = cpuProgram(r.model->predict),
+         recurrent = cpuProgram(r.model->recurrent);
+    std::vector<float> obs(400);
+    for (size_t i = 0; i < obs.size(); ++i) obs[i] = float((i * 5) % 7 == 0);
+    const int chosen[3] = {2, 0, 1};
+    std::vector<float> actions(9, 0.0f);
+    for (int k = 0; k < 3; ++k) actions[size_t(k * 3 + chosen[k])] = 1.0f;
+    net->setInput("obs", obs.data(), obs.size());
+    net->setInput("actions", actions.data(), actions.size());
+    net->run();
+    const std::vector<float> logits = output(*net, "logits", 12), values = output(*net, "values", 4), rewards = output(*net, "rewards", 3);
+
+    represent->setInput("obs", obs.data(), obs.size());
+    represent->run();
+    std::vector<float> state = output(*represent, "state", 64);
+    predict->setInput("state", state.data(), state.size());
+    predict->run();
+    auto close = [](float a, float b) { return std::abs(a - b) <= 1e-5f * (1.0f + std::abs(b)); };
+    for (int a = 0; a < 3; ++a) QVERIFY(close(logits[size_t(a)], output(*predict, "logits", 3)[size_t(a)]));
+    QVERIFY(close(values[0], output(*predict, "value", 1)[0]));
+    for (int k = 0; k < 3; ++k) {
+      const std::vector<float> hot(actions.begin() + k * 3, actions.begin() + k * 3 + 3);
+      recurrent->setInput("state", state.data(), state.size());
+      recurrent->setInput("action", hot.data(), hot.size());
+      recurrent->run();
+      state = output(*recurrent, "state", 64);
+      for (int a = 0; a < 3; ++a) QVERIFY(close(logits[size_t((k + 1) * 3 + a)], output(*recurrent, "logits", 3)[size_t(a)]));
+      QVERIFY(close(values[size_t(k + 1)], output(*recurrent, "value", 1)[0]));
+      QVERIFY(close(rewards[size_t(k)], output(*recurrent, "reward", 1)[0]));
+    }
+  }
+
+  void unrolledStepsAreBounded() {
+    LearnedModelOptions o;
+    o.observationShape = {4, 10, 10};
+    o.actionCount = 3;
+    o.unrollSteps = cas::pdl::kMaxUnrollSteps + 1;
+    const LearnedModelResult r = cas::pdl::compileLearnedModel(kModel, o);
+    QVERIFY(!r.model);
+    QCOMPARE(firstError(r), QString("0:0 the unrolled steps must be in [1, 64]"));
+  }
+
   void disagreementsAreDiagnosedWhereTheyAre_data() {
     QTest::addColumn<QString>("source");
     QTest::addColumn<QString>("error");
