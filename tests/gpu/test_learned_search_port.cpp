@@ -221,17 +221,17 @@ search::LearnedSearchMetrics compareSearches(const Shape& shape, const LearnedSe
 class TestLearnedSearchPort : public QObject {
   Q_OBJECT
  private slots:
-  void puctWithNoiseOneLeaf() { compareSearches(Shape{}, config(48, 1, false, 4096), 40, 4, 11); }
-  void puctEightLeavesWithPendingRule() { compareSearches(Shape{}, config(64, 8, false, 4096), 40, 4, 12); }
+  void puctWithNoiseOneLeaf() { compareSearches(Shape{}, config(48, 1, false, 4096), 200, 4, 11); }
+  void puctEightLeavesWithPendingRule() { compareSearches(Shape{}, config(64, 8, false, 4096), 200, 4, 12); }
   // Few actions: selections of one step often end on the same leaf and share its row.
   void sharedRowsWithTwoActions() {
     const search::LearnedSearchMetrics m = compareSearches(Shape{12, 4, 2}, config(40, 8, false, 4096), 24, 3, 13);
     QVERIFY2(m.evaluations < m.simulations, "no selections shared a row");
   }
-  void gumbelOneLeaf() { compareSearches(Shape{}, config(48, 1, true, 4096), 40, 4, 14); }
+  void gumbelOneLeaf() { compareSearches(Shape{}, config(48, 1, true, 4096), 200, 4, 14); }
   void gumbelFourLeavesManyActions() { compareSearches(Shape{10, 8, 32}, config(64, 4, true, 8192), 16, 3, 15); }
   void tinyBudgetRecycles() {
-    const search::LearnedSearchMetrics m = compareSearches(Shape{}, config(200, 1, false, 1 + 6 * 5), 24, 3, 16);
+    const search::LearnedSearchMetrics m = compareSearches(Shape{}, config(200, 1, false, 1 + 6 * 5), 100, 3, 16);
     QVERIFY2(m.recycledNodes > 0, "the budget is meant to force recycling");
   }
   void tinyBudgetEightLeavesGumbel() {
