@@ -52,7 +52,11 @@ struct ModelRows {
 class DeviceLearnedSearch final : public cas::search::LearnedSearch {
  public:
   DeviceLearnedSearch(const LearnedSearchSetup& setup, std::shared_ptr<DeviceRuntime> runtime, LearnedPrograms programs)
-      : setup_(setup), config_(setup.config), rt_(std::move(runtime)), programs_(programs), staging_(rt_->context, stagingBytes(setup)),
+      : setup_(setup),
+        config_(setup.config),
+        rt_(std::move(runtime)),
+        programs_(programs),
+        staging_(rt_->context, stagingBytes(setup)),
         statsHost_(rt_->context, std::size_t(setup.games) * sizeof(LearnedRootOut)) {
     blocks_ = std::max(1, (config_.nodeBudget - 1) / setup.actions);
     budget_ = 1 + blocks_ * setup.actions;
@@ -82,8 +86,9 @@ class DeviceLearnedSearch final : public cas::search::LearnedSearch {
 
   void setConfig(const LearnedSearchConfig& c) override {
     if (c.leavesPerStep > maxLeaves_)
-      throw std::invalid_argument("search.leaves_per_step = " + std::to_string(c.leavesPerStep) + " needs a new search: this device search holds " +
-                                  std::to_string(maxLeaves_) + " leaves per game in its model rows");
+      throw std::invalid_argument("search.leaves_per_step = " + std::to_string(c.leavesPerStep) +
+                                  " needs a new search: this device search holds " + std::to_string(maxLeaves_) +
+                                  " leaves per game in its model rows");
     const int budget = config_.nodeBudget;
     config_ = c;
     config_.nodeBudget = budget;
@@ -117,8 +122,8 @@ class DeviceLearnedSearch final : public cas::search::LearnedSearch {
     ContextScope scope(rt_->context);
     launchRootStatistics(context(maxLeaves_), rt_->compute);
     LearnedRootOut* host = statsHost_.as<LearnedRootOut>();
-    CAS_CU(cuMemcpyDtoHAsync(host + *lo, stats_ + std::uint64_t(*lo) * sizeof(LearnedRootOut), std::size_t(*hi - *lo + 1) * sizeof(LearnedRootOut),
-                             rt_->compute));
+    CAS_CU(cuMemcpyDtoHAsync(host + *lo, stats_ + std::uint64_t(*lo) * sizeof(LearnedRootOut),
+                             std::size_t(*hi - *lo + 1) * sizeof(LearnedRootOut), rt_->compute));
     CAS_CU(cuStreamSynchronize(rt_->compute));
     out.reserve(games.size());
     for (int g : games) out.push_back(statsOf(host[g]));
@@ -154,7 +159,8 @@ class DeviceLearnedSearch final : public cas::search::LearnedSearch {
   float* observationsHost() const { return reinterpret_cast<float*>(listedHost() + listedBytes(setup_.games)); }
 
   void checkGame(int g) const {
-    if (g < 0 || g >= setup_.games) throw std::out_of_range("game " + std::to_string(g) + " is not in this search (0-" + std::to_string(setup_.games - 1) + ")");
+    if (g < 0 || g >= setup_.games)
+      throw std::out_of_range("game " + std::to_string(g) + " is not in this search (0-" + std::to_string(setup_.games - 1) + ")");
   }
 
   // One thread per listed game changes its tree: a game listed twice would race.
@@ -168,8 +174,9 @@ class DeviceLearnedSearch final : public cas::search::LearnedSearch {
   }
 
   LearnedParams paramsFor(int simulations) const {
-    return {config_.cPuct,   config_.dirichletAlpha, config_.dirichletFraction, config_.discount, simulations, config_.gumbel ? 1 : 0,
-            config_.gumbelArms, stepBase_,           setup_.seed};
+    return {config_.cPuct, config_.dirichletAlpha, config_.dirichletFraction, config_.discount,
+            simulations,   config_.gumbel ? 1 : 0, config_.gumbelArms,        stepBase_,
+            setup_.seed};
   }
 
   // The call's parameters, game list and observations (game g's at row g) down to the device,
@@ -302,10 +309,10 @@ void DeviceLearnedSearch::allocateModelRows() {
   const auto o = std::uint64_t(setup_.observationSize), s = std::uint64_t(setup_.stateSize), a = std::uint64_t(setup_.actions);
   if (programs_.network()) {
     const LearnedPrograms& p = programs_;
-    rows_ = {p.represent->inputAddress("obs"),      p.represent->outputAddress("state"),  p.predict->inputAddress("state"),
-             p.predict->outputAddress("logits"),    p.predict->outputAddress("value"),    p.recurrent->inputAddress("state"),
-             p.recurrent->inputAddress("action"),   p.recurrent->outputAddress("state"),  p.recurrent->outputAddress("reward"),
-             p.recurrent->outputAddress("logits"),  p.recurrent->outputAddress("value")};
+    rows_ = {p.represent->inputAddress("obs"),     p.represent->outputAddress("state"), p.predict->inputAddress("state"),
+             p.predict->outputAddress("logits"),   p.predict->outputAddress("value"),   p.recurrent->inputAddress("state"),
+             p.recurrent->inputAddress("action"),  p.recurrent->outputAddress("state"), p.recurrent->outputAddress("reward"),
+             p.recurrent->outputAddress("logits"), p.recurrent->outputAddress("value")};
     p.represent->markWrittenOnDevice("obs");
     p.predict->markWrittenOnDevice("state");
     p.recurrent->markWrittenOnDevice("state");
@@ -371,7 +378,8 @@ const DeviceLearnedSearch::Graphs& DeviceLearnedSearch::graphsFor(int k) {
   g.root = capture([&] {
     if (programs_.network()) {
       programs_.represent->recordOnCompute();
-      CAS_CU(cuMemcpyDtoDAsync(rows_.predictStates, rows_.rootStates, std::size_t(setup_.games) * std::size_t(setup_.stateSize) * sizeof(float), s));
+      CAS_CU(cuMemcpyDtoDAsync(rows_.predictStates, rows_.rootStates,
+                               std::size_t(setup_.games) * std::size_t(setup_.stateSize) * sizeof(float), s));
       programs_.predict->recordOnCompute();
     } else {
       launchHashedRoots(c, devicePointer<const float>(rows_.observations), setup_.observationSize, devicePointer<float>(rows_.rootStates),
@@ -383,8 +391,8 @@ const DeviceLearnedSearch::Graphs& DeviceLearnedSearch::graphsFor(int k) {
     if (programs_.network())
       programs_.recurrent->recordOnCompute();
     else
-      launchHashedRecurrent(c, devicePointer<float>(rows_.nextStates), devicePointer<float>(rows_.rewards), devicePointer<float>(rows_.logits),
-                            devicePointer<float>(rows_.values), s);
+      launchHashedRecurrent(c, devicePointer<float>(rows_.nextStates), devicePointer<float>(rows_.rewards),
+                            devicePointer<float>(rows_.logits), devicePointer<float>(rows_.values), s);
     launchExpandSelect(c, s);
   });
   return g;
@@ -398,7 +406,8 @@ cas::search::Tree DeviceLearnedSearch::treeSnapshot(int game) const {
   ContextScope scope(rt_->context);
   launchGatherTree(context(maxLeaves_), game, devicePointer<void>(snapshot_), rt_->compute);
   CAS_CU(cuMemcpyDtoHAsync(&slot, gameSlots_ + std::uint64_t(game) * sizeof(GameSlot), sizeof slot, rt_->compute));
-  CAS_CU(cuMemcpyDtoHAsync(freeBlocks.data(), freeBlocks_ + std::uint64_t(game) * std::uint64_t(blocks_) * 4, freeBlocks.size() * 4, rt_->compute));
+  CAS_CU(cuMemcpyDtoHAsync(freeBlocks.data(), freeBlocks_ + std::uint64_t(game) * std::uint64_t(blocks_) * 4, freeBlocks.size() * 4,
+                           rt_->compute));
   CAS_CU(cuStreamSynchronize(rt_->compute));
   // Slots from the next never-used block on hold nothing the tree reaches: only the prefix crosses.
   const auto used = std::size_t(std::clamp(slot.nextBlock, 1, budget_));
@@ -432,11 +441,11 @@ std::string rowsProblem(const DeviceProgram& program, const char* title, const s
     }
     const ir::Shape& shape = g.node(id).shape;
     if (shape.empty() || ir::numel(shape) != shape[0] * width)
-      problem = std::string("the ") + title + " program's '" + name + "' has shape " + ir::shapeText(shape, ", ") + "; the search expects " +
-                std::to_string(width) + " values per row";
+      problem = std::string("the ") + title + " program's '" + name + "' has shape " + ir::shapeText(shape, ", ") +
+                "; the search expects " + std::to_string(width) + " values per row";
     else if (shape[0] < rows)
-      problem = std::string("the ") + title + " program's batch (" + std::to_string(shape[0]) + ") is smaller than the " + std::to_string(rows) +
-                " rows the search needs (games x leaves per step for recurrent, games for represent and predict)";
+      problem = std::string("the ") + title + " program's batch (" + std::to_string(shape[0]) + ") is smaller than the " +
+                std::to_string(rows) + " rows the search needs (games x leaves per step for recurrent, games for represent and predict)";
   };
   for (const auto& [name, width] : inputs) check(name, width, true);
   for (const auto& [name, width] : outputs) check(name, width, false);
@@ -455,7 +464,8 @@ std::string networkProblem(const LearnedSearchSetup& s, const std::shared_ptr<De
   std::string problem = rowsProblem(*p.represent, "represent", {{"obs", o}}, {{"state", st}}, s.games);
   if (problem.empty()) problem = rowsProblem(*p.predict, "predict", {{"state", st}}, {{"logits", a}, {"value", 1}}, s.games);
   if (problem.empty())
-    problem = rowsProblem(*p.recurrent, "recurrent", {{"state", st}, {"action", a}}, {{"state", st}, {"reward", 1}, {"logits", a}, {"value", 1}}, rows);
+    problem = rowsProblem(*p.recurrent, "recurrent", {{"state", st}, {"action", a}},
+                          {{"state", st}, {"reward", 1}, {"logits", a}, {"value", 1}}, rows);
   return problem;
 }
 

@@ -27,7 +27,7 @@ namespace cas::gpu {
 // Null with `reason` when the setup cannot run on the device (more than 32 actions, programs that
 // are not this backend's or this device's, a batch too small for games x leaves per step, shapes
 // that disagree with the setup, kernels that do not load).
-std::unique_ptr<cas::search::LearnedSearch> makeDeviceLearnedSearch(const cas::search::LearnedSearchSetup& setup, std::shared_ptr<DeviceRuntime> runtime,
-                                                                    std::string* reason);
+std::unique_ptr<cas::search::LearnedSearch> makeDeviceLearnedSearch(const cas::search::LearnedSearchSetup& setup,
+                                                                    std::shared_ptr<DeviceRuntime> runtime, std::string* reason);
 
 }  // namespace cas::gpu

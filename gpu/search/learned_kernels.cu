@@ -72,7 +72,7 @@ __global__ void gatherTreeKernel(TreeFields f, int game, int games, int budget, 
   const std::int64_t i = s * games + game;
   const std::int64_t n = budget;
   unsigned char* p = out;  // a section of `budget` entries per field, in tree_fields.hpp's order
-#define CAS_TREE_GATHER(name, type, root)     \
+#define CAS_TREE_GATHER(name, type, root)    \
   reinterpret_cast<type*>(p)[s] = f.name[i]; \
   p += n * std::int64_t(sizeof(type));
   CAS_TREE_FIELDS(CAS_TREE_GATHER)
@@ -81,7 +81,8 @@ __global__ void gatherTreeKernel(TreeFields f, int game, int games, int budget, 
 
 void checkLaunch(const char* kernel) {
   const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) throw CudaError(std::string("launching ") + kernel + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+  if (e != cudaSuccess)
+    throw CudaError(std::string("launching ") + kernel + " failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
 }
 
 template <typename Kernel>
@@ -107,14 +108,16 @@ void loadLearnedKernels() {
   load(gatherTreeKernel, "learned_gather_tree");
 }
 
-void launchHashedRoots(const LearnedContext& c, const float* observations, int observationSize, float* rootStates, float* rootLogits, float* rootValues,
-                       CUstream s) {
-  hashedRootsKernel<<<blocksFor(c.games), kThreadsPerBlock, 0, runtimeStream(s)>>>(c, observations, observationSize, rootStates, rootLogits, rootValues);
+void launchHashedRoots(const LearnedContext& c, const float* observations, int observationSize, float* rootStates, float* rootLogits,
+                       float* rootValues, CUstream s) {
+  hashedRootsKernel<<<blocksFor(c.games), kThreadsPerBlock, 0, runtimeStream(s)>>>(c, observations, observationSize, rootStates, rootLogits,
+                                                                                   rootValues);
   checkLaunch("learned_hashed_roots");
 }
 
 void launchHashedRecurrent(const LearnedContext& c, float* nextStates, float* rewards, float* logits, float* values, CUstream s) {
-  hashedRecurrentKernel<<<blocksFor(std::int64_t(c.games) * c.k), kThreadsPerBlock, 0, runtimeStream(s)>>>(c, nextStates, rewards, logits, values);
+  hashedRecurrentKernel<<<blocksFor(std::int64_t(c.games) * c.k), kThreadsPerBlock, 0, runtimeStream(s)>>>(c, nextStates, rewards, logits,
+                                                                                                           values);
   checkLaunch("learned_hashed_recurrent");
 }
 
@@ -139,7 +142,8 @@ void launchRootStatistics(const LearnedContext& c, CUstream s) {
 }
 
 void launchGatherTree(const LearnedContext& c, int game, void* out, CUstream s) {
-  gatherTreeKernel<<<(c.trees.budget + 127) / 128, 128, 0, runtimeStream(s)>>>(c.trees.main, game, c.games, c.trees.budget, static_cast<unsigned char*>(out));
+  gatherTreeKernel<<<(c.trees.budget + 127) / 128, 128, 0, runtimeStream(s)>>>(c.trees.main, game, c.games, c.trees.budget,
+                                                                               static_cast<unsigned char*>(out));
   checkLaunch("learned_gather_tree");
 }
 

@@ -16,8 +16,8 @@ void loadLearnedKernels();
 
 // The hashed test model: represent and predict over every game's root row (observations
 // [games, observationSize]); recurrent over every one of the games * k rows.
-void launchHashedRoots(const LearnedContext& c, const float* observations, int observationSize, float* rootStates, float* rootLogits, float* rootValues,
-                       CUstream s);
+void launchHashedRoots(const LearnedContext& c, const float* observations, int observationSize, float* rootStates, float* rootLogits,
+                       float* rootValues, CUstream s);
 void launchHashedRecurrent(const LearnedContext& c, float* nextStates, float* rewards, float* logits, float* values, CUstream s);
 
 // learned_expand_roots: marks the call's games (listed [games]), gives them fresh trees from

@@ -224,7 +224,8 @@ CAS_HD inline void expandLearned(const LearnedContext& c, GameTree& t, std::int3
 }
 
 // From the leaf up: W += G, N += 1, the bounds take the node's Q, then G = reward + discount * G.
-CAS_HD inline void learnedBackup(const LearnedContext& c, GameTree& t, LearnedSlot& slot, std::int32_t leaf, float leafValue, std::uint32_t step) {
+CAS_HD inline void learnedBackup(const LearnedContext& c, GameTree& t, LearnedSlot& slot, std::int32_t leaf, float leafValue,
+                                 std::uint32_t step) {
   const float discount = c.params->discount;
   float value = leafValue;
   for (std::int32_t s = leaf;; s = t.parent(s)) {
@@ -354,8 +355,8 @@ CAS_HD inline void finishLearnedRoot(const LearnedContext& c, int g) {
 // --- the hashed test model over the rows ---------------------------------------------------------
 
 // Root row g: represent, then predict (search_math.hpp's hashed model).
-CAS_HD inline void hashedRootRow(const float* observations, int observationSize, int g, const LearnedContext& c, float* rootStates, float* rootLogits,
-                                 float* rootValues) {
+CAS_HD inline void hashedRootRow(const float* observations, int observationSize, int g, const LearnedContext& c, float* rootStates,
+                                 float* rootLogits, float* rootValues) {
   float* state = rootStates + std::int64_t(g) * c.stateSize;
   cas::search::hashedRepresentation(observations + std::int64_t(g) * observationSize, observationSize, c.stateSize, state);
   cas::search::hashedPrediction(state, c.stateSize, c.actions, rootLogits + std::int64_t(g) * c.actions, rootValues + g);
@@ -363,7 +364,8 @@ CAS_HD inline void hashedRootRow(const float* observations, int observationSize,
 
 // Recurrent row `row`: dynamics on (state, the one-hot's action; 0 for a row of zeros), then
 // prediction on the next state.
-CAS_HD inline void hashedRecurrentRow(const LearnedContext& c, std::int64_t row, float* nextStates, float* rewards, float* logits, float* values) {
+CAS_HD inline void hashedRecurrentRow(const LearnedContext& c, std::int64_t row, float* nextStates, float* rewards, float* logits,
+                                      float* values) {
   const float* hot = c.actionRows + row * c.actions;
   int action = 0;
   for (int a = c.actions - 1; a >= 0; --a)
@@ -413,7 +415,8 @@ CAS_HD inline void learnedGumbelPolicy(const LearnedContext& c, GameTree& t, con
   for (int k = 0; k < count; ++k) {
     const std::int32_t ch = t.child(0, k);
     const int act = t.action(ch);
-    logit[act] = cas::search::searchLog(atLeastFloat(t.prior(ch), 1e-30f)) + cas::search::gumbelSigma(2.0f * learnedCompletedQ(c, t, slot, ch) - 1.0f, maxVisits);
+    logit[act] = cas::search::searchLog(atLeastFloat(t.prior(ch), 1e-30f)) +
+                 cas::search::gumbelSigma(2.0f * learnedCompletedQ(c, t, slot, ch) - 1.0f, maxVisits);
     top = top < logit[act] ? logit[act] : top;
   }
   float sum = 0;

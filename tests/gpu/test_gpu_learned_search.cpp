@@ -66,8 +66,10 @@ int agreeingRoots(const search::LearnedSearch& cpu, const search::LearnedSearch&
   int same = 0;
   for (size_t i = 0; i < games.size(); ++i) {
     const QString difference = test::statsDifference(a[i], b[i]);
-    if (difference.isEmpty()) ++same;
-    else qInfo("differs: game %d: %s", games[i], qPrintable(difference));
+    if (difference.isEmpty())
+      ++same;
+    else
+      qInfo("differs: game %d: %s", games[i], qPrintable(difference));
   }
   return same;
 }
@@ -182,7 +184,8 @@ class TestGpuLearnedSearch : public QObject {
       QCOMPARE(std::accumulate(b[size_t(g)].visits.begin(), b[size_t(g)].visits.end(), 0), 48);
     }
     QVERIFY2(sameChoice * 10 >= games * 9, qPrintable(QStringLiteral("the choice agrees on %1 of %2 games").arg(sameChoice).arg(games)));
-    QVERIFY2(valueDifference / games < 0.02, qPrintable(QStringLiteral("root values differ by %1 on average").arg(valueDifference / games)));
+    QVERIFY2(valueDifference / games < 0.02,
+             qPrintable(QStringLiteral("root values differ by %1 on average").arg(valueDifference / games)));
   }
 
   void refusesWhatItCannotHold() {

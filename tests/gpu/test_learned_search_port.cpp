@@ -59,12 +59,15 @@ class HostLearnedTwin {
     for (auto& s : slots_) s.listed = 0;
     for (size_t i = 0; i < games.size(); ++i) {
       slots_[size_t(games[i])].listed = 1;
-      std::copy_n(observations + i * size_t(observationSize_), observationSize_, observations_.data() + size_t(games[i]) * size_t(observationSize_));
+      std::copy_n(observations + i * size_t(observationSize_), observationSize_,
+                  observations_.data() + size_t(games[i]) * size_t(observationSize_));
     }
-    params_ = {config_.cPuct, config_.dirichletAlpha, config_.dirichletFraction, config_.discount, simulations, config_.gumbel, config_.gumbelArms,
-               stepBase_, seed_};
+    params_ = {config_.cPuct, config_.dirichletAlpha, config_.dirichletFraction, config_.discount,
+               simulations,   config_.gumbel,         config_.gumbelArms,        stepBase_,
+               seed_};
     const gs::LearnedContext c = context();
-    for (int g = 0; g < games_; ++g) gs::hashedRootRow(observations_.data(), observationSize_, g, c, rootStates_.data(), rootLogits_.data(), rootValues_.data());
+    for (int g = 0; g < games_; ++g)
+      gs::hashedRootRow(observations_.data(), observationSize_, g, c, rootStates_.data(), rootLogits_.data(), rootValues_.data());
     for (int g = 0; g < games_; ++g) {
       gs::expandLearnedRoot(c, g);
       gs::selectLearnedLeaves(c, g);
@@ -99,7 +102,9 @@ class HostLearnedTwin {
   }
 
   search::Tree tree(int g) const { return test::hostTreeCopy(main_, slots_, free_, g, games_, blocks_, actions_, config_.nodeBudget); }
-  const float* latent(int g, std::int32_t s) const { return latent_.data() + (size_t(s) * size_t(games_) + size_t(g)) * size_t(stateSize_); }
+  const float* latent(int g, std::int32_t s) const {
+    return latent_.data() + (size_t(s) * size_t(games_) + size_t(g)) * size_t(stateSize_);
+  }
   float reward(int g, std::int32_t s) const { return reward_[size_t(s) * size_t(games_) + size_t(g)]; }
   const gs::LearnedSlot& slot(int g) const { return learned_[size_t(g)]; }
   std::int64_t evaluations() const {
@@ -159,7 +164,8 @@ QString learnedNodesDifference(const search::BatchedLearnedSearch& cpu, const Ho
   for (size_t q = 0; q < queue.size(); ++q) {
     const std::int32_t s = queue[q];
     const float reward = twin.reward(g, s);
-    if (!sameBits(nodes.latent.data() + size_t(s) * size_t(stateSize), twin.latent(g, s), stateSize) || !sameBits(&nodes.reward[size_t(s)], &reward, 1))
+    if (!sameBits(nodes.latent.data() + size_t(s) * size_t(stateSize), twin.latent(g, s), stateSize) ||
+        !sameBits(&nodes.reward[size_t(s)], &reward, 1))
       return QStringLiteral("slot %1: latent state or reward differ").arg(s);
     if (t.expanded(s))
       for (int k = 0; k < t.childCount[size_t(s)]; ++k) queue.push_back(t.child(s, k));
@@ -188,7 +194,8 @@ LearnedSearchConfig config(int simulations, int leaves, bool gumbel, int nodeBud
 
 // `searches` searches of random game subsets over random observations, on both sides, each
 // compared in full; the CPU search's metrics.
-search::LearnedSearchMetrics compareSearches(const Shape& shape, const LearnedSearchConfig& c, int games, int searches, std::uint64_t seed) {
+search::LearnedSearchMetrics compareSearches(const Shape& shape, const LearnedSearchConfig& c, int games, int searches,
+                                             std::uint64_t seed) {
   search::BatchedLearnedSearch cpu(search::hashedLearnedModel(shape.observationSize, shape.stateSize, shape.actions), games, c, seed);
   HostLearnedTwin twin(games, shape.observationSize, shape.stateSize, shape.actions, c, seed);
   std::mt19937 rng{std::uint32_t(seed)};
