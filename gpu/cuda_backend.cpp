@@ -16,6 +16,7 @@
 #include "gpu/env/device_rollout.hpp"
 #include "gpu/nvrtc_compiler.hpp"
 #include "gpu/search/device_replay.hpp"
+#include "gpu/search/gpu_learned_search.hpp"
 #include "gpu/search/gpu_search.hpp"
 
 namespace cas::gpu {
@@ -77,9 +78,8 @@ class CudaBackend final : public exec::Backend, public exec::DeviceServices {
     return startRuntime(reason) ? makeDeviceSearch(setup, runtime_, reason) : nullptr;
   }
 
-  std::unique_ptr<cas::search::LearnedSearch> createLearnedSearch(const cas::search::LearnedSearchSetup&, std::string* reason) override {
-    if (reason) *reason = "the CUDA backend has no search over a learned model yet";
-    return nullptr;
+  std::unique_ptr<cas::search::LearnedSearch> createLearnedSearch(const cas::search::LearnedSearchSetup& setup, std::string* reason) override {
+    return startRuntime(reason) ? makeDeviceLearnedSearch(setup, runtime_, reason) : nullptr;
   }
 
   std::unique_ptr<cas::search::ReplayStore> createReplayStore(const cas::search::ReplaySetup& setup, std::string* reason) override {

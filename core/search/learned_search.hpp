@@ -2,9 +2,10 @@
 // The search over a learned model (MuZero): single-agent environments planned without their
 // rules. The model is three callbacks over batches: represent (observation -> latent state),
 // recurrent (dynamics, then prediction on the new state: state, action -> next state, reward,
-// logits, value) and predict (the root's logits and value). LearnedSearch is the interface (a
-// device twin can sit behind it, as the device search does behind SelfPlaySearch);
-// BatchedLearnedSearch is the CPU reference, the executable spec that twin must match bit for bit.
+// logits, value) and predict (the root's logits and value). LearnedSearch is the interface (its
+// device twin, gpu/search/gpu_learned_search.cpp, sits behind it as the device search does behind
+// SelfPlaySearch); BatchedLearnedSearch is the CPU reference, the executable spec that twin
+// matches bit for bit (tests/gpu/test_learned_search_port.cpp, test_gpu_learned_search.cpp).
 //
 // A search holds G games. search(games, observations, S) gives each listed game a fresh tree:
 // represent + predict its root (one batch, not a simulation), then simulation steps: up to k

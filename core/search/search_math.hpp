@@ -2,9 +2,9 @@
 // The arithmetic of the search, written once for the CPU reference (mcts.cpp) and the device
 // search (gpu/search): random numbers, exp and log, the PUCT score, the priors of a node's
 // children, Gumbel's completed-Q transform and the hashed test evaluator; for the search over a
-// learned model (learned_search.cpp, a future device twin) its Q, min-max normalisation, virtual
-// loss and PUCT score, and the hashed test model. With the same inputs
-// both sides compute the same bits, because
+// learned model (learned_search.cpp and its device twin, gpu/search/learned_steps.cuh) its Q,
+// min-max normalisation, virtual loss and PUCT score, and the hashed test model. With the same
+// inputs both sides compute the same bits, because
 //   - every operation is a single IEEE float operation in a fixed order (the device search is
 //     compiled with -fmad=false; g++ in ISO C++ mode does not contract either),
 //   - exp and log are our own (searchExp, searchLog) instead of the two libraries' versions,
@@ -222,7 +222,7 @@ CAS_HD inline float normalizedPuctScore(float qn, std::int32_t n, float p, float
   return qn + cPuct * p * sqrtParent / float(1 + n);
 }
 
-// --- the hashed learned model (tests; a future device twin) ----------------------------------------
+// --- the hashed learned model (tests; the device twin runs it as kernels) ----------------------
 
 // A model whose latent states, rewards, logits and values come from hashes of their inputs'
 // bits: the same bits on host and device. State entries, rewards and values are multiples of

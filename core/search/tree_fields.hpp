@@ -28,7 +28,7 @@
 
 // The learned-model search's own per-node fields (learned_search.hpp), beside the tree's: arrays
 // indexed by the same slots, so they recycle with the tree's blocks. One list for the host
-// search (LearnedNodes) and a future device twin.
+// search (LearnedNodes) and the device twin (gpu/search/learned_steps.cuh).
 //
 //   X(name, type, width, root)   width: entries per slot, an expression in `stateSize`
 //

@@ -2,7 +2,8 @@
 // The device search's per-game functions (gpu/search/search_steps.cuh) driven on the host, one
 // game after another, over host arrays laid out as the device's: what a kernel launch does
 // with one thread per game. Used by test_search_port to compare them with BatchedSearch
-// without a GPU.
+// without a GPU; its tree arrays (HostTreeFields, hostTreeCopy) also by
+// test_learned_search_port.
 #include <algorithm>
 #include <vector>
 
@@ -12,6 +13,48 @@
 #include "gpu/search/search_steps.cuh"
 
 namespace cas::test {
+
+// The device's tree arrays in host memory: one vector per field of core/search/tree_fields.hpp,
+// [budget * games] entries each, slot-major.
+struct HostTreeFields {
+#define CAS_TREE_VECTOR(name, type, root) std::vector<type> name;
+  CAS_TREE_FIELDS(CAS_TREE_VECTOR)
+#undef CAS_TREE_VECTOR
+  void resize(size_t n) {
+#define CAS_TREE_ZERO(name, type, root) name.assign(n, type{});
+    CAS_TREE_FIELDS(CAS_TREE_ZERO)
+#undef CAS_TREE_ZERO
+    firstChild.assign(n, -1);
+  }
+  gpu::search::TreeFields view() {
+    gpu::search::TreeFields f;
+#define CAS_TREE_VIEW(name, type, root) f.name = name.data();
+    CAS_TREE_FIELDS(CAS_TREE_VIEW)
+#undef CAS_TREE_VIEW
+    return f;
+  }
+};
+
+// Game g's tree as a core Tree (what a device search's snapshot copies back).
+inline cas::search::Tree hostTreeCopy(const HostTreeFields& f, const std::vector<gpu::search::GameSlot>& gameSlots, const std::vector<std::int32_t>& freeBlocks,
+                                      int g, int games, int blocks, int actions, int nodeBudget) {
+  cas::search::Tree t(actions, nodeBudget);
+  for (size_t s = 0; s < size_t(t.budget()); ++s) {
+    const size_t i = s * size_t(games) + size_t(g);  // slot-major, as on the device
+#define CAS_TREE_COPY_OUT(name, type, root) t.name[s] = f.name[i];
+    CAS_TREE_FIELDS(CAS_TREE_COPY_OUT)
+#undef CAS_TREE_COPY_OUT
+  }
+  const auto& slot = gameSlots[size_t(g)];
+  cas::search::Tree::Usage u;
+  u.nextBlock = slot.nextBlock;
+  u.inUse = slot.inUse;
+  u.recycled = slot.recycled;
+  const auto first = freeBlocks.begin() + std::ptrdiff_t(size_t(g) * size_t(blocks));
+  u.freeBlocks.assign(first, first + slot.freeCount);
+  t.adopt(u);
+  return t;
+}
 
 template <class Game>
 class HostDeviceSearch {
@@ -23,7 +66,7 @@ class HostDeviceSearch {
     budget_ = 1 + blocks_ * a;
     k_ = std::max(1, config.leavesPerStep);
     const auto n = size_t(games) * size_t(budget_);
-    for (Fields* f : {&main_, &spare_}) f->resize(n);
+    for (HostTreeFields* f : {&main_, &spare_}) f->resize(n);
     work_.assign(n, 0);
     free_.assign(size_t(games) * size_t(blocks_), 0);
     slots_.assign(size_t(games), gs::GameSlot{});
@@ -107,45 +150,9 @@ class HostDeviceSearch {
   void setMasked(bool masked) { masked_ = masked; }
 
   // Game g's tree as a core Tree (what the device search's snapshot copies back).
-  cas::search::Tree tree(int g) const {
-    cas::search::Tree t(Game::kActions, config_.nodeBudget);
-    for (size_t s = 0; s < size_t(budget_); ++s) {
-      const size_t i = s * size_t(games_) + size_t(g);  // slot-major, as on the device
-#define CAS_TREE_COPY_OUT(name, type, root) t.name[s] = main_.name[i];
-      CAS_TREE_FIELDS(CAS_TREE_COPY_OUT)
-#undef CAS_TREE_COPY_OUT
-    }
-    const auto& slot = slots_[size_t(g)];
-    cas::search::Tree::Usage u;
-    u.nextBlock = slot.nextBlock;
-    u.inUse = slot.inUse;
-    u.recycled = slot.recycled;
-    u.freeBlocks.assign(free_.begin() + std::ptrdiff_t(size_t(g) * size_t(blocks_)), free_.begin() + std::ptrdiff_t(size_t(g) * size_t(blocks_) + size_t(slot.freeCount)));
-    t.adopt(u);
-    return t;
-  }
+  cas::search::Tree tree(int g) const { return hostTreeCopy(main_, slots_, free_, g, games_, blocks_, Game::kActions, config_.nodeBudget); }
 
  private:
-  // The device's arrays in host memory: one vector per field of core/search/tree_fields.hpp.
-  struct Fields {
-#define CAS_TREE_VECTOR(name, type, root) std::vector<type> name;
-    CAS_TREE_FIELDS(CAS_TREE_VECTOR)
-#undef CAS_TREE_VECTOR
-    void resize(size_t n) {
-#define CAS_TREE_ZERO(name, type, root) name.assign(n, type{});
-      CAS_TREE_FIELDS(CAS_TREE_ZERO)
-#undef CAS_TREE_ZERO
-      firstChild.assign(n, -1);
-    }
-    gpu::search::TreeFields view() {
-      gpu::search::TreeFields f;
-#define CAS_TREE_VIEW(name, type, root) f.name = name.data();
-      CAS_TREE_FIELDS(CAS_TREE_VIEW)
-#undef CAS_TREE_VIEW
-      return f;
-    }
-  };
-
   void evaluate() {
     const int rows = games_ * k_;
     for (int r = 0; r < rows; ++r)
@@ -157,7 +164,7 @@ class HostDeviceSearch {
   bool masked_ = true;
   cas::search::SearchConfig config_;
   std::uint64_t seed_;
-  Fields main_, spare_;
+  HostTreeFields main_, spare_;
   std::vector<std::int32_t> work_, free_;
   std::vector<gpu::search::GameSlot> slots_;
   std::vector<typename Game::State> roots_;
