@@ -34,7 +34,7 @@
 // K, V in [dk | dv]) held in registers.
 //
 // The tests run this code on the CPU (tests/support/cuda_on_cpu.hpp), which supplies
-// cas_pack_half2 and cas_mma_m16n8k16 in place of the instructions below.
+// cas_pack_half2, cas_round16 and cas_mma_m16n8k16 in place of the instructions below.
 // Thread-safety: pure device functions.
 
 #ifndef CAS_CUDA_ON_CPU
@@ -45,6 +45,16 @@ __device__ __forceinline__ unsigned cas_pack_half2(float lo, float hi) {
   if constexpr (BF16) asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(hi), "f"(lo));
   else asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(hi), "f"(lo));
   return packed;
+}
+
+// x rounded to the 16-bit type and widened back: the value a product's operand holds.
+template <bool BF16>
+__device__ __forceinline__ float cas_round16(float x) {
+  const unsigned packed = cas_pack_half2<BF16>(x, 0.f);
+  float v;
+  if constexpr (BF16) v = __uint_as_float(packed << 16);
+  else asm("cvt.f32.f16 %0, %1;" : "=f"(v) : "h"(static_cast<unsigned short>(packed & 0xffffu)));
+  return v;
 }
 
 // d += a . b for the warp's 16x16 A and 16x8 B fragments (layouts above).
@@ -244,9 +254,12 @@ __device__ __forceinline__ bool cas_attention_stats_mma(int& b, const float* q, 
     for (int r = 0; r < 2; ++r) {
       const int row = w.r0 + w.g + 8 * r;
       const float* gi = g + (w.seq * T + (row < T ? row : 0)) * D + w.h * Dh;
+      // g as the products of dP = G.V^T see it (16 bits): where one key takes all the weight,
+      // dP - delta then cancels to fp32 rounding instead of g's 16-bit rounding.
       float delta = 0.f;
 #pragma unroll
-      for (int t = 0; t < DTiles; ++t) delta += gi[8 * t + w.c] * o[t][2 * r] + gi[8 * t + w.c + 1] * o[t][2 * r + 1];
+      for (int t = 0; t < DTiles; ++t)
+        delta += cas_round16<BF16>(gi[8 * t + w.c]) * o[t][2 * r] + cas_round16<BF16>(gi[8 * t + w.c + 1]) * o[t][2 * r + 1];
       delta += __shfl_xor_sync(0xffffffffu, delta, 1);  // the quad holds the row's columns
       delta += __shfl_xor_sync(0xffffffffu, delta, 2);
       if (row < T && w.c == 0) {
