@@ -276,6 +276,57 @@ static bool copySeries(const std::filesystem::path& dir, project::Project& p, st
   return true;
 }
 
+void (*gBeforeRunLock)(const std::filesystem::path& dir) = nullptr;
+
+// Makes `folder` and the folders on the way to it. `made` receives those this call made itself
+// (its mkdir succeeded), deepest first: a folder another process made at the same moment is that
+// process's, not this one's to remove.
+static bool makeFolders(const std::filesystem::path& folder, std::vector<std::filesystem::path>* made, std::string* error) {
+  const std::vector<std::filesystem::path> missing = missingFolders(folder);
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0777) == 0)
+      made->insert(made->begin(), *it);
+    else if (errno != EEXIST) {
+      *error = std::strerror(errno);
+      return false;
+    }
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(folder, ec)) return true;
+  *error = std::strerror(ENOTDIR);
+  return false;
+}
+
+// The run folder `dir` and its checkpoints/ made, and its lock taken. A refusal removes again
+// the folders this process made (each only when empty), unless another process holds the lock:
+// a contender that lost the race for the lock removes nothing (not the lock, not checkpoints/,
+// not the folder), which may all be the holder's by now.
+static std::optional<RunLock> claimRunFolder(const std::filesystem::path& dir, std::vector<std::filesystem::path>* made, std::string* problem,
+                                             std::string* note) {
+  auto removeMade = [&] {
+    std::error_code ec;
+    for (const std::filesystem::path& folder : *made) std::filesystem::remove(folder, ec);  // only when empty
+  };
+  if (!makeFolders(dir / "checkpoints", made, problem)) {
+    *problem = "cannot create " + dir.string() + ": " + *problem;
+    removeMade();
+    return std::nullopt;
+  }
+  if (gBeforeRunLock) gBeforeRunLock(dir);
+  bool inUse = false;
+  std::optional<RunLock> lock = RunLock::acquire(dir, problem, note, &inUse);
+  if (!lock && !inUse) removeMade();
+  return lock;
+}
+
+// Why a new run is not made in `dir`, which holds a run (its config.toml), and what to do instead.
+static std::string alreadyARun(const std::filesystem::path& dir) {
+  if (checkpointFiles(dir).empty())  // stopped before its first checkpoint: nothing to resume
+    return dir.string() + " already holds a run, stopped before its first checkpoint; `cuda-agent train --restart " + dir.string() +
+           "` trains it again from iteration 1, or give another --out";
+  return dir.string() + " already holds a run; use --resume " + dir.string() + " to continue it, or another --out";
+}
+
 std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, project::Project& p, Diagnostic* error,
                                            std::vector<Diagnostic>* notices) {
   auto fail = [&](std::string message) -> std::optional<RunFolder> {
@@ -294,33 +345,25 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, pro
   if (auto other = foreignEntry(dir); other && !halfMade && !std::filesystem::exists(dir / "config.toml", ec))
     return fail(dir.string() + " already holds files that are not a run's (" + *other +
                 "); give the run a new or empty folder, such as runs/" + p.name);
-  // A refusal from here on takes back what this call made: the user's folder is left as it was.
-  const std::vector<std::filesystem::path> made = missingFolders(dir / "checkpoints");
-  auto undo = [&](std::string message) {
-    if (!halfMade) std::filesystem::remove(dir / "lock", ec);
-    for (const std::filesystem::path& folder : made) std::filesystem::remove(folder, ec);  // only when empty
-    return fail(std::move(message));
-  };
   if (auto link = linkInRun(dir)) return fail(*link);
-  std::filesystem::create_directories(dir / "checkpoints", ec);
-  if (ec) return undo("cannot create " + dir.string() + ": " + ec.message());
+  // A refusal from here on takes back what this call made: the user's folder is left as it was.
+  std::vector<std::filesystem::path> made;
   std::string problem, note;
-  std::optional<RunLock> lock = RunLock::acquire(dir, &problem, &note);
-  if (!lock) return undo(problem);
+  std::optional<RunLock> lock = claimRunFolder(dir, &made, &problem, &note);
+  if (!lock) return fail(problem);
   if (!note.empty() && notices) notices->push_back(sentence(Severity::Note, note));
-  if (std::filesystem::exists(dir / "config.toml", ec)) {
-    if (checkpointFiles(dir).empty())  // stopped before its first checkpoint: nothing to resume
-      return fail(dir.string() + " already holds a run, stopped before its first checkpoint; `cuda-agent train --restart " + dir.string() +
-                  "` trains it again from iteration 1, or give another --out");
-    return fail(dir.string() + " already holds a run; use --resume " + dir.string() + " to continue it, or another --out");
-  }
+  if (std::filesystem::exists(dir / "config.toml", ec)) return fail(alreadyARun(dir));
   if (halfMade && notices)
     notices->push_back(sentence(Severity::Note, dir.string() + " holds the start of a run whose making was interrupted (no config.toml); making it again"));
   RunFolder run(dir, std::move(lock));
+  run.made_ = std::move(made);
   run.removeInterruptedWrites(notices);
 
   const auto policy = readFile(p.policyFile, kPolicyFileLimit, &problem);
-  if (!policy) return undo(problem);
+  if (!policy) {
+    run.removeUnstarted();
+    return fail(problem);
+  }
   std::string text = "# The resolved configuration of this run (written by cuda-agent train).\n";
   text += "project = " + quoted(std::filesystem::absolute(p.directory).lexically_normal().string()) + "\n";
   std::string section;

@@ -343,9 +343,11 @@ bool RunFolder::discardProgress(std::vector<Diagnostic>* notices, std::string* e
 
 void RunFolder::removeUnstarted() {
   std::error_code ec;
-  for (const char* file : {"config.toml", "project.toml", "policy.pdl", "series.csv", "lock"}) std::filesystem::remove(dir_ / file, ec);
-  std::filesystem::remove(dir_ / "checkpoints", ec);  // only when empty
-  std::filesystem::remove(dir_, ec);                  // likewise
+  for (const char* file : {"config.toml", "project.toml", "policy.pdl", "series.csv"}) std::filesystem::remove(dir_ / file, ec);
+  // The lock and the folders only when this process made them (the lock is removed while held:
+  // a process that opened it meanwhile finds it gone when it locks it, and opens it again).
+  if (lock_ && lock_->createdFile()) std::filesystem::remove(dir_ / "lock", ec);
+  for (const std::filesystem::path& folder : made_) std::filesystem::remove(folder, ec);  // each only when empty
   lock_.reset();
 }
 
