@@ -385,6 +385,18 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, pro
   return run;
 }
 
+std::optional<std::string> runWithoutConfig(const std::filesystem::path& dir) {
+  std::error_code ec;
+  auto there = [&](const char* name) { return std::filesystem::exists(std::filesystem::symlink_status(dir / name, ec)); };
+  if (!checkpointFiles(dir).empty() || there("metrics.jsonl") || there("changes.jsonl"))
+    return dir.string() + " holds a run's checkpoints or logs but no config.toml (it was removed, or never written): it is no project folder, " +
+           "and cannot be read as a run; put the run's config.toml back, or train the project anew in another folder";
+  if (there("lock") || std::filesystem::is_directory(dir / "checkpoints", ec))
+    return dir.string() + " holds the start of a run whose making was interrupted (it has no config.toml yet): nothing to resume or restart; " +
+           "`cuda-agent train PROJECT --out " + dir.string() + "` makes the run in it again";
+  return std::nullopt;
+}
+
 std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAccess access, bool useProjectFiles, project::Project* project,
                                          Diagnostic* error, std::vector<Diagnostic>* notices) {
   auto fail = [&](Diagnostic d) -> std::optional<RunFolder> {
@@ -396,9 +408,7 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
   if (!std::filesystem::exists(config, ec)) {
     if (std::filesystem::symlink_status(dir, ec).type() == std::filesystem::file_type::not_found)  // not "is not a run folder" alone
       return fail(sentence(Severity::Error, dir.string() + " does not exist; give a run folder (made by cuda-agent train)"));
-    if (std::filesystem::exists(std::filesystem::symlink_status(dir / "lock", ec)) || std::filesystem::is_directory(dir / "checkpoints", ec))
-      return fail(sentence(Severity::Error, dir.string() + " holds the start of a run whose making was interrupted (it has no config.toml yet): " +
-                                                "nothing to resume or restart; `cuda-agent train PROJECT --out " + dir.string() + "` makes the run in it again"));
+    if (auto run = runWithoutConfig(dir)) return fail(sentence(Severity::Error, *run));
     return fail(sentence(Severity::Error, dir.string() + " is not a run folder: it has no config.toml (run folders are made by cuda-agent train)"));
   }
   if (auto link = linkInRun(dir)) return fail(sentence(Severity::Error, *link));

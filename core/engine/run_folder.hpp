@@ -143,6 +143,13 @@ std::string checkpointName(std::int64_t iteration);
 // each is valid (its checksum, its counters, N the iteration it holds) is known only when it is read.
 std::vector<std::filesystem::path> checkpointFiles(const std::filesystem::path& dir);
 
+// Why `dir`, a folder without config.toml, is nevertheless a run's and no project folder: it
+// holds a run's own files (checkpoints, metrics.jsonl or changes.jsonl: a run that lost its
+// config.toml; or its lock or checkpoints/ alone: a run whose making was interrupted). The
+// sentence every reader of a run or a project (eval, train --resume and --restart, export, bench
+// policy) refuses it with; nullopt when it holds none of those.
+std::optional<std::string> runWithoutConfig(const std::filesystem::path& dir);
+
 // Why the run folder `dir`'s sub-folder `name` ("checkpoints", "exports") may not be read,
 // written or pruned: it is a symbolic link (which may lead out of the run, so that pruning or an
 // export would delete or replace another folder's files). nullopt when it is not one.
