@@ -120,8 +120,8 @@ std::optional<RunFolder::LoggedChange> loggedChange(const nlohmann::json& j, std
   return RunFolder::LoggedChange{*iteration, parameter->get<std::string>(), number.text.empty() ? to->dump() : number.text};
 }
 
-// A log read whole: its lines, each without its line break and trailing whitespace (the \r of a
-// CRLF too); `unterminated` when the last one has no line break (cut short by a kill or a full
+// A log read whole: its lines, each without its line break (LF, CRLF or a lone CR) and trailing
+// whitespace; `unterminated` when the last one has no line break (cut short by a kill or a full
 // disk, unless it is whole). The lines view `text`: a Log is filled in place and never moved (a
 // short text lives inside the string object, and a moved one would leave them dangling).
 struct Log {
@@ -142,14 +142,16 @@ bool readLog(const std::filesystem::path& file, Log* log, std::string* error) {
     return false;
   }
   log->text = std::move(*text);
+  // A line ends in LF, CRLF or a lone CR (a log rewritten by a tool that writes old Mac line
+  // ends): each record of such a log is a line, not the whole log one partial line.
   for (size_t start = 0; start < log->text.size();) {
-    size_t end = log->text.find('\n', start);
+    size_t end = log->text.find_first_of("\r\n", start);
     log->unterminated = end == std::string::npos;
     if (log->unterminated) end = log->text.size();
     std::string_view line(log->text.data() + start, end - start);
-    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
     log->lines.push_back(line);
-    start = end + 1;
+    start = end + (log->text.compare(std::min(end, log->text.size()), 2, "\r\n") == 0 ? 2 : 1);
   }
   return true;
 }
