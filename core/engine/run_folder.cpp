@@ -114,6 +114,18 @@ std::optional<std::string> linkInRun(const std::filesystem::path& dir) {
 // The project a run trains: the run's copies of its project file and policy (noting how the
 // project folder's files differ), or with `useProjectFiles`, or for a run made before runs kept
 // copies, the project folder's current files (warning how they differ from the copies).
+// Whether the run's copy of its project file names a price series (a trading project's run,
+// which keeps a copy of the series as series.csv).
+bool namesSeries(const std::filesystem::path& dir) {
+  const auto text = readFile(dir / kRunProjectFile, kProjectFileLimit);
+  if (!text) return false;
+  try {
+    return parseToml(*text, (dir / kRunProjectFile).string()).contains("series");
+  } catch (const toml::parse_error&) {
+    return false;  // loading the project names the syntax error
+  }
+}
+
 project::LoadResult loadRunProject(const std::filesystem::path& dir, const std::string& projectPath, bool useProjectFiles,
                                    std::vector<Diagnostic>* notices) {
   std::error_code ec;
@@ -122,7 +134,14 @@ project::LoadResult loadRunProject(const std::filesystem::path& dir, const std::
   if (hasCopies && !useProjectFiles) {
     project::LoadOptions options;
     options.policyFile = dir / kRunPolicyFile;
-    if (std::filesystem::exists(std::filesystem::symlink_status(dir / kRunSeriesFile, ec))) options.seriesFile = dir / kRunSeriesFile;
+    if (std::filesystem::exists(std::filesystem::symlink_status(dir / kRunSeriesFile, ec))) {
+      options.seriesFile = dir / kRunSeriesFile;
+    } else if (namesSeries(dir)) {  // not "the project's prices.csv not found in RUN": the run reads its own copy
+      loaded.diagnostics.error({},
+                               (dir / kRunSeriesFile).string() + " is missing: a trading run trains and is evaluated on its own copy of the " +
+                                   "price series; put the series it was trained on back there, or give --use-project to use the project's series");
+      return loaded;
+    }
     loaded = project::loadProject(dir / kRunProjectFile, options);
     if (loaded.project) {
       loaded.project->directory = projectPath;
@@ -397,6 +416,25 @@ std::optional<std::string> runWithoutConfig(const std::filesystem::path& dir) {
   return std::nullopt;
 }
 
+// The project folder a run's config.toml names (`project = "..."`); nullopt with `error` when it
+// is missing, is no string (named at its line and column, not called missing) or is empty.
+static std::optional<std::string> recordedProject(const toml::table& root, const std::string& config, const std::string& text, Diagnostic* error) {
+  const toml::node* node = root["project"].node();
+  const auto path = root["project"].value<std::string>();
+  if (!node) {
+    *error = sentence(Severity::Error, "'project' is missing: a run's config.toml names the project folder it trains", {config, 0, 0});
+  } else if (!path) {
+    *error = sentence(Severity::Error, "'project' must be a string (the path of the project folder the run trains), got " + params::tomlTypeName(*node),
+                      tomlLocation(config, text, node->source().begin));
+  } else if (path->empty()) {  // not taken for the current folder, whose project.toml would be read
+    *error = sentence(Severity::Error, "'project': expected a path, got ''; a run's config.toml names the project folder it trains",
+                      tomlLocation(config, text, node->source().begin));
+  } else {
+    return path;
+  }
+  return std::nullopt;
+}
+
 std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAccess access, bool useProjectFiles, project::Project* project,
                                          Diagnostic* error, std::vector<Diagnostic>* notices) {
   auto fail = [&](Diagnostic d) -> std::optional<RunFolder> {
@@ -429,12 +467,9 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
     return fail(sentence(Severity::Error, "TOML syntax error: " + std::string(e.description()),
                          tomlLocation(config.string(), *text, e.source().begin)));
   }
-  const auto projectPath = root["project"].value<std::string>();
-  if (!projectPath)
-    return fail(sentence(Severity::Error, "'project' is missing: a run's config.toml names the project folder it trains", {config.string(), 0, 0}));
-  if (projectPath->empty())  // not taken for the current folder, whose project.toml would be read
-    return fail(sentence(Severity::Error, "'project': expected a path, got ''; a run's config.toml names the project folder it trains",
-                         tomlLocation(config.string(), *text, root["project"].node()->source().begin)));
+  Diagnostic refused;
+  const auto projectPath = recordedProject(root, config.string(), *text, &refused);
+  if (!projectPath) return fail(refused);
 
   warnUnknownConfigKeys(root, config.string(), *text, notices);
   project::LoadResult loaded = loadRunProject(dir, *projectPath, useProjectFiles, notices);

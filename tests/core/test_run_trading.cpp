@@ -155,6 +155,16 @@ class TestRunTrading : public cas::test::RunFolderSuite {
     const Result useProject = cli(evalArgs + QStringList{QStringLiteral("--use-project")});
     QVERIFY(useProject.status != 0);
     QVERIFY2(useProject.err.contains(project + QStringLiteral("/prices.csv:2: Close 'abc' is not a number")), qPrintable(useProject.err));
+
+    // Hardening, fifth probe (D10): a run without its series.csv was said to miss the project's
+    // prices.csv, with no remedy.
+    QVERIFY(QFile::remove(run + QStringLiteral("/series.csv")));
+    const Result missing = cli(evalArgs);
+    QVERIFY(missing.status != 0);
+    QVERIFY2(missing.err.startsWith(QStringLiteral("error: %1/series.csv is missing: a trading run trains and is evaluated on its own copy of the price "
+                                                   "series; put the series it was trained on back there, or give --use-project to use the "
+                                                   "project's series\n").arg(run)),
+             qPrintable(missing.err));
   }
 };
 
