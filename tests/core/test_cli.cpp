@@ -54,6 +54,20 @@ class TestCli : public QObject {
   }
 
  private slots:
+  // Hardening, fifth probe (D14): `export --out DIR/` where nothing is said "DIR/ is a folder,
+  // not a regular file". It names a folder, and the refusal now says so; nothing is made.
+  void anOutputEndingInASlashIsNamedForWhatItIs() {
+    const QString pdl = dir_.filePath(QStringLiteral("slash.pdl"));
+    write(pdl, "def policy(obs):\n    h = relu(dense(obs, units=8))\n    return dense(h, units=action_dim), tanh(dense(h, units=1))\n");
+    const QString out = dir_.filePath(QStringLiteral("newdir/"));
+    Run r = cli({QStringLiteral("export"), pdl, QStringLiteral("--obs-shape"), QStringLiteral("4"), QStringLiteral("--action-dim"), QStringLiteral("2"),
+                 QStringLiteral("--out"), out});
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("error: %1 names a folder (it ends in '/'), not a file; give the path of a file to write, without the trailing "
+                                   "'/'\n").arg(out));
+    QVERIFY(!QFile::exists(dir_.filePath(QStringLiteral("newdir"))));
+  }
+
   void versionAndHelp() {
     Run v = cli({QStringLiteral("--version")});
     QCOMPARE(v.status, 0);
