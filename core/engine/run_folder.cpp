@@ -357,11 +357,14 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, pro
   std::error_code ec;
   // A project.toml without config.toml is a project folder, unless the lock is there too: then
   // it is a run whose making was interrupted (the lock is taken before the copies are written).
-  const bool halfMade = std::filesystem::exists(std::filesystem::symlink_status(dir / "lock", ec));
-  if (std::filesystem::exists(dir / project::kProjectFileName, ec) && !std::filesystem::exists(dir / "config.toml", ec) && !halfMade)
+  // The lock is asked for after what it explains: a run made at this moment by another process
+  // (which takes the lock before it writes the copies) is in use, not a project or foreign files.
+  auto locked = [&] { return std::filesystem::exists(std::filesystem::symlink_status(dir / "lock", ec)); };
+  const bool halfMade = locked();
+  if (std::filesystem::exists(dir / project::kProjectFileName, ec) && !std::filesystem::exists(dir / "config.toml", ec) && !locked())
     return fail(dir.string() + " holds a project.toml: it is a project folder, not a run folder; give the run a folder of its own, such as runs/" +
                 p.name);
-  if (auto other = foreignEntry(dir); other && !halfMade && !std::filesystem::exists(dir / "config.toml", ec))
+  if (auto other = foreignEntry(dir); other && !locked() && !std::filesystem::exists(dir / "config.toml", ec))
     return fail(dir.string() + " already holds files that are not a run's (" + *other +
                 "); give the run a new or empty folder, such as runs/" + p.name);
   if (auto link = linkInRun(dir)) return fail(*link);
