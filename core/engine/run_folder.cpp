@@ -573,6 +573,27 @@ bool RunFolder::writeCheckpoint(std::int64_t iteration, std::string data, std::s
   return true;
 }
 
+// Why training cannot write one of the run's logs, which it appends to and a resume may cut
+// back (a new file renamed over it): it cannot be opened for writing (no write permission, an
+// immutable or append-only file, a read-only file system). Asked before anything is changed, so
+// the run does not stop after "resumed from ...", or fail half-way through a cut. nullopt when both can.
+static std::optional<std::string> unwritableLog(const std::filesystem::path& dir) {
+  for (const char* log : {"metrics.jsonl", "changes.jsonl"}) {
+    const std::filesystem::path path = dir / log;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;  // missing (made when needed), or refused where it is opened
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);  // no O_APPEND: an append-only file cannot be cut
+    if (fd >= 0) {
+      ::close(fd);
+      continue;
+    }
+    return "cannot write " + path.string() + ": " + std::strerror(errno) + "; training appends to it, and a resume may cut it back: make it " +
+           "writable (chmod u+w " + path.string() + "; a file made immutable or append-only: chattr -i -a " + path.string() +
+           "), or move it out of the run folder (the run does not need it to go on), and try again (nothing was changed)";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> RunFolder::inaccessible(RunAccess access) const {
   const std::filesystem::path checkpoints = dir_ / "checkpoints";
   auto fix = [](const std::filesystem::path& folder) { return "; give yourself access to it (chmod u+rwx " + folder.string() + ") and try again"; };
@@ -585,7 +606,7 @@ std::optional<std::string> RunFolder::inaccessible(RunAccess access) const {
     if (::faccessat(AT_FDCWD, folder.c_str(), W_OK | X_OK, AT_EACCESS) != 0 && errno != ENOENT)
       return "cannot write " + folder.string() + ": " + std::strerror(errno) + "; training writes its checkpoints and logs there" + fix(folder) +
              " (nothing was changed)";
-  return std::nullopt;
+  return unwritableLog(dir_);
 }
 
 std::optional<std::string> RunFolder::checkpointThatBlocksTraining() const {
