@@ -12,12 +12,15 @@
 // [-1, 1], cycled (the time of these networks does not depend on the values); the action is the
 // argmax of the first output (the logits) of each observation.
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -114,9 +117,40 @@ int main(int argc, char** argv) {
 }
 )";
 
-// Runs argv (no shell) with its standard output into `out` and its errors into `errors`; the exit
-// status, or -1 when it could not start.
+// SIGINT or SIGTERM while cc or the harness runs (they run in a process group of their own,
+// which a Ctrl-C at the terminal does not reach): the child's group is killed at once, and once
+// the temporary folder is removed the signal ends this process as it would have. A signal the
+// process ignored when it started (SIGINT of a background job) stays ignored.
+volatile std::sig_atomic_t gStopSignal = 0;
+volatile std::sig_atomic_t gChildGroup = 0;
+
+extern "C" void onStopSignal(int signal) {
+  gStopSignal = signal;
+  if (gChildGroup > 0) ::kill(-pid_t(gChildGroup), SIGKILL);
+}
+
+struct StopSignals {
+  struct sigaction previous[2] {};
+  StopSignals() {
+    struct sigaction caught {};
+    caught.sa_handler = onStopSignal;
+    sigemptyset(&caught.sa_mask);
+    const int signals[2] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; ++i) {
+      ::sigaction(signals[i], nullptr, &previous[i]);
+      if (previous[i].sa_handler != SIG_IGN) ::sigaction(signals[i], &caught, nullptr);
+    }
+  }
+  ~StopSignals() {
+    ::sigaction(SIGINT, &previous[0], nullptr);
+    ::sigaction(SIGTERM, &previous[1], nullptr);
+  }
+};
+
+// Runs argv (no shell, in a process group of its own) with its standard output into `out` and
+// its errors into `errors`; the exit status, or -1 when it could not start or was killed.
 int runProgram(const std::vector<std::string>& argv, const std::filesystem::path& out, const std::filesystem::path& errors) {
+  if (gStopSignal) return -1;
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -124,12 +158,31 @@ int runProgram(const std::vector<std::string>& argv, const std::filesystem::path
   posix_spawn_file_actions_init(&files);
   posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&files, STDERR_FILENO, errors.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = 0;
-  const int started = posix_spawnp(&pid, args[0], &files, nullptr, args.data(), environ);
+  const int started = posix_spawnp(&pid, args[0], &files, &attributes, args.data(), environ);
   posix_spawn_file_actions_destroy(&files);
+  posix_spawnattr_destroy(&attributes);
+  if (started != 0) return -1;
+  gChildGroup = pid;
+  if (gStopSignal) ::kill(-pid, SIGKILL);  // a signal before the child's group was known
   int status = 0;
-  if (started != 0 || waitpid(pid, &status, 0) < 0) return -1;
+  pid_t waited = 0;
+  while ((waited = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  gChildGroup = 0;
+  if (waited < 0) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// The folder temporary files go in: $TMPDIR when it is a folder, else /tmp.
+std::string temporaryFolder() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::error_code ec;
+  return tmp && *tmp == '/' && std::filesystem::is_directory(tmp, ec) ? std::string(tmp) : std::string("/tmp");
 }
 
 std::string firstLine(const std::filesystem::path& file) {
@@ -143,8 +196,9 @@ std::string firstLine(const std::filesystem::path& file) {
 Latency timeExportedC(const exports::ExportablePolicy& policy, const PolicyBenchOptions& o) {
   Latency r{"c", "", 0, 0, 0, 0};
   if (o.batch != 1) return r.note = "the C export answers one observation a call; use --batch 1", r;
-  char pattern[] = "/tmp/cas-bench-policy.XXXXXX";
-  if (!::mkdtemp(pattern)) return r.note = "cannot make a temporary folder", r;
+  StopSignals stop;
+  std::string pattern = temporaryFolder() + "/cas-bench-policy.XXXXXX";
+  if (!::mkdtemp(pattern.data())) return r.note = "cannot make a temporary folder", r;
   const std::filesystem::path dir = pattern;
   const exports::CSource c = exports::exportC(policy, "policy.h");
   std::ofstream(dir / "policy.h") << c.header;
@@ -164,6 +218,10 @@ Latency timeExportedC(const exports::ExportablePolicy& policy, const PolicyBench
   }
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
+  if (const int signal = gStopSignal) {  // stopped: ends as the signal would have ended it, the folder gone
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+  }
   return r;
 }
 

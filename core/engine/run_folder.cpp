@@ -114,6 +114,18 @@ std::optional<std::string> linkInRun(const std::filesystem::path& dir) {
 // The project a run trains: the run's copies of its project file and policy (noting how the
 // project folder's files differ), or with `useProjectFiles`, or for a run made before runs kept
 // copies, the project folder's current files (warning how they differ from the copies).
+// Whether the run's copy of its project file names a price series (a trading project's run,
+// which keeps a copy of the series as series.csv).
+bool namesSeries(const std::filesystem::path& dir) {
+  const auto text = readFile(dir / kRunProjectFile, kProjectFileLimit);
+  if (!text) return false;
+  try {
+    return parseToml(*text, (dir / kRunProjectFile).string()).contains("series");
+  } catch (const toml::parse_error&) {
+    return false;  // loading the project names the syntax error
+  }
+}
+
 project::LoadResult loadRunProject(const std::filesystem::path& dir, const std::string& projectPath, bool useProjectFiles,
                                    std::vector<Diagnostic>* notices) {
   std::error_code ec;
@@ -122,7 +134,14 @@ project::LoadResult loadRunProject(const std::filesystem::path& dir, const std::
   if (hasCopies && !useProjectFiles) {
     project::LoadOptions options;
     options.policyFile = dir / kRunPolicyFile;
-    if (std::filesystem::exists(std::filesystem::symlink_status(dir / kRunSeriesFile, ec))) options.seriesFile = dir / kRunSeriesFile;
+    if (std::filesystem::exists(std::filesystem::symlink_status(dir / kRunSeriesFile, ec))) {
+      options.seriesFile = dir / kRunSeriesFile;
+    } else if (namesSeries(dir)) {  // not "the project's prices.csv not found in RUN": the run reads its own copy
+      loaded.diagnostics.error({},
+                               (dir / kRunSeriesFile).string() + " is missing: a trading run trains and is evaluated on its own copy of the " +
+                                   "price series; put the series it was trained on back there, or give --use-project to use the project's series");
+      return loaded;
+    }
     loaded = project::loadProject(dir / kRunProjectFile, options);
     if (loaded.project) {
       loaded.project->directory = projectPath;
@@ -276,6 +295,57 @@ static bool copySeries(const std::filesystem::path& dir, project::Project& p, st
   return true;
 }
 
+void (*gBeforeRunLock)(const std::filesystem::path& dir) = nullptr;
+
+// Makes `folder` and the folders on the way to it. `made` receives those this call made itself
+// (its mkdir succeeded), deepest first: a folder another process made at the same moment is that
+// process's, not this one's to remove.
+static bool makeFolders(const std::filesystem::path& folder, std::vector<std::filesystem::path>* made, std::string* error) {
+  const std::vector<std::filesystem::path> missing = missingFolders(folder);
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0777) == 0)
+      made->insert(made->begin(), *it);
+    else if (errno != EEXIST) {
+      *error = std::strerror(errno);
+      return false;
+    }
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(folder, ec)) return true;
+  *error = std::strerror(ENOTDIR);
+  return false;
+}
+
+// The run folder `dir` and its checkpoints/ made, and its lock taken. A refusal removes again
+// the folders this process made (each only when empty), unless another process holds the lock:
+// a contender that lost the race for the lock removes nothing (not the lock, not checkpoints/,
+// not the folder), which may all be the holder's by now.
+static std::optional<RunLock> claimRunFolder(const std::filesystem::path& dir, std::vector<std::filesystem::path>* made, std::string* problem,
+                                             std::string* note) {
+  auto removeMade = [&] {
+    std::error_code ec;
+    for (const std::filesystem::path& folder : *made) std::filesystem::remove(folder, ec);  // only when empty
+  };
+  if (!makeFolders(dir / "checkpoints", made, problem)) {
+    *problem = "cannot create " + dir.string() + ": " + *problem;
+    removeMade();
+    return std::nullopt;
+  }
+  if (gBeforeRunLock) gBeforeRunLock(dir);
+  bool inUse = false;
+  std::optional<RunLock> lock = RunLock::acquire(dir, problem, note, &inUse);
+  if (!lock && !inUse) removeMade();
+  return lock;
+}
+
+// Why a new run is not made in `dir`, which holds a run (its config.toml), and what to do instead.
+static std::string alreadyARun(const std::filesystem::path& dir) {
+  if (checkpointFiles(dir).empty())  // stopped before its first checkpoint: nothing to resume
+    return dir.string() + " already holds a run, stopped before its first checkpoint; `cuda-agent train --restart " + dir.string() +
+           "` trains it again from iteration 1, or give another --out";
+  return dir.string() + " already holds a run; use --resume " + dir.string() + " to continue it, or another --out";
+}
+
 std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, project::Project& p, Diagnostic* error,
                                            std::vector<Diagnostic>* notices) {
   auto fail = [&](std::string message) -> std::optional<RunFolder> {
@@ -287,40 +357,35 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, pro
   std::error_code ec;
   // A project.toml without config.toml is a project folder, unless the lock is there too: then
   // it is a run whose making was interrupted (the lock is taken before the copies are written).
-  const bool halfMade = std::filesystem::exists(std::filesystem::symlink_status(dir / "lock", ec));
-  if (std::filesystem::exists(dir / project::kProjectFileName, ec) && !std::filesystem::exists(dir / "config.toml", ec) && !halfMade)
+  // The lock is asked for after what it explains: a run made at this moment by another process
+  // (which takes the lock before it writes the copies) is in use, not a project or foreign files.
+  auto locked = [&] { return std::filesystem::exists(std::filesystem::symlink_status(dir / "lock", ec)); };
+  const bool halfMade = locked();
+  if (std::filesystem::exists(dir / project::kProjectFileName, ec) && !std::filesystem::exists(dir / "config.toml", ec) && !locked())
     return fail(dir.string() + " holds a project.toml: it is a project folder, not a run folder; give the run a folder of its own, such as runs/" +
                 p.name);
-  if (auto other = foreignEntry(dir); other && !halfMade && !std::filesystem::exists(dir / "config.toml", ec))
+  if (auto other = foreignEntry(dir); other && !locked() && !std::filesystem::exists(dir / "config.toml", ec))
     return fail(dir.string() + " already holds files that are not a run's (" + *other +
                 "); give the run a new or empty folder, such as runs/" + p.name);
-  // A refusal from here on takes back what this call made: the user's folder is left as it was.
-  const std::vector<std::filesystem::path> made = missingFolders(dir / "checkpoints");
-  auto undo = [&](std::string message) {
-    if (!halfMade) std::filesystem::remove(dir / "lock", ec);
-    for (const std::filesystem::path& folder : made) std::filesystem::remove(folder, ec);  // only when empty
-    return fail(std::move(message));
-  };
   if (auto link = linkInRun(dir)) return fail(*link);
-  std::filesystem::create_directories(dir / "checkpoints", ec);
-  if (ec) return undo("cannot create " + dir.string() + ": " + ec.message());
+  // A refusal from here on takes back what this call made: the user's folder is left as it was.
+  std::vector<std::filesystem::path> made;
   std::string problem, note;
-  std::optional<RunLock> lock = RunLock::acquire(dir, &problem, &note);
-  if (!lock) return undo(problem);
+  std::optional<RunLock> lock = claimRunFolder(dir, &made, &problem, &note);
+  if (!lock) return fail(problem);
   if (!note.empty() && notices) notices->push_back(sentence(Severity::Note, note));
-  if (std::filesystem::exists(dir / "config.toml", ec)) {
-    if (checkpointFiles(dir).empty())  // stopped before its first checkpoint: nothing to resume
-      return fail(dir.string() + " already holds a run, stopped before its first checkpoint; `cuda-agent train --restart " + dir.string() +
-                  "` trains it again from iteration 1, or give another --out");
-    return fail(dir.string() + " already holds a run; use --resume " + dir.string() + " to continue it, or another --out");
-  }
+  if (std::filesystem::exists(dir / "config.toml", ec)) return fail(alreadyARun(dir));
   if (halfMade && notices)
     notices->push_back(sentence(Severity::Note, dir.string() + " holds the start of a run whose making was interrupted (no config.toml); making it again"));
   RunFolder run(dir, std::move(lock));
+  run.made_ = std::move(made);
   run.removeInterruptedWrites(notices);
 
   const auto policy = readFile(p.policyFile, kPolicyFileLimit, &problem);
-  if (!policy) return undo(problem);
+  if (!policy) {
+    run.removeUnstarted();
+    return fail(problem);
+  }
   std::string text = "# The resolved configuration of this run (written by cuda-agent train).\n";
   text += "project = " + quoted(std::filesystem::absolute(p.directory).lexically_normal().string()) + "\n";
   std::string section;
@@ -342,6 +407,37 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, pro
   return run;
 }
 
+std::optional<std::string> runWithoutConfig(const std::filesystem::path& dir) {
+  std::error_code ec;
+  auto there = [&](const char* name) { return std::filesystem::exists(std::filesystem::symlink_status(dir / name, ec)); };
+  if (!checkpointFiles(dir).empty() || there("metrics.jsonl") || there("changes.jsonl"))
+    return dir.string() + " holds a run's checkpoints or logs but no config.toml (it was removed, or never written): it is no project folder, " +
+           "and cannot be read as a run; put the run's config.toml back, or train the project anew in another folder";
+  if (there("lock") || std::filesystem::is_directory(dir / "checkpoints", ec))
+    return dir.string() + " holds the start of a run whose making was interrupted (it has no config.toml yet): nothing to resume or restart; " +
+           "`cuda-agent train PROJECT --out " + dir.string() + "` makes the run in it again";
+  return std::nullopt;
+}
+
+// The project folder a run's config.toml names (`project = "..."`); nullopt with `error` when it
+// is missing, is no string (named at its line and column, not called missing) or is empty.
+static std::optional<std::string> recordedProject(const toml::table& root, const std::string& config, const std::string& text, Diagnostic* error) {
+  const toml::node* node = root["project"].node();
+  const auto path = root["project"].value<std::string>();
+  if (!node) {
+    *error = sentence(Severity::Error, "'project' is missing: a run's config.toml names the project folder it trains", {config, 0, 0});
+  } else if (!path) {
+    *error = sentence(Severity::Error, "'project' must be a string (the path of the project folder the run trains), got " + params::tomlTypeName(*node),
+                      tomlLocation(config, text, node->source().begin));
+  } else if (path->empty()) {  // not taken for the current folder, whose project.toml would be read
+    *error = sentence(Severity::Error, "'project': expected a path, got ''; a run's config.toml names the project folder it trains",
+                      tomlLocation(config, text, node->source().begin));
+  } else {
+    return path;
+  }
+  return std::nullopt;
+}
+
 std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAccess access, bool useProjectFiles, project::Project* project,
                                          Diagnostic* error, std::vector<Diagnostic>* notices) {
   auto fail = [&](Diagnostic d) -> std::optional<RunFolder> {
@@ -353,9 +449,7 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
   if (!std::filesystem::exists(config, ec)) {
     if (std::filesystem::symlink_status(dir, ec).type() == std::filesystem::file_type::not_found)  // not "is not a run folder" alone
       return fail(sentence(Severity::Error, dir.string() + " does not exist; give a run folder (made by cuda-agent train)"));
-    if (std::filesystem::exists(std::filesystem::symlink_status(dir / "lock", ec)) || std::filesystem::is_directory(dir / "checkpoints", ec))
-      return fail(sentence(Severity::Error, dir.string() + " holds the start of a run whose making was interrupted (it has no config.toml yet): " +
-                                                "nothing to resume or restart; `cuda-agent train PROJECT --out " + dir.string() + "` makes the run in it again"));
+    if (auto run = runWithoutConfig(dir)) return fail(sentence(Severity::Error, *run));
     return fail(sentence(Severity::Error, dir.string() + " is not a run folder: it has no config.toml (run folders are made by cuda-agent train)"));
   }
   if (auto link = linkInRun(dir)) return fail(sentence(Severity::Error, *link));
@@ -376,12 +470,9 @@ std::optional<RunFolder> RunFolder::open(const std::filesystem::path& dir, RunAc
     return fail(sentence(Severity::Error, "TOML syntax error: " + std::string(e.description()),
                          tomlLocation(config.string(), *text, e.source().begin)));
   }
-  const auto projectPath = root["project"].value<std::string>();
-  if (!projectPath)
-    return fail(sentence(Severity::Error, "'project' is missing: a run's config.toml names the project folder it trains", {config.string(), 0, 0}));
-  if (projectPath->empty())  // not taken for the current folder, whose project.toml would be read
-    return fail(sentence(Severity::Error, "'project': expected a path, got ''; a run's config.toml names the project folder it trains",
-                         tomlLocation(config.string(), *text, root["project"].node()->source().begin)));
+  Diagnostic refused;
+  const auto projectPath = recordedProject(root, config.string(), *text, &refused);
+  if (!projectPath) return fail(refused);
 
   warnUnknownConfigKeys(root, config.string(), *text, notices);
   project::LoadResult loaded = loadRunProject(dir, *projectPath, useProjectFiles, notices);
@@ -482,6 +573,27 @@ bool RunFolder::writeCheckpoint(std::int64_t iteration, std::string data, std::s
   return true;
 }
 
+// Why training cannot write one of the run's logs, which it appends to and a resume may cut
+// back (a new file renamed over it): it cannot be opened for writing (no write permission, an
+// immutable or append-only file, a read-only file system). Asked before anything is changed, so
+// the run does not stop after "resumed from ...", or fail half-way through a cut. nullopt when both can.
+static std::optional<std::string> unwritableLog(const std::filesystem::path& dir) {
+  for (const char* log : {"metrics.jsonl", "changes.jsonl"}) {
+    const std::filesystem::path path = dir / log;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;  // missing (made when needed), or refused where it is opened
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);  // no O_APPEND: an append-only file cannot be cut
+    if (fd >= 0) {
+      ::close(fd);
+      continue;
+    }
+    return "cannot write " + path.string() + ": " + std::strerror(errno) + "; training appends to it, and a resume may cut it back: make it " +
+           "writable (chmod u+w " + path.string() + "; a file made immutable or append-only: chattr -i -a " + path.string() +
+           "), or move it out of the run folder (the run does not need it to go on), and try again (nothing was changed)";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> RunFolder::inaccessible(RunAccess access) const {
   const std::filesystem::path checkpoints = dir_ / "checkpoints";
   auto fix = [](const std::filesystem::path& folder) { return "; give yourself access to it (chmod u+rwx " + folder.string() + ") and try again"; };
@@ -494,7 +606,7 @@ std::optional<std::string> RunFolder::inaccessible(RunAccess access) const {
     if (::faccessat(AT_FDCWD, folder.c_str(), W_OK | X_OK, AT_EACCESS) != 0 && errno != ENOENT)
       return "cannot write " + folder.string() + ": " + std::strerror(errno) + "; training writes its checkpoints and logs there" + fix(folder) +
              " (nothing was changed)";
-  return std::nullopt;
+  return unwritableLog(dir_);
 }
 
 std::optional<std::string> RunFolder::checkpointThatBlocksTraining() const {

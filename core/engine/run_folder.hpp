@@ -107,7 +107,9 @@ class RunFolder {
   // On restart: removes the metrics, the change log and every checkpoint.
   bool discardProgress(std::vector<Diagnostic>* notices, std::string* error);
   // Removes a run that never ran (create() succeeded, then no trainer could be built for it): the
-  // files create() wrote, and the folder when that leaves it empty, so the same --out works again.
+  // files create() wrote, the lock when create() made it, and the folders create() made when
+  // that leaves them empty, so the same --out works again and a folder that was there before
+  // (the user's, or one another process made at the same moment) stays.
   void removeUnstarted();
   // Removes the temporary files of writes that a kill interrupted (writeFileAtomic's *.tmp.PID),
   // each with a note. Only while the lock is held: no other process can be writing them.
@@ -118,7 +120,12 @@ class RunFolder {
   bool append(const std::string& file, const std::string& line, std::string* error);
   std::filesystem::path dir_;
   std::optional<RunLock> lock_;  // held when opened for writing
+  std::vector<std::filesystem::path> made_;  // the folders create() made, deepest first
 };
+
+// Test seam: when set, called by RunFolder::create between making the run's folders and taking
+// its lock (where another process may take it first). Null in the product.
+extern void (*gBeforeRunLock)(const std::filesystem::path& dir);
 
 std::uint64_t fnv1a64(std::string_view bytes);
 
@@ -135,6 +142,13 @@ std::string checkpointName(std::int64_t iteration);
 // the run's own name (checkpointName) comes last, so that the newest is tried first. Whether
 // each is valid (its checksum, its counters, N the iteration it holds) is known only when it is read.
 std::vector<std::filesystem::path> checkpointFiles(const std::filesystem::path& dir);
+
+// Why `dir`, a folder without config.toml, is nevertheless a run's and no project folder: it
+// holds a run's own files (checkpoints, metrics.jsonl or changes.jsonl: a run that lost its
+// config.toml; or its lock or checkpoints/ alone: a run whose making was interrupted). The
+// sentence every reader of a run or a project (eval, train --resume and --restart, export, bench
+// policy) refuses it with; nullopt when it holds none of those.
+std::optional<std::string> runWithoutConfig(const std::filesystem::path& dir);
 
 // Why the run folder `dir`'s sub-folder `name` ("checkpoints", "exports") may not be read,
 // written or pruned: it is a symbolic link (which may lead out of the run, so that pruning or an

@@ -32,19 +32,26 @@ class RunLock {
  public:
   // Takes the lock of the run folder `dir` (creating RUN/lock when needed). nullopt with `error`
   // ("runs/x is in use by process 4242 ...") when another process holds it; `note` tells when a
-  // stale lock was taken over.
-  static std::optional<RunLock> acquire(const std::filesystem::path& dir, std::string* error, std::string* note);
+  // stale lock was taken over. `inUse` (when given) tells a refusal because another process
+  // holds the lock from one for another reason. A lock file that was removed or replaced between
+  // its opening and its locking (its holder took back a run it could not make) is opened again,
+  // so two processes never hold locks on two files of one name.
+  static std::optional<RunLock> acquire(const std::filesystem::path& dir, std::string* error, std::string* note, bool* inUse = nullptr);
+  // Whether this lock's acquire() made RUN/lock (it was not there before): only then is the
+  // file this process's to remove when it takes back a run it could not make.
+  bool createdFile() const { return created_; }
 
-  RunLock(RunLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  RunLock(RunLock&& other) noexcept : fd_(other.fd_), created_(other.created_) { other.fd_ = -1; }
   RunLock& operator=(RunLock&& other) noexcept;
   RunLock(const RunLock&) = delete;
   RunLock& operator=(const RunLock&) = delete;
   ~RunLock();  // empties RUN/lock and releases it
 
  private:
-  explicit RunLock(int fd) : fd_(fd) {}
+  RunLock(int fd, bool created) : fd_(fd), created_(created) {}
   void release();
   int fd_ = -1;
+  bool created_ = false;
 };
 
 }  // namespace cas::engine

@@ -1,6 +1,8 @@
 // What resuming and restarting a run do to its folder: cutting the logs back to the checkpoint
 // (read as JSON lines, so whitespace, CRLF and a line re-serialised by another tool are kept),
 // discarding the progress, removing what interrupted writes left behind.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -118,8 +120,8 @@ std::optional<RunFolder::LoggedChange> loggedChange(const nlohmann::json& j, std
   return RunFolder::LoggedChange{*iteration, parameter->get<std::string>(), number.text.empty() ? to->dump() : number.text};
 }
 
-// A log read whole: its lines, each without its line break and trailing whitespace (the \r of a
-// CRLF too); `unterminated` when the last one has no line break (cut short by a kill or a full
+// A log read whole: its lines, each without its line break (LF, CRLF or a lone CR) and trailing
+// whitespace; `unterminated` when the last one has no line break (cut short by a kill or a full
 // disk, unless it is whole). The lines view `text`: a Log is filled in place and never moved (a
 // short text lives inside the string object, and a moved one would leave them dangling).
 struct Log {
@@ -140,14 +142,16 @@ bool readLog(const std::filesystem::path& file, Log* log, std::string* error) {
     return false;
   }
   log->text = std::move(*text);
+  // A line ends in LF, CRLF or a lone CR (a log rewritten by a tool that writes old Mac line
+  // ends): each record of such a log is a line, not the whole log one partial line.
   for (size_t start = 0; start < log->text.size();) {
-    size_t end = log->text.find('\n', start);
+    size_t end = log->text.find_first_of("\r\n", start);
     log->unterminated = end == std::string::npos;
     if (log->unterminated) end = log->text.size();
     std::string_view line(log->text.data() + start, end - start);
-    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
     log->lines.push_back(line);
-    start = end + 1;
+    start = end + (log->text.compare(std::min(end, log->text.size()), 2, "\r\n") == 0 ? 2 : 1);
   }
   return true;
 }
@@ -300,24 +304,55 @@ std::optional<std::vector<RunFolder::LoggedChange>> RunFolder::repairLogs(std::i
   return repairChanges(dir_, iteration, notices, error);
 }
 
+// The file names of `files` as the note of a restart lists them ("checkpoints/iter-00000002.ckpt"),
+// at most 8 named and the rest counted.
+static std::string namedFiles(const std::filesystem::path& dir, const std::vector<std::filesystem::path>& files) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < files.size() && i < 8; ++i) names.push_back(files[i].lexically_relative(dir).string());
+  if (files.size() > 8) names.push_back(count(int(files.size() - 8), "more", "more"));
+  return listed(names);
+}
+
+// The run's checkpoints (the files it would read as its checkpoints: iter-N.ckpt) and the other
+// entries of checkpoints/, which are not the run's progress and stay. A missing checkpoints/ is
+// made (a restart starts afresh, and writes its first checkpoint there); false with `error` when
+// it cannot be made or listed.
+static bool listCheckpoints(const std::filesystem::path& dir, std::vector<std::filesystem::path>* checkpoints,
+                            std::vector<std::filesystem::path>* others, std::string* error) {
+  const std::filesystem::path folder = dir / "checkpoints";
+  if (::mkdir(folder.c_str(), 0777) != 0 && errno != EEXIST) {
+    if (error) *error = "cannot create " + folder.string() + ": " + std::strerror(errno);
+    return false;
+  }
+  std::error_code ec;
+  std::vector<std::filesystem::path> entries;
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) entries.push_back(it->path());
+  if (ec) {
+    if (error) *error = "cannot read " + folder.string() + ": " + ec.message();
+    return false;
+  }
+  *checkpoints = checkpointFiles(dir);
+  for (const std::filesystem::path& entry : entries)
+    if (std::find(checkpoints->begin(), checkpoints->end(), entry) == checkpoints->end() && !isInterruptedWrite(entry.filename().string()))
+      others->push_back(entry);
+  std::sort(others->begin(), others->end());
+  return true;
+}
+
 bool RunFolder::discardProgress(std::vector<Diagnostic>* notices, std::string* error) {
   std::error_code ec;
   const std::string nothing = " (nothing was discarded)";
   // What cannot be removed as a file is named before anything is removed: a restart that stops
   // half-way would leave a run with its logs and without its checkpoints. So is a checkpoints/
   // that cannot be listed: its files would stay while the logs went.
-  std::vector<std::filesystem::path> checkpoints;
-  for (std::filesystem::directory_iterator it(dir_ / "checkpoints", ec), end; !ec && it != end; it.increment(ec)) checkpoints.push_back(it->path());
-  if (ec && ec != std::errc::no_such_file_or_directory) {
-    if (error) *error = "cannot discard the progress of " + dir_.string() + ": cannot read " + (dir_ / "checkpoints").string() + ": " + ec.message() + nothing;
+  std::vector<std::filesystem::path> checkpoints, others;
+  if (!listCheckpoints(dir_, &checkpoints, &others, error)) {
+    if (error) *error = "cannot discard the progress of " + dir_.string() + ": " + *error + nothing;
     return false;
   }
   std::vector<std::filesystem::path> discarded = checkpoints;
-  std::vector<std::string> logs;  // those there, for the note
-  for (const char* log : {"metrics.jsonl", "changes.jsonl"}) {
-    discarded.push_back(dir_ / log);
-    if (std::filesystem::exists(std::filesystem::symlink_status(dir_ / log, ec))) logs.push_back(log);
-  }
+  for (const char* log : {"metrics.jsonl", "changes.jsonl"})
+    if (std::filesystem::exists(std::filesystem::symlink_status(dir_ / log, ec))) discarded.push_back(dir_ / log);
   for (const std::filesystem::path& file : discarded)
     if (std::filesystem::is_directory(std::filesystem::symlink_status(file, ec))) {
       if (error)
@@ -326,16 +361,14 @@ bool RunFolder::discardProgress(std::vector<Diagnostic>* notices, std::string* e
       return false;
     }
   ec.clear();
-  for (const std::filesystem::path& file : checkpoints)
+  for (const std::filesystem::path& file : discarded)
     if (!ec) std::filesystem::remove(file, ec);
-  for (const char* log : {"metrics.jsonl", "changes.jsonl"})
-    if (!ec) std::filesystem::remove(dir_ / log, ec);
   if (ec) {
     if (error) *error = "cannot discard the progress of " + dir_.string() + ": " + ec.message();
     return false;
   }
-  std::string what = count(int(checkpoints.size()), "file in checkpoints/", "files in checkpoints/");
-  for (const std::string& log : logs) what += ", " + log;
+  std::string what = discarded.empty() ? "nothing to remove" : "removed " + namedFiles(dir_, discarded);
+  if (!others.empty()) what += "; kept " + namedFiles(dir_, others) + ", which " + (others.size() == 1 ? "is" : "are") + " not the run's checkpoints";
   if (notices)
     notices->push_back(sentence(Severity::Note, "discarded the progress of " + dir_.string() + " (" + what + "); training it again from iteration 1"));
   return true;
@@ -343,9 +376,11 @@ bool RunFolder::discardProgress(std::vector<Diagnostic>* notices, std::string* e
 
 void RunFolder::removeUnstarted() {
   std::error_code ec;
-  for (const char* file : {"config.toml", "project.toml", "policy.pdl", "series.csv", "lock"}) std::filesystem::remove(dir_ / file, ec);
-  std::filesystem::remove(dir_ / "checkpoints", ec);  // only when empty
-  std::filesystem::remove(dir_, ec);                  // likewise
+  for (const char* file : {"config.toml", "project.toml", "policy.pdl", "series.csv"}) std::filesystem::remove(dir_ / file, ec);
+  // The lock and the folders only when this process made them (the lock is removed while held:
+  // a process that opened it meanwhile finds it gone when it locks it, and opens it again).
+  if (lock_ && lock_->createdFile()) std::filesystem::remove(dir_ / "lock", ec);
+  for (const std::filesystem::path& folder : made_) std::filesystem::remove(folder, ec);  // each only when empty
   lock_.reset();
 }
 

@@ -89,7 +89,7 @@ ColumnIndex readHeader(const std::string& file, int lineNumber, std::string_view
   return index;
 }
 
-// A price or volume field: a finite number above zero (a price) or not below it (a volume).
+// A price or volume field: a finite number from kMinPrice to kMaxPrice (a price) or not below zero (a volume).
 double readNumber(const std::string& file, int line, std::string_view field, Column c) {
   const char* name = kColumnNames[size_t(c)];
   double v = 0;
@@ -101,6 +101,10 @@ double readNumber(const std::string& file, int line, std::string_view field, Col
   if (c == Volume ? v < 0 : v <= 0)
     fail(file, line, std::string(name) + " " + shown(field) + (c == Volume ? " is negative; expected zero or more" : " is not above zero; expected a price above zero") +
                          "; fix or remove the row");
+  if (c != Volume && (v < kMinPrice || v > kMaxPrice))
+    fail(file, line, std::string(name) + " " + shown(field) + " is " + (v < kMinPrice ? "below 1e-9" : "above 1e9") +
+                         ", outside the prices a series may hold (1e-9 to 1e9, which training computes with in float32); rescale the " +
+                         "series' prices (say, in another unit) or fix the row");
   return v;
 }
 

@@ -10,7 +10,10 @@
 //   - the time: `Date`, `Time`, `Datetime` or `Timestamp`, as `YYYY-MM-DD`, `YYYY-MM-DD HH:MM`,
 //     `YYYY-MM-DD HH:MM:SS[.fff]` (a `T` may stand for the space) or `DD.MM.YYYY HH:MM:SS[.fff]`;
 //     strictly increasing from row to row;
-//   - `Open`, `High`, `Low`, `Close`: finite numbers above zero;
+//   - `Open`, `High`, `Low`, `Close`: numbers from kMinPrice to kMaxPrice (1e-9 to 1e9): the
+//     environments compute in float32 from prices and their differences (a reward is a price
+//     difference, 10000 times one for forex), and prices such as 1e300 and 1e-300, each finite,
+//     made a run's loss NaN; a series outside the range is in the wrong unit, and is rescaled;
 //   - `Volume`: a finite number, zero or more.
 // Other columns (`Adj Close`) are ignored. Blank lines are skipped; a UTF-8 byte order mark
 // before the header and `\r\n` line ends are accepted.
@@ -22,6 +25,9 @@
 #include <vector>
 
 namespace cas::env {
+
+// The prices a series may hold (see above).
+constexpr double kMinPrice = 1e-9, kMaxPrice = 1e9;
 
 struct PriceSeriesLimits {
   std::int64_t maxFileBytes = std::int64_t(64) << 20;  // 64 MiB

@@ -45,6 +45,11 @@ std::string cannotMakeFolder(const fs::path& folder, const std::error_code& caus
 bool write(const std::vector<std::pair<fs::path, std::string_view>>& files, std::string* error, MadeFolders& made) {
   const fs::path folder = files.front().first.parent_path();
   std::error_code ec;
+  for (const auto& file : files)  // "newdir/" where nothing is: named before a folder is made for it
+    if (!file.first.has_filename() && !fs::exists(fs::symlink_status(file.first, ec))) {
+      *error = file.first.string() + " names a folder (it ends in '/'), not a file; give the path of a file to write, without the trailing '/'";
+      return false;
+    }
   for (fs::path& missing : missingFolders(folder)) made.folders.push_back(std::move(missing));
   if (!folder.empty()) fs::create_directories(folder, ec);
   if (ec) *error = cannotMakeFolder(folder, ec);

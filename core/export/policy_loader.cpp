@@ -161,6 +161,9 @@ LoadedPolicy loadPolicyFile(const std::filesystem::path& pdl, const StandaloneSh
 PolicySource policySourceOf(const std::filesystem::path& folder) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(folder / "config.toml", ec)) return PolicySource::Run;
+  // A run that lost its config.toml still holds the copy of its project.toml: opened as a run,
+  // it is refused as one, never exported from the project's initial weights.
+  if (std::filesystem::is_directory(folder, ec) && engine::runWithoutConfig(folder)) return PolicySource::Run;
   if (std::filesystem::is_regular_file(folder / "project.toml", ec)) return PolicySource::Project;
   if (folder.extension() == ".pdl" && std::filesystem::is_regular_file(folder, ec)) return PolicySource::PdlFile;
   return PolicySource::Neither;

@@ -27,8 +27,9 @@ struct LoadedPolicy {
 };
 
 enum class PolicySource { Run, Project, PdlFile, Neither };
-// A folder with config.toml is a run, one with project.toml a project; a regular file ending in
-// .pdl is a standalone policy.
+// A folder with config.toml is a run, and so is one holding a run's files without it
+// (engine::runWithoutConfig: opening it says why it cannot be read); one with project.toml a
+// project; a regular file ending in .pdl is a standalone policy.
 PolicySource policySourceOf(const std::filesystem::path& folder);
 
 // `checkpointIteration` 0: the newest valid checkpoint; else that iteration's (runs only).

@@ -94,8 +94,9 @@ class Validator {
       if (auto s = d->value_exact<std::string>()) p.description = *s;
       else error(d->source(), "description must be a string, got " + tomlTypeName(*d));
     }
-    if (root.contains("name") && p.name.empty() && root.get("name")->is_string())
-      error(root.get("name")->source(), "name must not be empty");
+    // A name of only spaces names no run folder a user can tell apart ("runs/   -STAMP").
+    if (root.contains("name") && root.get("name")->is_string() && p.name.find_first_not_of(" \t") == std::string::npos)
+      error(root.get("name")->source(), p.name.empty() ? "name must not be empty" : "name must not be only spaces");
 
     const env::EnvironmentInfo* environment = nullptr;
     if (!p.environment.empty()) {
@@ -319,6 +320,7 @@ LoadResult loadProject(const std::filesystem::path& folderOrFile, const LoadOpti
 
 std::optional<std::string> folderNameProblem(std::string_view name) {
   if (name.empty()) return "a name must not be empty";
+  if (name.find_first_not_of(" \t") == std::string_view::npos) return "a name must not be only spaces";
   // A separator or ".." would put the folder elsewhere than where it is made ("runs/../../x").
   if (name.find_first_of("/\\") != std::string_view::npos) return "a name must not hold '/' or '\\'";
   if (name == "." || name == "..") return "a name must not be '.' or '..'";

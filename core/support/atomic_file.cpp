@@ -234,7 +234,12 @@ struct PreparedWrite {
 // name, a destination that is not a file of ours, or a name too long to write beside.
 bool writable(const PreparedWrite& w, std::string* error) {
   if (w.name.empty() || w.name == "." || w.name == "..") {  // "..", ".", "out/": a folder, named as it was given
-    if (error) *error = w.path.string() + " is a folder, not a regular file; refusing to replace it: give the path of a regular file or of a new one";
+    std::error_code ec;
+    const bool exists = std::filesystem::exists(std::filesystem::symlink_status(w.path, ec));
+    if (error && exists)
+      *error = w.path.string() + " is a folder, not a regular file; refusing to replace it: give the path of a regular file or of a new one";
+    else if (error)  // "newdir/": nothing is there, but the path names a folder
+      *error = w.path.string() + " names a folder (it ends in '/'), not a file; give the path of a file to write, without the trailing '/'";
     return false;
   }
   if (!replaceable(w.folder, w.name, w.path, error)) return false;

@@ -235,13 +235,13 @@ std::string AlphaZeroTrainer::lossNotFinite(double loss) {
                                                                             : nullptr;
   if (output && iteration_ == 0)
     return became + ": the policy's " + output + " (NaN or infinite), before any update, so the policy computes it from its input (a log or " +
-           "square root of a negative number, a division by zero); lowering train.learning_rate will not help: check the policy (the last " +
-           "checkpoint is kept)";
+           "square root of a negative number, a division by zero); lowering train.learning_rate will not help: check the policy" +
+           checkpointKept(iteration_);
   if (output)  // the weights earlier updates made: the policy's computation, or updates that took them there
     return became + ": the policy's " + output + " (NaN or infinite) with the weights of the iteration before, before this iteration's " +
            "update: either the policy computes it from its input for such weights (a log or square root of a negative number, a division " +
-           "by zero) or earlier updates took the weights there; check the policy, or lower train.learning_rate (the last checkpoint is kept)";
-  return became + "; lower train.learning_rate or clip harder with a smaller train.grad_clip (the last checkpoint is kept)";
+           "by zero) or earlier updates took the weights there; check the policy, or lower train.learning_rate" + checkpointKept(iteration_);
+  return became + "; lower train.learning_rate or clip harder with a smaller train.grad_clip" + checkpointKept(iteration_);
 }
 
 TreeSnapshot AlphaZeroTrainer::snapshot(int game, int maxNodes) const {

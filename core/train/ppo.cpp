@@ -13,6 +13,7 @@
 #include "core/train/checkpoint.hpp"
 #include "core/train/host_rollout.hpp"
 #include "core/train/ppo_math.hpp"
+#include "core/train/training_step.hpp"
 
 namespace cas::train {
 namespace {
@@ -167,16 +168,20 @@ std::string PpoTrainer::lossNotFinite(double loss) const {
   // that is not finite there came from the environment or from the policy's own computation.
   const RolloutArrays r = lastRollout();
   auto notFinite = [](const std::vector<float>& v) { return std::any_of(v.begin(), v.end(), [](float x) { return !std::isfinite(x); }); };
+  const bool environment = notFinite(r.obs) || notFinite(r.rewards);
   const char* what = notFinite(r.obs)                               ? "the environment's observations in its rollout are"
                      : notFinite(r.rewards)                         ? "the environment's rewards in its rollout are"
                      : notFinite(r.values) || notFinite(r.lastValues) ? "the policy's value output in its rollout is"
                      : notFinite(r.logProbs)                        ? "the policy's action probabilities in its rollout are"
                                                                     : nullptr;
+  if (what && environment)  // not the policy's doing: the environment (a trading project's price series) made them
+    return became + ": " + what + " already not a finite number (NaN or infinite), before any update: the environment made them from its data " +
+           "(a trading project's price series: check its prices); lowering ppo.learning_rate will not help" + checkpointKept(iteration_);
   if (what)
     return became + ": " + what + " already not a finite number (NaN or infinite), before any update, so the policy computes it from its input " +
-           "(a log or square root of a negative number, a division by zero); lowering ppo.learning_rate will not help: check the policy " +
-           "(the last checkpoint is kept)";
-  return became + "; lower ppo.learning_rate or clip harder with a smaller ppo.max_grad_norm (the last checkpoint is kept)";
+           "(a log or square root of a negative number, a division by zero); lowering ppo.learning_rate will not help: check the policy" +
+           checkpointKept(iteration_);
+  return became + "; lower ppo.learning_rate or clip harder with a smaller ppo.max_grad_norm" + checkpointKept(iteration_);
 }
 
 void PpoTrainer::update(const std::function<bool()>& cancelled, IterationReport& report) {

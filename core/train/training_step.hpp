@@ -30,6 +30,13 @@ struct LossNotFinite : std::runtime_error {
   double loss;
 };
 
+// What a run that stops in iteration `iterationsDone` + 1 keeps, for the end of its message: its
+// last checkpoint, or, stopped in its first iteration, none (a message that claimed a checkpoint
+// sent the user to a --resume that had nothing to resume).
+inline std::string checkpointKept(std::int64_t iterationsDone) {
+  return iterationsDone > 0 ? " (the last checkpoint is kept)" : " (no checkpoint was written: nothing of the run can be resumed)";
+}
+
 class TrainingPhase {
  public:
   // `steps` updates on batches of `batch` samples, each drawn from `store` with a seed taken

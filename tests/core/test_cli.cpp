@@ -1,6 +1,7 @@
 // The cuda-agent executable driven as a user would: exit codes, messages, and what it links.
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -9,6 +10,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <csignal>
 
 #include "core/exec/backend.hpp"
 #include "support/price_fixture.hpp"
@@ -54,6 +56,69 @@ class TestCli : public QObject {
   }
 
  private slots:
+  // Hardening, fifth probe (D14): `export --out DIR/` where nothing is said "DIR/ is a folder,
+  // not a regular file". It names a folder, and the refusal now says so; nothing is made.
+  void anOutputEndingInASlashIsNamedForWhatItIs() {
+    const QString pdl = dir_.filePath(QStringLiteral("slash.pdl"));
+    write(pdl, "def policy(obs):\n    h = relu(dense(obs, units=8))\n    return dense(h, units=action_dim), tanh(dense(h, units=1))\n");
+    const QString out = dir_.filePath(QStringLiteral("newdir/"));
+    Run r = cli({QStringLiteral("export"), pdl, QStringLiteral("--obs-shape"), QStringLiteral("4"), QStringLiteral("--action-dim"), QStringLiteral("2"),
+                 QStringLiteral("--out"), out});
+    QCOMPARE(r.status, 2);
+    QCOMPARE(r.err, QStringLiteral("error: %1 names a folder (it ends in '/'), not a file; give the path of a file to write, without the trailing "
+                                   "'/'\n").arg(out));
+    QVERIFY(!QFile::exists(dir_.filePath(QStringLiteral("newdir"))));
+  }
+
+  // Hardening, fifth probe (D6): SIGTERM or Ctrl-C to `bench policy --device c` left the compiled
+  // harness running (orphaned) and its temporary folder (sources, binary) behind. The harness is
+  // now killed with the process, the folder removed, and the signal ends the process as before.
+  void aStoppedCBenchLeavesNothing() {
+    const QString tmp = dir_.filePath(QStringLiteral("bench-tmp"));
+    QVERIFY(QDir().mkpath(tmp));
+    for (int signal : {SIGTERM, SIGINT}) {
+      QProcess p;
+      QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+      environment.insert(QStringLiteral("TMPDIR"), tmp);
+      p.setProcessEnvironment(environment);
+      p.start(QStringLiteral(CAS_BIN_DIR "/cuda-agent"),
+              {QStringLiteral("bench"), QStringLiteral("policy"), cas::test::sourcePath(QStringLiteral("projects/tictactoe-alphazero")), QStringLiteral("--device"),
+               QStringLiteral("c"), QStringLiteral("--decisions"), QStringLiteral("1000000"), QStringLiteral("--warmup"), QStringLiteral("100000")});
+      QVERIFY(p.waitForStarted());
+      qint64 harnessPid = 0;
+      QString folder;  // the harness's temporary folder, once it runs
+      auto findHarness = [&] {
+        for (const QString& pid : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs)) {
+          QFile stat(QStringLiteral("/proc/%1/stat").arg(pid)), cmdline(QStringLiteral("/proc/%1/cmdline").arg(pid));
+          if (!stat.open(QIODevice::ReadOnly) || !cmdline.open(QIODevice::ReadOnly)) continue;
+          const QByteArray fields = stat.readAll();
+          const QList<QByteArray> after = fields.mid(fields.lastIndexOf(')') + 2).split(' ');  // state, ppid, ...
+          const QByteArray program = cmdline.readAll().split('\0').value(0);
+          if (after.size() > 1 && after[1].toLongLong() == p.processId() && program.endsWith("/harness")) {
+            harnessPid = pid.toLongLong();
+            folder = QFileInfo(QString::fromUtf8(program)).path();
+            return true;
+          }
+        }
+        return false;
+      };
+      QTRY_VERIFY_WITH_TIMEOUT(findHarness() || p.state() == QProcess::NotRunning, 60000);
+      if (!harnessPid) {
+        p.waitForFinished(30000);
+        if (QString::fromUtf8(p.readAllStandardOutput()).contains(QStringLiteral("no C compiler"))) QSKIP("no C compiler to build the harness with");
+        QFAIL("the harness was not seen running");
+      }
+      ::kill(pid_t(p.processId()), signal);
+      QVERIFY(p.waitForFinished(30000));
+      const bool harnessLeft = ::kill(pid_t(harnessPid), 0) == 0;
+      if (harnessLeft) ::kill(pid_t(harnessPid), SIGKILL);  // not left running past the test
+      QCOMPARE(p.exitStatus(), QProcess::CrashExit);  // ended by the signal
+      QVERIFY2(!harnessLeft, "the harness was left running");
+      QVERIFY2(!QFileInfo::exists(folder), qPrintable(folder));
+      QCOMPARE(QDir(tmp).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden), QStringList());
+    }
+  }
+
   void versionAndHelp() {
     Run v = cli({QStringLiteral("--version")});
     QCOMPARE(v.status, 0);

@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "core/engine/run_folder.hpp"
 #include "core/params/parameters.hpp"
 #include "core/project/project.hpp"
 #include "core/support/toml_parse.hpp"
@@ -133,6 +134,34 @@ class TestHostileToml : public HostileSuite {
     for (int i = 0; i < 20000; ++i) inlineTables += "{a.a = ";
     QCOMPARE(firstError(kHeader + inlineTables + "1\n"), "5:224 " + message.toStdString());
     QCOMPARE(firstError(kHeader + "[search]\n" + QByteArray("a.").repeated(60) + "b = 1\n").find("nesting"), std::string::npos);
+  }
+
+  // Hardening, fifth probe (D9, D11): `project = 5` in a run's config.toml was reported as
+  // "'project' is missing", without a line; and a project named "   " named a run folder
+  // "runs/   -STAMP" where name = "" is refused. The wrong type is named at its line and column,
+  // and a name of only spaces is refused as an empty one is.
+  void wrongTypesAndBlankNamesAreNamed() {
+    QByteArray blank = kHeader;
+    blank.replace("name = \"t\"", "name = \"   \"");
+    const auto r = cas::project::loadProject(project(QStringLiteral("blank-name"), blank).toStdString());
+    QVERIFY(!r.project);
+    QCOMPARE(r.diagnostics.items()[0].message, std::string("name must not be only spaces"));
+    QCOMPARE(r.diagnostics.items()[0].location.line, 1);
+    QCOMPARE(cas::project::folderNameProblem("  \t").value_or(""), std::string("a name must not be only spaces"));
+
+    for (const char* value : {"5", "[\"a\"]"}) {
+      const QString run = dir_.filePath(QStringLiteral("typed-project"));
+      QDir().mkpath(run + QStringLiteral("/checkpoints"));
+      write(run + QStringLiteral("/config.toml"), QByteArray("# a run\nproject = ") + value + "\n");
+      cas::project::Project p;
+      cas::Diagnostic error;
+      std::vector<cas::Diagnostic> notices;
+      QVERIFY(!cas::engine::RunFolder::open(run.toStdString(), cas::engine::RunAccess::Read, false, &p, &error, &notices));
+      QCOMPARE(error.message, std::string("'project' must be a string (the path of the project folder the run trains), got ") +
+                                  (value[0] == '5' ? "an integer" : "an array"));
+      QCOMPARE(error.location.line, 2);
+      QCOMPARE(error.location.column, 11);
+    }
   }
 
   // Issue 44, round 3: a key of exactly 64 parts is read, one of 65 refused naming the limit,

@@ -108,6 +108,30 @@ class TestRunAccess : public cas::test::RunFolderSuite {
                                            "with --out (nothing was changed)\n").arg(run));
     QCOMPARE(contents(run), before);
   }
+
+  // Hardening, fifth probe (D13): a metrics.jsonl that could not be written (immutable, or without
+  // write permission) stopped a resume after "resumed from ...", without a remedy; one that could
+  // only be appended to failed the cut back with "cannot rename ...". Both logs are tried for
+  // writing before anything is changed, for --resume and --restart, and the refusal says what to do.
+  void aLogThatCannotBeWrittenIsRefusedFirst() {
+    const QString run = trained(QStringLiteral("read-only-log"), 2);
+    const QMap<QString, QByteArray> before = contents(run);
+    for (const QString& log : {QStringLiteral("metrics.jsonl"), QStringLiteral("changes.jsonl")}) {
+      const QString path = run + QLatin1Char('/') + log;
+      if (!QFile::exists(path)) append(path, "");
+      for (const char* how : {"--resume", "--restart"}) {
+        std::optional<Result> r;
+        withMode(path, 0444, [&] { r = cliBoundByPermissions({QStringLiteral("train"), QLatin1String(how), run, QStringLiteral("--iterations"), QStringLiteral("1")}); });
+        if (!r) QSKIP("running as root without setpriv: file permissions do not bind this process");
+        QCOMPARE(r->status, 1);
+        QCOMPARE(r->err, QStringLiteral("error: cannot write %1: Permission denied; training appends to it, and a resume may cut it back: make it "
+                                        "writable (chmod u+w %1; a file made immutable or append-only: chattr -i -a %1), or move it out of the run "
+                                        "folder (the run does not need it to go on), and try again (nothing was changed)\n").arg(path));
+      }
+      if (log == QStringLiteral("changes.jsonl")) QVERIFY(QFile::remove(path));
+    }
+    QCOMPARE(contents(run), before);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRunAccess)

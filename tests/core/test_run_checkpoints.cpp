@@ -54,10 +54,40 @@ class TestRunCheckpoints : public cas::test::RunFolderSuite {
     QCOMPARE(r.status, 0);
     // The logs it removed, and only those (hardening 3, item 18: changes.jsonl, which this run
     // never wrote, was listed too).
-    QCOMPARE(r.err, QStringLiteral("note: discarded the progress of %1 (2 files in checkpoints/, metrics.jsonl); "
-                                   "training it again from iteration 1\nrun folder: %1\n").arg(run));
+    QCOMPARE(r.err, QStringLiteral("note: discarded the progress of %1 (removed checkpoints/iter-00000001.ckpt, checkpoints/iter-00000002.ckpt "
+                                   "and metrics.jsonl); training it again from iteration 1\nrun folder: %1\n").arg(run));
     verifyMetrics(run, 1);
     QCOMPARE(QDir(run + QStringLiteral("/checkpoints")).entryList(QDir::Files), QStringList({QStringLiteral("iter-00000001.ckpt")}));
+  }
+
+  // Hardening, fifth probe (D3, D4): `--restart` of a run whose checkpoints/ was gone discarded
+  // the logs, then failed at its first checkpoint (the remedy `--resume` gives failed every
+  // time); and it removed every file in checkpoints/ (the user's notes, a .bak copy), saying only
+  // "5 files in checkpoints/". A restart now makes a missing checkpoints/, removes only what the
+  // run reads as its checkpoints (iter-N.ckpt) and its logs, and names what it removed and kept.
+  void aRestartRemovesOnlyTheRunsCheckpoints() {
+    const QString gone = trained(QStringLiteral("restart-no-checkpoints"), 2);
+    QVERIFY(QDir(gone + QStringLiteral("/checkpoints")).removeRecursively());
+    Result r = cli({QStringLiteral("train"), QStringLiteral("--restart"), gone, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QCOMPARE(r.err, QStringLiteral("note: discarded the progress of %1 (removed metrics.jsonl); training it again from iteration 1\nrun folder: %1\n")
+                        .arg(gone));
+    verifyMetrics(gone, 1);
+    QCOMPARE(QDir(gone + QStringLiteral("/checkpoints")).entryList(QDir::Files), QStringList({QStringLiteral("iter-00000001.ckpt")}));
+
+    const QString mixed = trained(QStringLiteral("restart-user-files"), 2);
+    const QString folder = mixed + QStringLiteral("/checkpoints/");
+    append(folder + QStringLiteral("notes.txt"), "notes\n");
+    QVERIFY(QFile::copy(folder + QStringLiteral("iter-00000002.ckpt"), folder + QStringLiteral("iter-00000002.ckpt.bak")));
+    QVERIFY(QFile::copy(folder + QStringLiteral("iter-00000002.ckpt"), folder + QStringLiteral("iter-3.ckpt")));
+    r = cli({QStringLiteral("train"), QStringLiteral("--restart"), mixed, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    QCOMPARE(r.err, QStringLiteral("note: discarded the progress of %1 (removed checkpoints/iter-00000001.ckpt, checkpoints/iter-00000002.ckpt, "
+                                   "checkpoints/iter-3.ckpt and metrics.jsonl; kept checkpoints/iter-00000002.ckpt.bak and checkpoints/notes.txt, "
+                                   "which are not the run's checkpoints); training it again from iteration 1\nrun folder: %1\n").arg(mixed));
+    QCOMPARE(QDir(folder).entryList(QDir::Files),
+             QStringList({QStringLiteral("iter-00000001.ckpt"), QStringLiteral("iter-00000002.ckpt.bak"), QStringLiteral("notes.txt")}));
+    QCOMPARE(bytes(folder + QStringLiteral("notes.txt")), QByteArray("notes\n"));
   }
 
   // Issue 44: a checkpoint's counters are checked (and its iteration against its name) before

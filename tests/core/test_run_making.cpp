@@ -4,6 +4,7 @@
 // was. Each asserts the exact message and what the folder holds afterwards.
 #include <QDateTime>
 #include <QDir>
+#include <QFileInfo>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -22,6 +23,7 @@
 #include "core/engine/run_folder.hpp"
 #include "core/engine/run_lock.hpp"
 #include "core/engine/trained_run.hpp"
+#include "core/project/project.hpp"
 
 #include "support/cli_runs.hpp"
 #include "support/run_files.hpp"
@@ -193,6 +195,44 @@ class TestRunMaking : public cas::test::RunFolderSuite {
     QCOMPARE(r.err, QStringLiteral("error: %1/config.toml is a symbolic link; a run folder's files are read from the folder itself (put a copy "
                                    "of the file in place of the link)\n").arg(linked));
     QCOMPARE(QDir(linked).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::System), QStringList({QStringLiteral("config.toml")}));
+  }
+
+  // Hardening, fifth probe (D2): of several `train --out SAME` started together, one that found
+  // the folder missing, then lost the race for its lock, took back what it thought it had made:
+  // it unlinked the winner's lock, removed its checkpoints/ and the folder, and every contender
+  // failed. The winner now takes the lock just after the loser made the folders (the seam
+  // gBeforeRunLock): the loser is refused as "in use", and the winner's lock (the same file),
+  // checkpoints/ and folder stay. The winner that then takes back a run it could not make
+  // removes its own lock and folders.
+  void aContenderThatLosesTheLockRemovesNothing() {
+    static std::optional<cas::engine::RunLock> winner;
+    const QString run = dir_.filePath(QStringLiteral("contended"));
+    auto loaded = cas::project::loadProject(kExample.toStdString());
+    QVERIFY(loaded.project);
+    cas::engine::gBeforeRunLock = [](const std::filesystem::path& dir) {
+      std::string error, note;
+      winner = cas::engine::RunLock::acquire(dir, &error, &note);
+    };
+    cas::Diagnostic refused;
+    std::vector<cas::Diagnostic> notices;
+    auto loser = cas::engine::RunFolder::create(run.toStdString(), *loaded.project, &refused, &notices);
+    cas::engine::gBeforeRunLock = nullptr;
+    QVERIFY(!loser);
+    QVERIFY(winner);
+    QCOMPARE(QString::fromStdString(refused.message), QStringLiteral("%1 is in use by process %2 (it holds %1/lock); wait for that run to end, or stop it")
+                                                          .arg(run).arg(::getpid()));
+    struct stat held {};
+    QCOMPARE(::stat(qPrintable(run + QStringLiteral("/lock")), &held), 0);
+    QVERIFY(QFileInfo(run + QStringLiteral("/checkpoints")).isDir());
+    QCOMPARE(bytes(run + QStringLiteral("/lock")), QByteArray::number(qint64(::getpid())) + '\n');
+    winner.reset();
+
+    // The winner itself, refused later (its policy unreadable), takes back its own lock and folders.
+    auto mine = cas::project::loadProject(kExample.toStdString());
+    const QString fresh = dir_.filePath(QStringLiteral("contended-fresh"));
+    mine.project->policyFile = dir_.filePath(QStringLiteral("no-such-policy.pdl")).toStdString();
+    QVERIFY(!cas::engine::RunFolder::create(fresh.toStdString(), *mine.project, &refused, &notices));
+    QVERIFY2(!QFileInfo::exists(fresh), qPrintable(QString::fromStdString(refused.message)));
   }
 
   // Found by the held-out probe: a train --out stopped in its first milliseconds left a folder

@@ -45,7 +45,8 @@ class TestRunNotFinite : public cas::test::RunFolderSuite {
     QVERIFY2(r.err.contains(QStringLiteral("error: the run stopped: the loss became NaN in iteration 1: the policy's value output in its rollout "
                                            "is already not a finite number (NaN or infinite), before any update, so the policy computes it from "
                                            "its input (a log or square root of a negative number, a division by zero); lowering "
-                                           "ppo.learning_rate will not help: check the policy (the last checkpoint is kept)\n")),
+                                           "ppo.learning_rate will not help: check the policy (no checkpoint was written: nothing of the run can be "
+                                           "resumed)\n")),
              qPrintable(r.err));
   }
 

@@ -31,6 +31,33 @@ class TestRunReaders : public cas::test::RunFolderSuite {
   Q_OBJECT
 
  private slots:
+  // Hardening, fifth probe (D1): a run that lost its config.toml still holds the copy of its
+  // project.toml, and export and bench policy took it for a project: they wrote (or timed) its
+  // initial random weights and exited 0. They now refuse it as eval and --resume do, and the
+  // export writes nothing.
+  void aRunWithoutItsConfigIsNoProject() {
+    const QString run = trained(QStringLiteral("lost-config"), 1);
+    QVERIFY(QFile::remove(run + QStringLiteral("/config.toml")));
+    const QString refusal = QStringLiteral("%1 holds a run's checkpoints or logs but no config.toml (it was removed, or never written): it is no "
+                                           "project folder, and cannot be read as a run; put the run's config.toml back, or train the project "
+                                           "anew in another folder").arg(run);
+    const QString out = dir_.filePath(QStringLiteral("lost-config.onnx"));
+    Result r = cli({QStringLiteral("export"), run, QStringLiteral("--out"), out});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains(refusal), qPrintable(r.err));
+    QVERIFY(!QFile::exists(out));
+    r = cli({QStringLiteral("bench"), QStringLiteral("policy"), run, QStringLiteral("--device"), QStringLiteral("cpu"), QStringLiteral("--decisions"),
+             QStringLiteral("10"), QStringLiteral("--warmup"), QStringLiteral("0")});
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("error: ") + refusal + QLatin1Char('\n'));
+    for (const QStringList& reader : {QStringList{QStringLiteral("eval"), run, QStringLiteral("--games"), QStringLiteral("2")},
+                                      QStringList{QStringLiteral("train"), QStringLiteral("--resume"), run}}) {
+      r = cli(reader);
+      QCOMPARE(r.status, 1);
+      QVERIFY2(r.err.contains(refusal), qPrintable(r.err));
+    }
+  }
+
   // Issue 44: `play` reads a line of stdin up to a bound, and says what it did not read.
   void playReadsBoundedLines() {
     const QString run = trained(QStringLiteral("play"), 1);

@@ -56,6 +56,31 @@ class TestRunSafety : public cas::test::RunFolderSuite {
     }
   }
 
+  // Hardening, fifth probe (D8): a metrics.jsonl whose lines end in a lone CR (rewritten by a
+  // tool with old Mac line ends) was read as one partial line and deleted whole on resume ("dropped
+  // a partial last line"). Each CR now ends a line, in metrics.jsonl and changes.jsonl alike: every
+  // record stays, and the logs go on with LF line ends.
+  void crOnlyLogsKeepTheirRecords() {
+    const QString run = trained(QStringLiteral("cr-only"), 3);
+    QByteArray metrics = bytes(run + QStringLiteral("/metrics.jsonl"));
+    const QByteArray lf = metrics;
+    metrics.replace('\n', '\r');
+    QFile m(run + QStringLiteral("/metrics.jsonl"));
+    QVERIFY(m.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    m.write(metrics);
+    m.close();
+    const QByteArray change2 = "{\"iteration\": 2, \"parameter\": \"search.c_puct\", \"from\": \"1.5\", \"to\": \"2\"}";
+    const QByteArray change3 = "{\"iteration\": 3, \"parameter\": \"search.c_puct\", \"from\": \"2\", \"to\": \"2.5\"}";
+    append(run + QStringLiteral("/changes.jsonl"), change2 + '\r' + change3 + '\r');
+    Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);
+    QCOMPARE(r.err, QStringLiteral("note: applied again the 2 parameter change(s) logged up to iteration 4\n"
+                                   "resumed from %1/checkpoints/iter-00000003.ckpt (iteration 3)\nrun folder: %1\n").arg(run));
+    verifyMetrics(run, 4);
+    QVERIFY(bytes(run + QStringLiteral("/metrics.jsonl")).startsWith(lf));
+    QCOMPARE(bytes(run + QStringLiteral("/changes.jsonl")), change2 + '\n' + change3 + '\n');
+  }
+
   // Item 5: resume cuts the log back to the checkpoint, says what it dropped, and the log then
   // holds every iteration once.
   void resumeRepairsTheLog() {

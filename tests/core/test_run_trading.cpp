@@ -92,6 +92,42 @@ class TestRunTrading : public cas::test::RunFolderSuite {
     QVERIFY2(!QFileInfo::exists(run), qPrintable(QDir(run).entryList().join(u',')));
   }
 
+  // Hardening, fifth probe (D5): prices that are finite but extreme (1e300 beside 1e-300, or
+  // 1.79e308) passed `check`, and `train` then stopped with a NaN loss blamed on the policy. A
+  // series is now refused where it is read, at its file:line with the range a price may take, by
+  // `check` as by `train` (which leaves no folder).
+  void extremePricesAreRefusedAtTheirLine() {
+    const QString project = tradingProject(QStringLiteral("extreme"), 400);
+    QStringList rows = QString::fromStdString(syntheticPrices(400)).split(u'\n');
+    for (int i = 1; i < rows.size(); ++i) {
+      QStringList fields = rows[i].split(u',');
+      if (fields.size() < 6) continue;
+      for (int f = 1; f <= 4; ++f) fields[f] = i % 2 ? QStringLiteral("1e-300") : QStringLiteral("1e300");
+      rows[i] = fields.join(u',');
+    }
+    writeText(project + QStringLiteral("/prices.csv"), rows.join(u'\n').toStdString());
+    const QString refusal = project + QStringLiteral("/prices.csv:2: Open '1e-300' is below 1e-9, outside the prices a series may hold (1e-9 to 1e9, "
+                                                     "which training computes with in float32); rescale the series' prices (say, in another "
+                                                     "unit) or fix the row");
+    Result r = cli({QStringLiteral("check"), project});
+    QVERIFY(r.status != 0);
+    QVERIFY2((r.out + r.err).contains(refusal), qPrintable(r.out + r.err));
+    const QString run = dir_.filePath(QStringLiteral("extreme-run"));
+    r = cli(QStringList{QStringLiteral("train"), project, QStringLiteral("--iterations"), QStringLiteral("1"), QStringLiteral("--out"), run} + kQuickPpo);
+    QVERIFY(r.status != 0);
+    QVERIFY2(r.err.contains(refusal), qPrintable(r.err));
+    QVERIFY(!QFileInfo::exists(run));
+
+    QStringList huge = QString::fromStdString(syntheticPrices(400)).split(u'\n');
+    QStringList third = huge[3].split(u',');
+    third[4] = QStringLiteral("1.7976931348623157e308");
+    huge[3] = third.join(u',');
+    writeText(project + QStringLiteral("/prices.csv"), huge.join(u'\n').toStdString());
+    r = cli({QStringLiteral("check"), project});
+    QVERIFY(r.status != 0);
+    QVERIFY2((r.out + r.err).contains(project + QStringLiteral("/prices.csv:4: Close '1.7976931348623157e308' is above 1e9")), qPrintable(r.out + r.err));
+  }
+
   // The run reads its own copy: the project's CSV edited, then damaged, changes nothing for eval
   // or a resume, which note that the project's file differs.
   void aRunKeepsItsOwnSeries() {
@@ -119,6 +155,16 @@ class TestRunTrading : public cas::test::RunFolderSuite {
     const Result useProject = cli(evalArgs + QStringList{QStringLiteral("--use-project")});
     QVERIFY(useProject.status != 0);
     QVERIFY2(useProject.err.contains(project + QStringLiteral("/prices.csv:2: Close 'abc' is not a number")), qPrintable(useProject.err));
+
+    // Hardening, fifth probe (D10): a run without its series.csv was said to miss the project's
+    // prices.csv, with no remedy.
+    QVERIFY(QFile::remove(run + QStringLiteral("/series.csv")));
+    const Result missing = cli(evalArgs);
+    QVERIFY(missing.status != 0);
+    QVERIFY2(missing.err.startsWith(QStringLiteral("error: %1/series.csv is missing: a trading run trains and is evaluated on its own copy of the price "
+                                                   "series; put the series it was trained on back there, or give --use-project to use the "
+                                                   "project's series\n").arg(run)),
+             qPrintable(missing.err));
   }
 };
 
