@@ -424,6 +424,7 @@ constexpr CForm kCForms[] = {
     {Op::Exp, elementwise, ""},
     {Op::Log, elementwise, ""},
     {Op::Sqrt, elementwise, ""},
+    {Op::StopGradient, elementwise, ""},
     {Op::Add, elementwise, ""},
     {Op::Sub, elementwise, ""},
     {Op::Mul, elementwise, ""},

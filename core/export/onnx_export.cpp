@@ -353,6 +353,7 @@ constexpr OnnxForm kOnnxForms[] = {
     {Op::Exp, "Exp", same, ""},
     {Op::Log, "Log", same, ""},
     {Op::Sqrt, "Sqrt", same, ""},
+    {Op::StopGradient, "Identity", same, ""},
     {Op::Add, "Add", same, ""},
     {Op::Sub, "Sub", same, ""},
     {Op::Mul, "Mul", same, ""},

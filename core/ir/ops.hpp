@@ -35,6 +35,8 @@ namespace cas::ir {
   X(Exp, "exp", 1, Unary, true, std::exp(a), "expf($0)")                                                  \
   X(Log, "log", 1, Unary, true, std::log(a), "logf($0)")                                                  \
   X(Sqrt, "sqrt", 1, Unary, true, std::sqrt(a), "sqrtf($0)")                                              \
+  /* the value unchanged; no gradient flows back through it (MuZero's halved dynamics gradient) */        \
+  X(StopGradient, "stop_gradient", 1, Unary, true, a, "($0)")                                            \
   /* elementwise, binary (numpy broadcasting); comparisons give 1.0 or 0.0 */                             \
   X(Add, "add", 2, Binary, true, a + b, "($0 + $1)")                                                      \
   X(Sub, "sub", 2, Binary, true, a - b, "($0 - $1)")                                                      \

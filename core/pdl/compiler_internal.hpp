@@ -160,8 +160,10 @@ class Compiler {
   std::optional<CompiledPolicy> learnedRecurrent(const LearnedModelPart& part);
   std::optional<CompiledPolicy> learnedPredict(const LearnedModelPart& part);
   std::optional<CompiledPolicy> learnedUnrolled(const LearnedModelPart& part);
+  // The state passed on to the next unrolled step: its value, half its gradient.
+  Value halveGradient(const Value& state);
   // One unrolled step: dynamics on `state` and the step's action, then predict; false after a
-  // diagnostic. `state` becomes the next state; the heads are appended.
+  // diagnostic. `state` becomes the next state (gradient halved); the heads are appended.
   bool unrollStep(const Function& dynamics, const Function& predict, const Value& actions, const LearnedModelPart& part, Value& state,
                   std::vector<Value>& rewards, std::vector<Value>& logits, std::vector<Value>& values);
   Value stackSteps(const std::vector<Value>& steps, Pos pos);  // [B, S...] each -> [B, steps, S...]

@@ -113,6 +113,14 @@ Value Compiler::stackSteps(const std::vector<Value>& steps, Pos pos) {
   return tensor(rows.size() == 1 ? rows.front() : b_.concat(rows, 1), stacked, pos);
 }
 
+// 0.5 * state + 0.5 * stop_gradient(state): the same value, half the gradient into the dynamics
+// that made it, as MuZero scales the gradient between unrolled steps.
+Value Compiler::halveGradient(const Value& state) {
+  const ir::NodeId half = b_.scale(state.node, 0.5f);
+  const ir::NodeId stopped = b_.scale(b_.unary(ir::Op::StopGradient, state.node), 0.5f);
+  return tensor(b_.add(half, stopped), state.shape, state.origin);
+}
+
 bool Compiler::unrollStep(const Function& dynamics, const Function& predict, const Value& actions, const LearnedModelPart& part, Value& state,
                           std::vector<Value>& rewards, std::vector<Value>& logits, std::vector<Value>& values) {
   const std::int64_t k = unrollStep_ - 1;
@@ -127,7 +135,7 @@ bool Compiler::unrollStep(const Function& dynamics, const Function& predict, con
   if (diags_.hasErrors()) return false;
   const std::vector<Value> heads = returnedTensors(predict, predicted);
   if (heads.empty() || !checkActorCritic(kPredictSubject, predict, predicted, heads)) return false;
-  state = next[0];
+  state = unrollStep_ < part.unrollSteps ? halveGradient(next[0]) : next[0];
   rewards.push_back(next[1]);
   logits.push_back(heads[0]);
   values.push_back(heads[1]);

@@ -106,6 +106,17 @@ LossTerms ppoLoss(ir::Builder& b, const Heads& h, std::int64_t batch, std::int64
   return {total, {{"policy", policyLoss}, {"value", valueLoss}, {"entropy", entropy}, {"approx_kl", approxKl}, {"clip_fraction", clipFraction}}};
 }
 
+// The L2 term weight_decay * sum(w^2) over the weights, added to `total` and listed as "l2".
+void addWeightDecay(ir::Builder& b, float weightDecay, const std::vector<NodeId>& weights, NodeId& total,
+                    std::vector<std::pair<std::string, NodeId>>& terms) {
+  if (weightDecay <= 0 || weights.empty()) return;
+  NodeId l2 = b.scalar(0);
+  for (NodeId w : weights) l2 = b.add(l2, b.reduceSum(b.mul(w, w), allAxes(b.shape(w)), false));
+  NodeId penalty = b.scale(l2, weightDecay);
+  total = b.add(total, penalty);
+  terms.emplace_back("l2", penalty);
+}
+
 LossTerms alphaZeroLoss(ir::Builder& b, const Heads& h, std::int64_t batch, std::int64_t actions, float weightDecay,
                         const std::vector<NodeId>& weights) {
   NodeId pi = b.input("policy_targets", {batch, actions});
@@ -116,15 +127,47 @@ LossTerms alphaZeroLoss(ir::Builder& b, const Heads& h, std::int64_t batch, std:
   NodeId valueLoss = b.reduceMean(b.mul(err, err), {0}, false);
   NodeId total = b.add(policyLoss, valueLoss);
   std::vector<std::pair<std::string, NodeId>> terms = {{"policy", policyLoss}, {"value", valueLoss}};
-  if (weightDecay > 0 && !weights.empty()) {
-    NodeId l2 = b.scalar(0);
-    for (NodeId w : weights) l2 = b.add(l2, b.reduceSum(b.mul(w, w), allAxes(b.shape(w)), false));
-    NodeId penalty = b.scale(l2, weightDecay);
-    total = b.add(total, penalty);
-    terms.emplace_back("l2", penalty);
-  }
+  addWeightDecay(b, weightDecay, weights, total, terms);
   NodeId entropy = b.reduceMean(b.unary(ir::Op::Neg, b.reduceSum(b.mul(b.unary(ir::Op::Exp, logp), logp), {1}, false)), {0}, false);
   terms.emplace_back("entropy", entropy);
+  return {total, terms};
+}
+
+// MuZero's h(x) = sign(x) (sqrt(|x| + 1) - 1) + eps x, on targets only (no gradient needed).
+NodeId muZeroScale(ir::Builder& b, NodeId x) {
+  NodeId sign = b.sub(b.binary(ir::Op::Greater, x, b.scalar(0)), b.binary(ir::Op::Less, x, b.scalar(0)));
+  NodeId magnitude = b.binary(ir::Op::Maximum, x, b.unary(ir::Op::Neg, x));
+  NodeId root = b.sub(b.unary(ir::Op::Sqrt, b.add(magnitude, b.scalar(1))), b.scalar(1));
+  return b.add(b.mul(sign, root), b.scale(x, kMuZeroScaleEpsilon));
+}
+
+// The mean over the batch of sum_k w_k * perStep[b, k]; w_0 = 1 when the steps include the root.
+NodeId weightedStepMean(ir::Builder& b, NodeId perStep, std::int64_t steps, std::int64_t unroll, bool withRoot) {
+  std::vector<float> w(size_t(steps), 1.0f / float(unroll));
+  if (withRoot) w[0] = 1.0f;
+  return b.reduceMean(b.reduceSum(b.mul(perStep, b.constant({steps}, std::move(w))), {1}, false), {0}, false);
+}
+
+LossTerms muZeroLoss(ir::Builder& b, const pdl::CompiledPolicy& p, std::int64_t batch, std::int64_t actions, float weightDecay,
+                     const std::vector<NodeId>& weights) {
+  const std::vector<std::string> expected = {"logits", "values", "rewards"};
+  if (p.outputNames != expected || p.outputShapes[0].size() != 2 || p.outputShapes[0][1] != actions || p.outputShapes[0][0] < 2)
+    throw std::invalid_argument("MuZero's loss needs a learned model's unrolled program, with outputs (logits, values, rewards)");
+  const ir::Graph& g = b.graph();
+  const std::int64_t steps = p.outputShapes[0][0], unroll = steps - 1;
+  NodeId pi = b.input("policy_targets", {batch, steps, actions});
+  NodeId z = b.input("value_targets", {batch, steps});
+  NodeId u = b.input("reward_targets", {batch, unroll});
+  NodeId logp = b.logSoftmax(g.output("logits"), 2);
+  NodeId crossEntropy = b.unary(ir::Op::Neg, b.reduceSum(b.mul(pi, logp), {2}, false));
+  NodeId policyLoss = weightedStepMean(b, crossEntropy, steps, unroll, true);
+  NodeId valueError = b.sub(b.reshape(g.output("values"), {batch, steps}), muZeroScale(b, z));
+  NodeId valueLoss = weightedStepMean(b, b.mul(valueError, valueError), steps, unroll, true);
+  NodeId rewardError = b.sub(b.reshape(g.output("rewards"), {batch, unroll}), muZeroScale(b, u));
+  NodeId rewardLoss = weightedStepMean(b, b.mul(rewardError, rewardError), unroll, unroll, false);
+  NodeId total = b.add(b.add(policyLoss, b.scale(valueLoss, kMuZeroValueWeight)), rewardLoss);
+  std::vector<std::pair<std::string, NodeId>> terms = {{"policy", policyLoss}, {"value", valueLoss}, {"reward", rewardLoss}};
+  addWeightDecay(b, weightDecay, weights, total, terms);
   return {total, terms};
 }
 
@@ -146,11 +189,17 @@ LossAndGradients appendLossAndGradients(ir::Builder& b, const pdl::CompiledPolic
   for (NodeId p : out.params)
     if (g.node(p).attrs.name.ends_with("/weight")) weights.push_back(p);
 
+  if (lossKind == LossKind::MuZero) {
+    out.loss = muZeroLoss(b, policy, batch, actions, config.weightDecay, weights);
+    out.grads = ir::appendGradients(b, out.loss.total, out.params);
+    return out;
+  }
   Heads heads = splitHeads(b, policy, batch, actions);
   switch (lossKind) {
     case LossKind::PolicyGradient: out.loss = policyGradientLoss(b, heads, batch, actions); break;
     case LossKind::AlphaZero: out.loss = alphaZeroLoss(b, heads, batch, actions, config.weightDecay, weights); break;
     case LossKind::Ppo: out.loss = ppoLoss(b, heads, batch, actions); break;
+    case LossKind::MuZero: break;  // above: its outputs are not one step's heads
   }
   out.grads = ir::appendGradients(b, out.loss.total, out.params);
   return out;
