@@ -7,8 +7,11 @@
 //   learned_hashed_recurrent per row     the hashed model's recurrent step (tests)
 //   learned_expand_roots     per game    the call's games marked; fresh trees from the root
 //                                        rows, noise or Gumbel arms; the first leaves selected
+//   learned_store_root_states per float  the root rows' states into the pool
+//   learned_store_leaf_states per float  the new leaves' next states into the pool
 //   learned_expand_select    per game    expansion, pending marks off, discounted backup with
 //                                        the min-max bounds, Gumbel halving; next selection
+//   learned_gather_states    per float   the new rows' states from their leaves' parents
 //   learned_finish_roots     per game    the root's clean priors back
 //   learned_root_stats       per game    LearnedRootOut
 //   learned_gather_tree      per slot    one game's tree arrays, contiguous, for a snapshot
@@ -26,7 +29,8 @@ namespace cas::gpu::search {
 namespace {
 
 constexpr int kThreadsPerBlock = 32;  // one warp a block
-int blocksFor(std::int64_t threads) { return int((threads + kThreadsPerBlock - 1) / kThreadsPerBlock); }
+constexpr int kCopyThreads = 256;     // the latent copies: memory-bound, full blocks
+int blocksFor(std::int64_t threads, int perBlock = kThreadsPerBlock) { return int((threads + perBlock - 1) / perBlock); }
 
 __device__ inline std::int64_t thread() { return std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; }
 
@@ -54,6 +58,22 @@ __global__ void expandSelectKernel(LearnedContext c) {
   if (g >= c.games) return;
   expandLearnedLeaves(c, int(g));
   selectLearnedLeaves(c, int(g));
+}
+
+// The latent copies: one thread per float, blocks of kCopyThreads (whole rows side by side).
+__global__ void storeRootStatesKernel(LearnedContext c) {
+  const std::int64_t e = thread();
+  if (e < std::int64_t(c.games) * c.stateSize) storeRootStateElement(c, int(e / c.stateSize), int(e % c.stateSize));
+}
+
+__global__ void storeLeafStatesKernel(LearnedContext c) {
+  const std::int64_t e = thread();
+  if (e < std::int64_t(c.games) * c.k * c.stateSize) storeLeafStateElement(c, e / c.stateSize, int(e % c.stateSize));
+}
+
+__global__ void gatherStatesKernel(LearnedContext c) {
+  const std::int64_t e = thread();
+  if (e < std::int64_t(c.games) * c.k * c.stateSize) gatherStateElement(c, e / c.stateSize, int(e % c.stateSize));
 }
 
 __global__ void finishRootsKernel(LearnedContext c) {
@@ -103,6 +123,9 @@ void loadLearnedKernels() {
   load(hashedRecurrentKernel, "learned_hashed_recurrent");
   load(expandRootsKernel, "learned_expand_roots");
   load(expandSelectKernel, "learned_expand_select");
+  load(storeRootStatesKernel, "learned_store_root_states");
+  load(storeLeafStatesKernel, "learned_store_leaf_states");
+  load(gatherStatesKernel, "learned_gather_states");
   load(finishRootsKernel, "learned_finish_roots");
   load(rootStatisticsKernel, "learned_root_stats");
   load(gatherTreeKernel, "learned_gather_tree");
@@ -124,11 +147,20 @@ void launchHashedRecurrent(const LearnedContext& c, float* nextStates, float* re
 void launchExpandRoots(const LearnedContext& c, const std::uint8_t* listed, CUstream s) {
   expandRootsKernel<<<blocksFor(c.games), kThreadsPerBlock, 0, runtimeStream(s)>>>(c, listed);
   checkLaunch("learned_expand_roots");
+  storeRootStatesKernel<<<blocksFor(std::int64_t(c.games) * c.stateSize, kCopyThreads), kCopyThreads, 0, runtimeStream(s)>>>(c);
+  checkLaunch("learned_store_root_states");
+  gatherStatesKernel<<<blocksFor(std::int64_t(c.games) * c.k * c.stateSize, kCopyThreads), kCopyThreads, 0, runtimeStream(s)>>>(c);
+  checkLaunch("learned_gather_states");
 }
 
 void launchExpandSelect(const LearnedContext& c, CUstream s) {
+  const int copyBlocks = blocksFor(std::int64_t(c.games) * c.k * c.stateSize, kCopyThreads);
+  storeLeafStatesKernel<<<copyBlocks, kCopyThreads, 0, runtimeStream(s)>>>(c);
+  checkLaunch("learned_store_leaf_states");
   expandSelectKernel<<<blocksFor(c.games), kThreadsPerBlock, 0, runtimeStream(s)>>>(c);
   checkLaunch("learned_expand_select");
+  gatherStatesKernel<<<copyBlocks, kCopyThreads, 0, runtimeStream(s)>>>(c);
+  checkLaunch("learned_gather_states");
 }
 
 void launchFinishRoots(const LearnedContext& c, CUstream s) {

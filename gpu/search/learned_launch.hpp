@@ -21,9 +21,11 @@ void launchHashedRoots(const LearnedContext& c, const float* observations, int o
 void launchHashedRecurrent(const LearnedContext& c, float* nextStates, float* rewards, float* logits, float* values, CUstream s);
 
 // learned_expand_roots: marks the call's games (listed [games]), gives them fresh trees from
-// their root rows and selects the first step's leaves.
+// their root rows and selects the first step's leaves; then the roots' states into the pool and
+// the selected rows' states out of it.
 void launchExpandRoots(const LearnedContext& c, const std::uint8_t* listed, CUstream s);
-// learned_expand_select: a step's expansion and backup, then the next step's selection.
+// A step: the new leaves' states into the pool, learned_expand_select (expansion and backup, then
+// the next step's selection), the selected rows' states out of the pool.
 void launchExpandSelect(const LearnedContext& c, CUstream s);
 void launchFinishRoots(const LearnedContext& c, CUstream s);
 void launchRootStatistics(const LearnedContext& c, CUstream s);

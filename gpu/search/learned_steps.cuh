@@ -3,13 +3,16 @@
 // reference does it (core/search/learned_search.cpp, BatchedLearnedSearch), in the same order and
 // with the same arithmetic (core/search/search_math.hpp: learnedQ, minMaxNormalize, pendingQ,
 // normalizedPuctScore, the Philox streams, searchExp/Log, the Gumbel helpers). A kernel runs one
-// of these per thread, one thread per game (learned_kernels.cu);
+// of these per thread, one thread per game, or per float for the latent states' copies
+// (learned_kernels.cu);
 // tests/gpu/test_learned_search_port.cpp runs them on the host, game after game, against the CPU
 // reference.
 //
-//   a search() call:   represent -> predict -> expandRoot, selectLeaves        (the root graph)
-//                      recurrent -> expandLeaves, selectLeaves  (the step graph, ceil(S / k)
-//                                   times; after the last step the selection has nothing to do)
+//   a search() call:   represent -> predict -> expandRoot, selectLeaves -> storeRootState,
+//                      gatherState                                           (the root graph)
+//                      recurrent -> storeLeafState -> expandLeaves, selectLeaves -> gatherState
+//                                   (the step graph, ceil(S / k) times; after the last step the
+//                                   selection has nothing to do)
 //                      finishRoot
 //   then:              rootStatistics                                (as the caller asks)
 //
@@ -168,11 +171,9 @@ CAS_HD inline void setLearnedPending(GameTree& t, std::int32_t leaf, int sign) {
   }
 }
 
-// A new row: the leaf's parent's state and the one-hot action into the leaf.
-CAS_HD inline void writeRecurrentRow(const LearnedContext& c, GameTree& t, std::int64_t row, std::int32_t leaf) {
-  const float* parent = latentOf(c, t, t.parent(leaf));
-  float* state = c.stateRows + row * c.stateSize;
-  for (int i = 0; i < c.stateSize; ++i) state[i] = parent[i];
+// A new row's one-hot action into the leaf; its state, the leaf's parent's, follows in
+// gatherStateElement.
+CAS_HD inline void writeActionRow(const LearnedContext& c, GameTree& t, std::int64_t row, std::int32_t leaf) {
   float* action = c.actionRows + row * c.actions;
   for (int a = 0; a < c.actions; ++a) action[a] = a == t.action(leaf) ? 1.0f : 0.0f;
 }
@@ -207,7 +208,7 @@ CAS_HD inline void selectLearnedLeaves(const LearnedContext& c, int g) {
       for (int i = 0; i < j; ++i)
         if (pending[i].leaf == leaf) pending[j].row = pending[i].row;
     } else {
-      writeRecurrentRow(c, t, std::int64_t(g) * c.k + j, leaf);
+      writeActionRow(c, t, std::int64_t(g) * c.k + j, leaf);
     }
     setLearnedPending(t, leaf, +1);
   }
@@ -275,10 +276,7 @@ CAS_HD inline void expandLearnedLeaves(const LearnedContext& c, int g) {
     const std::int32_t leaf = pending[j].leaf;
     if (leaf == kNone) continue;
     const std::int64_t row = std::int64_t(g) * c.k + pending[j].row;
-    if (pending[j].row == j) {
-      const float* next = c.nextStates + row * c.stateSize;
-      float* latent = latentOf(c, t, leaf);
-      for (int i = 0; i < c.stateSize; ++i) latent[i] = next[i];
+    if (pending[j].row == j) {  // its latent state is in the pool already (storeLeafStateElement)
       c.reward[t.at(leaf)] = c.rewards[row];
       expandLearned(c, t, leaf, c.logits + row * c.actions, step);
       t.slot().evaluations += 1;
@@ -335,10 +333,7 @@ CAS_HD inline void expandLearnedRoot(const LearnedContext& c, int g) {
   t.slot().step = step;
   slot.lo = bitsFloat(0x7F800000u);
   slot.hi = -bitsFloat(0x7F800000u);
-  const float* state = c.rootStates + std::int64_t(g) * c.stateSize;
-  float* latent = latentOf(c, t, 0);
-  for (int i = 0; i < c.stateSize; ++i) latent[i] = state[i];
-  c.reward[t.at(0)] = 0.0f;
+  c.reward[t.at(0)] = 0.0f;  // the root's latent state: storeRootStateElement
   expandLearned(c, t, 0, c.rootLogits + std::int64_t(g) * c.actions, step);
   learnedBackup(c, t, slot, 0, c.rootValues[g], step);
   prepareLearnedRoot(c, t, slot, g);
@@ -350,6 +345,34 @@ CAS_HD inline void finishLearnedRoot(const LearnedContext& c, int g) {
   GameTree t(c.trees, g);
   if (!t.expanded(0)) return;
   for (int k = 0; k < t.childCount(0); ++k) t.prior(t.child(0, k)) = c.learnedSlots[g].clean[k];
+}
+
+// --- latent states between the pool and the model's rows ----------------------------------------
+// One float each, so that a kernel's threads copy whole rows side by side (coalesced) where a
+// thread per game would walk a row of its own. Row r = g * k + j belongs to game g.
+
+// Element i of game g's root state into its root's slot in the pool (after expandLearnedRoot).
+CAS_HD inline void storeRootStateElement(const LearnedContext& c, int g, int i) {
+  if (!c.trees.gameSlots[g].listed) return;
+  GameTree t(c.trees, g);
+  latentOf(c, t, 0)[i] = c.rootStates[std::int64_t(g) * c.stateSize + i];
+}
+
+// Element i of a row's next state into its leaf's slot, for the row a leaf's first selection
+// owns (before expandLearnedLeaves reads the pending selections).
+CAS_HD inline void storeLeafStateElement(const LearnedContext& c, std::int64_t row, int i) {
+  const LearnedPending& p = c.pending[row];
+  if (p.leaf == kNone || p.row != int(row % c.k)) return;
+  GameTree t(c.trees, int(row / c.k));
+  latentOf(c, t, p.leaf)[i] = c.nextStates[row * c.stateSize + i];
+}
+
+// Element i of a new row's state: the leaf's parent's latent state (after selectLearnedLeaves).
+CAS_HD inline void gatherStateElement(const LearnedContext& c, std::int64_t row, int i) {
+  const LearnedPending& p = c.pending[row];
+  if (p.leaf == kNone || p.row != int(row % c.k)) return;
+  GameTree t(c.trees, int(row / c.k));
+  c.stateRows[row * c.stateSize + i] = latentOf(c, t, t.parent(p.leaf))[i];
 }
 
 // --- the hashed test model over the rows ---------------------------------------------------------

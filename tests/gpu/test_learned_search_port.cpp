@@ -72,14 +72,18 @@ class HostLearnedTwin {
       gs::expandLearnedRoot(c, g);
       gs::selectLearnedLeaves(c, g);
     }
+    forEachElement(games_, [&](std::int64_t g, int i) { gs::storeRootStateElement(c, int(g), i); });
+    forEachElement(std::int64_t(games_) * k_, [&](std::int64_t row, int i) { gs::gatherStateElement(c, row, i); });
     const int steps = (simulations + k_ - 1) / k_;
     for (int step = 0; step < steps; ++step) {
       for (std::int64_t row = 0; row < std::int64_t(games_) * k_; ++row)
         gs::hashedRecurrentRow(c, row, nextStates_.data(), rewards_.data(), logits_.data(), values_.data());
+      forEachElement(std::int64_t(games_) * k_, [&](std::int64_t row, int i) { gs::storeLeafStateElement(c, row, i); });
       for (int g = 0; g < games_; ++g) {
         gs::expandLearnedLeaves(c, g);
         gs::selectLearnedLeaves(c, g);
       }
+      forEachElement(std::int64_t(games_) * k_, [&](std::int64_t row, int i) { gs::gatherStateElement(c, row, i); });
     }
     for (int g = 0; g < games_; ++g) gs::finishLearnedRoot(c, g);
     stepBase_ += 1 + std::uint32_t(std::max(1, steps));  // the CPU's clock: the roots, then each step
@@ -114,6 +118,13 @@ class HostLearnedTwin {
   }
 
  private:
+  // A copy kernel's threads, one per float of `rows` rows of the state, in turn.
+  template <typename Copy>
+  void forEachElement(std::int64_t rows, Copy copy) const {
+    for (std::int64_t row = 0; row < rows; ++row)
+      for (int i = 0; i < stateSize_; ++i) copy(row, i);
+  }
+
   gs::LearnedContext context() {
     gs::LearnedContext c{};
     c.trees = {main_.view(), gpu::search::TreeFields{}, work_.data(), free_.data(), slots_.data(), budget_, blocks_, actions_, games_};
