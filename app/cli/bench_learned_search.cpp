@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <iostream>
 #include <numeric>
+#include <optional>
 #include <random>
+#include <string>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/report_text.hpp"
@@ -82,20 +84,44 @@ search::LearnedSearchConfig configOf(const SearchBenchOptions& o) {
   return c;
 }
 
-void printResult(const SearchBenchOptions& o, const search::LearnedSearch& s, const std::string& note, const std::vector<double>& times) {
+// One decision phase by phase: a JSON field, or lines in microseconds and shares of the whole.
+std::string breakdownJson(const search::LearnedSearchBreakdown& b) {
+  char text[320];
+  std::snprintf(text, sizeof text,
+                ", \"breakdown\": {\"stage_us\": %.1f, \"root_model_us\": %.1f, \"recurrent_us\": %.1f, \"search_us\": %.1f, "
+                "\"readback_us\": %.1f, \"total_us\": %.1f, \"steps\": %d, \"exchange_share\": %.4f}",
+                b.stageUs, b.rootModelUs, b.recurrentUs, b.searchUs, b.readbackUs, b.totalUs(), b.steps, b.exchangeShare());
+  return text;
+}
+
+void printBreakdown(const search::LearnedSearchBreakdown& b) {
+  const double total = b.totalUs();
+  const std::pair<const char*, double> rows[] = {{"data exchange in (observations)", b.stageUs},
+                                                 {"root model (represent, predict)", b.rootModelUs},
+                                                 {"recurrent model (dynamics, predict)", b.recurrentUs},
+                                                 {"search kernels", b.searchUs},
+                                                 {"data exchange out (root statistics)", b.readbackUs}};
+  std::printf("  one decision, phase by phase (launched one by one, not as graphs; %d recurrent steps):\n", b.steps);
+  for (const auto& [name, us] : rows) std::printf("    %-38s %10.1f us  %5.1f%%\n", name, us, total > 0 ? 100.0 * us / total : 0.0);
+  std::printf("    %-38s %10.1f us  (data exchange: %.1f%%)\n", "total", total, 100.0 * b.exchangeShare());
+}
+
+void printResult(const SearchBenchOptions& o, const search::LearnedSearch& s, const std::string& note, const std::vector<double>& times,
+                 const std::optional<search::LearnedSearchBreakdown>& breakdown) {
   const double ms = times[times.size() / 2];
   const double simsPerSecond = double(o.games) * o.simulations / (ms / 1000.0);
   if (o.json) {
     std::printf("{\"bench\": \"search\", \"model\": \"learned\", \"env\": \"%s\", \"net\": \"%s\", \"games\": %d, \"sims\": %d, \"policy\": \"%s\", "
                 "\"device\": \"%s\", \"leaves\": %d, \"node_budget\": %d, \"ms_per_search\": %.4f, \"ms_min\": %.4f, \"calls\": %zu, "
-                "\"simulations_per_second\": %.0f, \"search\": %s}\n",
+                "\"simulations_per_second\": %.0f, \"search\": %s%s}\n",
                 o.env.c_str(), o.net.c_str(), o.games, o.simulations, o.policy.c_str(), s.device().c_str(), o.leaves, o.nodeBudget, ms, times.front(),
-                times.size(), simsPerSecond, jsonString(note).c_str());
+                times.size(), simsPerSecond, jsonString(note).c_str(), breakdown ? breakdownJson(*breakdown).c_str() : "");
     return;
   }
   std::printf("%s, learned model %s, %d games x %d simulations, %s, k=%d: %.3f ms per search (median of %zu; min %.3f), %.2f M simulations/s\n",
               o.env.c_str(), o.net.c_str(), o.games, o.simulations, o.policy.c_str(), o.leaves, ms, times.size(), times.front(), simsPerSecond / 1e6);
   std::printf("  %s\n", note.c_str());
+  if (breakdown) printBreakdown(*breakdown);
 }
 
 }  // namespace
@@ -151,7 +177,12 @@ int timeLearnedSearch(const SearchBenchOptions& o) {
   std::sort(times.begin(), times.end());
   for (const search::RootStats& r : last)
     if (std::accumulate(r.visits.begin(), r.visits.end(), 0) != o.simulations) throw std::runtime_error("a root's visits do not add up to the simulations");
-  printResult(o, *search, note, times);
+  std::optional<search::LearnedSearchBreakdown> breakdown;
+  if (o.breakdown && !(breakdown = search->profileDecision(all, observations.data(), o.simulations))) {
+    std::cerr << "bench search: --breakdown needs the device search (--device cuda); the CPU search runs its phases in one thread\n";
+    return 1;
+  }
+  printResult(o, *search, note, times, breakdown);
   return 0;
 }
 

@@ -204,6 +204,14 @@ int runBenchSearch(const SearchBenchOptions& given) {
   const bool learned = o.model == "learned";
   if (o.env.empty()) o.env = learned ? "minatar-breakout" : "connect4";
   if (o.net.empty()) o.net = learned ? "muzero_mlp256" : "connect4_mlp256";
+  if (learned && (o.kernels || o.instrument)) {
+    std::cerr << "bench search: --kernels and --instrument profile the rules search; with --model learned use --breakdown\n";
+    return 2;
+  }
+  if (!learned && o.breakdown) {
+    std::cerr << "bench search: --breakdown times a learned model's decision; add --model learned, or use --kernels\n";
+    return 2;
+  }
   try {
     return learned ? timeLearnedSearch(o) : timeSearch(o);
   } catch (const std::bad_alloc&) {

@@ -43,7 +43,8 @@ struct SearchBenchOptions {
   std::string policy = "puct", device = "auto", selection = "masked";
   int games = 1024, simulations = 64, leaves = 1, nodeBudget = 2048;
   bool instrument = false, kernels = false, json = false;
-  double seconds = 2.0;  // timing budget
+  bool breakdown = false;  // learned: one decision timed phase by phase (LearnedSearchBreakdown)
+  double seconds = 2.0;    // timing budget
   int minCalls = 10;
 };
 

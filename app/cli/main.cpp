@@ -270,6 +270,9 @@ Subcommand addBenchSearch(CLI::App& parent) {
   benchSearch->add_option("--selection", searchBench.selection, "Device selection kernel: masked or branchy")->check(CLI::IsMember({"masked", "branchy"}))->capture_default_str();
   benchSearch->add_flag("--instrument", searchBench.instrument, "Time the instrumented kernels (SIMT counters, SM timeline)");
   benchSearch->add_flag("--kernels", searchBench.kernels, "Then profile one search kernel by kernel (SIMT efficiency, SM timeline)");
+  benchSearch->add_flag("--breakdown", searchBench.breakdown,
+                        "With --model learned on the device: then time one decision phase by phase (data exchange, the roots' model, the "
+                        "recurrent steps, the search kernels)");
   benchSearch->add_option("--device", searchBench.device, "auto, cpu or cuda")->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
   benchSearch->add_option("--seconds", searchBench.seconds, "Timing budget")->check(numberIn(0.01, 600.0))->capture_default_str();
   benchSearch->add_flag("--json", searchBench.json, "Print one JSON object");

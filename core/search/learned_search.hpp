@@ -34,6 +34,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,20 @@ struct LearnedSearchMetrics {
   std::int64_t recycledNodes = 0;
 };
 
+// Where one decision's time goes (a search() call and its rootStats for every listed game),
+// measured between device events with the phases launched one by one rather than as captured
+// graphs, so their sum is a little above a search() call's time. Microseconds per decision.
+struct LearnedSearchBreakdown {
+  double stageUs = 0;      // data exchange in: observations, listed games, parameters (host -> device)
+  double rootModelUs = 0;  // represent and predict at the roots (the hashed model's rows)
+  double recurrentUs = 0;  // dynamics and predict over every step's rows, all steps
+  double searchUs = 0;     // the search kernels: roots, latent copies, expansion, backup, selection, statistics
+  double readbackUs = 0;   // data exchange out: the root statistics (device -> host)
+  int steps = 0;           // recurrent batches in the decision
+  double totalUs() const { return stageUs + rootModelUs + recurrentUs + searchUs + readbackUs; }
+  double exchangeShare() const { return totalUs() > 0 ? (stageUs + readbackUs) / totalUs() : 0; }
+};
+
 // The per-slot arrays of CAS_LEARNED_NODE_FIELDS for one tree.
 struct LearnedNodes {
   LearnedNodes(int budget, int stateSize);
@@ -104,6 +119,13 @@ class LearnedSearch {
   virtual std::vector<RootStats> rootStats(const std::vector<int>& games) const = 0;
   virtual Tree treeSnapshot(int game) const = 0;
   virtual LearnedSearchMetrics metrics() const = 0;
+  // One search of the listed games as search() does it, followed by their root statistics, timed
+  // phase by phase (LearnedSearchBreakdown); nullopt where phases run in one host thread's order
+  // and have no device time of their own (the CPU search).
+  virtual std::optional<LearnedSearchBreakdown> profileDecision(const std::vector<int>& games, const float* observations, int simulations) {
+    (void)games, (void)observations, (void)simulations;
+    return std::nullopt;
+  }
 
   RootStats rootStats(int game) const { return rootStats(std::vector<int>{game}).front(); }
 };

@@ -131,6 +131,8 @@ class DeviceLearnedSearch final : public cas::search::LearnedSearch {
   }
 
   cas::search::Tree treeSnapshot(int game) const override;
+  std::optional<cas::search::LearnedSearchBreakdown> profileDecision(const std::vector<int>& games, const float* observations,
+                                                                     int simulations) override;
 
   LearnedSearchMetrics metrics() const override {
     ContextScope scope(rt_->context);
@@ -220,6 +222,8 @@ class DeviceLearnedSearch final : public cas::search::LearnedSearch {
   template <typename Record>
   CUgraphExec capture(Record&& record);
   const Graphs& graphsFor(int k);
+  void launchRootModel(const LearnedContext& c, CUstream s);
+  void launchRecurrentModel(const LearnedContext& c, CUstream s);
 
   LearnedSearchSetup setup_;
   LearnedSearchConfig config_;
@@ -370,32 +374,104 @@ CUgraphExec DeviceLearnedSearch::capture(Record&& record) {
 
 // The root graph (represent -> predict -> expand roots and select) and the step graph
 // (recurrent -> expand, back up and select) of k leaves per step.
+// Represent, then predict on its states (or the hashed model's root rows).
+void DeviceLearnedSearch::launchRootModel(const LearnedContext& c, CUstream s) {
+  if (programs_.network()) {
+    programs_.represent->recordOnCompute();
+    CAS_CU(cuMemcpyDtoDAsync(rows_.predictStates, rows_.rootStates,
+                             std::size_t(setup_.games) * std::size_t(setup_.stateSize) * sizeof(float), s));
+    programs_.predict->recordOnCompute();
+  } else {
+    launchHashedRoots(c, devicePointer<const float>(rows_.observations), setup_.observationSize, devicePointer<float>(rows_.rootStates),
+                      devicePointer<float>(rows_.rootLogits), devicePointer<float>(rows_.rootValues), s);
+  }
+}
+
+// Dynamics and predict over a step's rows.
+void DeviceLearnedSearch::launchRecurrentModel(const LearnedContext& c, CUstream s) {
+  if (programs_.network())
+    programs_.recurrent->recordOnCompute();
+  else
+    launchHashedRecurrent(c, devicePointer<float>(rows_.nextStates), devicePointer<float>(rows_.rewards),
+                          devicePointer<float>(rows_.logits), devicePointer<float>(rows_.values), s);
+}
+
+// The root graph (represent -> predict -> expand roots and select) and the step graph
+// (recurrent -> expand, back up and select) of k leaves per step.
 const DeviceLearnedSearch::Graphs& DeviceLearnedSearch::graphsFor(int k) {
   Graphs& g = graphs_[k];
   if (g.root) return g;
   const LearnedContext c = context(k);
   CUstream s = rt_->compute;
   g.root = capture([&] {
-    if (programs_.network()) {
-      programs_.represent->recordOnCompute();
-      CAS_CU(cuMemcpyDtoDAsync(rows_.predictStates, rows_.rootStates,
-                               std::size_t(setup_.games) * std::size_t(setup_.stateSize) * sizeof(float), s));
-      programs_.predict->recordOnCompute();
-    } else {
-      launchHashedRoots(c, devicePointer<const float>(rows_.observations), setup_.observationSize, devicePointer<float>(rows_.rootStates),
-                        devicePointer<float>(rows_.rootLogits), devicePointer<float>(rows_.rootValues), s);
-    }
+    launchRootModel(c, s);
     launchExpandRoots(c, devicePointer<const std::uint8_t>(listed_), s);
   });
   g.step = capture([&] {
-    if (programs_.network())
-      programs_.recurrent->recordOnCompute();
-    else
-      launchHashedRecurrent(c, devicePointer<float>(rows_.nextStates), devicePointer<float>(rows_.rewards),
-                            devicePointer<float>(rows_.logits), devicePointer<float>(rows_.values), s);
+    launchRecurrentModel(c, s);
     launchExpandSelect(c, s);
   });
   return g;
+}
+
+// search() and rootStats() for the listed games, launched phase by phase with an event after each.
+std::optional<cas::search::LearnedSearchBreakdown> DeviceLearnedSearch::profileDecision(const std::vector<int>& games,
+                                                                                        const float* observations, int simulations) {
+  if (simulations < 0) simulations = config_.simulations;
+  if (games.empty()) return cas::search::LearnedSearchBreakdown{};
+  checkDistinct(games);
+  ContextScope scope(rt_->context);
+  if (programs_.network())
+    for (DeviceProgram* p : {programs_.represent, programs_.recurrent, programs_.predict}) p->flushInputs();
+  const int k = std::max(1, config_.leavesPerStep), steps = (simulations + k - 1) / k;
+  const LearnedContext c = context(k);
+  CUstream s = rt_->compute;
+  std::vector<CUevent> events(std::size_t(5 + 2 * steps));
+  for (CUevent& e : events) CAS_CU(cuEventCreate(&e, CU_EVENT_DEFAULT));
+  CAS_CU(cuStreamSynchronize(s));
+  std::size_t next = 0;
+  auto mark = [&] { CAS_CU(cuEventRecord(events[next++], s)); };
+  mark();
+  stage(games, observations, simulations);
+  mark();
+  launchRootModel(c, s);
+  mark();
+  launchExpandRoots(c, devicePointer<const std::uint8_t>(listed_), s);
+  for (int i = 0; i < steps; ++i) {
+    mark();
+    launchRecurrentModel(c, s);
+    mark();
+    launchExpandSelect(c, s);
+  }
+  launchFinishRoots(c, s);
+  launchRootStatistics(context(maxLeaves_), s);
+  mark();
+  CAS_CU(cuMemcpyDtoHAsync(statsHost_.as<LearnedRootOut>(), stats_, std::size_t(setup_.games) * sizeof(LearnedRootOut), s));
+  mark();
+  CAS_CU(cuStreamSynchronize(s));
+  auto us = [&](std::size_t from) {
+    float ms = 0;
+    CAS_CU(cuEventElapsedTime(&ms, events[from], events[from + 1]));
+    return double(ms) * 1000.0;
+  };
+  cas::search::LearnedSearchBreakdown b;
+  b.steps = steps;
+  b.stageUs = us(0);
+  b.rootModelUs = us(1);
+  // The roots' kernels, then the last step's search kernels with finish and statistics (with no
+  // steps, the roots' interval holds those already).
+  b.searchUs = us(2) + (steps > 0 ? us(next - 3) : 0.0);
+  for (int i = 0; i < steps; ++i) {
+    b.recurrentUs += us(3 + 2 * std::size_t(i));
+    if (i + 1 < steps) b.searchUs += us(4 + 2 * std::size_t(i));
+  }
+  b.readbackUs = us(next - 2);
+  for (CUevent e : events) cuEventDestroy(e);
+  stepBase_ += 1 + std::uint32_t(std::max(1, steps));
+  metrics_.simulations += std::int64_t(games.size()) * simulations;
+  metrics_.recurrentCalls += steps;
+  metrics_.modelCalls += 2 + steps;
+  return b;
 }
 
 cas::search::Tree DeviceLearnedSearch::treeSnapshot(int game) const {

@@ -76,13 +76,18 @@ int agreeingRoots(const search::LearnedSearch& cpu, const search::LearnedSearch&
 
 // Two searches of `games` games (all of them, then every other one with fresh observations) on
 // both sides: statistics, the first trees and the counts compared.
-void compareHashed(const LearnedSearchConfig& c, int games) {
+LearnedSearchSetup hashedSetup(const LearnedSearchConfig& c, int games) {
   LearnedSearchSetup setup;
   setup.games = games;
   setup.observationSize = 12, setup.stateSize = 6, setup.actions = 5;
   setup.config = c;
   setup.seed = 21;
   setup.evaluator.kind = search::LearnedModelEvaluator::Kind::Hashed;
+  return setup;
+}
+
+void compareHashed(const LearnedSearchConfig& c, int games) {
+  const LearnedSearchSetup setup = hashedSetup(c, games);
   search::BatchedLearnedSearch cpu(search::hashedLearnedModel(12, 6, 5), games, c, setup.seed);
   auto device = deviceSearch(setup);
   std::vector<int> everyOther;
@@ -186,6 +191,22 @@ class TestGpuLearnedSearch : public QObject {
     QVERIFY2(sameChoice * 10 >= games * 9, qPrintable(QStringLiteral("the choice agrees on %1 of %2 games").arg(sameChoice).arg(games)));
     QVERIFY2(valueDifference / games < 0.02,
              qPrintable(QStringLiteral("root values differ by %1 on average").arg(valueDifference / games)));
+  }
+
+  // A decision timed phase by phase is the same search: its statistics equal the CPU reference's.
+  void profiledDecisionIsTheSameSearch() {
+    const int games = 256;
+    const LearnedSearchSetup setup = hashedSetup(config(64, 4, false, 4096), games);
+    search::BatchedLearnedSearch cpu(search::hashedLearnedModel(12, 6, 5), games, setup.config, setup.seed);
+    auto device = deviceSearch(setup);
+    const std::vector<float> obs = randomObservations(games, 12, 3);
+    cpu.search(range(games), obs.data());
+    const auto b = device->profileDecision(range(games), obs.data(), -1);
+    QVERIFY(b);
+    QCOMPARE(b->steps, 16);
+    QVERIFY(b->stageUs > 0 && b->rootModelUs > 0 && b->recurrentUs > 0 && b->searchUs > 0 && b->readbackUs > 0);
+    QVERIFY(b->exchangeShare() > 0 && b->exchangeShare() < 1);
+    QVERIFY2(agreeingRoots(cpu, *device, range(games)) * 100 >= games * 99, "fewer than 99% of the roots agree");
   }
 
   void refusesWhatItCannotHold() {
