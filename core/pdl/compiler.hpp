@@ -32,6 +32,7 @@ struct LearnedModelPart {
   };
   Program program = Program::Represent;
   std::int64_t unrollSteps = 0;  // Unrolled only
+  bool unscaleHeads = false;     // Recurrent and Predict: h^-1 on the reward and value (learned_model.hpp)
   std::vector<std::int64_t> stateShape;  // per sample; Recurrent and Predict only
   int stateLine = 0, stateColumn = 0;    // where represent returns its state (for notes)
 };

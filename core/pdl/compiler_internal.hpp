@@ -160,6 +160,8 @@ class Compiler {
   std::optional<CompiledPolicy> learnedRecurrent(const LearnedModelPart& part);
   std::optional<CompiledPolicy> learnedPredict(const LearnedModelPart& part);
   std::optional<CompiledPolicy> learnedUnrolled(const LearnedModelPart& part);
+  // MuZero's h^-1 on a reward or value head trained on scaled targets.
+  Value unscaled(const Value& head);
   // The state passed on to the next unrolled step: its value, half its gradient.
   Value halveGradient(const Value& state);
   // One unrolled step: dynamics on `state` and the step's action, then predict; false after a

@@ -12,6 +12,7 @@
 // S is what represent returns; every program's parameters are named after the function that makes
 // them ("dynamics/dense_0/weight"), so one set of parameters serves the three programs.
 #include "core/pdl/compiler_internal.hpp"
+#include "core/pdl/learned_model.hpp"
 
 namespace cas::pdl::detail {
 
@@ -86,7 +87,8 @@ std::optional<CompiledPolicy> Compiler::learnedRecurrent(const LearnedModelPart&
   const std::vector<Value> heads = returnedTensors(*predict, predicted);
   if (heads.empty() || !checkActorCritic(kPredictSubject, *predict, predicted, heads)) return std::nullopt;
   keepOutputLayersFp32({next[1], heads[0], heads[1]});
-  emitOutputs({"state", "reward", "logits", "value"}, {next[0], next[1], heads[0], heads[1]}, "recurrent");
+  const Value reward = part.unscaleHeads ? unscaled(next[1]) : next[1], value = part.unscaleHeads ? unscaled(heads[1]) : heads[1];
+  emitOutputs({"state", "reward", "logits", "value"}, {next[0], reward, heads[0], value}, "recurrent");
   return std::move(out_);
 }
 
@@ -98,7 +100,7 @@ std::optional<CompiledPolicy> Compiler::learnedPredict(const LearnedModelPart& p
   const std::vector<Value> heads = returnedTensors(*predict, predicted);
   if (heads.empty() || !checkActorCritic(kPredictSubject, *predict, predicted, heads)) return std::nullopt;
   keepOutputLayersFp32(heads);
-  emitOutputs({"logits", "value"}, heads, "predict");
+  emitOutputs({"logits", "value"}, {heads[0], part.unscaleHeads ? unscaled(heads[1]) : heads[1]}, "predict");
   return std::move(out_);
 }
 
@@ -111,6 +113,18 @@ Value Compiler::stackSteps(const std::vector<Value>& steps, Pos pos) {
   Shape stacked = {std::int64_t(steps.size())};
   stacked.insert(stacked.end(), perStep.begin(), perStep.end());
   return tensor(rows.size() == 1 ? rows.front() : b_.concat(rows, 1), stacked, pos);
+}
+
+// h^-1(x) = sign(x) (((sqrt(1 + 4 eps (|x| + 1 + eps)) - 1) / (2 eps))^2 - 1), the inner quotient
+// written as 2 (|x| + 1 + eps) / (sqrt(1 + 4 eps (|x| + 1 + eps)) + 1): the same value without
+// subtracting two numbers near 1, which would cost about 1e-4 of precision in fp32.
+Value Compiler::unscaled(const Value& head) {
+  const ir::NodeId x = head.node;
+  const ir::NodeId sign = b_.sub(b_.binary(ir::Op::Greater, x, b_.scalar(0)), b_.binary(ir::Op::Less, x, b_.scalar(0)));
+  const ir::NodeId shifted = b_.add(b_.binary(ir::Op::Maximum, x, b_.unary(ir::Op::Neg, x)), b_.scalar(1.0f + kValueScaleEpsilon));
+  const ir::NodeId root = b_.unary(ir::Op::Sqrt, b_.add(b_.scalar(1), b_.scale(shifted, 4 * kValueScaleEpsilon)));
+  const ir::NodeId quotient = b_.div(b_.scale(shifted, 2), b_.add(root, b_.scalar(1)));
+  return tensor(b_.mul(sign, b_.sub(b_.mul(quotient, quotient), b_.scalar(1))), head.shape, head.origin);
 }
 
 // 0.5 * state + 0.5 * stop_gradient(state): the same value, half the gradient into the dynamics

@@ -44,6 +44,7 @@ LearnedModelResult compileLearnedModel(std::string_view source, const LearnedMod
   if (!represent.policy) return result;
 
   LearnedModelPart part;
+  part.unscaleHeads = options.scaledHeads;
   part.stateShape = represent.policy->outputShapes.at(0);
   std::tie(part.stateLine, part.stateColumn) = represent.policy->outputPositions.at(0);
   part.program = LearnedModelPart::Program::Recurrent;
@@ -61,6 +62,7 @@ LearnedModelResult compileLearnedModel(std::string_view source, const LearnedMod
     }
     part.program = LearnedModelPart::Program::Unrolled;
     part.unrollSteps = options.unrollSteps;
+    part.unscaleHeads = false;
     CompileResult u = compile(source, partOptions(options, part));
     mergeOnce(u.diagnostics, result.diagnostics, seen);
     if (!u.policy) return result;

@@ -34,7 +34,14 @@ struct LearnedModelOptions {
   std::uint64_t seed = 0;
   // Also the training program: represent, then this many steps of dynamics and predict (0: none).
   std::int64_t unrollSteps = 0;
+  // The reward and value heads learn MuZero's scaled targets h(x) = sign(x)(sqrt(|x| + 1) - 1) +
+  // kValueScaleEpsilon x (LossKind::MuZero): the search's programs (recurrent, predict) then end
+  // with h^-1 on those outputs, so the search backs up returns in the environment's units; the
+  // unrolled training program keeps the heads' own values.
+  bool scaledHeads = false;
 };
+
+inline constexpr float kValueScaleEpsilon = 0.001f;
 
 inline constexpr std::int64_t kMaxUnrollSteps = 64;
 

@@ -7,6 +7,7 @@
 #include "core/exec/initialise.hpp"
 #include "core/ir/autodiff.hpp"
 #include "core/ir/passes.hpp"
+#include "core/pdl/learned_model.hpp"
 #include "core/train/gradient_exchange.hpp"
 
 namespace cas::train {
@@ -138,7 +139,7 @@ NodeId muZeroScale(ir::Builder& b, NodeId x) {
   NodeId sign = b.sub(b.binary(ir::Op::Greater, x, b.scalar(0)), b.binary(ir::Op::Less, x, b.scalar(0)));
   NodeId magnitude = b.binary(ir::Op::Maximum, x, b.unary(ir::Op::Neg, x));
   NodeId root = b.sub(b.unary(ir::Op::Sqrt, b.add(magnitude, b.scalar(1))), b.scalar(1));
-  return b.add(b.mul(sign, root), b.scale(x, kMuZeroScaleEpsilon));
+  return b.add(b.mul(sign, root), b.scale(x, pdl::kValueScaleEpsilon));
 }
 
 // The mean over the batch of sum_k w_k * perStep[b, k]; w_0 = 1 when the steps include the root.

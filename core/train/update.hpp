@@ -44,15 +44,14 @@ enum class LossKind {
   // MuZero's unrolled loss over a learned model's `unrolled` program (core/pdl/learned_model.hpp:
   // outputs "logits" [B, K+1, A], "values" [B, K+1, 1], "rewards" [B, K, 1]): targets
   // "policy_targets" [B, K+1, A] (zero rows past an episode's end), "value_targets" [B, K+1] and
-  // "reward_targets" [B, K], both scaled by h(x) = sign(x)(sqrt(|x| + 1) - 1) + 0.001 x in the
-  // graph; each step weighted 1 (k = 0) or 1/K; loss = policy + kMuZeroValueWeight * value +
+  // "reward_targets" [B, K], both scaled by h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x in the
+  // graph (eps: pdl::kValueScaleEpsilon; the search's programs undo it, LearnedModelOptions::scaledHeads); each step weighted 1 (k = 0) or 1/K; loss = policy + kMuZeroValueWeight * value +
   // reward (+ weight_decay * sum(w^2)), each term a mean over the batch of the weighted sum over
   // steps. Golden data: tests/golden/make_muzero_golden.py.
   MuZero,
 };
 
 inline constexpr float kMuZeroValueWeight = 0.25f;
-inline constexpr float kMuZeroScaleEpsilon = 0.001f;
 
 inline constexpr const char* kPpoClip = "ppo/clip";
 inline constexpr const char* kPpoValueCoef = "ppo/value_coef";

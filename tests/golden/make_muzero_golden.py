@@ -16,6 +16,12 @@ MuZero's pseudocode does (Schrittwieser et al. 2020, appendix):
   reward = mean_b sum_{k>=1} w_k * (reward_k - h(u_k))^2
   loss   = policy + 0.25 * value + reward                                    (0.25: MuZero's value weight)
 
+The inverse transform the search's programs apply to the reward and value heads (numpy, float64):
+
+  h^-1(x) = sign(x) (((sqrt(1 + 4 eps (|x| + 1 + eps)) - 1) / (2 eps))^2 - 1)
+
+is stored under "inverse" for a range of x (and checked here to undo h).
+
 Stored: the source, K, the parameters (name, shape, values), the inputs (obs, one-hot actions,
 policy, value and reward targets; rows past an episode's end have zero policy targets, so they
 add no policy loss), the loss, its three terms and the gradient of the loss with respect to every
@@ -92,6 +98,19 @@ def losses(p, obs, actions, pi, z, u):
     return policy + VALUE_WEIGHT * value + reward, policy, value, reward
 
 
+def inverse_scale(x):
+    root = np.sqrt(1 + 4 * EPSILON * (np.abs(x) + 1 + EPSILON))
+    return np.sign(x) * (((root - 1) / (2 * EPSILON)) ** 2 - 1)
+
+
+def inverse_table():
+    x = np.concatenate([np.linspace(-300, 300, 61), [-1.5, -0.25, -1e-3, 0.0, 1e-3, 0.25, 1.5, 7.0]])
+    y = inverse_scale(x)
+    forward = np.sign(y) * (np.sqrt(np.abs(y) + 1) - 1) + EPSILON * y
+    assert np.allclose(forward, x, rtol=1e-9, atol=1e-9), "h^-1 does not undo h"
+    return {"x": x.tolist(), "h_inverse": y.tolist()}
+
+
 def main():
     torch.set_num_threads(1)
     rng = np.random.default_rng(38)
@@ -116,6 +135,7 @@ def main():
                    "reward_targets": u.numpy().ravel().tolist()},
         "loss": total.item(), "terms": {"policy": policy.item(), "value": value.item(), "reward": reward.item()},
         "gradients": {n: t.grad.numpy().ravel().tolist() for n, t in params.items()},
+        "inverse": inverse_table(),
         "torch": torch.__version__,
     }
     os.makedirs(OUT, exist_ok=True)
