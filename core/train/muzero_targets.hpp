@@ -66,6 +66,7 @@ class EpisodeReplay {
   void add(Episode episode);
   std::int64_t positions() const { return positions_; }
   std::int64_t episodes() const { return std::int64_t(episodes_.size()); }
+  const Episode& episode(std::int64_t i) const { return episodes_.at(size_t(i)); }  // 0: the oldest kept
 
   // `batch` positions drawn uniformly over every kept position (seeded), with their targets.
   MuZeroBatch sample(std::int64_t batch, std::uint64_t seed) const;
