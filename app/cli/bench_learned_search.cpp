@@ -134,7 +134,7 @@ int timeLearnedSearch(const SearchBenchOptions& o) {
   }
   const train::BenchmarkLearnedModel* model = o.net == "none" ? nullptr : train::findBenchmarkLearnedModel(o.net);
   if (o.net != "none" && !model) {
-    std::cerr << "bench search: unknown learned model '" << o.net << "'; known: muzero_mlp256, or none (the hashed test model)\n";
+    std::cerr << "bench search: unknown learned model '" << o.net << "'; known: muzero_mlp256, muzero_mlp256_tf32, or none (the hashed test model)\n";
     return 2;
   }
   std::string error;

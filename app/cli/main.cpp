@@ -259,9 +259,9 @@ Subcommand addBenchSearch(CLI::App& parent) {
                               CLI::detail::join(singleAgent, ", ") + " (default minatar-breakout)")
       ->check(CLI::IsMember(environments));
   benchSearch->add_option("--net", searchBench.net,
-                          "With --model rules connect4_mlp256 (default), or none (uniform priors, value 0); with --model learned muzero_mlp256 (default), or none "
-                          "(the hashed test model)")
-      ->check(CLI::IsMember({"connect4_mlp256", "muzero_mlp256", "none"}));
+                          "With --model rules connect4_mlp256 (default), or none (uniform priors, value 0); with --model learned muzero_mlp256 (default), "
+                          "muzero_mlp256_tf32 (its products at TF32, JAX's default precision), or none (the hashed test model)")
+      ->check(CLI::IsMember({"connect4_mlp256", "muzero_mlp256", "muzero_mlp256_tf32", "none"}));
   benchSearch->add_option("--games", searchBench.games, "Games searched at once")->check(integerIn(1, 65536))->capture_default_str();
   benchSearch->add_option("--sims", searchBench.simulations, "Simulations per game per call")->check(integerIn(1, 100000))->capture_default_str();
   benchSearch->add_option("--policy", searchBench.policy, "puct (Dirichlet noise) or gumbel")->check(CLI::IsMember({"puct", "gumbel"}))->capture_default_str();

@@ -94,22 +94,31 @@ const BenchmarkNet* findBenchmarkNet(const std::string& name) {
 
 // muzero_mlp256: represent one dense layer of 256 (relu) over the flattened observation; dynamics
 // two of 256 over [state, one-hot action], the second the next state, and a linear reward;
-// predict two of 256, then the logits and a linear value.
+// predict two of 256, then the logits and a linear value. muzero_mlp256_tf32: the same with every
+// function's products at TF32 (the heads stay fp32), the precision JAX gives fp32 products by
+// default, so mctx's default is timed against it.
+std::string muZeroMlp256(const std::string& decorator) {
+  return decorator +
+         "def represent(obs):\n"
+         "    return relu(dense(flatten(obs), units=256))\n"
+         "\n" +
+         decorator +
+         "def dynamics(state, action):\n"
+         "    h = relu(dense(concat(state, action), units=256))\n"
+         "    h = relu(dense(h, units=256))\n"
+         "    return h, dense(h, units=1)\n"
+         "\n" +
+         decorator +
+         "def predict(state):\n"
+         "    h = relu(dense(state, units=256))\n"
+         "    h = relu(dense(h, units=256))\n"
+         "    return dense(h, units=action_dim), dense(h, units=1)\n";
+}
+
 const std::vector<BenchmarkLearnedModel>& benchmarkLearnedModels() {
   static const std::vector<BenchmarkLearnedModel> models = {
-      {"muzero_mlp256",
-       "def represent(obs):\n"
-       "    return relu(dense(flatten(obs), units=256))\n"
-       "\n"
-       "def dynamics(state, action):\n"
-       "    h = relu(dense(concat(state, action), units=256))\n"
-       "    h = relu(dense(h, units=256))\n"
-       "    return h, dense(h, units=1)\n"
-       "\n"
-       "def predict(state):\n"
-       "    h = relu(dense(state, units=256))\n"
-       "    h = relu(dense(h, units=256))\n"
-       "    return dense(h, units=action_dim), dense(h, units=1)\n"},
+      {"muzero_mlp256", muZeroMlp256("")},
+      {"muzero_mlp256_tf32", muZeroMlp256("@precision('tf32')\n")},
   };
   return models;
 }
