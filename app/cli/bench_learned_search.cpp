@@ -4,7 +4,8 @@
 // after warm-up. The roots are fixed random observations of the environment's shape (binary,
 // sparse like MinAtar's planes); the model is a benchmark learned model with seeded initial
 // weights (core/train/benchmark_nets.hpp), or `none`: the hashed test model, no network.
-// bench/mctx_baseline.py --recurrent times mctx on the same shapes.
+// bench/mctx_baseline.py --recurrent times mctx on the same shapes. With --breakdown the device
+// search then times one decision phase by phase (LearnedSearch::profileDecision).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -96,7 +97,7 @@ std::string breakdownJson(const search::LearnedSearchBreakdown& b) {
 
 void printBreakdown(const search::LearnedSearchBreakdown& b) {
   const double total = b.totalUs();
-  const std::pair<const char*, double> rows[] = {{"data exchange in (observations)", b.stageUs},
+  const std::pair<const char*, double> rows[] = {{"data exchange in (observations, weights)", b.stageUs},
                                                  {"root model (represent, predict)", b.rootModelUs},
                                                  {"recurrent model (dynamics, predict)", b.recurrentUs},
                                                  {"search kernels", b.searchUs},
@@ -159,6 +160,10 @@ int timeLearnedSearch(const SearchBenchOptions& o) {
   }
   std::string note;
   auto search = search::makeLearnedSearch(*backend, setup, backend->id() == "cuda" ? "gpu" : "cpu", &note);
+  if (o.breakdown && search->device() != "cuda") {
+    std::cerr << "bench search: --breakdown needs the device search (--device cuda); the CPU search runs its phases in one thread\n";
+    return 2;
+  }
   const std::vector<float> observations = rootObservations(o.games, setup.observationSize);
   std::vector<int> all(static_cast<size_t>(o.games));
   std::iota(all.begin(), all.end(), 0);
@@ -178,10 +183,7 @@ int timeLearnedSearch(const SearchBenchOptions& o) {
   for (const search::RootStats& r : last)
     if (std::accumulate(r.visits.begin(), r.visits.end(), 0) != o.simulations) throw std::runtime_error("a root's visits do not add up to the simulations");
   std::optional<search::LearnedSearchBreakdown> breakdown;
-  if (o.breakdown && !(breakdown = search->profileDecision(all, observations.data(), o.simulations))) {
-    std::cerr << "bench search: --breakdown needs the device search (--device cuda); the CPU search runs its phases in one thread\n";
-    return 1;
-  }
+  if (o.breakdown) breakdown = search->profileDecision(all, observations.data(), o.simulations);
   printResult(o, *search, note, times, breakdown);
   return 0;
 }

@@ -51,6 +51,10 @@ class Builder {
   NodeId mul(NodeId a, NodeId b) { return binary(Op::Mul, a, b); }
   NodeId div(NodeId a, NodeId b) { return binary(Op::Div, a, b); }
   NodeId scale(NodeId x, float s) { return mul(x, scalar(s)); }
+  // |x| and sign(x) (-1, 0 or 1) from the table's ops; comparisons carry no gradient, so sign
+  // belongs where none is needed.
+  NodeId abs(NodeId x) { return binary(Op::Maximum, x, unary(Op::Neg, x)); }
+  NodeId sign(NodeId x) { return sub(binary(Op::Greater, x, scalar(0)), binary(Op::Less, x, scalar(0))); }
   NodeId where(NodeId mask, NodeId a, NodeId b);
   NodeId clip(NodeId x, float lo, float hi);
   NodeId dropout(NodeId x, float rate, std::uint64_t seed);

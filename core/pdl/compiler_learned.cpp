@@ -120,11 +120,10 @@ Value Compiler::stackSteps(const std::vector<Value>& steps, Pos pos) {
 // subtracting two numbers near 1, which would cost about 1e-4 of precision in fp32.
 Value Compiler::unscaled(const Value& head) {
   const ir::NodeId x = head.node;
-  const ir::NodeId sign = b_.sub(b_.binary(ir::Op::Greater, x, b_.scalar(0)), b_.binary(ir::Op::Less, x, b_.scalar(0)));
-  const ir::NodeId shifted = b_.add(b_.binary(ir::Op::Maximum, x, b_.unary(ir::Op::Neg, x)), b_.scalar(1.0f + kValueScaleEpsilon));
+  const ir::NodeId shifted = b_.add(b_.abs(x), b_.scalar(1.0f + kValueScaleEpsilon));
   const ir::NodeId root = b_.unary(ir::Op::Sqrt, b_.add(b_.scalar(1), b_.scale(shifted, 4 * kValueScaleEpsilon)));
   const ir::NodeId quotient = b_.div(b_.scale(shifted, 2), b_.add(root, b_.scalar(1)));
-  return tensor(b_.mul(sign, b_.sub(b_.mul(quotient, quotient), b_.scalar(1))), head.shape, head.origin);
+  return tensor(b_.mul(b_.sign(x), b_.sub(b_.mul(quotient, quotient), b_.scalar(1))), head.shape, head.origin);
 }
 
 // 0.5 * state + 0.5 * stop_gradient(state): the same value, half the gradient into the dynamics

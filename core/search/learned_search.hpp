@@ -75,7 +75,7 @@ struct LearnedSearchMetrics {
 // measured between device events with the phases launched one by one rather than as captured
 // graphs, so their sum is a little above a search() call's time. Microseconds per decision.
 struct LearnedSearchBreakdown {
-  double stageUs = 0;      // data exchange in: observations, listed games, parameters (host -> device)
+  double stageUs = 0;      // data exchange in: weights set since the last search, observations, listed games, settings
   double rootModelUs = 0;  // represent and predict at the roots (the hashed model's rows)
   double recurrentUs = 0;  // dynamics and predict over every step's rows, all steps
   double searchUs = 0;     // the search kernels: roots, latent copies, expansion, backup, selection, statistics

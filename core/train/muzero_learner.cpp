@@ -13,6 +13,9 @@
 namespace cas::train {
 namespace {
 
+// The replay's draws are keyed apart from self-play's action draws (which use the seed as it is).
+constexpr std::uint64_t kSampleStream = 0x5A4D504C45ull;
+
 pdl::CompiledLearnedModel compileModel(const std::string& source, const env::EnvironmentInfo& environment, std::int64_t batch,
                                        std::int64_t unrollSteps) {
   pdl::LearnedModelOptions o;
@@ -69,8 +72,7 @@ MuZeroLearner::MuZeroLearner(exec::Backend& backend, const std::string& source, 
   setup.config = options_.search;
   setup.seed = options_.seed;
   setup.evaluator = {search::LearnedModelEvaluator::Kind::Network, represent_.get(), recurrent_.get(), predict_.get()};
-  std::string note;
-  search_ = search::makeLearnedSearch(backend, setup, options_.searchDevice, &note);
+  search_ = search::makeLearnedSearch(backend, setup, options_.searchDevice, &searchNote_);
 
   MuZeroTargetSetup targets;
   targets.observationSize = setup.observationSize;
@@ -96,7 +98,11 @@ void MuZeroLearner::copyParameters() {
 }
 
 std::vector<float> MuZeroLearner::searchParameter(const std::string& program, const std::string& name) const {
-  const exec::Executable* exe = program == "represent" ? represent_.get() : program == "recurrent" ? recurrent_.get() : predict_.get();
+  const exec::Executable* exe = program == "represent"   ? represent_.get()
+                                : program == "recurrent" ? recurrent_.get()
+                                : program == "predict"   ? predict_.get()
+                                                         : nullptr;
+  if (!exe) throw std::invalid_argument("the search has no program '" + program + "'; its programs: represent, recurrent, predict");
   for (const ir::Node& n : exe->graph().nodes)
     if (n.op == ir::Op::Input && n.attrs.role == ir::InputRole::Parameter && n.attrs.name == name) {
       std::vector<float> v(size_t(ir::numel(n.shape)));
@@ -113,8 +119,8 @@ MuZeroIterationStats MuZeroLearner::iteration() {
   updater_->resetLossSums();
   if (replay_->positions() > 0) {
     for (int u = 0; u < options_.updates; ++u) {
-      replay_->sample(options_.batch, search::replayDraw(options_.seed, std::uint64_t(updater_->steps())))
-          .setInputs(updater_->executable());
+      const std::uint64_t draw = search::replayDraw(options_.seed ^ kSampleStream, std::uint64_t(updater_->steps()));
+      replay_->sample(options_.batch, draw).setInputs(updater_->executable());
       updater_->step();
       stats.updates += 1;
     }

@@ -6,7 +6,7 @@
 // iteration, by name (a name is the same tensor in every program).
 //
 //   iteration():  selfPlayMoves x MuZeroSelfPlay::step  ->  updates x (sample, Updater::step)
-//                 (once the replay holds a batch)       ->  parameters into represent, recurrent, predict
+//                 (once an episode has ended)           ->  parameters into represent, recurrent, predict
 //
 // Thread-safety: driven by one thread.
 #include <cstdint>
@@ -55,8 +55,11 @@ class MuZeroLearner {
   MuZeroIterationStats iteration();
   const Updater& updater() const { return *updater_; }
   const search::LearnedSearch& search() const { return *search_; }
+  // Where the search runs, and why there (makeLearnedSearch's note).
+  const std::string& searchNote() const { return searchNote_; }
   // The value of a parameter in one of the search's programs ("represent", "recurrent",
-  // "predict"); empty when that program has no such parameter.
+  // "predict"; std::invalid_argument for another name); empty when that program has no such
+  // parameter.
   std::vector<float> searchParameter(const std::string& program, const std::string& name) const;
 
  private:
@@ -70,6 +73,7 @@ class MuZeroLearner {
   std::unique_ptr<search::LearnedSearch> search_;
   std::unique_ptr<EpisodeReplay> replay_;
   std::unique_ptr<MuZeroSelfPlay> selfPlay_;
+  std::string searchNote_;
   std::int64_t iterations_ = 0;
 };
 

@@ -95,6 +95,7 @@ void EpisodeReplay::writeTargets(const Episode& e, std::int64_t t, std::uint64_t
 
 MuZeroBatch EpisodeReplay::sample(std::int64_t batch, std::uint64_t seed) const {
   if (positions_ == 0) throw std::logic_error("MuZero's replay holds no episode to sample");
+  if (batch < 1) throw std::invalid_argument("MuZero's batch must hold at least one position, not " + std::to_string(batch));
   const std::int64_t k = setup_.unrollSteps, a = setup_.actions;
   MuZeroBatch out;
   out.batch = batch;

@@ -136,10 +136,8 @@ LossTerms alphaZeroLoss(ir::Builder& b, const Heads& h, std::int64_t batch, std:
 
 // MuZero's h(x) = sign(x) (sqrt(|x| + 1) - 1) + eps x, on targets only (no gradient needed).
 NodeId muZeroScale(ir::Builder& b, NodeId x) {
-  NodeId sign = b.sub(b.binary(ir::Op::Greater, x, b.scalar(0)), b.binary(ir::Op::Less, x, b.scalar(0)));
-  NodeId magnitude = b.binary(ir::Op::Maximum, x, b.unary(ir::Op::Neg, x));
-  NodeId root = b.sub(b.unary(ir::Op::Sqrt, b.add(magnitude, b.scalar(1))), b.scalar(1));
-  return b.add(b.mul(sign, root), b.scale(x, pdl::kValueScaleEpsilon));
+  NodeId root = b.sub(b.unary(ir::Op::Sqrt, b.add(b.abs(x), b.scalar(1))), b.scalar(1));
+  return b.add(b.mul(b.sign(x), root), b.scale(x, pdl::kValueScaleEpsilon));
 }
 
 // The mean over the batch of sum_k w_k * perStep[b, k]; w_0 = 1 when the steps include the root.

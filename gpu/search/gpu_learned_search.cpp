@@ -108,23 +108,18 @@ class DeviceLearnedSearch final : public cas::search::LearnedSearch {
     CAS_CU(cuGraphLaunch(graphs.root, rt_->compute));
     for (int i = 0; i < steps; ++i) CAS_CU(cuGraphLaunch(graphs.step, rt_->compute));
     launchFinishRoots(context(k), rt_->compute);
-    stepBase_ += 1 + std::uint32_t(std::max(1, steps));  // the CPU's clock: the roots, then each step
-    metrics_.simulations += std::int64_t(games.size()) * simulations;
-    metrics_.recurrentCalls += steps;
-    metrics_.modelCalls += 2 + steps;
+    countSearch(games.size(), simulations, steps);
   }
 
   std::vector<RootStats> rootStats(const std::vector<int>& games) const override {
     std::vector<RootStats> out;
     if (games.empty()) return out;
     for (int g : games) checkGame(g);
-    const auto [lo, hi] = std::minmax_element(games.begin(), games.end());
     ContextScope scope(rt_->context);
     launchRootStatistics(context(maxLeaves_), rt_->compute);
-    LearnedRootOut* host = statsHost_.as<LearnedRootOut>();
-    CAS_CU(cuMemcpyDtoHAsync(host + *lo, stats_ + std::uint64_t(*lo) * sizeof(LearnedRootOut),
-                             std::size_t(*hi - *lo + 1) * sizeof(LearnedRootOut), rt_->compute));
+    readStats(games);
     CAS_CU(cuStreamSynchronize(rt_->compute));
+    const LearnedRootOut* host = statsHost_.as<LearnedRootOut>();
     out.reserve(games.size());
     for (int g : games) out.push_back(statsOf(host[g]));
     return out;
@@ -197,6 +192,23 @@ class DeviceLearnedSearch final : public cas::search::LearnedSearch {
     CAS_CU(cuMemcpyHtoDAsync(listed_, listed, std::size_t(setup_.games), rt_->compute));
     CAS_CU(cuMemcpyHtoDAsync(rows_.observations, observationsHost(), std::size_t(setup_.games) * o * sizeof(float), rt_->compute));
     CAS_CU(cuEventRecord(staged_, rt_->compute));
+  }
+
+  // The listed games' LearnedRootOut records (the range from the lowest to the highest) into the
+  // pinned host copy, queued on the compute stream.
+  void readStats(const std::vector<int>& games) const {
+    const auto [lo, hi] = std::minmax_element(games.begin(), games.end());
+    LearnedRootOut* host = statsHost_.as<LearnedRootOut>();
+    CAS_CU(cuMemcpyDtoHAsync(host + *lo, stats_ + std::uint64_t(*lo) * sizeof(LearnedRootOut),
+                             std::size_t(*hi - *lo + 1) * sizeof(LearnedRootOut), rt_->compute));
+  }
+
+  // A search() call's counts, and the CPU clock: one tick for the roots, then one per step.
+  void countSearch(std::size_t games, int simulations, int steps) {
+    stepBase_ += 1 + std::uint32_t(std::max(1, steps));
+    metrics_.simulations += std::int64_t(games) * simulations;
+    metrics_.recurrentCalls += steps;
+    metrics_.modelCalls += 2 + steps;
   }
 
   RootStats statsOf(const LearnedRootOut& r) const {
@@ -372,8 +384,6 @@ CUgraphExec DeviceLearnedSearch::capture(Record&& record) {
   return exec;
 }
 
-// The root graph (represent -> predict -> expand roots and select) and the step graph
-// (recurrent -> expand, back up and select) of k leaves per step.
 // Represent, then predict on its states (or the hashed model's root rows).
 void DeviceLearnedSearch::launchRootModel(const LearnedContext& c, CUstream s) {
   if (programs_.network()) {
@@ -396,8 +406,9 @@ void DeviceLearnedSearch::launchRecurrentModel(const LearnedContext& c, CUstream
                           devicePointer<float>(rows_.logits), devicePointer<float>(rows_.values), s);
 }
 
-// The root graph (represent -> predict -> expand roots and select) and the step graph
-// (recurrent -> expand, back up and select) of k leaves per step.
+// The root graph (represent -> predict -> expand roots and select -> the roots' states into the
+// pool, the selected rows' states out) and the step graph (recurrent -> the new leaves' states
+// into the pool -> expand, back up and select -> the rows' states out) of k leaves per step.
 const DeviceLearnedSearch::Graphs& DeviceLearnedSearch::graphsFor(int k) {
   Graphs& g = graphs_[k];
   if (g.root) return g;
@@ -414,24 +425,42 @@ const DeviceLearnedSearch::Graphs& DeviceLearnedSearch::graphsFor(int k) {
   return g;
 }
 
-// search() and rootStats() for the listed games, launched phase by phase with an event after each.
+// Events for one profiled decision, destroyed whatever happens.
+struct DecisionEvents {
+  std::vector<CUevent> events;
+  explicit DecisionEvents(std::size_t count) : events(count, nullptr) {
+    for (CUevent& e : events) CAS_CU(cuEventCreate(&e, CU_EVENT_DEFAULT));
+  }
+  ~DecisionEvents() {
+    for (CUevent e : events)
+      if (e) cuEventDestroy(e);
+  }
+  double us(std::size_t from) const {  // between event `from` and the next
+    float ms = 0;
+    CAS_CU(cuEventElapsedTime(&ms, events[from], events[from + 1]));
+    return double(ms) * 1000.0;
+  }
+};
+
+// search() and rootStats() for the listed games, launched phase by phase with an event after each:
+//   0 stage (weights, parameters, observations) 1 root model 2 root kernels 3 recurrent 4 step
+//   kernels 5 ... recurrent, last step's kernels with finish and statistics, readback.
 std::optional<cas::search::LearnedSearchBreakdown> DeviceLearnedSearch::profileDecision(const std::vector<int>& games,
                                                                                         const float* observations, int simulations) {
   if (simulations < 0) simulations = config_.simulations;
   if (games.empty()) return cas::search::LearnedSearchBreakdown{};
   checkDistinct(games);
   ContextScope scope(rt_->context);
-  if (programs_.network())
-    for (DeviceProgram* p : {programs_.represent, programs_.recurrent, programs_.predict}) p->flushInputs();
   const int k = std::max(1, config_.leavesPerStep), steps = (simulations + k - 1) / k;
   const LearnedContext c = context(k);
   CUstream s = rt_->compute;
-  std::vector<CUevent> events(std::size_t(5 + 2 * steps));
-  for (CUevent& e : events) CAS_CU(cuEventCreate(&e, CU_EVENT_DEFAULT));
+  DecisionEvents e(std::size_t(5 + 2 * steps));
   CAS_CU(cuStreamSynchronize(s));
   std::size_t next = 0;
-  auto mark = [&] { CAS_CU(cuEventRecord(events[next++], s)); };
+  auto mark = [&] { CAS_CU(cuEventRecord(e.events[next++], s)); };
   mark();
+  if (programs_.network())
+    for (DeviceProgram* p : {programs_.represent, programs_.recurrent, programs_.predict}) p->flushInputs();
   stage(games, observations, simulations);
   mark();
   launchRootModel(c, s);
@@ -446,31 +475,22 @@ std::optional<cas::search::LearnedSearchBreakdown> DeviceLearnedSearch::profileD
   launchFinishRoots(c, s);
   launchRootStatistics(context(maxLeaves_), s);
   mark();
-  CAS_CU(cuMemcpyDtoHAsync(statsHost_.as<LearnedRootOut>(), stats_, std::size_t(setup_.games) * sizeof(LearnedRootOut), s));
+  readStats(games);
   mark();
   CAS_CU(cuStreamSynchronize(s));
-  auto us = [&](std::size_t from) {
-    float ms = 0;
-    CAS_CU(cuEventElapsedTime(&ms, events[from], events[from + 1]));
-    return double(ms) * 1000.0;
-  };
   cas::search::LearnedSearchBreakdown b;
   b.steps = steps;
-  b.stageUs = us(0);
-  b.rootModelUs = us(1);
+  b.stageUs = e.us(0);
+  b.rootModelUs = e.us(1);
   // The roots' kernels, then the last step's search kernels with finish and statistics (with no
   // steps, the roots' interval holds those already).
-  b.searchUs = us(2) + (steps > 0 ? us(next - 3) : 0.0);
+  b.searchUs = e.us(2) + (steps > 0 ? e.us(next - 3) : 0.0);
   for (int i = 0; i < steps; ++i) {
-    b.recurrentUs += us(3 + 2 * std::size_t(i));
-    if (i + 1 < steps) b.searchUs += us(4 + 2 * std::size_t(i));
+    b.recurrentUs += e.us(3 + 2 * std::size_t(i));
+    if (i + 1 < steps) b.searchUs += e.us(4 + 2 * std::size_t(i));
   }
-  b.readbackUs = us(next - 2);
-  for (CUevent e : events) cuEventDestroy(e);
-  stepBase_ += 1 + std::uint32_t(std::max(1, steps));
-  metrics_.simulations += std::int64_t(games.size()) * simulations;
-  metrics_.recurrentCalls += steps;
-  metrics_.modelCalls += 2 + steps;
+  b.readbackUs = e.us(next - 2);
+  countSearch(games.size(), simulations, steps);
   return b;
 }
 

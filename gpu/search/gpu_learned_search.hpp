@@ -4,9 +4,11 @@
 // states and the model's rows stay in device memory:
 //
 //   search():  upload the call's parameters, game list and observations (one copy each)
-//              root graph  = represent -> predict -> expand roots, select step 1's leaves
-//              step graph  = recurrent -> expand and back up, select the next step's leaves
-//                            (one kernel), replayed ceil(S / k) times with no host
+//              root graph  = represent -> predict -> expand roots, select step 1's leaves ->
+//                            the roots' states into the pool, the rows' states out of it
+//              step graph  = recurrent -> the new leaves' states into the pool -> expand and
+//                            back up, select the next step's leaves (one kernel) -> the rows'
+//                            states out of the pool; replayed ceil(S / k) times with no host
 //                            synchronisation
 //              finish roots
 //   rootStats: one kernel, one copy back of the games' LearnedRootOut records

@@ -40,13 +40,20 @@ train::MuZeroOptions smallOptions() {
   return o;
 }
 
+// Every trained parameter is in at least one of the search's programs, with the same values in
+// each program that has it.
 bool sameParameters(const train::MuZeroLearner& l) {
-  for (const char* program : {"represent", "recurrent", "predict"})
-    for (const pdl::ParameterSummary& p : l.updater().parameters()) {
+  for (const pdl::ParameterSummary& p : l.updater().parameters()) {
+    int found = 0;
+    for (const char* program : {"represent", "recurrent", "predict"}) {
       const std::vector<float> inSearch = l.searchParameter(program, p.name);
-      if (!inSearch.empty() && inSearch != l.updater().parameter(p.name)) return false;
+      if (inSearch.empty()) continue;
+      if (inSearch != l.updater().parameter(p.name)) return false;
+      found += 1;
     }
-  return true;
+    if (found == 0) return false;
+  }
+  return !l.updater().parameters().empty();
 }
 
 }  // namespace
@@ -66,6 +73,7 @@ class TestMuZeroLearner : public QObject {
     QVERIFY(learner.updater().parameter("dynamics/dense_1/weight") != before);
     QVERIFY(sameParameters(learner));
     QCOMPARE(learner.search().metrics().simulations, std::int64_t(8 * 8 * 8));
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, learner.searchParameter("dynamics", "dynamics/dense_1/weight"));
   }
 
   void refusesWhatItCannotTrain() {

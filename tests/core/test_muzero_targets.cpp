@@ -116,6 +116,7 @@ class TestMuZeroTargets : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, replay.add(e));
     try {
       replay.add(e);
+      QFAIL("an action out of range was kept");
     } catch (const std::invalid_argument& error) {
       QVERIFY2(std::string(error.what()).find("action 2 is 7") != std::string::npos, error.what());
     }
@@ -130,14 +131,16 @@ class TestMuZeroTargets : public QObject {
     s.observationSize = 6, s.actions = 2;
     EpisodeReplay replay(s);
     replay.add(chainEpisode(5, 6));
-    replay.add(chainEpisode(9, 6));
+    Episode second = chainEpisode(9, 6);
+    for (float& x : second.observations) x *= 2;  // its positions told apart from the first's
+    replay.add(second);
     const MuZeroBatch a = replay.sample(256, 11), b = replay.sample(256, 11), c = replay.sample(256, 12);
     QCOMPARE(a.obs, b.obs);
     QCOMPARE(a.actions, b.actions);
     QVERIFY(a.obs != c.obs);
     std::set<std::vector<float>> seen;
     for (std::int64_t row = 0; row < 256; ++row) seen.insert(std::vector<float>(a.obs.begin() + row * 6, a.obs.begin() + (row + 1) * 6));
-    QCOMPARE(int(seen.size()), 6);  // every position of the chain (both episodes share them)
+    QCOMPARE(int(seen.size()), 12);  // every position of both episodes
   }
 
   // A tiny learned model, unrolled 2 steps, trained on chain episodes where the reward is the
