@@ -465,6 +465,9 @@ Subcommand addTrain(CLI::App& parent) {
       ->check(nonEmptyPath())->check(CLI::ExistingDirectory);
   trainCmd->add_flag("--use-project", train.useProject, "With --resume or --restart: use the project's current project.toml and policy instead of the run's copies");
   trainCmd->add_flag("--allow-outside-project", train.allowOutsideProject, "Let the project's policy lie outside its folder");
+  trainCmd->footer(
+      "Ctrl-C or SIGTERM stops the run after the current iteration, with its checkpoint. Exit status: 0 when the run trained all it "
+      "was asked, 130 when it was stopped so (or before its first iteration), 1 or 2 when it failed or was refused.");
   return {trainCmd, [state] {
     auto& train = state->train;
     if (int(!train.project.empty()) + int(!train.resume.empty()) + int(!train.restart.empty()) != 1) {

@@ -56,6 +56,29 @@ class TestRunSafety : public cas::test::RunFolderSuite {
     }
   }
 
+  // A training stopped by SIGTERM or Ctrl-C ("stopping after this iteration") exited 0, like one
+  // that trained all it was asked, so a script could not tell them apart. It now exits 130, as a
+  // stop before the first iteration does, once its last iteration is checkpointed.
+  void aStoppedTrainingExits130() {
+    const QString run = trained(QStringLiteral("stop-status"), 1);
+    for (int signal : {SIGTERM, SIGINT}) {
+      QProcess p;
+      p.start(kCli, {QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("100000")});
+      QVERIFY(p.waitForStarted());
+      QByteArray out;
+      while (!out.contains("iter ") && p.waitForReadyRead(60000)) out += p.readAllStandardOutput();
+      QVERIFY2(out.contains("iter "), out.constData());
+      ::kill(pid_t(p.processId()), signal);
+      QVERIFY(p.waitForFinished(60000));
+      const QString err = QString::fromUtf8(p.readAllStandardError());
+      QVERIFY2(err.contains(QStringLiteral("stopping after this iteration (the run will be checkpointed)...\n")), qPrintable(err));
+      QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+      QCOMPARE(p.exitCode(), 130);
+    }
+    const Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);  // the stopped run goes on; one that trains all it was asked exits 0
+  }
+
   // Hardening, fifth probe (D8): a metrics.jsonl whose lines end in a lone CR (rewritten by a
   // tool with old Mac line ends) was read as one partial line and deleted whole on resume ("dropped
   // a partial last line"). Each CR now ends a line, in metrics.jsonl and changes.jsonl alike: every
