@@ -19,18 +19,59 @@
 
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
 #include <limits>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/engine/run_folder.hpp"
 #include "core/engine/run_lock.hpp"
 #include "core/engine/trained_run.hpp"
-
+#include "core/support/atomic_file.hpp"
 #include "support/cli_runs.hpp"
 #include "support/run_files.hpp"
 
 using namespace cas::test;  // the run-folder helpers of support/run_files.hpp and cli_runs.hpp
+
+namespace {
+
+// The CLI run with `args`, its address space limited to `limitBytes` (0: no limit): its exit
+// status, its standard error and the most memory it held (resident, KiB), from wait4.
+struct Measured {
+  int status = -1;
+  QString err;
+  long peakKiB = 0;
+};
+Measured measuredCli(const QStringList& args, const QString& errFile, rlim_t limitBytes = 0) {
+  std::vector<QByteArray> words{kCli.toLocal8Bit()};
+  for (const QString& a : args) words.push_back(a.toLocal8Bit());
+  std::vector<char*> argv;
+  for (QByteArray& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  const QByteArray errPath = errFile.toLocal8Bit();
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // only async-signal-safe calls from here
+    const rlimit limit{limitBytes, limitBytes};
+    if (limitBytes) ::setrlimit(RLIMIT_AS, &limit);
+    const int err = ::open(errPath.constData(), O_WRONLY | O_CREAT | O_TRUNC, 0644), out = ::open("/dev/null", O_WRONLY);
+    ::dup2(err, 2);
+    ::dup2(out, 1);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  Measured m;
+  int status = 0;
+  rusage usage{};
+  if (pid < 0 || ::wait4(pid, &status, 0, &usage) != pid) return m;
+  m.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  m.peakKiB = usage.ru_maxrss;
+  m.err = QString::fromUtf8(bytes(errFile));
+  return m;
+}
+
+}  // namespace
 
 class TestRunSafety : public cas::test::RunFolderSuite {
   Q_OBJECT
@@ -546,6 +587,40 @@ class TestRunSafety : public cas::test::RunFolderSuite {
                                    "move it out of the run folder (the run does not need it to go on), or keep only its last lines (tail -n 100000 "
                                    "%1 > %1.new && mv %1.new %1), and try again\n").arg(metrics));
     QCOMPARE(QFileInfo(metrics).size(), limit + 1);
+  }
+
+  // A resume reads its logs a line at a time: a metrics.jsonl of 20 million short lines (60 MB)
+  // once took over 600 MB (a view of every line), and 40 million took 1.2 GB. And when what a log
+  // keeps does not fit in memory, the error names the log and what to do, not a configuration
+  // that asks too much ("out of memory; ask for less (fewer threads, ...)").
+  void logsAreReadInBoundedMemory() {
+    const QString run = trained(QStringLiteral("log-memory"), 1);
+    QByteArray junk;
+    for (int i = 0; i < 1000000; ++i) junk += "{}\n";
+    for (int i = 0; i < 20; ++i) append(run + QStringLiteral("/metrics.jsonl"), junk);
+    const QString err = dir_.filePath(QStringLiteral("log-memory.err"));
+    const QStringList resume{QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")};
+    Measured m = measuredCli(resume, err);
+    QCOMPARE(m.status, 0);
+    QVERIFY2(m.err.startsWith(
+                 QStringLiteral("note: metrics.jsonl cut back to iteration 1: dropped 20000000 lines malformed or logging an iteration "
+                                "again\n")),
+             qPrintable(m.err));
+    QVERIFY2(m.peakKiB < 300 * 1024, qPrintable(QStringLiteral("%1 KiB").arg(m.peakKiB)));
+
+    const rlim_t limit = rlim_t(250) << 20;
+    if (measuredCli(resume, err, limit).status != 0) QSKIP("a resume needs more than 250 MiB of address space here");
+    const QByteArray change = "{\"iteration\": 3, \"parameter\": \"search.c_puct\", \"from\": \"1.5\", \"to\": \"2\"}\n";
+    QByteArray changes;
+    for (int i = 0; i < 100000; ++i) changes += change;
+    for (int i = 0; i < 15; ++i) append(run + QStringLiteral("/changes.jsonl"), changes);
+    m = measuredCli(resume, err, limit);
+    const QString log = run + QStringLiteral("/changes.jsonl");
+    QCOMPARE(m.status, 1);
+    QCOMPARE(m.err,
+             QStringLiteral("error: out of memory while reading %1 (%2); move it out of the run folder (the run does not need it to go "
+                            "on), or keep only its last lines (tail -n 100000 %1 > %1.new && mv %1.new %1), and try again\n")
+                 .arg(log, QString::fromStdString(cas::formatBytes(std::uint64_t(QFileInfo(log).size())))));
   }
 
   // Found by the second held-out probe: Ctrl-C and SIGTERM went unanswered through an evaluation
