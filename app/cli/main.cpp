@@ -83,6 +83,11 @@ std::optional<std::vector<std::int64_t>> parseShape(const std::string& text) {
     std::cerr << "--obs-shape: " << cas::quoteValue(text) << " has an empty part; a shape is positive integers separated by commas, such as 4,84,84\n";
     return std::nullopt;
   }
+  if (parts.size() > size_t(cas::pdl::kMaxInputDimensions)) {
+    std::cerr << "--obs-shape: " << cas::quoteValue(text) << " has " << parts.size() << " dimensions; an observation has at most "
+              << cas::pdl::kMaxInputDimensions << " (the most a checkpoint's tensor has)\n";
+    return std::nullopt;
+  }
   std::vector<std::int64_t> shape;
   std::int64_t elements = 1;
   bool tooMany = false;
