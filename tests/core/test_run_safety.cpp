@@ -623,6 +623,27 @@ class TestRunSafety : public cas::test::RunFolderSuite {
                  .arg(log, QString::fromStdString(cas::formatBytes(std::uint64_t(QFileInfo(log).size())))));
   }
 
+  // `train --ranks 64` under a memory limit the up-front estimate passes: a rank that could not
+  // build its trainer, or whose thread could not be started, said to reduce search.node_budget
+  // or "use fewer threads" (not --ranks), or the process aborted ("terminate called without an
+  // active exception", a thread that could not start). Each now ends in a sentence that names
+  // fewer --ranks, and leaves no run folder.
+  void ranksThatDoNotFitSayFewerRanks() {
+    const QString out = dir_.filePath(QStringLiteral("ranks-64"));
+    const QStringList args{QStringLiteral("train"),        kExample,
+                           QStringLiteral("--ranks"),      QStringLiteral("64"),
+                           QStringLiteral("--iterations"), QStringLiteral("1"),
+                           QStringLiteral("--out"),        out,
+                           QStringLiteral("--set"),        QStringLiteral("train.replay_capacity=1000"),
+                           QStringLiteral("--set"),        QStringLiteral("search.node_budget=1024")};
+    for (rlim_t mib : {500, 700, 1200}) {
+      const Measured m = measuredCli(args, dir_.filePath(QStringLiteral("ranks-64.err")), mib << 20);
+      QVERIFY2(m.status == 1 && m.err.contains(QStringLiteral("give fewer --ranks")),
+               qPrintable(QStringLiteral("%1 MiB: status %2: %3").arg(mib).arg(m.status).arg(m.err)));
+      QVERIFY(!QFileInfo::exists(out));
+    }
+  }
+
   // Found by the second held-out probe: Ctrl-C and SIGTERM went unanswered through an evaluation
   // of 100,000 games (the run needed SIGKILL and lost its iteration). The evaluation asks the same
   // question self-play asks before every move, and counts only the games it finished.
