@@ -646,6 +646,7 @@ Subcommand addExport(CLI::App& parent) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "train") cas::cli::answerIgnoredInterrupts();
   // Whole lines on stderr: each message reaches the terminal in one write, so the lines of
   // several ranks (mpirun, the --gpus launcher) or threads do not break into each other.
   // (std::cerr's unitbuf would flush stdio's stderr after every <<, breaking lines again.)

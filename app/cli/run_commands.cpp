@@ -40,6 +40,15 @@ namespace {
 std::atomic<bool> gInterrupted{false};
 extern "C" void onSignal(int) { gInterrupted = true; }
 
+}  // namespace
+
+void answerIgnoredInterrupts() {
+  struct sigaction current {};
+  if (::sigaction(SIGINT, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) std::signal(SIGINT, onSignal);
+}
+
+namespace {
+
 std::string percent(double x) {
   char b[16];
   std::snprintf(b, sizeof b, "%.0f%%", 100 * x);

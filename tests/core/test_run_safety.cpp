@@ -6,6 +6,7 @@
 // issue 13 (items 5-7, 9, 10 and 15). Each asserts the exact message and what the folder holds
 // afterwards. Making a run folder: test_run_making; its checkpoints: test_run_checkpoints.
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -621,6 +622,44 @@ class TestRunSafety : public cas::test::RunFolderSuite {
              QStringLiteral("error: out of memory while reading %1 (%2); move it out of the run folder (the run does not need it to go "
                             "on), or keep only its last lines (tail -n 100000 %1 > %1.new && mv %1.new %1), and try again\n")
                  .arg(log, QString::fromStdString(cas::formatBytes(std::uint64_t(QFileInfo(log).size())))));
+  }
+
+  // A `train` started with SIGINT ignored (a job started with & from a script) installed its
+  // handler only when its run began: a SIGINT before was lost, and the run trained on. It now
+  // answers SIGINT from the start of main(): once the process catches it, a SIGINT stops the run
+  // (its folder removed again, or checkpointed), exit 130.
+  void anInterruptIgnoredAtStartIsAnsweredEarly() {
+    const QString out = dir_.filePath(QStringLiteral("ignored-interrupt"));
+    const QByteArray program = kCli.toLocal8Bit(), project = kExample.toLocal8Bit(), folder = out.toLocal8Bit();
+    const char* argv[] = {program.constData(), "train", project.constData(), "--iterations", "100000", "--out",
+                          folder.constData(),  nullptr};
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      std::signal(SIGINT, SIG_IGN);
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      ::execv(argv[0], const_cast<char* const*>(argv));
+      ::_exit(127);
+    }
+    QVERIFY(pid > 0);
+    auto catchesInterrupt =
+        [&] {  // once it runs cuda-agent (not this test's copy), SigCgt: the signals it has handlers for; SIGINT is bit 1
+          if (QFileInfo(QStringLiteral("/proc/%1/exe").arg(pid)).symLinkTarget() != QFileInfo(kCli).canonicalFilePath()) return false;
+          const QByteArray status = bytes(QStringLiteral("/proc/%1/status").arg(pid));
+          const int at = status.indexOf("SigCgt:");
+          return at >= 0 && (status.mid(at + 7, status.indexOf('\n', at) - at - 7).trimmed().toULongLong(nullptr, 16) & 2) != 0;
+        };
+    QElapsedTimer timer;
+    timer.start();
+    while (!catchesInterrupt() && timer.elapsed() < 30000) QThread::usleep(50);
+    ::kill(pid, SIGINT);
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0 && timer.elapsed() < 90000) QThread::msleep(10);
+    if (timer.elapsed() >= 90000) ::kill(pid, SIGKILL), ::waitpid(pid, &status, 0);
+    QVERIFY2(WIFEXITED(status) && WEXITSTATUS(status) == 130, qPrintable(QStringLiteral("status %1").arg(status)));
+    QVERIFY(!QFileInfo::exists(out) ||
+            !QDir(out + QStringLiteral("/checkpoints")).entryList({QStringLiteral("iter-*.ckpt")}, QDir::Files).isEmpty());
   }
 
   // `train --ranks 64` under a memory limit the up-front estimate passes: a rank that could not
