@@ -158,6 +158,10 @@ struct ExportOptions {
 };
 
 int runTrain(const TrainOptions& options);
+// `train` started with SIGINT ignored (a job started with & from a script) answers it from here
+// on, as it answers it from its run's start otherwise: called first thing, so a SIGINT during the
+// start-up is not lost (runTrain installs the same handler later, for SIGTERM too).
+void answerIgnoredInterrupts();
 int runExport(const ExportOptions& options);
 int runBenchEnv(const EnvBenchOptions& options);
 int runBenchPpo(const PpoBenchOptions& options);

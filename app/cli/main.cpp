@@ -83,6 +83,11 @@ std::optional<std::vector<std::int64_t>> parseShape(const std::string& text) {
     std::cerr << "--obs-shape: " << cas::quoteValue(text) << " has an empty part; a shape is positive integers separated by commas, such as 4,84,84\n";
     return std::nullopt;
   }
+  if (parts.size() > size_t(cas::pdl::kMaxInputDimensions)) {
+    std::cerr << "--obs-shape: " << cas::quoteValue(text) << " has " << parts.size() << " dimensions; an observation has at most "
+              << cas::pdl::kMaxInputDimensions << " (the most a checkpoint's tensor has)\n";
+    return std::nullopt;
+  }
   std::vector<std::int64_t> shape;
   std::int64_t elements = 1;
   bool tooMany = false;
@@ -468,6 +473,9 @@ Subcommand addTrain(CLI::App& parent) {
       ->check(nonEmptyPath())->check(CLI::ExistingDirectory);
   trainCmd->add_flag("--use-project", train.useProject, "With --resume or --restart: use the project's current project.toml and policy instead of the run's copies");
   trainCmd->add_flag("--allow-outside-project", train.allowOutsideProject, "Let the project's policy lie outside its folder");
+  trainCmd->footer(
+      "Ctrl-C or SIGTERM stops the run after the current iteration, with its checkpoint. Exit status: 0 when the run trained all it "
+      "was asked, 130 when it was stopped so (or before its first iteration), 1 or 2 when it failed or was refused.");
   return {trainCmd, [state] {
     auto& train = state->train;
     if (int(!train.project.empty()) + int(!train.resume.empty()) + int(!train.restart.empty()) != 1) {
@@ -641,6 +649,7 @@ Subcommand addExport(CLI::App& parent) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string_view(argv[1]) == "train") cas::cli::answerIgnoredInterrupts();
   // Whole lines on stderr: each message reaches the terminal in one write, so the lines of
   // several ranks (mpirun, the --gpus launcher) or threads do not break into each other.
   // (std::cerr's unitbuf would flush stdio's stderr after every <<, breaking lines again.)

@@ -40,6 +40,15 @@ namespace {
 std::atomic<bool> gInterrupted{false};
 extern "C" void onSignal(int) { gInterrupted = true; }
 
+}  // namespace
+
+void answerIgnoredInterrupts() {
+  struct sigaction current {};
+  if (::sigaction(SIGINT, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) std::signal(SIGINT, onSignal);
+}
+
+namespace {
+
 std::string percent(double x) {
   char b[16];
   std::snprintf(b, sizeof b, "%.0f%%", 100 * x);
@@ -395,7 +404,7 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
               << " (rank 0 writes the checkpoints and metrics)\n";
   train::Trainer* trained = trainer.get();  // the engine's from here on
 
-  std::atomic<bool> finished{false}, failed{false};
+  std::atomic<bool> finished{false}, failed{false}, stopped{false};
   const auto start = std::chrono::steady_clock::now();
   const std::int64_t firstIteration = trainer->iteration();
   // What a PPO run's ETA is counted in: environment steps, a rollout per iteration.
@@ -442,6 +451,7 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
     if (gInterrupted.exchange(false)) {
       std::cerr << "stopping after this iteration (the run will be checkpointed)...\n";
       engine.stop();
+      stopped = true;
     }
   }
   engine.wait();
@@ -451,7 +461,7 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
     std::cerr << "error: the other ranks could not be told to stop: " << printable(e.what()) << "\n";
     failed = true;
   }
-  return failed ? 1 : 0;
+  return failed ? 1 : stopped && !member ? 130 : 0;  // stopped (Ctrl-C, SIGTERM): 130, as before the first iteration
 }
 
 namespace {

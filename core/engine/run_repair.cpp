@@ -1,15 +1,18 @@
 // What resuming and restarting a run do to its folder: cutting the logs back to the checkpoint
 // (read as JSON lines, so whitespace, CRLF and a line re-serialised by another tool are kept),
 // discarding the progress, removing what interrupted writes left behind.
-#include <sys/stat.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
-
-#include <nlohmann/json.hpp>
+#include <new>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utility>
 
 #include "core/engine/run_folder.hpp"
 #include "core/support/atomic_file.hpp"
@@ -21,6 +24,10 @@ namespace {
 // A log line nests an object or two; deeper text is no line of ours, and is not handed to the
 // parser at all.
 constexpr int kMaxLineDepth = 16;
+// A log is read in pieces of this size, and a line longer than kMaxLogLine is not held (the run
+// writes lines of a few hundred bytes).
+constexpr size_t kLogPiece = size_t(1) << 20;
+constexpr std::uint64_t kMaxLogLine = std::uint64_t(1) << 20;
 
 Diagnostic sentence(Severity severity, std::string message) { return {severity, {}, std::move(message), {}}; }
 
@@ -120,70 +127,135 @@ std::optional<RunFolder::LoggedChange> loggedChange(const nlohmann::json& j, std
   return RunFolder::LoggedChange{*iteration, parameter->get<std::string>(), number.text.empty() ? to->dump() : number.text};
 }
 
-// A log read whole: its lines, each without its line break (LF, CRLF or a lone CR) and trailing
-// whitespace; `unterminated` when the last one has no line break (cut short by a kill or a full
-// disk, unless it is whole). The lines view `text`: a Log is filled in place and never moved (a
-// short text lives inside the string object, and a moved one would leave them dangling).
-struct Log {
-  std::string text;
-  std::vector<std::string_view> lines;
-  bool unterminated = false;
-};
+// What to do about a log too large to read: every refusal of one ends with it.
+std::string logRemedy(const std::filesystem::path& file) {
+  const std::string f = file.string();
+  return "; move it out of the run folder (the run does not need it to go on), or keep only its last lines (tail -n 100000 " + f + " > " +
+         f + ".new && mv " + f + ".new " + f + "), and try again";
+}
 
-bool readLog(const std::filesystem::path& file, Log* log, std::string* error) {
+// The bytes of a log in pieces of kLogPiece, each handed to `piece` (false stops the read, not an
+// error); a missing log is an empty one. False with `error` when it cannot be read or is larger
+// than a log may grow (a run before the limit was kept: the sentence says what to do).
+bool readLogPieces(const std::filesystem::path& file, const std::function<bool(std::string_view)>& piece, std::string* error) {
   std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return true;  // a missing log is an empty one
-  auto text = readFile(file, kRunLogLimit, error, OpenFor::ReadingInPlace);
-  if (!text) {
-    // Larger than a log may grow (a run before the limit was kept): what to do about it.
-    if (error && std::filesystem::file_size(file, ec) > kRunLogLimit.maxBytes && !ec)
-      *error += "; move it out of the run folder (the run does not need it to go on), or keep only its last lines (tail -n 100000 " +
-                file.string() + " > " + file.string() + ".new && mv " + file.string() + ".new " + file.string() + "), and try again";
+  if (!std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return true;
+  const int fd = openRegularFile(file, kRunLogLimit, error, OpenFor::ReadingInPlace);
+  if (fd < 0) return false;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && std::uint64_t(st.st_size) > kRunLogLimit.maxBytes) {
+    readAll(fd, file, kRunLogLimit, error);  // refused unread, in the words every reader uses
+    ::close(fd);
+    if (error) *error += logRemedy(file);
     return false;
   }
-  log->text = std::move(*text);
-  // A line ends in LF, CRLF or a lone CR (a log rewritten by a tool that writes old Mac line
-  // ends): each record of such a log is a line, not the whole log one partial line.
-  for (size_t start = 0; start < log->text.size();) {
-    size_t end = log->text.find_first_of("\r\n", start);
-    log->unterminated = end == std::string::npos;
-    if (log->unterminated) end = log->text.size();
-    std::string_view line(log->text.data() + start, end - start);
-    while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
-    log->lines.push_back(line);
-    start = end + (log->text.compare(std::min(end, log->text.size()), 2, "\r\n") == 0 ? 2 : 1);
+  std::string buffer(kLogPiece, '\0');
+  std::uint64_t total = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    bool ok = n >= 0;
+    if (!ok && error) *error = "cannot read " + file.string() + ": " + std::strerror(errno);
+    total += std::uint64_t(std::max<ssize_t>(n, 0));
+    if (ok && total > kRunLogLimit.maxBytes) {  // it grew while it was read
+      ok = false;
+      if (error)
+        *error = file.string() + " is larger than the " + formatBytes(kRunLogLimit.maxBytes) + " " + kRunLogLimit.what + " may hold" +
+                 logRemedy(file);
+    }
+    if (!ok || n == 0 || !piece(std::string_view(buffer.data(), size_t(n)))) {
+      ::close(fd);
+      return ok;
+    }
   }
+}
+
+// A log line as scanLog hands it over: without its line break (LF, CRLF or a lone CR) and
+// trailing whitespace. A line longer than kMaxLogLine is no line of ours (the run writes lines of
+// a few hundred bytes): it is not held, and comes as `tooLong` with no text.
+struct LogLine {
+  std::string_view text;
+  bool tooLong = false;
+  bool unterminatedLast = false;  // the last line, without a line break: cut short by a kill or a full disk, unless it is whole
+};
+
+// Splits the pieces of a log into lines; a CR at the end of one piece and an LF at the start of
+// the next are one line break.
+class LineSplitter {
+ public:
+  explicit LineSplitter(const std::function<void(const LogLine&)>& each) : each_(each) {}
+  void feed(std::string_view bytes) {
+    for (size_t i = 0; i < bytes.size();) {
+      if (std::exchange(afterCr_, false) && bytes[i] == '\n') {
+        ++i;
+        continue;
+      }
+      const size_t end = bytes.find_first_of("\r\n", i);
+      const std::string_view part = bytes.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
+      length_ += part.size();
+      if (length_ > kMaxLogLine)
+        line_.clear();
+      else
+        line_ += part;
+      if (end == std::string_view::npos) return;
+      afterCr_ = bytes[end] == '\r';
+      emit(false);
+      i = end + 1;
+    }
+  }
+  void finish() {
+    if (length_ > 0) emit(true);
+  }
+
+ private:
+  void emit(bool unterminated) {
+    std::string_view text = line_;
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+    const bool tooLong = length_ > kMaxLogLine;
+    each_(LogLine{tooLong ? std::string_view() : text, tooLong, unterminated});
+    line_.clear();
+    length_ = 0;
+  }
+  const std::function<void(const LogLine&)>& each_;
+  std::string line_;
+  std::uint64_t length_ = 0;
+  bool afterCr_ = false;
+};
+
+// Reads a log line by line, holding one line at a time and never the log (a log of 40 million
+// short lines once took 1.2 GB); false with `error` as readLogPieces.
+bool scanLog(const std::filesystem::path& file, const std::function<void(const LogLine&)>& each, std::string* error) {
+  LineSplitter lines(each);
+  if (!readLogPieces(
+          file, [&](std::string_view piece) { return lines.feed(piece), true; }, error))
+    return false;
+  lines.finish();
   return true;
 }
 
-// How many bytes from the start of log.text hold the `kept` lines exactly, each followed by its
-// line break; nullopt when they are not the log's first lines as written (a line dropped or
-// moved before the last kept one, trailing whitespace or a CR trimmed).
-std::optional<size_t> keptPrefix(const Log& log, const std::vector<std::string_view>& kept) {
-  size_t end = 0;
-  for (std::string_view line : kept) {
-    if (line.data() != log.text.data() + end || end + line.size() >= log.text.size() || log.text[end + line.size()] != '\n') return std::nullopt;
-    end += line.size() + 1;
-  }
-  return end;
+// Whether the log `file` holds exactly `text` (a missing log holds nothing); false when it cannot
+// be read either.
+bool holds(const std::filesystem::path& file, std::string_view text) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(file, ec);
+  if (ec) return text.empty();
+  if (size != text.size()) return false;
+  size_t at = 0;
+  bool same = true;
+  const auto compare = [&](std::string_view piece) {
+    same = text.substr(at, piece.size()) == piece;
+    at += piece.size();
+    return same;
+  };
+  return readLogPieces(file, compare, nullptr) && same && at == text.size();
 }
 
 // Writes the log `file` anew with the `kept` lines, each ending in a line break, when that is
-// not what it holds already. When they are the log's first lines as written (what a resume
-// after a kill keeps), the new log is written from the old one's text, not from a copy: a log
-// near its limit is then held in memory once.
-bool rewriteLog(const std::filesystem::path& file, const Log& log, const std::vector<std::string_view>& kept, std::string* error) {
-  std::string copy;
-  std::string_view text;
-  if (const std::optional<size_t> prefix = keptPrefix(log, kept)) {
-    text = std::string_view(log.text).substr(0, *prefix);
-  } else {
-    for (std::string_view line : kept) (copy += line) += '\n';
-    text = copy;
-  }
-  if (text == log.text) return true;
-  std::error_code ec;
-  if (text.empty() && !std::filesystem::exists(std::filesystem::symlink_status(file, ec))) return true;
+// not what it holds already (what a resume after a clean stop keeps).
+bool rewriteLog(const std::filesystem::path& file, const std::vector<const std::string*>& kept, std::string* error) {
+  std::string text;
+  for (const std::string* line : kept) (text += *line) += '\n';
+  if (holds(file, text)) return true;
   return writeFileAtomic(file, text, error);
 }
 
@@ -208,34 +280,35 @@ std::string missingIterations(const std::vector<std::int64_t>& present, std::int
 // metrics.jsonl: a line for each iteration up to the checkpoint's that has one, in order: where an
 // iteration was logged twice, its later line (the run that went on from there wrote it).
 bool repairMetrics(const std::filesystem::path& dir, std::int64_t iteration, std::vector<Diagnostic>* notices, std::string* error) {
-  Log log;
-  if (!readLog(dir / "metrics.jsonl", &log, error)) return false;
-  std::map<std::int64_t, std::string_view> byIteration;
+  std::map<std::int64_t, std::string> byIteration;
   int later = 0, malformed = 0;
   bool partial = false;
-  for (size_t i = 0; i < log.lines.size(); ++i) {
-    const std::string_view line = log.lines[i];
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;  // a blank line holds nothing
-    const auto json = jsonObject(line);
-    const auto n = json ? iterationOf(*json) : std::nullopt;
-    if (n && *n <= iteration) {
-      malformed += byIteration.count(*n) > 0;  // the earlier line goes
-      byIteration[*n] = line;
-    } else if (n) {
-      ++later;
-    } else if (i + 1 == log.lines.size() && log.unterminated && !json) {
-      partial = true;
-    } else {
-      ++malformed;
-    }
-  }
-  std::vector<std::string_view> kept;
+  const bool read = scanLog(
+      dir / "metrics.jsonl",
+      [&](const LogLine& line) {
+        if (!line.tooLong && line.text.find_first_not_of(" \t\r") == std::string_view::npos) return;  // a blank line holds nothing
+        const auto json = line.tooLong ? std::nullopt : jsonObject(line.text);
+        const auto n = json ? iterationOf(*json) : std::nullopt;
+        if (n && *n <= iteration) {
+          malformed += byIteration.count(*n) > 0;  // the earlier line goes
+          byIteration[*n] = line.text;
+        } else if (n) {
+          ++later;
+        } else if (line.unterminatedLast && !json) {
+          partial = true;
+        } else {
+          ++malformed;
+        }
+      },
+      error);
+  if (!read) return false;
+  std::vector<const std::string*> kept;
   std::vector<std::int64_t> present;
   for (const auto& [n, line] : byIteration) {
     present.push_back(n);
-    kept.push_back(line);
+    kept.push_back(&line);
   }
-  if (!rewriteLog(dir / "metrics.jsonl", log, kept, error)) return false;
+  if (!rewriteLog(dir / "metrics.jsonl", kept, error)) return false;
   std::vector<std::string> what;
   if (later) what.push_back(count(later, "line recorded after the checkpoint", "lines recorded after the checkpoint") + " (those iterations run again)");
   if (malformed) what.push_back(count(malformed, "line", "lines") + " malformed or logging an iteration again");
@@ -253,40 +326,44 @@ bool repairMetrics(const std::filesystem::path& dir, std::int64_t iteration, std
 // changes.jsonl: the changes applied up to the first iteration that runs again, in order.
 std::optional<std::vector<RunFolder::LoggedChange>> repairChanges(const std::filesystem::path& dir, std::int64_t iteration,
                                                                   std::vector<Diagnostic>* notices, std::string* error) {
-  Log log;
-  if (!readLog(dir / "changes.jsonl", &log, error)) return std::nullopt;
   struct Entry {
     std::int64_t at;
-    std::string_view line;
+    std::string line;
     std::optional<RunFolder::LoggedChange> change;  // none for a record of --use-project
   };
   std::vector<Entry> entries;
   int dropped = 0;
   bool partial = false;
-  for (size_t i = 0; i < log.lines.size(); ++i) {
-    const std::string_view line = log.lines[i];
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    const auto json = jsonObject(line);
-    auto change = json ? loggedChange(*json, line) : std::nullopt;
-    // A record of --use-project (the run's copies replaced) is kept in its place, not applied.
-    const auto adopted = json && !change && json->contains("project_files") ? iterationOf(*json) : std::nullopt;
-    const std::int64_t at = change ? change->iteration : adopted.value_or(0);
-    if ((change || adopted) && at <= iteration + 1) entries.push_back({at, line, std::move(change)});
-    else if (i + 1 == log.lines.size() && log.unterminated && !json) partial = true;
-    else ++dropped;
-  }
+  const bool read = scanLog(
+      dir / "changes.jsonl",
+      [&](const LogLine& line) {
+        if (!line.tooLong && line.text.find_first_not_of(" \t\r") == std::string_view::npos) return;
+        const auto json = line.tooLong ? std::nullopt : jsonObject(line.text);
+        auto change = json ? loggedChange(*json, line.text) : std::nullopt;
+        // A record of --use-project (the run's copies replaced) is kept in its place, not applied.
+        const auto adopted = json && !change && json->contains("project_files") ? iterationOf(*json) : std::nullopt;
+        const std::int64_t at = change ? change->iteration : adopted.value_or(0);
+        if ((change || adopted) && at <= iteration + 1)
+          entries.push_back({at, std::string(line.text), std::move(change)});
+        else if (line.unterminatedLast && !json)
+          partial = true;
+        else
+          ++dropped;
+      },
+      error);
+  if (!read) return std::nullopt;
   // In the order of their iterations (a line moved by hand or by a tool is no less valid), those
   // of one iteration in the order they were written.
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.at < b.at; });
-  std::vector<std::string_view> keptLines;
+  std::vector<const std::string*> keptLines;
   std::vector<RunFolder::LoggedChange> kept;
   for (Entry& e : entries) {
-    keptLines.push_back(e.line);
+    keptLines.push_back(&e.line);
     if (!e.change) continue;
     e.change->line = int(keptLines.size());  // where it stands in the log written below
     kept.push_back(std::move(*e.change));
   }
-  if (!rewriteLog(dir / "changes.jsonl", log, keptLines, error)) return std::nullopt;
+  if (!rewriteLog(dir / "changes.jsonl", keptLines, error)) return std::nullopt;
   std::vector<std::string> what;
   if (dropped) what.push_back(count(dropped, "change", "changes") + " logged after the checkpoint or malformed");
   if (partial) what.push_back("a partial last line (cut short when the run stopped)");
@@ -300,8 +377,22 @@ std::optional<std::vector<RunFolder::LoggedChange>> repairChanges(const std::fil
 
 std::optional<std::vector<RunFolder::LoggedChange>> RunFolder::repairLogs(std::int64_t iteration, std::vector<Diagnostic>* notices,
                                                                            std::string* error) {
-  if (!repairMetrics(dir_, iteration, notices, error)) return std::nullopt;
-  return repairChanges(dir_, iteration, notices, error);
+  // Each log is read a line at a time, but what it keeps is held to be written back: a log of
+  // many lines the resume keeps can still exhaust the memory there is. That is said of the log,
+  // with what to do, not as a configuration that asks too much.
+  const char* reading = "metrics.jsonl";
+  try {
+    if (!repairMetrics(dir_, iteration, notices, error)) return std::nullopt;
+    reading = "changes.jsonl";
+    return repairChanges(dir_, iteration, notices, error);
+  } catch (const std::bad_alloc&) {
+    std::error_code ec;
+    const std::uint64_t size = std::filesystem::file_size(dir_ / reading, ec);
+    if (error)
+      *error = "out of memory while reading " + (dir_ / reading).string() + (ec ? std::string() : " (" + formatBytes(size) + ")") +
+               logRemedy(dir_ / reading);
+    return std::nullopt;
+  }
 }
 
 // The file names of `files` as the note of a restart lists them ("checkpoints/iter-00000002.ckpt"),

@@ -143,6 +143,11 @@ const Function* Compiler::entryFunction(const std::string& name, const std::vect
 }
 
 bool Compiler::inputFits(const Shape& perSample, const std::string& what, Pos p) {
+  if (perSample.size() > size_t(kMaxInputDimensions)) {
+    error(p, what + ", of shape " + shapeText(perSample) + ", has " + std::to_string(perSample.size()) +
+                 " dimensions; an input has at most " + std::to_string(kMaxInputDimensions) + " (the most a checkpoint's tensor has)");
+    return false;
+  }
   if (elementsPerSample(perSample) <= kMaxElementsPerSample) return true;
   error(p, what + ", of shape " + shapeText(perSample) + ", would have more than " + std::to_string(kMaxElementsPerSample) + " elements per sample");
   return false;

@@ -54,6 +54,9 @@ struct CompileOptions {
 inline constexpr std::int64_t kMaxStatementsExecuted = 200000;  // after unrolling and inlining
 inline constexpr int kMaxCallDepth = 64;
 inline constexpr std::int64_t kMaxElementsPerSample = std::int64_t(1) << 28;
+// The most dimensions an observation (an input, per sample) may have: what a checkpoint's tensor
+// may have (core/train/checkpoint.cpp), well within what ONNX runtimes and numpy feed.
+inline constexpr int kMaxInputDimensions = 16;
 inline constexpr std::int64_t kMaxParameters = std::int64_t(1) << 31;
 inline constexpr std::int64_t kMaxLoopIterations = 100000;
 inline constexpr std::int64_t kMaxOperations = 100000;  // IR nodes made by one program

@@ -114,12 +114,18 @@ class Parser {
            " levels of blocks, brackets, calls and operators); split it into smaller statements";
   }
 
+  static std::string expressionDepthMessage() {
+    return "this expression is too deep (more than " + std::to_string(kMaxExpressionDepth) +
+           " levels of operators and calls, each applied to the result of the one before, with the brackets and blocks around them); "
+           "split it into smaller statements";
+  }
+
   struct DepthGuard {
     Parser& p;
     DepthGuard(Parser& parser, const Token& at) : p(parser) {
-      if (++p.depth_ > kMaxNesting) {
+      if (++p.depth_ > kMaxNesting || p.depth_ + p.chained_ > kMaxExpressionDepth) {
         --p.depth_;  // the destructor will not run for a constructor that throws
-        p.fail(at, nestingMessage());
+        p.fail(at, p.depth_ + 1 > kMaxNesting ? nestingMessage() : expressionDepthMessage());
       }
     }
     ~DepthGuard() { --p.depth_; }
@@ -285,20 +291,20 @@ class Parser {
     return orExpr();
   }
 
-  // A chain `a + b + c ...` builds a left-nested tree as deep as the chain is long, so chains count
-  // against the nesting limit too.
-  // Operands parsed later in the chain sit that much deeper, so the chain raises depth_ until the
-  // chain ends (ChainDepth restores it).
+  // A chain `a + b + c ...` is parsed in a loop, not by recursion, but builds a left-nested tree as
+  // deep as the chain is long, which the compiler walks recursively: chains count against the
+  // bound on an expression's depth (kMaxExpressionDepth, with the nesting around them), not
+  // against kMaxNesting. Operands parsed later in the chain sit that much deeper, so the chain
+  // raises chained_ until the chain ends (ChainDepth restores it).
   struct ChainDepth {
     Parser& p;
     int added = 0;
     explicit ChainDepth(Parser& parser) : p(parser) {}
-    ~ChainDepth() { p.depth_ -= added; }
+    ~ChainDepth() { p.chained_ -= added; }
   };
   void deepen(ChainDepth& chain) {
     ++chain.added;
-    if (++depth_ > kMaxNesting)
-      fail(peek(), nestingMessage());
+    if (++chained_ + depth_ > kMaxExpressionDepth) fail(peek(), expressionDepthMessage());
   }
 
   ExprPtr orExpr() {
@@ -515,7 +521,8 @@ class Parser {
   const std::string& file_;
   DiagnosticList& diags_;
   size_t pos_ = 0;
-  int depth_ = 0;
+  int depth_ = 0;    // blocks, brackets, calls and unary operators open (kMaxNesting)
+  int chained_ = 0;  // levels that chains of binary operators, calls and indexes add (ChainDepth)
 };
 
 }  // namespace

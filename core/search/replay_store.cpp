@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "core/exec/backend.hpp"
 
@@ -23,6 +24,41 @@ std::uint64_t ReplayRing::serialisedBytes(const ReplaySetup& shape) {
   return 2 * sizeof(std::int64_t) + 3 * sizeof(std::uint64_t) +
          capacity * (std::uint64_t(shape.observationSize) + std::uint64_t(shape.actions) + 1) * sizeof(float);
 }
+
+namespace {
+
+std::string shortNumber(float v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", double(v));
+  return text;
+}
+
+// What self-play never writes among the first `held` positions' targets, as the sentence that
+// names the field; empty when they hold. A value target is a game's outcome for the player to
+// move, -1 to 1; a policy target is the search's improved policy, each entry 0 to 1 and summing
+// to 1 (to rounding), or all 0 (a root that one simulation expanded and none visited).
+std::string targetsProblem(const ReplayRing& b, std::uint64_t held, int actions) {
+  for (std::uint64_t i = 0; i < held; ++i)
+    if (b.value[i] < -1.0f || b.value[i] > 1.0f)
+      return "the checkpoint's replay buffer holds value target " + shortNumber(b.value[i]) + " at position " + std::to_string(i) +
+             ", outside -1 to 1 (a game's outcome); training never writes it, so the file was altered after it was written";
+  for (std::uint64_t i = 0; i < held; ++i) {
+    const float* row = b.policy.data() + i * std::uint64_t(actions);
+    double sum = 0;
+    bool inRange = true;
+    for (int a = 0; a < actions; ++a) {
+      inRange = inRange && row[a] >= 0.0f && row[a] <= 1.0f;
+      sum += row[a];
+    }
+    if (!inRange || (sum != 0 && std::abs(sum - 1) > 1e-3))
+      return "the checkpoint's replay buffer holds policy targets at position " + std::to_string(i) +
+             " that are not probabilities (each 0 to 1, summing to 1); training never writes them, so the file was altered after it "
+             "was written";
+  }
+  return {};
+}
+
+}  // namespace
 
 std::optional<ReplayRing> ReplayRing::read(Reader& r, const ReplaySetup& shape, std::string* error) {
   auto fail = [&](const char* why) {
@@ -48,6 +84,10 @@ std::optional<ReplayRing> ReplayRing::read(Reader& r, const ReplaySetup& shape, 
       !finite(b.value, held))
     return fail("the checkpoint's replay buffer holds values that are not finite numbers (NaN or infinite); training never writes "
                 "them, so the file was altered after it was written");
+  if (const std::string problem = targetsProblem(b, held, shape.actions); !problem.empty()) {
+    if (error) *error = problem;
+    return std::nullopt;
+  }
   return b;
 }
 

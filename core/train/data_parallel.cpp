@@ -3,7 +3,10 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <new>
 #include <stdexcept>
+#include <string>
+#include <system_error>
 #include <thread>
 
 namespace cas::train {
@@ -26,8 +29,17 @@ DataParallelTrainer::DataParallelTrainer(const project::Project& project, std::s
   ranks_.resize(size_t(options.ranks));
   onEveryRank([&](int r) {
     // Each rank its own backend: a backend is driven by one thread at a time.
-    std::shared_ptr<exec::Backend> own = r == 0 ? backend : exec::makeCpuBackend();
-    ranks_[size_t(r)] = std::make_unique<AlphaZeroTrainer>(project, std::move(own), DataParallelRank{&group_->communicator(r), options.fault});
+    try {
+      std::shared_ptr<exec::Backend> own = r == 0 ? backend : exec::makeCpuBackend();
+      ranks_[size_t(r)] =
+          std::make_unique<AlphaZeroTrainer>(project, std::move(own), DataParallelRank{&group_->communicator(r), options.fault});
+    } catch (const std::exception& e) {
+      // Rank 0 built the same trainer: a later rank that cannot found too little left by those before it.
+      if (r == 0) throw;
+      throw std::runtime_error(std::string(e.what()) + "; or give fewer --ranks: each of the " + std::to_string(options.ranks) +
+                               " ranks builds a whole trainer in this process, and those before rank " + std::to_string(r) +
+                               " left too little");
+    }
   });
 }
 
@@ -51,8 +63,14 @@ void DataParallelTrainer::onEveryRank(const std::function<void(int)>& work) {
     }
   };
   std::vector<std::thread> threads;
-  for (int r = 1; r < int(ranks_.size()); ++r) threads.emplace_back(run, r);
-  run(0);
+  try {
+    for (int r = 1; r < int(ranks_.size()); ++r) threads.emplace_back(run, r);
+  } catch (const std::exception& e) {  // out of threads or memory: the ranks started stop at their next collective
+    const std::string why = dynamic_cast<const std::bad_alloc*>(&e) ? "out of memory" : e.what();
+    group_->communicator(int(threads.size()) + 1)
+        .fail("its thread could not be started (" + why + "); give fewer --ranks, each of which is a thread");
+  }
+  if (threads.size() + 1 == ranks_.size()) run(0);
   for (std::thread& t : threads) t.join();
   if (auto failure = group_->failure())
     throw std::runtime_error("data-parallel training stopped, every rank with it: " + *failure +

@@ -234,8 +234,33 @@ class TestPdlDiagnostics : public QObject {
     // --- limits
     row("expression nested too deeply", P + "    return " + std::string(150, '(') + "obs" + std::string(150, ')') + "\n",
         "2:111 this is nested too deeply (more than 100 levels of blocks, brackets, calls and operators); split it into smaller statements");
-    row("operator chain too long", P + "    return obs" + [] { std::string s; for (int i = 0; i < 150; ++i) s += " + obs"; return s; }() + "\n",
-        "2:604 this is nested too deeply (more than 100 levels of blocks, brackets, calls and operators); split it into smaller statements");
+    row(
+        "operator chain too long",
+        P + "    return obs" +
+            [] {
+              std::string s;
+              for (int i = 0; i < 450; ++i) s += " + obs";
+              return s;
+            }() +
+            "\n",
+        "2:2404 this expression is too deep (more than 400 levels of operators and calls, each applied to the result of the one before, "
+        "with "
+        "the brackets and blocks around them); split it into smaller statements");
+    row(
+        "operator chain in deep brackets",
+        P + "    return " + std::string(90, '(') + "obs" +
+            [] {
+              std::string s;
+              for (int i = 0; i < 350; ++i) s += " + obs";
+              return s;
+            }() +
+            std::string(90, ')') + "\n",
+        "2:1954 this expression is too deep (more than 400 levels of operators and calls, each applied to the result of the one before, "
+        "with "
+        "the brackets and blocks around them); split it into smaller statements");
+    row("brackets nested a hundred thousand deep", P + "    return " + std::string(100000, '(') + "obs" + std::string(100000, ')') + "\n",
+        "2:111 this is nested too deeply (more than 100 levels of blocks, brackets, calls and operators); split it into smaller "
+        "statements");
     row("loop of a million iterations", P + "    for i in range(1000000):\n        pass\n    return obs\n",
         "2:14 this loop runs more than 100000 times; loops are unrolled at compile time and limited to that many iterations");
     row("recursion", P + "    return f(obs)\n\ndef f(x):\n    return f(x)\n", "5:12 calls nest more than 64 deep; is 'f' recursive?");
@@ -396,6 +421,17 @@ class TestPdlDiagnostics : public QObject {
     for (const cas::ir::Node& n : r.policy->graph.nodes)
       if (n.op == cas::ir::Op::MatMul) products.push_back(n.precision);
     QCOMPARE(products, (std::vector<cas::ir::Precision>{cas::ir::Precision::BF16, cas::ir::Precision::F32}));
+  }
+
+  // A flat chain `obs + obs + ...` is one level of nesting, not one per operator: a sum of 100 or
+  // 300 terms compiles (one of 100 was refused as nested more than 100 levels deep).
+  void aLongFlatSumCompiles() {
+    for (int terms : {100, 121, 300}) {
+      std::string sum = "obs";
+      for (int i = 1; i < terms; ++i) sum += (i % 2 ? " + obs" : " - obs * 1.0");
+      const CompileResult r = compileWith(kPolicy + "    x = " + sum + "\n    return dense(tanh(dense(x, units=8)), units=2)\n", "4", 2);
+      QVERIFY2(r.policy, qPrintable(QString::number(terms) + ": " + errors(r)));
+    }
   }
 
   // transpose permutes the per-sample axes (reversed by default), on the CPU backend too.

@@ -99,7 +99,8 @@ class TestReplayBuffer : public QObject {
 
   void sectionIsTheVersionOneLayout() {
     ReplayBuffer b(setupOf(2));
-    addPosition(b, 0.5f);
+    const std::vector<float> position(kObs, 0.5f), visits(kActions, 1.0f / kActions);  // a policy target sums to 1
+    b.add(position.data(), visits.data(), 0.5f);
     b.commit();
     Writer w;
     b.ring().write(w);
@@ -109,7 +110,7 @@ class TestReplayBuffer : public QObject {
     expected.pod(std::int64_t(1));
     std::vector<float> obs(2 * kObs, 0), policy(2 * kActions, 0), value(2, 0);
     std::fill(obs.begin(), obs.begin() + kObs, 0.5f);
-    std::fill(policy.begin(), policy.begin() + kActions, 0.5f);
+    std::fill(policy.begin(), policy.begin() + kActions, 1.0f / kActions);
     value[0] = 0.5f;
     expected.floats(obs);
     expected.floats(policy);
@@ -145,6 +146,34 @@ class TestReplayBuffer : public QObject {
     Reader bad(bytes);
     QVERIFY(!ReplayRing::read(bad, setupOf(2), &error));
     QCOMPARE(error, std::string("the checkpoint's replay buffer is inconsistent"));
+  }
+
+  // Targets self-play never writes (an outcome outside -1 to 1, a policy target that is no
+  // probability distribution) are refused naming the field; all-zero policy targets (a root one
+  // simulation expanded) are read.
+  void refusesTargetsSelfPlayNeverWrites() {
+    auto readBack = [](float value, float policyEntry, std::string* error) {
+      ReplayBuffer b(setupOf(2));
+      const std::vector<float> obs(kObs, 1.0f), policy(kActions, policyEntry);
+      b.add(obs.data(), policy.data(), value);
+      b.commit();
+      Writer w;
+      b.ring().write(w);
+      Reader r(w.bytes());
+      return ReplayRing::read(r, setupOf(2), error).has_value();
+    };
+    std::string error;
+    QVERIFY2(readBack(-1, 0, &error), error.c_str());
+    QVERIFY2(readBack(1, 1.0f / kActions, &error), error.c_str());
+    QVERIFY(!readBack(1.5f, 1.0f / kActions, &error));
+    QCOMPARE(error, std::string(
+                        "the checkpoint's replay buffer holds value target 1.5 at position 0, outside -1 to 1 (a game's outcome); training "
+                        "never writes it, so the file was altered after it was written"));
+    QVERIFY(!readBack(0, 0.5f, &error));
+    QCOMPARE(
+        error,
+        std::string("the checkpoint's replay buffer holds policy targets at position 0 that are not probabilities (each 0 to 1, summing "
+                    "to 1); training never writes them, so the file was altered after it was written"));
   }
 };
 

@@ -74,6 +74,47 @@ class TestRunNotFinite : public cas::test::RunFolderSuite {
                         QStringLiteral("error: checkpoint iter-00000001.ckpt cannot be used: ") + why);
   }
 
+  // A checkpoint re-sealed with replay targets self-play never writes (an outcome outside -1 to 1,
+  // a negative policy target) is refused naming the field, as one with NaN targets is: resuming
+  // from it trained on them (a negative policy loss).
+  void aCheckpointWithImpossibleReplayTargetsIsRefused() {
+    const QString run =
+        trained(QStringLiteral("impossible-targets"), 1, kExample, {QStringLiteral("--set"), QStringLiteral("train.replay_capacity=64")});
+    const QString file = run + QStringLiteral("/checkpoints/iter-00000001.ckpt");
+    const QByteArray good = bytes(file);
+    const QByteArray payload = good.left(good.size() - 16);
+    // The ring ends the payload: the 64 x 9 policy targets, then the 64 value targets (each a u64 count, floats).
+    const qsizetype values = payload.size() - 64 * 4, policies = values - 8 - 64 * 9 * 4;
+    quint64 count = 0;
+    std::memcpy(&count, payload.constData() + policies - 8, sizeof count);
+    QCOMPARE(count, quint64(64 * 9));
+    auto resumeWith = [&](qsizetype at, int floats, float v) {
+      QByteArray altered = payload;
+      for (int i = 0; i < floats; ++i) std::memcpy(altered.data() + at + i * 4, &v, sizeof v);
+      QFile::remove(file);
+      append(file, withChecksum(altered));
+      return cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    };
+    const QString value = QStringLiteral(
+        "the checkpoint's replay buffer holds value target 7 at position 0, outside -1 to 1 (a game's outcome); "
+        "training never writes it, so the file was altered after it was written\n");
+    Result r = resumeWith(values, 1, 7.0f);
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("warning: skipping checkpoint iter-00000001.ckpt: ") + value +
+                        QStringLiteral("error: checkpoint iter-00000001.ckpt cannot be used: ") + value);
+    const QString policy = QStringLiteral(
+        "the checkpoint's replay buffer holds policy targets at position 0 that are not probabilities (each 0 "
+        "to 1, summing to 1); training never writes them, so the file was altered after it was written\n");
+    r = resumeWith(policies, 9, -3.0f);
+    QCOMPARE(r.status, 1);
+    QCOMPARE(r.err, QStringLiteral("warning: skipping checkpoint iter-00000001.ckpt: ") + policy +
+                        QStringLiteral("error: checkpoint iter-00000001.ckpt cannot be used: ") + policy);
+    r = resumeWith(policies, 9, 0.5f);  // each in range, summing to 4.5
+    QVERIFY2(r.err.endsWith(policy), qPrintable(r.err));
+    r = resumeWith(policies, 0, 0.0f);  // the checkpoint as written
+    QCOMPARE(r.status, 0);
+  }
+
   // Issue 44, round 3: an AlphaZero policy that computes NaN from its input is not blamed on the
   // learning rate; since the held-out probe (which found check refusing it and train playing a
   // whole iteration on NaN values) train refuses it before self-play, as check does, and leaves

@@ -6,6 +6,7 @@
 // issue 13 (items 5-7, 9, 10 and 15). Each asserts the exact message and what the folder holds
 // afterwards. Making a run folder: test_run_making; its checkpoints: test_run_checkpoints.
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -19,18 +20,59 @@
 
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
 #include <limits>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/engine/run_folder.hpp"
 #include "core/engine/run_lock.hpp"
 #include "core/engine/trained_run.hpp"
-
+#include "core/support/atomic_file.hpp"
 #include "support/cli_runs.hpp"
 #include "support/run_files.hpp"
 
 using namespace cas::test;  // the run-folder helpers of support/run_files.hpp and cli_runs.hpp
+
+namespace {
+
+// The CLI run with `args`, its address space limited to `limitBytes` (0: no limit): its exit
+// status, its standard error and the most memory it held (resident, KiB), from wait4.
+struct Measured {
+  int status = -1;
+  QString err;
+  long peakKiB = 0;
+};
+Measured measuredCli(const QStringList& args, const QString& errFile, rlim_t limitBytes = 0) {
+  std::vector<QByteArray> words{kCli.toLocal8Bit()};
+  for (const QString& a : args) words.push_back(a.toLocal8Bit());
+  std::vector<char*> argv;
+  for (QByteArray& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  const QByteArray errPath = errFile.toLocal8Bit();
+  const pid_t pid = ::fork();
+  if (pid == 0) {  // only async-signal-safe calls from here
+    const rlimit limit{limitBytes, limitBytes};
+    if (limitBytes) ::setrlimit(RLIMIT_AS, &limit);
+    const int err = ::open(errPath.constData(), O_WRONLY | O_CREAT | O_TRUNC, 0644), out = ::open("/dev/null", O_WRONLY);
+    ::dup2(err, 2);
+    ::dup2(out, 1);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  Measured m;
+  int status = 0;
+  rusage usage{};
+  if (pid < 0 || ::wait4(pid, &status, 0, &usage) != pid) return m;
+  m.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  m.peakKiB = usage.ru_maxrss;
+  m.err = QString::fromUtf8(bytes(errFile));
+  return m;
+}
+
+}  // namespace
 
 class TestRunSafety : public cas::test::RunFolderSuite {
   Q_OBJECT
@@ -54,6 +96,29 @@ class TestRunSafety : public cas::test::RunFolderSuite {
       QVERIFY2(!QDir(out + QStringLiteral("/checkpoints")).entryList({QStringLiteral("iter-*.ckpt")}, QDir::Files).isEmpty(),
                qPrintable(QStringLiteral("%1 ms: %2 holds %3; stderr: %4").arg(delay).arg(out, QDir(out).entryList(QDir::AllEntries | QDir::NoDotAndDotDot).join(QLatin1Char(' ')), err)));
     }
+  }
+
+  // A training stopped by SIGTERM or Ctrl-C ("stopping after this iteration") exited 0, like one
+  // that trained all it was asked, so a script could not tell them apart. It now exits 130, as a
+  // stop before the first iteration does, once its last iteration is checkpointed.
+  void aStoppedTrainingExits130() {
+    const QString run = trained(QStringLiteral("stop-status"), 1);
+    for (int signal : {SIGTERM, SIGINT}) {
+      QProcess p;
+      p.start(kCli, {QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("100000")});
+      QVERIFY(p.waitForStarted());
+      QByteArray out;
+      while (!out.contains("iter ") && p.waitForReadyRead(60000)) out += p.readAllStandardOutput();
+      QVERIFY2(out.contains("iter "), out.constData());
+      ::kill(pid_t(p.processId()), signal);
+      QVERIFY(p.waitForFinished(60000));
+      const QString err = QString::fromUtf8(p.readAllStandardError());
+      QVERIFY2(err.contains(QStringLiteral("stopping after this iteration (the run will be checkpointed)...\n")), qPrintable(err));
+      QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+      QCOMPARE(p.exitCode(), 130);
+    }
+    const Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
+    QCOMPARE(r.status, 0);  // the stopped run goes on; one that trains all it was asked exits 0
   }
 
   // Hardening, fifth probe (D8): a metrics.jsonl whose lines end in a lone CR (rewritten by a
@@ -523,6 +588,99 @@ class TestRunSafety : public cas::test::RunFolderSuite {
                                    "move it out of the run folder (the run does not need it to go on), or keep only its last lines (tail -n 100000 "
                                    "%1 > %1.new && mv %1.new %1), and try again\n").arg(metrics));
     QCOMPARE(QFileInfo(metrics).size(), limit + 1);
+  }
+
+  // A resume reads its logs a line at a time: a metrics.jsonl of 20 million short lines (60 MB)
+  // once took over 600 MB (a view of every line), and 40 million took 1.2 GB. And when what a log
+  // keeps does not fit in memory, the error names the log and what to do, not a configuration
+  // that asks too much ("out of memory; ask for less (fewer threads, ...)").
+  void logsAreReadInBoundedMemory() {
+    const QString run = trained(QStringLiteral("log-memory"), 1);
+    QByteArray junk;
+    for (int i = 0; i < 1000000; ++i) junk += "{}\n";
+    for (int i = 0; i < 20; ++i) append(run + QStringLiteral("/metrics.jsonl"), junk);
+    const QString err = dir_.filePath(QStringLiteral("log-memory.err"));
+    const QStringList resume{QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")};
+    Measured m = measuredCli(resume, err);
+    QCOMPARE(m.status, 0);
+    QVERIFY2(m.err.startsWith(
+                 QStringLiteral("note: metrics.jsonl cut back to iteration 1: dropped 20000000 lines malformed or logging an iteration "
+                                "again\n")),
+             qPrintable(m.err));
+    QVERIFY2(m.peakKiB < 300 * 1024, qPrintable(QStringLiteral("%1 KiB").arg(m.peakKiB)));
+
+    const rlim_t limit = rlim_t(250) << 20;
+    if (measuredCli(resume, err, limit).status != 0) QSKIP("a resume needs more than 250 MiB of address space here");
+    const QByteArray change = "{\"iteration\": 3, \"parameter\": \"search.c_puct\", \"from\": \"1.5\", \"to\": \"2\"}\n";
+    QByteArray changes;
+    for (int i = 0; i < 100000; ++i) changes += change;
+    for (int i = 0; i < 15; ++i) append(run + QStringLiteral("/changes.jsonl"), changes);
+    m = measuredCli(resume, err, limit);
+    const QString log = run + QStringLiteral("/changes.jsonl");
+    QCOMPARE(m.status, 1);
+    QCOMPARE(m.err,
+             QStringLiteral("error: out of memory while reading %1 (%2); move it out of the run folder (the run does not need it to go "
+                            "on), or keep only its last lines (tail -n 100000 %1 > %1.new && mv %1.new %1), and try again\n")
+                 .arg(log, QString::fromStdString(cas::formatBytes(std::uint64_t(QFileInfo(log).size())))));
+  }
+
+  // A `train` started with SIGINT ignored (a job started with & from a script) installed its
+  // handler only when its run began: a SIGINT before was lost, and the run trained on. It now
+  // answers SIGINT from the start of main(): once the process catches it, a SIGINT stops the run
+  // (its folder removed again, or checkpointed), exit 130.
+  void anInterruptIgnoredAtStartIsAnsweredEarly() {
+    const QString out = dir_.filePath(QStringLiteral("ignored-interrupt"));
+    const QByteArray program = kCli.toLocal8Bit(), project = kExample.toLocal8Bit(), folder = out.toLocal8Bit();
+    const char* argv[] = {program.constData(), "train", project.constData(), "--iterations", "100000", "--out",
+                          folder.constData(),  nullptr};
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      std::signal(SIGINT, SIG_IGN);
+      const int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      ::execv(argv[0], const_cast<char* const*>(argv));
+      ::_exit(127);
+    }
+    QVERIFY(pid > 0);
+    auto catchesInterrupt =
+        [&] {  // once it runs cuda-agent (not this test's copy), SigCgt: the signals it has handlers for; SIGINT is bit 1
+          if (QFileInfo(QStringLiteral("/proc/%1/exe").arg(pid)).symLinkTarget() != QFileInfo(kCli).canonicalFilePath()) return false;
+          const QByteArray status = bytes(QStringLiteral("/proc/%1/status").arg(pid));
+          const int at = status.indexOf("SigCgt:");
+          return at >= 0 && (status.mid(at + 7, status.indexOf('\n', at) - at - 7).trimmed().toULongLong(nullptr, 16) & 2) != 0;
+        };
+    QElapsedTimer timer;
+    timer.start();
+    while (!catchesInterrupt() && timer.elapsed() < 30000) QThread::usleep(50);
+    ::kill(pid, SIGINT);
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0 && timer.elapsed() < 90000) QThread::msleep(10);
+    if (timer.elapsed() >= 90000) ::kill(pid, SIGKILL), ::waitpid(pid, &status, 0);
+    QVERIFY2(WIFEXITED(status) && WEXITSTATUS(status) == 130, qPrintable(QStringLiteral("status %1").arg(status)));
+    QVERIFY(!QFileInfo::exists(out) ||
+            !QDir(out + QStringLiteral("/checkpoints")).entryList({QStringLiteral("iter-*.ckpt")}, QDir::Files).isEmpty());
+  }
+
+  // `train --ranks 64` under a memory limit the up-front estimate passes: a rank that could not
+  // build its trainer, or whose thread could not be started, said to reduce search.node_budget
+  // or "use fewer threads" (not --ranks), or the process aborted ("terminate called without an
+  // active exception", a thread that could not start). Each now ends in a sentence that names
+  // fewer --ranks, and leaves no run folder.
+  void ranksThatDoNotFitSayFewerRanks() {
+    const QString out = dir_.filePath(QStringLiteral("ranks-64"));
+    const QStringList args{QStringLiteral("train"),        kExample,
+                           QStringLiteral("--ranks"),      QStringLiteral("64"),
+                           QStringLiteral("--iterations"), QStringLiteral("1"),
+                           QStringLiteral("--out"),        out,
+                           QStringLiteral("--set"),        QStringLiteral("train.replay_capacity=1000"),
+                           QStringLiteral("--set"),        QStringLiteral("search.node_budget=1024")};
+    for (rlim_t mib : {500, 700, 1200}) {
+      const Measured m = measuredCli(args, dir_.filePath(QStringLiteral("ranks-64.err")), mib << 20);
+      QVERIFY2(m.status == 1 && m.err.contains(QStringLiteral("give fewer --ranks")),
+               qPrintable(QStringLiteral("%1 MiB: status %2: %3").arg(mib).arg(m.status).arg(m.err)));
+      QVERIFY(!QFileInfo::exists(out));
+    }
   }
 
   // Found by the second held-out probe: Ctrl-C and SIGTERM went unanswered through an evaluation
