@@ -82,7 +82,6 @@ void backprop(Builder& b, Adjoints& adj, NodeId y, NodeId g, const std::vector<b
     case Op::Exp: give(0, b.mul(g, y)); break;
     case Op::Log: give(0, b.div(g, in(0))); break;
     case Op::Sqrt: give(0, b.div(g, b.scale(y, 2))); break;
-    case Op::StopGradient: break;
     case Op::Add: give(0, g); give(1, g); break;
     case Op::Sub: give(0, g); if (want(1)) give(1, b.unary(Op::Neg, g)); break;
     case Op::Mul:

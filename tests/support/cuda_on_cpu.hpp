@@ -99,7 +99,7 @@ inline unsigned cas_pack_half2(float lo, float hi) {
   return unsigned(casRound16<BF16>(lo)) | (unsigned(casRound16<BF16>(hi)) << 16);
 }
 template <bool BF16>
-inline float cas_round16(float x) {
+inline float cas_rounded16(float x) {
   return casWiden16<BF16>(casRound16<BF16>(x));
 }
 // Element e (0 lower, 1 upper) of lane `source`'s register r, fetched by every lane.

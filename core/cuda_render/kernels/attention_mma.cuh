@@ -34,7 +34,7 @@
 // K, V in [dk | dv]) held in registers.
 //
 // The tests run this code on the CPU (tests/support/cuda_on_cpu.hpp), which supplies
-// cas_pack_half2, cas_round16 and cas_mma_m16n8k16 in place of the instructions below.
+// cas_pack_half2, cas_rounded16 and cas_mma_m16n8k16 in place of the instructions below.
 // Thread-safety: pure device functions.
 
 #ifndef CAS_CUDA_ON_CPU
@@ -49,7 +49,7 @@ __device__ __forceinline__ unsigned cas_pack_half2(float lo, float hi) {
 
 // x rounded to the 16-bit type and widened back: the value a product's operand holds.
 template <bool BF16>
-__device__ __forceinline__ float cas_round16(float x) {
+__device__ __forceinline__ float cas_rounded16(float x) {
   const unsigned packed = cas_pack_half2<BF16>(x, 0.f);
   float v;
   if constexpr (BF16) v = __uint_as_float(packed << 16);
@@ -259,7 +259,7 @@ __device__ __forceinline__ bool cas_attention_stats_mma(int& b, const float* q, 
       float delta = 0.f;
 #pragma unroll
       for (int t = 0; t < DTiles; ++t)
-        delta += cas_round16<BF16>(gi[8 * t + w.c]) * o[t][2 * r] + cas_round16<BF16>(gi[8 * t + w.c + 1]) * o[t][2 * r + 1];
+        delta += cas_rounded16<BF16>(gi[8 * t + w.c]) * o[t][2 * r] + cas_rounded16<BF16>(gi[8 * t + w.c + 1]) * o[t][2 * r + 1];
       delta += __shfl_xor_sync(0xffffffffu, delta, 1);  // the quad holds the row's columns
       delta += __shfl_xor_sync(0xffffffffu, delta, 2);
       if (row < T && w.c == 0) {
