@@ -124,6 +124,42 @@
         <translation>PPO：每次更新遍历采样数据的轮数。</translation>
     </message>
     <message>
+        <source>MuZero: environment copies played side by side, every move of all of them chosen by one batched search over the learned model ([search] sets the search).</source>
+        <translation>MuZero：并行运行的环境副本数，所有副本的每一步都由一次基于学习模型的批量搜索选出（搜索由 [search] 设置）。</translation>
+    </message>
+    <message>
+        <source>MuZero: steps of dynamics the training graph unrolls from each sampled position (K).</source>
+        <translation>MuZero：训练图从每个采样位置展开的动力学步数（K）。</translation>
+    </message>
+    <message>
+        <source>MuZero: rewards summed before a value target bootstraps from the search&apos;s root value (n).</source>
+        <translation>MuZero：价值目标在以搜索的根价值自举之前累加的奖励步数（n）。</translation>
+    </message>
+    <message>
+        <source>MuZero: discount of future rewards, in the search&apos;s backups and in the value targets.</source>
+        <translation>MuZero：未来奖励的折扣，用于搜索的回传和价值目标。</translation>
+    </message>
+    <message>
+        <source>MuZero: moves of every copy per iteration, before its training steps.</source>
+        <translation>MuZero：每次迭代中每个副本在训练步骤之前走的步数。</translation>
+    </message>
+    <message>
+        <source>MuZero: training steps per iteration, each on train.batch_size positions drawn from the replay.</source>
+        <translation>MuZero：每次迭代的训练步数，每步从回放中抽取 train.batch_size 个位置。</translation>
+    </message>
+    <message>
+        <source>MuZero: self-play draws its move with probability proportional to visits^(1/temperature); 0 plays the most visited.</source>
+        <translation>MuZero：自我对弈按 访问次数^(1/temperature) 的比例抽取动作；0 选择访问最多的动作。</translation>
+    </message>
+    <message>
+        <source>MuZero: the smallest span of Q values the search&apos;s min-max normalisation divides by (0: the span seen, as MuZero does); above 0, values that differ only by the model&apos;s noise, in a tree whose rewards are all zero, are not stretched to [0, 1].</source>
+        <translation>MuZero：搜索的最小-最大归一化所除的 Q 值跨度的下限（0：使用实际跨度，与 MuZero 相同）；大于 0 时，在奖励全为零的树中仅因模型噪声而不同的值不会被拉伸到 [0, 1]。</translation>
+    </message>
+    <message>
+        <source>MuZero: environment steps of the whole run; the run ends there.</source>
+        <translation>MuZero：整个运行的环境步数；运行在此结束。</translation>
+    </message>
+    <message>
         <source>PPO: environment steps of the whole run; the learning rate anneals to zero over them and the run ends there.</source>
         <translation>PPO：整个运行的环境步数；学习率在此期间线性衰减到零，运行在此结束。</translation>
     </message>

@@ -267,7 +267,7 @@ void MainWindow::updateBackendStatus(const QString& device) {
 void MainWindow::connectRun() {
   connect(run_, &RunController::runStarted, this, [this](const QString& folder) {
     metrics_->clear();
-    episodeView_->setRun(folder, project_ && project_->algorithm == "ppo");
+    episodeView_->setRun(folder, project_ && (project_->algorithm == "ppo" || project_->algorithm == "muzero"));
     QString history;
     // A resumed run goes on from its checkpoint: its recorded iterations are its curves' start.
     if (run_->resumedFrom() > 0 && !metrics_->showRun(folder, &history)) logPanel_->appendMessage(LogPanel::Level::Warning, history);

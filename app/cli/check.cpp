@@ -227,10 +227,14 @@ std::string notRunVerdict(bool tooLarge) {
   return tooLarge ? "not verified: it compiles, but its forward pass is too large for check to run" : "rejected: the forward pass failed";
 }
 
-// `check --algorithm muzero FILE`: the learned model's three programs, each described and run.
-int checkLearnedModelFile(const std::string& path, const std::string& source, const CheckOptions& options) {
+void printProject(const std::string& path, const project::Project& p);
+
+// `check --algorithm muzero FILE`, or a MuZero project (`path` then the project's, `project` set):
+// the learned model's three programs, each described and run.
+int checkLearnedModelFile(const std::string& path, const std::string& source, const CheckOptions& options,
+                          const project::Project* project = nullptr) {
   pdl::LearnedModelOptions o;
-  o.fileName = path;
+  o.fileName = project ? project->policyFile.string() : path;
   o.observationShape = options.observationShape;
   o.actionCount = options.actionCount;
   o.batch = options.batch;
@@ -257,7 +261,14 @@ int checkLearnedModelFile(const std::string& path, const std::string& source, co
     }
     ran.push_back(std::move(*result));
   }
-  std::cout << printable(path) << ": ok, a learned model (observation " << shortShape(o.observationShape) << ", " << o.actionCount
+  if (project) {  // what `train` refuses before it builds anything, refused here too
+    if (auto problem = train::trainingProblem(*project)) {
+      std::cerr << "error: " << printable(*problem) << "\n" << printable(path) << ": rejected (1 error)\n";
+      return 1;
+    }
+    printProject(path, *project);  // "ok" only now, after the last check
+  }
+  std::cout << (project ? std::string("  model:       ") : printable(path) + ": ok, ") << "a learned model (observation " << shortShape(o.observationShape) << ", " << o.actionCount
             << " actions, state " << shortShape(r.model->stateShape) << ", " << r.model->parameterCount << " parameters)\n";
   for (size_t i = 0; i < ran.size(); ++i) {
     std::cout << " " << programs[i].title << "\n";
@@ -341,6 +352,25 @@ void warnStandaloneOptions(const std::string& path, const CheckOptions& options)
               << "observation shape and actions, its project.toml the policy and algorithm)\n";
 }
 
+// A MuZero project: its policy file is a learned model (represent, dynamics, predict).
+int checkMuZeroProject(const std::string& path, const project::Project& p, const CheckOptions& options) {
+  if (options.update) {
+    std::cerr << printable(path) << ": error: --update shows a PPO or AlphaZero training step; MuZero's unrolled step is not printed yet\n";
+    return 2;
+  }
+  std::string error;
+  const std::optional<std::string> source = readFile(p.policyFile, kPolicyFileLimit, &error);
+  if (!source) {
+    std::cerr << "error: " << printable(error) << "\n" << printable(path) << ": rejected (1 error)\n";
+    return 1;
+  }
+  const env::EnvironmentInfo* e = env::findEnvironment(p.environment);
+  CheckOptions model = options;
+  model.observationShape.assign(e->observationShape.begin(), e->observationShape.end());
+  model.actionCount = e->actionCount;
+  return checkLearnedModelFile(path, *source, model, &p);
+}
+
 int checkProject(const std::string& path, const CheckOptions& options) {
   warnStandaloneOptions(path, options);
   project::LoadOptions loadOptions;
@@ -352,6 +382,7 @@ int checkProject(const std::string& path, const CheckOptions& options) {
     return 1;
   }
   const project::Project& p = *result.project;
+  if (p.algorithm == "muzero") return checkMuZeroProject(path, p, options);
   std::string source;
   // With --update the forward pass that shows the policy runs at batch 1; --batch sizes the step.
   const std::int64_t forwardBatch = options.update ? 1 : options.batch;

@@ -130,6 +130,12 @@ std::string episodeLine(const train::IterationReport& r, const train::EpisodeRep
                   e.episodes == 1 ? "" : "s");
     returns = b;
   }
+  if (e.rewardLoss) {  // MuZero: its update's three terms and the replay, where PPO has kl and clip
+    std::snprintf(b, sizeof b, "iter %lld | steps %lld | %s | loss %.3f (policy %.3f value %.3f reward %.3f) | replay %lld | %.0f steps/s",
+                  static_cast<long long>(r.iteration), static_cast<long long>(e.environmentSteps), returns.c_str(), r.loss, r.policyLoss,
+                  r.valueLoss, *e.rewardLoss, static_cast<long long>(r.positions), e.stepsPerSecond);
+    return b;
+  }
   std::snprintf(b, sizeof b, "iter %lld | steps %lld | %s | loss %.3f (policy %.3f value %.3f entropy %.3f) | kl %.4f clip %s | %.0f steps/s",
                 static_cast<long long>(r.iteration), static_cast<long long>(e.environmentSteps), returns.c_str(), r.loss, r.policyLoss, r.valueLoss,
                 r.entropy, e.approxKl, percent(e.clipFraction).c_str(), e.stepsPerSecond);
@@ -383,10 +389,10 @@ int trainAsMember(const TrainOptions& o, const std::optional<GroupMember>& membe
     if (device.empty()) return 1;
     trainer = openRun(&engine::openAnyRun, dir, device, options, &run);
     if (!trainer) return 1;
-    if (trainer->reachedEnd()) {  // a PPO run at its ppo.total_steps: said, rather than ending without a word
-      const std::string dir = printable(run->path().string());
-      std::cerr << "note: " << dir << " has reached the end of the training its configuration sets (ppo.total_steps = " << trainer->parameters().getInt("ppo.total_steps")
-                << " environment steps): there is nothing to train; raise ppo.total_steps in " << dir << "/config.toml to train it further\n";
+    if (trainer->reachedEnd()) {  // a run at its algorithm's total_steps: said, rather than ending without a word
+      const std::string dir = printable(run->path().string()), key = trainer->project().algorithm + ".total_steps";
+      std::cerr << "note: " << dir << " has reached the end of the training its configuration sets (" << key << " = " << trainer->parameters().getInt(key)
+                << " environment steps): there is nothing to train; raise " << key << " in " << dir << "/config.toml to train it further\n";
       return 0;
     }
   } else if (const int status = startNewRun(o, parallel, &trainer, &run)) {

@@ -160,7 +160,7 @@ static void writeTime(std::ostringstream& s, double finishedAt) {
   if (finishedAt > 0) s << ", \"time\": " << std::fixed << std::setprecision(3) << finishedAt << std::defaultfloat << std::setprecision(6);
 }
 
-// A single-agent iteration (PPO): the rollout's episodes, the update's losses, the throughput.
+// A single-agent iteration (PPO, MuZero): the episodes, the update's losses, the throughput.
 static std::string episodeMetricsJson(const train::IterationReport& r, const train::EpisodeReport& e) {
   std::ostringstream s;
   s.precision(6);
@@ -168,10 +168,14 @@ static std::string episodeMetricsJson(const train::IterationReport& r, const tra
     << ", \"episodes_in_iteration\": " << e.episodes;
   // An iteration in which no episode ended has no return to record (not a return of 0).
   if (e.episodes > 0) s << ", \"episode_return_mean\": " << e.returnMean << ", \"episode_length_mean\": " << e.lengthMean;
-  if (r.trainingSteps > 0)
+  if (r.trainingSteps > 0 && e.rewardLoss)  // MuZero's update
+    s << ", \"loss\": " << r.loss << ", \"loss_policy\": " << r.policyLoss << ", \"loss_value\": " << r.valueLoss << ", \"loss_reward\": " << *e.rewardLoss
+      << ", \"loss_l2\": " << r.l2 << ", \"learning_rate\": " << e.learningRate;
+  else if (r.trainingSteps > 0)
     s << ", \"loss\": " << r.loss << ", \"loss_policy\": " << r.policyLoss << ", \"loss_value\": " << r.valueLoss
       << ", \"policy_entropy\": " << r.entropy << ", \"approx_kl\": " << e.approxKl << ", \"clip_fraction\": " << e.clipFraction
       << ", \"learning_rate\": " << e.learningRate;
+  if (r.positions > 0) s << ", \"positions\": " << r.positions;  // MuZero's replay
   s << ", \"training_steps\": " << r.trainingSteps << ", \"env_steps_per_second\": " << e.stepsPerSecond << ", \"seconds_rollout\": " << e.rolloutSeconds
     << ", \"seconds_train\": " << r.trainSeconds << ", \"seconds_wall\": " << r.wallSeconds;
   writeTime(s, r.finishedAt);

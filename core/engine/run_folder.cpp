@@ -354,6 +354,7 @@ std::optional<RunFolder> RunFolder::create(const std::filesystem::path& dir, pro
   };
   if (auto notFolder = notAFolder(dir)) return fail(*notFolder + "; give the run a new or empty folder, such as runs/" + p.name);
   if (auto inside = insideAnotherRun(dir)) return fail(*inside + "; give the run a folder of its own, such as runs/" + p.name);
+  if (auto up = upAfterName(dir)) return fail(*up);
   std::error_code ec;
   // A project.toml without config.toml is a project folder, unless the lock is there too: then
   // it is a run whose making was interrupted (the lock is taken before the copies are written).

@@ -191,6 +191,10 @@ fs::path defaultExportPath(const fs::path& source, ExportFormat format) {
 ExportResult runExport(const ExportRequest& request) {
   ExportResult result;
   const fs::path out = request.out.empty() ? defaultExportPath(request.source, request.format) : request.out;
+  if (auto up = upAfterName(out)) {
+    result.error = refusal(*up);
+    return result;
+  }
   if (auto linked = runFilesRefusal(request.source, out)) {
     result.error = refusal(*linked);
     return result;

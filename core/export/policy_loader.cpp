@@ -13,6 +13,11 @@ Diagnostic failure(std::string message) { return {Severity::Error, {}, std::move
 
 // The project's policy and what is recorded about it, without weights yet.
 std::optional<ExportablePolicy> describe(const project::Project& project, std::int64_t iteration, std::string* error) {
+  if (project.algorithm == "muzero") {  // three functions and a search, where an export holds one policy function
+    *error = "a MuZero run's learned model (represent, dynamics, predict) cannot be exported yet: an export holds one policy function, "
+             "and this model plans with a search; `cuda-agent eval RUN --episodes N` plays it";
+    return std::nullopt;
+  }
   auto source = readFile(project.policyFile, kPolicyFileLimit, error);
   if (!source) return std::nullopt;
   const env::EnvironmentInfo* e = env::findEnvironment(project.environment);

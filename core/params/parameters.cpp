@@ -79,6 +79,16 @@ std::vector<ParameterSpec> standardSpecs() {
       floatParam("ppo.max_grad_norm", 0.0, 1e6, 0.5, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "PPO: global-norm gradient clipping threshold (0 disables clipping).")),
       boolParam("ppo.device_rollout", true, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "PPO on the CUDA backend: step the environments' device twins and keep the rollout and its minibatches on the device (off: the CPU twins step on the host). A backend without device twins, such as the CPU backend, steps the CPU twins either way.")),
 
+      intParam("muzero.copies", 1, 65536, 64, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "MuZero: environment copies played side by side, every move of all of them chosen by one batched search over the learned model ([search] sets the search).")),
+      intParam("muzero.unroll_steps", 1, 64, 5, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "MuZero: steps of dynamics the training graph unrolls from each sampled position (K).")),
+      intParam("muzero.td_steps", 1, 10000, 10, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "MuZero: rewards summed before a value target bootstraps from the search's root value (n).")),
+      floatParam("muzero.discount", 0.0, 1.0, 0.997, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "MuZero: discount of future rewards, in the search's backups and in the value targets.")),
+      intParam("muzero.moves_per_iteration", 1, 100000, 16, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "MuZero: moves of every copy per iteration, before its training steps.")),
+      intParam("muzero.updates_per_iteration", 0, 100000, 8, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "MuZero: training steps per iteration, each on train.batch_size positions drawn from the replay.")),
+      floatParam("muzero.temperature", 0.0, 10.0, 1.0, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "MuZero: self-play draws its move with probability proportional to visits^(1/temperature); 0 plays the most visited.")),
+      floatParam("muzero.min_max_floor", 0.0, 1e6, 0.0, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "MuZero: the smallest span of Q values the search's min-max normalisation divides by (0: the span seen, as MuZero does); above 0, values that differ only by the model's noise, in a tree whose rewards are all zero, are not stretched to [0, 1].")),
+      intParam("muzero.total_steps", 1, 1000000000000, 1000000, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "MuZero: environment steps of the whole run; the run ends there.")),
+
       floatParam("trading.train_fraction", 0.05, 0.95, 0.8, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Trading: the share of the price series, from its start, that training draws its episodes from; eval trades the rest, held out.")),
 
       choiceParam("runtime.device", {"auto", "cpu", "cuda"}, "auto", kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Backend: auto uses CUDA when it is available, else the CPU.")),

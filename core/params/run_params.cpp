@@ -60,6 +60,20 @@ PpoParams readPpoParams(const ParameterSet& set) {
   return p;
 }
 
+MuZeroParams readMuZeroParams(const ParameterSet& set) {
+  MuZeroParams p;
+  p.copies = set.getInt("muzero.copies");
+  p.unrollSteps = set.getInt("muzero.unroll_steps");
+  p.tdSteps = set.getInt("muzero.td_steps");
+  p.discount = set.getFloat("muzero.discount");
+  p.movesPerIteration = set.getInt("muzero.moves_per_iteration");
+  p.updatesPerIteration = set.getInt("muzero.updates_per_iteration");
+  p.temperature = set.getFloat("muzero.temperature");
+  p.minMaxFloor = set.getFloat("muzero.min_max_floor");
+  p.totalSteps = set.getInt("muzero.total_steps");
+  return p;
+}
+
 RuntimeParams readRuntimeParams(const ParameterSet& set) {
   RuntimeParams p;
   p.device = set.getChoice("runtime.device");

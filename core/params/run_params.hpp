@@ -62,6 +62,16 @@ struct PpoParams {
   bool deviceRollout = true;  // on a backend with device twins of the environment
 };
 
+// [muzero]: MuZero's self-play volume, its unrolled targets and the run's length
+// (core/train/muzero_trainer.hpp); the optimizer, the batch and the replay's size are [train]'s.
+struct MuZeroParams {
+  std::int64_t copies = 0, unrollSteps = 0, tdSteps = 0;
+  double discount = 0;
+  std::int64_t movesPerIteration = 0, updatesPerIteration = 0;
+  double temperature = 0, minMaxFloor = 0;
+  std::int64_t totalSteps = 0;
+};
+
 // [runtime]: the backend and the seed. runtime.threads and runtime.threads_per_block are
 // declared for project files but not read by this program yet, so they have no field here.
 struct RuntimeParams {
@@ -79,6 +89,7 @@ struct DistParams {
 SearchParams readSearchParams(const ParameterSet& set);
 TrainParams readTrainParams(const ParameterSet& set);
 PpoParams readPpoParams(const ParameterSet& set);
+MuZeroParams readMuZeroParams(const ParameterSet& set);
 RuntimeParams readRuntimeParams(const ParameterSet& set);
 DistParams readDistParams(const ParameterSet& set);
 

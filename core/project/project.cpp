@@ -47,6 +47,14 @@ std::string ppoEnvironments() {
   return out;
 }
 
+// MuZero's: single-agent environments without a price series (its self-play has no series).
+std::string muZeroEnvironments() {
+  std::string out;
+  for (const env::EnvironmentInfo& e : env::environments())
+    if (e.singleAgent && !e.needsSeries) out += (out.empty() ? "" : ", ") + e.name;
+  return out;
+}
+
 std::string knownEnvironments() {
   std::string out;
   for (const env::EnvironmentInfo& e : env::environments()) out += (out.empty() ? "" : ", ") + e.name;
@@ -106,13 +114,16 @@ class Validator {
     }
     if (!p.algorithm.empty()) {
       const toml::source_region& where = root.get("algorithm")->source();
-      if (!isKnownAlgorithm(p.algorithm)) error(where, "unknown algorithm " + quoteValue(p.algorithm) + "; known algorithms: alphazero, ppo");
+      if (!isKnownAlgorithm(p.algorithm)) error(where, "unknown algorithm " + quoteValue(p.algorithm) + "; known algorithms: alphazero, ppo, muzero");
       else if (environment && p.algorithm == "alphazero" && !environment->twoPlayer)
         error(where, "algorithm 'alphazero' needs a two-player board game, but '" + environment->name + "' is a single-agent environment");
       else if (environment && p.algorithm == "ppo" && environment->twoPlayer)
         error(where, "algorithm 'ppo' needs a single-agent environment, but '" + environment->name + "' is a two-player board game; use 'alphazero'");
       else if (environment && p.algorithm == "ppo" && !environment->singleAgent)
         error(where, "algorithm 'ppo' cannot step '" + environment->name + "' yet; it trains on: " + ppoEnvironments());
+      else if (environment && p.algorithm == "muzero" && (!environment->singleAgent || environment->needsSeries))
+        error(where, "algorithm 'muzero' needs a single-agent environment without a price series, but '" + environment->name +
+                         "' is not one; it trains on: " + muZeroEnvironments());
     }
     if (const toml::node* where = root.get("policy"); where && where->is_string()) policyFile(where->source(), policy, p);
     if (environment) seriesFile(root, *environment, p);
@@ -242,7 +253,7 @@ env::EnvironmentData environmentData(const Project& project) {
   return {project.series, project.parameters.getFloat("trading.train_fraction")};
 }
 
-bool isKnownAlgorithm(const std::string& name) { return name == "alphazero" || name == "ppo"; }
+bool isKnownAlgorithm(const std::string& name) { return name == "alphazero" || name == "ppo" || name == "muzero"; }
 
 pdl::CompileOptions policyCompileOptions(const Project& project, std::int64_t batch, bool training) {
   const env::EnvironmentInfo* e = env::findEnvironment(project.environment);

@@ -3,7 +3,7 @@
 //
 //   name = "tictactoe-alphazero"      # required
 //   environment = "tictactoe"         # required, see core/env/environments.hpp
-//   algorithm = "alphazero"           # required: alphazero (board games) or ppo (single-agent)
+//   algorithm = "alphazero"           # required: alphazero (board games), ppo or muzero (single-agent)
 //   policy = "policy.pdl"             # required, relative to the project folder and inside it
 //   series = "prices.csv"             # a trading environment's price series (CSV), as policy
 //   [search] / [train] / [ppo] / [trading] / [runtime] / [dist]   # optional, the tuning registry's keys

@@ -209,14 +209,14 @@ float BatchedLearnedSearch::normalizedQ(const Game& g, std::int32_t c) const {
   const Tree& t = g.tree;
   const auto s = size_t(c);
   if (t.visits[s] == 0) return 0.0f;
-  return minMaxNormalize(learnedQ(g.nodes.reward[s], t.valueSum[s], t.visits[s], config_.discount), g.minMax.lo, g.minMax.hi);
+  return minMaxNormalize(learnedQ(g.nodes.reward[s], t.valueSum[s], t.visits[s], config_.discount), g.minMax.lo, g.minMax.hi, config_.minMaxFloor);
 }
 
 // Gumbel's completed Q: a visited child's normalised Q, an unvisited one's the root value's.
 float BatchedLearnedSearch::completedQ(const Game& g, std::int32_t c) const {
   const Tree& t = g.tree;
   if (t.visits[size_t(c)] > 0) return normalizedQ(g, c);
-  return minMaxNormalize(t.valueSum[0] / float(t.visits[0]), g.minMax.lo, g.minMax.hi);
+  return minMaxNormalize(t.valueSum[0] / float(t.visits[0]), g.minMax.lo, g.minMax.hi, config_.minMaxFloor);
 }
 
 std::int32_t BatchedLearnedSearch::selectChild(const Game& g, std::int32_t node) const {

@@ -61,6 +61,7 @@ LearnedModel hashedLearnedModel(int observationSize, int stateSize, int actions)
 // starts a fresh tree), temperature (RootStats::played is the choice), the device-only fields.
 struct LearnedSearchConfig : SearchConfig {
   float discount = 0.997f;
+  float minMaxFloor = 0.0f;  // the normalisation's smallest span (search_math.hpp: minMaxNormalize)
 };
 
 struct LearnedSearchMetrics {

@@ -203,10 +203,13 @@ CAS_HD inline float learnedQ(float reward, float w, std::int32_t n, float discou
 
 // MuZero's min-max normalisation into [0, 1] over the Q values a game's tree has backed up; 0
 // while fewer than two distinct values have been seen (max <= min), and clamped into [0, 1] for
-// values that did not enter the bounds (a completed Q, the root value).
-CAS_HD inline float minMaxNormalize(float q, float lo, float hi) {
+// values that did not enter the bounds (a completed Q, the root value). `floor`: the smallest
+// span divided by (0: the span seen, as MuZero does), so that a tree whose values differ by a
+// model's noise alone (rewards all zero) is not stretched to [0, 1].
+CAS_HD inline float minMaxNormalize(float q, float lo, float hi, float floor) {
   if (!(hi > lo)) return 0.0f;
-  const float x = (q - lo) / (hi - lo);
+  const float span = hi - lo < floor ? floor : hi - lo;
+  const float x = (q - lo) / span;
   return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x);
 }
 

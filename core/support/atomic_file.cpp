@@ -101,6 +101,20 @@ int openRegularFile(const std::filesystem::path& path, const FileLimit& limit, s
   return fd;
 }
 
+std::optional<std::string> upAfterName(const std::filesystem::path& path) {
+  std::filesystem::path prefix;  // the path up to the part looked at
+  for (const std::filesystem::path& part : path) {
+    std::error_code ec;
+    if (part == ".." && !prefix.empty() && prefix.filename() != ".." && prefix.filename() != "." &&
+        !std::filesystem::exists(std::filesystem::symlink_status(prefix, ec)))
+      return path.string() + " goes up ('..') after naming the folder '" + prefix.filename().string() +
+             "', which does not exist; the checks before writing could not see where it leads: give the path without it (" +
+             path.lexically_normal().string() + ")";
+    prefix /= part;
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> readFile(const std::filesystem::path& path, const FileLimit& limit, std::string* error, OpenFor mode) {
   const int fd = openRegularFile(path, limit, error, mode);
   if (fd < 0) return std::nullopt;

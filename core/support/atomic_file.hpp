@@ -41,6 +41,13 @@ enum class OpenFor {
 // regular file").
 int openRegularFile(const std::filesystem::path& path, const FileLimit& limit, std::string* error, OpenFor mode = OpenFor::Reading);
 
+// Why `path` may not name a file or folder to be written: a ".." after the name of a folder that
+// does not exist (runs/x/.. without runs/x). Checks made before writing would look at runs/x/..
+// as it is then (nothing), while the writes, once x is made, land in runs/x's parent: a folder the
+// checks never saw (a project's, the user's). nullopt otherwise (../runs/x, or runs/x/.. with x
+// there: the checks resolve it as the writes will).
+std::optional<std::string> upAfterName(const std::filesystem::path& path);
+
 // Reads the whole of a regular file of at most limit.maxBytes bytes; a larger file is refused
 // before any of it is read. nullopt (and `error` filled) when it cannot be read.
 std::optional<std::string> readFile(const std::filesystem::path& path, const FileLimit& limit, std::string* error = nullptr,

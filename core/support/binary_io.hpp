@@ -23,6 +23,7 @@ class Writer {
     pod(std::uint64_t(v.size()));
     out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
   }
+  void raw(const void* data, std::size_t n) { out_.append(static_cast<const char*>(data), n); }
   const std::string& bytes() const { return out_; }
 
  private:
@@ -46,6 +47,11 @@ class Reader {
     const auto n = pod<std::uint32_t>();
     if (!ok_ || n > maxLength || !take(n)) return fail<std::string>();
     return std::string(in_.substr(pos_ - n, n));
+  }
+  // The next n bytes as they stand (empty, and ok() false, when fewer remain).
+  std::string_view raw(std::uint64_t n) {
+    if (!take(n)) return {};
+    return in_.substr(pos_ - n, n);
   }
   // `held`, when given, receives the count the input declares, so that a caller can say how a
   // mismatch differs from what it expected.

@@ -41,7 +41,8 @@ std::int64_t countNotFinite(const std::vector<float>& values) {
 
 }  // namespace
 
-std::string writeCheckpoint(const CheckpointCounters& counters, const exec::Executable& training, const search::ReplayRing& ring) {
+std::string writeCheckpoint(const CheckpointCounters& counters, const exec::Executable& training, const search::ReplayRing& ring,
+                            std::string_view section) {
   Writer w;
   w.pod(kCheckpointMagic);
   w.pod(kCheckpointVersion);
@@ -62,18 +63,20 @@ std::string writeCheckpoint(const CheckpointCounters& counters, const exec::Exec
     w.floats(v);
   }
   ring.write(w);
+  w.pod(std::uint64_t(section.size()));
+  w.raw(section.data(), section.size());
   return w.bytes();
 }
 
-std::uint64_t checkpointSizeLimit(const exec::Executable& training, const search::ReplaySetup& replay) {
+std::uint64_t checkpointSizeLimit(const exec::Executable& training, const search::ReplaySetup& replay, std::uint64_t sectionLimit) {
   std::uint64_t bytes = 4 + 4 + 3 * 8 + 4 + kMaxRngState + 4;
   for (const ir::Node* n : storedTensors(training))
     bytes += 4 + kMaxTensorName + 4 + 8 * n->shape.size() + 8 + std::uint64_t(ir::numel(n->shape)) * sizeof(float);
-  return bytes + search::ReplayRing::serialisedBytes(replay);
+  return bytes + search::ReplayRing::serialisedBytes(replay) + 8 + sectionLimit;
 }
 
 std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::Executable& training, const search::ReplaySetup& replay,
-                                         std::string* error) {
+                                         std::string* error, std::uint64_t sectionLimit) {
   auto fail = [&](const std::string& why) {
     if (error) *error = why;
     return std::nullopt;
@@ -137,11 +140,20 @@ std::optional<Checkpoint> readCheckpoint(const std::string& bytes, const exec::E
   }
   std::optional<search::ReplayRing> restored = search::ReplayRing::read(r, replay, error);
   if (!restored) return std::nullopt;
+  std::string section;
+  if (header->version >= 3) {
+    const auto length = r.pod<std::uint64_t>();
+    if (r.ok() && length > sectionLimit)
+      return fail("the checkpoint's algorithm section holds " + std::to_string(length) + " bytes, more than this run's " + std::to_string(sectionLimit) +
+                  " can be; it was written for another configuration or altered after it was written");
+    section = std::string(r.raw(length));
+    if (!r.ok()) return fail("the checkpoint is truncated");
+  }
   if (!r.atEnd()) return fail("the checkpoint has bytes after its end; it was altered after it was written");
   std::istringstream rs(rngState);
   if (!(rs >> counters.rng) || !(rs >> std::ws).eof())
     return fail("the checkpoint's random generator state does not read as the one a run writes; it was altered after it was written");
-  return Checkpoint{std::move(counters), std::move(tensors), std::move(*restored)};
+  return Checkpoint{std::move(counters), std::move(tensors), std::move(*restored), std::move(section)};
 }
 
 }  // namespace cas::train

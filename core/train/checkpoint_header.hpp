@@ -14,7 +14,7 @@
 namespace cas::train {
 
 inline constexpr std::uint32_t kCheckpointMagic = 0x4B435A41;  // "AZCK"
-inline constexpr std::uint32_t kCheckpointVersion = 2;         // what writeCheckpoint writes
+inline constexpr std::uint32_t kCheckpointVersion = 3;         // what writeCheckpoint writes
 inline constexpr std::uint32_t kOldestReadableVersion = 1;     // version 1: no shapes
 // The most iterations a run can reach (and a checkpoint's name can give).
 inline constexpr std::int64_t kMaxCheckpointIteration = std::int64_t(1) << 40;

@@ -10,6 +10,7 @@
 
 #include "core/env/environments.hpp"
 #include "core/params/run_params.hpp"
+#include "core/pdl/learned_model.hpp"
 #include "core/support/atomic_file.hpp"
 
 namespace cas::train {
@@ -131,6 +132,60 @@ MemoryEstimate estimatePpoMemory(const project::Project& project) {
   const std::uint64_t minibatch = ppo.minibatches > 0 ? samples / std::uint64_t(ppo.minibatches) : samples;
   if (auto part = networksPart(project, std::uint64_t(ppo.envs), minibatch, "the rollout", "ppo.envs, ppo.rollout_steps or ppo.minibatches"))
     e.parts.push_back(std::move(*part));
+  return e;
+}
+
+// The learned model compiled for one sample (unrolled `unrollSteps` steps): nullopt when it does
+// not compile (the trainer's compile says why).
+static std::optional<pdl::CompiledLearnedModel> learnedModelForOneSample(const project::Project& project, std::int64_t unrollSteps) {
+  const auto source = readFile(project.policyFile, kPolicyFileLimit);
+  const env::EnvironmentInfo* environment = env::findEnvironment(project.environment);
+  if (!source || !environment) return std::nullopt;
+  pdl::LearnedModelOptions o;
+  o.observationShape.assign(environment->observationShape.begin(), environment->observationShape.end());
+  o.actionCount = environment->actionCount;
+  o.training = true;
+  o.unrollSteps = unrollSteps;
+  return pdl::compileLearnedModel(*source, o).model;
+}
+
+// Floats per sample of a program's values (its activations; parameters are counted apart).
+static std::uint64_t activationsPerSample(const pdl::CompiledPolicy& program) {
+  std::uint64_t floats = 0;
+  for (const ir::Node& n : program.graph.nodes)
+    if (n.op != ir::Op::Input || n.attrs.role == ir::InputRole::Data) floats += std::uint64_t(ir::numel(n.shape));
+  return floats;
+}
+
+MemoryEstimate estimateMuZeroMemory(const project::Project& project) {
+  MemoryEstimate e;
+  const env::EnvironmentInfo* environment = env::findEnvironment(project.environment);
+  const params::MuZeroParams mz = params::readMuZeroParams(project.parameters);
+  const params::SearchParams search = params::readSearchParams(project.parameters);
+  const params::TrainParams train = params::readTrainParams(project.parameters);
+  const std::optional<pdl::CompiledLearnedModel> model = learnedModelForOneSample(project, mz.unrollSteps);
+  if (!environment || !model) return e;
+  const auto state = std::uint64_t(ir::numel(model->stateShape)), actions = std::uint64_t(environment->actionCount);
+  const auto observation = std::uint64_t(
+      std::accumulate(environment->observationShape.begin(), environment->observationShape.end(), std::int64_t(1), std::multiplies<>()));
+  const std::uint64_t perNode = kTreeBytesPerNode + kFloat + times(state, kFloat);  // the tree, the edge's reward, the latent state
+  e.parts.push_back({"the search trees with their latent states (" + std::to_string(mz.copies) + " copies of " + std::to_string(search.nodeBudget) +
+                         " nodes of " + std::to_string(state) + " floats)",
+                     times(times(std::uint64_t(mz.copies), std::uint64_t(search.nodeBudget)), perNode), "search.node_budget or muzero.copies"});
+  // The replay keeps up to twice its capacity (its newest episode beyond it), a position's
+  // observation, visit distribution, action, reward and value as floats.
+  const std::uint64_t position = times(observation + actions + 3, kFloat);
+  e.parts.push_back({"the episode replay (" + std::to_string(train.replayCapacity) + " positions of " + std::to_string(observation + actions + 3) +
+                         " floats, and the checkpoint made from it)",
+                     times(times(times(2, std::uint64_t(train.replayCapacity)), position), kReplayBufferCopies), "train.replay_capacity"});
+  const std::uint64_t searchRows = times(std::uint64_t(mz.copies), std::uint64_t(std::max<std::int64_t>(1, search.leavesPerStep)));
+  const std::uint64_t searchFloats = activationsPerSample(model->represent) + activationsPerSample(model->recurrent) + activationsPerSample(model->predict);
+  e.parts.push_back({"the learned model (" + std::to_string(searchRows) + " rows for the search, " + std::to_string(train.batchSize) +
+                         " unrolled for training, " + std::to_string(model->parameterCount) + " parameters)",
+                     times(times(searchFloats, kFloat), searchRows) +
+                         times(times(activationsPerSample(*model->unrolled), kFloat), times(std::uint64_t(train.batchSize), kTrainingCopiesPerActivation)) +
+                         times(std::uint64_t(model->parameterCount), kCopiesPerParameter * kFloat),
+                     "muzero.copies, search.leaves_per_step, train.batch_size or the model's layers"});
   return e;
 }
 

@@ -41,6 +41,11 @@ MemoryEstimate estimateTrainerMemory(const project::Project& project, std::int64
 // and the networks at batch ppo.envs (acting) and at the minibatch (training).
 MemoryEstimate estimatePpoMemory(const project::Project& project);
 
+// The memory a MuZero trainer of `project` needs: the trees of muzero.copies searches with their
+// latent states, the episode replay (with the checkpoint made from it), and the learned model's
+// programs (the search's at muzero.copies x search.leaves_per_step rows, the unrolled training
+// program at train.batch_size) with their parameters and optimizer state.
+MemoryEstimate estimateMuZeroMemory(const project::Project& project);
 // The search trees of an evaluation of `games` games (in rounds of train.parallel_games), on top
 // of a trainer.
 MemoryEstimate estimateEvaluationMemory(const project::Project& project, std::int64_t games);

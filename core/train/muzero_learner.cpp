@@ -1,6 +1,7 @@
 #include "core/train/muzero_learner.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <numeric>
 #include <stdexcept>
@@ -16,10 +17,11 @@ namespace {
 // The replay's draws are keyed apart from self-play's action draws (which use the seed as it is).
 constexpr std::uint64_t kSampleStream = 0x5A4D504C45ull;
 
-pdl::CompiledLearnedModel compileModel(const std::string& source, const env::EnvironmentInfo& environment, std::int64_t batch,
-                                       std::int64_t unrollSteps) {
+pdl::CompiledLearnedModel compileModel(const std::string& source, const env::EnvironmentInfo& environment, const MuZeroOptions& options,
+                                       std::int64_t batch, std::int64_t unrollSteps) {
   pdl::LearnedModelOptions o;
-  o.fileName = "model.pdl";
+  o.fileName = options.fileName;
+  o.seed = options.modelSeed;
   o.observationShape.assign(environment.observationShape.begin(), environment.observationShape.end());
   o.actionCount = environment.actionCount;
   o.batch = batch;
@@ -41,20 +43,19 @@ std::unique_ptr<exec::Executable> compileProgram(exec::Backend& backend, const p
   return backend.compile(g);
 }
 
-std::unique_ptr<env::SingleAgentEnvironments> environmentCopies(const env::EnvironmentInfo& environment, const MuZeroOptions& o) {
-  if (!environment.singleAgent || environment.needsSeries)
-    throw std::invalid_argument("MuZero plays a single-agent environment with its own CPU twin; '" + environment.name + "' is not one");
-  return environment.singleAgent(o.copies, o.seed, {});
-}
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 }  // namespace
 
 MuZeroLearner::MuZeroLearner(exec::Backend& backend, const std::string& source, const env::EnvironmentInfo& environment,
                              MuZeroOptions options)
-    : options_(std::move(options)) {
+    : options_(std::move(options)), environment_(environment) {
+  if (!environment.singleAgent || environment.needsSeries)
+    throw std::invalid_argument("MuZero plays a single-agent environment with its own CPU twin; '" + environment.name + "' is not one");
   const int leaves = std::max(1, options_.search.leavesPerStep);
-  searchModel_ = compileModel(source, environment, std::int64_t(options_.copies) * leaves, 0);
-  trainingModel_ = compileModel(source, environment, options_.batch, options_.unrollSteps);
+  searchModel_ = compileModel(source, environment, options_, std::int64_t(options_.copies) * leaves, 0);
+  trainingModel_ = compileModel(source, environment, options_, options_.batch, options_.unrollSteps);
   represent_ = compileProgram(backend, searchModel_->represent);
   recurrent_ = compileProgram(backend, searchModel_->recurrent);
   predict_ = compileProgram(backend, searchModel_->predict);
@@ -62,7 +63,6 @@ MuZeroLearner::MuZeroLearner(exec::Backend& backend, const std::string& source, 
                                        options_.seed);
   copyParameters();
 
-  envs_ = environmentCopies(environment, options_);
   search::LearnedSearchSetup setup;
   setup.games = options_.copies;
   setup.observationSize =
@@ -82,7 +82,42 @@ MuZeroLearner::MuZeroLearner(exec::Backend& backend, const std::string& source, 
   targets.discount = options_.search.discount;
   targets.capacity = options_.capacity;
   replay_ = std::make_unique<EpisodeReplay>(targets);
-  selfPlay_ = std::make_unique<MuZeroSelfPlay>(*envs_, *search_, *replay_, options_.temperature, options_.seed);
+  startEpisodes(options_.seed);
+}
+
+void MuZeroLearner::startEpisodes(std::uint64_t seed) {
+  selfPlay_.reset();
+  envs_ = environment_.singleAgent(options_.copies, seed, {});
+  selfPlay_ = std::make_unique<MuZeroSelfPlay>(*envs_, *search_, *replay_, options_.temperature, seed);
+}
+
+void MuZeroLearner::setLiveOptions(const MuZeroOptions& o) {
+  search::LearnedSearchConfig config = o.search;
+  config.nodeBudget = options_.search.nodeBudget;
+  config.discount = options_.search.discount;
+  config.leavesPerStep = options_.search.leavesPerStep;  // the programs' batch holds copies x leaves rows
+  options_.search = config;
+  search_->setConfig(config);
+  options_.selfPlayMoves = o.selfPlayMoves;
+  options_.updates = o.updates;
+  options_.temperature = o.temperature;
+  options_.optimizer = o.optimizer;
+  updater_->setConfig(o.optimizer);
+  selfPlay_->setTemperature(o.temperature);
+}
+
+std::vector<search::RootStats> MuZeroLearner::plan(const float* observations, int n) {
+  if (n < 1 || n > options_.copies)
+    throw std::invalid_argument("MuZero plans 1 to " + std::to_string(options_.copies) + " positions at once, not " + std::to_string(n));
+  search::LearnedSearchConfig quiet = options_.search;
+  quiet.dirichletFraction = 0;  // evaluation plays its best: no root noise
+  search_->setConfig(quiet);
+  std::vector<int> games(static_cast<size_t>(n));
+  std::iota(games.begin(), games.end(), 0);
+  search_->search(games, observations);
+  std::vector<search::RootStats> roots = search_->rootStats(games);
+  search_->setConfig(options_.search);
+  return roots;
 }
 
 MuZeroLearner::~MuZeroLearner() = default;
@@ -112,13 +147,17 @@ std::vector<float> MuZeroLearner::searchParameter(const std::string& program, co
   return {};
 }
 
-MuZeroIterationStats MuZeroLearner::iteration() {
+MuZeroIterationStats MuZeroLearner::iteration(const std::function<bool()>& cancelled) {
   MuZeroIterationStats stats;
   stats.iteration = ++iterations_;
-  for (int move = 0; move < options_.selfPlayMoves; ++move) selfPlay_->step();
+  auto stop = [&] { return stats.stopped = stats.stopped || (cancelled && cancelled()); };
+  const auto selfPlayStart = Clock::now();
+  for (int move = 0; move < options_.selfPlayMoves && !stop(); ++move) selfPlay_->step();
+  stats.selfPlaySeconds = since(selfPlayStart);
+  const auto trainStart = Clock::now();
   updater_->resetLossSums();
   if (replay_->positions() > 0) {
-    for (int u = 0; u < options_.updates; ++u) {
+    for (int u = 0; u < options_.updates && !stop(); ++u) {
       const std::uint64_t draw = search::replayDraw(options_.seed ^ kSampleStream, std::uint64_t(updater_->steps()));
       replay_->sample(options_.batch, draw).setInputs(updater_->executable());
       updater_->step();
@@ -126,6 +165,7 @@ MuZeroIterationStats MuZeroLearner::iteration() {
     }
     copyParameters();
   }
+  stats.trainSeconds = since(trainStart);
   stats.loss = updater_->lossSums();
   stats.selfPlay = selfPlay_->stats();
   stats.replayPositions = replay_->positions();

@@ -59,11 +59,14 @@ void MuZeroSelfPlay::step() {
     const env::StepResult r = envs_.step(c, action);
     record(c, observations.data() + size_t(c) * size_t(o), roots[size_t(c)], action, r.reward);
     stats_.moves += 1;
-    if (!r.terminated && !r.truncated) continue;
-    replay_.add(std::move(running_[size_t(c)]));
-    running_[size_t(c)] = Episode{};
+    // An episode as long as the replay's capacity ends there: the replay could not keep more of it.
+    const bool full = running_[size_t(c)].length() >= replay_.setup().capacity;
+    if (!r.terminated && !r.truncated && !full) continue;
     stats_.episodes += 1;
     stats_.returnSum += returns_[size_t(c)];
+    stats_.lengthSum += running_[size_t(c)].length();
+    replay_.add(std::move(running_[size_t(c)]));
+    running_[size_t(c)] = Episode{};
     returns_[size_t(c)] = 0;
     envs_.reset(c);
   }

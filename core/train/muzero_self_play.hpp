@@ -8,6 +8,7 @@
 //   step():  observe every copy -> search(all copies) -> rootStats -> choose each action
 //            (visits^(1/T) sampled, or the search's choice at T = 0) -> step each copy -> record
 //
+// An episode that reaches the replay's capacity in steps is cut there and handed over, truncated.
 // A truncated episode is kept as it is: its value targets bootstrap only inside it (as the
 // pseudocode's make_target does), so the last n positions of a time-limited episode learn a value
 // with the rewards after the cut missing.
@@ -25,6 +26,7 @@ struct MuZeroSelfPlayStats {
   std::int64_t moves = 0;     // moves played, all copies
   std::int64_t episodes = 0;  // episodes ended and handed to the replay
   double returnSum = 0;       // the undiscounted returns of those episodes
+  std::int64_t lengthSum = 0;  // and their lengths
   double meanReturn() const { return episodes > 0 ? returnSum / double(episodes) : 0.0; }
 };
 

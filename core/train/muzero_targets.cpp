@@ -23,6 +23,32 @@ void checkSetup(const MuZeroTargetSetup& s) {
   if (s.capacity < 1) throw std::invalid_argument("MuZero's replay needs a capacity of at least one position");
 }
 
+// What an episode may hold: a reward or root value far beyond any environment's (whose squared
+// scaled target would overflow the loss), a visit distribution that does not sum to 1, or an
+// observation that is not a finite number come only from an altered checkpoint.
+constexpr float kMaxMagnitude = 1e9f;
+constexpr double kDistributionTolerance = 1e-3;
+
+void checkStep(const MuZeroTargetSetup& s, const Episode& e, std::int64_t i) {
+  const std::string step = " at step " + std::to_string(i);
+  if (e.actions[size_t(i)] < 0 || e.actions[size_t(i)] >= s.actions)
+    throw std::invalid_argument("the episode's action " + std::to_string(i) + " is " + std::to_string(e.actions[size_t(i)]) +
+                                ", outside 0-" + std::to_string(s.actions - 1));
+  if (!(std::abs(e.rewards[size_t(i)]) <= kMaxMagnitude) || !(std::abs(e.values[size_t(i)]) <= kMaxMagnitude))
+    throw std::invalid_argument("the episode's reward or root value" + step + " is not a finite number of at most 1e9 in size");
+  double sum = 0;
+  for (std::int64_t a = 0; a < s.actions; ++a) {
+    const float p = e.policies[size_t(i * s.actions + a)];
+    if (!(p >= 0 && p <= 1)) throw std::invalid_argument("the episode's visit distribution" + step + " holds a value outside [0, 1]");
+    sum += p;
+  }
+  if (std::abs(sum - 1.0) > kDistributionTolerance)
+    throw std::invalid_argument("the episode's visit distribution" + step + " sums to " + std::to_string(sum) + ", not 1");
+  for (std::int64_t o = 0; o < s.observationSize; ++o)
+    if (!std::isfinite(e.observations[size_t(i * s.observationSize + o)]))
+      throw std::invalid_argument("the episode's observation" + step + " holds a value that is not a finite number");
+}
+
 void checkEpisode(const MuZeroTargetSetup& s, const Episode& e) {
   const std::int64_t t = e.length();
   if (t < 1) throw std::invalid_argument("an episode needs at least one step");
@@ -30,15 +56,7 @@ void checkEpisode(const MuZeroTargetSetup& s, const Episode& e) {
   checkSize("rewards", e.rewards.size(), t);
   checkSize("policies", e.policies.size(), t * s.actions);
   checkSize("values", e.values.size(), t);
-  for (std::int64_t i = 0; i < t; ++i) {
-    if (e.actions[size_t(i)] < 0 || e.actions[size_t(i)] >= s.actions)
-      throw std::invalid_argument("the episode's action " + std::to_string(i) + " is " + std::to_string(e.actions[size_t(i)]) +
-                                  ", outside 0-" + std::to_string(s.actions - 1));
-    if (!std::isfinite(e.rewards[size_t(i)]) || !std::isfinite(e.values[size_t(i)]))
-      throw std::invalid_argument("the episode's reward or root value at step " + std::to_string(i) + " is not a finite number");
-  }
-  for (float p : e.policies)
-    if (!(p >= 0 && p <= 1)) throw std::invalid_argument("the episode's visit distributions hold a value outside [0, 1]");
+  for (std::int64_t i = 0; i < t; ++i) checkStep(s, e, i);
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/exec/backend.hpp"
+#include "core/support/binary_io.hpp"
 
 namespace cas::train {
 
@@ -67,6 +68,18 @@ class EpisodeReplay {
   std::int64_t positions() const { return positions_; }
   std::int64_t episodes() const { return std::int64_t(episodes_.size()); }
   const Episode& episode(std::int64_t i) const { return episodes_.at(size_t(i)); }  // 0: the oldest kept
+
+  // The kept episodes as a checkpoint's section (checkpoint.hpp), oldest first:
+  //   u64 episodes, then per episode: i64 length T, u8 observation encoding (0: T x observationSize
+  //   floats; 1: as many bytes, every value an integer in 0-255, as MinAtar's planes are),
+  //   the observations, T i32 actions, then rewards [T], policies [T x actions], values [T] as floats.
+  void write(Writer& w) const;
+  // Replaces the kept episodes with a section's; false with `error` naming what does not fit
+  // this setup (an episode's arrays, an action, a value, more positions than the section limit).
+  bool read(Reader& r, std::string* error);
+  // The most bytes a section can take: capacity positions, and the newest episode's beyond them,
+  // which is at most capacity long (self-play cuts longer ones).
+  static std::uint64_t sectionSizeLimit(const MuZeroTargetSetup& setup);
 
   // `batch` positions drawn uniformly over every kept position (seeded), with their targets.
   MuZeroBatch sample(std::int64_t batch, std::uint64_t seed) const;

@@ -20,7 +20,8 @@ struct EvaluationResult {
   double winRate() const { return games ? double(wins) / games : 0; }
 };
 
-// A single-agent algorithm's iteration (PPO): its rollout's episodes and its update's figures.
+// A single-agent algorithm's iteration (PPO, MuZero): its rollout's (or self-play's) episodes and
+// its update's figures.
 struct EpisodeReport {
   std::int64_t environmentSteps = 0;  // in the whole run
   // Episodes that ended during this iteration's rollout (0: none did, and the means mean
@@ -30,7 +31,9 @@ struct EpisodeReport {
   double stepsPerSecond = 0;  // environment steps per second of wall time, rollout and update together
   double rolloutSeconds = 0;  // the rollout's wall time (policy, sampling, environments)
   double learningRate = 0;    // the step size this iteration's update used (after annealing)
-  float approxKl = 0, clipFraction = 0;  // means over the update's minibatches
+  float approxKl = 0, clipFraction = 0;  // means over the update's minibatches (PPO's)
+  // MuZero's updates: the mean reward loss (then approxKl and clipFraction are not measured).
+  std::optional<float> rewardLoss;
 };
 
 struct IterationReport {

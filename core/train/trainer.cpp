@@ -5,6 +5,7 @@
 #include "core/train/alphazero.hpp"
 #include "core/train/data_parallel.hpp"
 #include "core/train/memory_estimate.hpp"
+#include "core/train/muzero_trainer.hpp"
 #include "core/train/process_group.hpp"
 #include "core/train/ppo.hpp"
 
@@ -30,6 +31,7 @@ std::unique_ptr<Trainer> buildTrainer(const project::Project& project, std::shar
   }
   if (parallel.ranks > 1) return std::make_unique<DataParallelTrainer>(project, std::move(backend), parallel);
   if (project.algorithm == "ppo") return std::make_unique<PpoTrainer>(project, std::move(backend));
+  if (project.algorithm == "muzero") return std::make_unique<MuZeroTrainer>(project, std::move(backend));
   return std::make_unique<AlphaZeroTrainer>(project, std::move(backend));
 }
 
@@ -47,6 +49,10 @@ std::optional<std::string> trainingProblem(const project::Project& project, int 
   if (project.algorithm == "ppo") {
     if (auto problem = ppoConfigurationProblem(project)) return problem;
     return refuseIfTooLarge(estimatePpoMemory(project), availableMemory());
+  }
+  if (project.algorithm == "muzero") {
+    if (auto problem = muZeroConfigurationProblem(project)) return problem;
+    return refuseIfTooLarge(estimateMuZeroMemory(project), availableMemory());
   }
   const params::TrainParams train = params::readTrainParams(project.parameters);
   // A step draws a whole batch from the replay buffer, which never holds more than its capacity.

@@ -1,7 +1,7 @@
 #pragma once
-// What the engine drives: one algorithm's training loop (AlphaZeroTrainer, PpoTrainer), run an
-// iteration at a time on the engine thread, with live parameter changes between iterations and
-// its whole state as checkpoint bytes. makeTrainer builds the one a project's algorithm names.
+// What the engine drives: one algorithm's training loop (AlphaZeroTrainer, PpoTrainer,
+// MuZeroTrainer), run an iteration at a time on the engine thread, with live parameter changes
+// between iterations and its whole state as checkpoint bytes. makeTrainer builds the one a project's algorithm names.
 // Thread-safety: one thread drives a trainer (the engine thread).
 #include <cstdint>
 #include <functional>

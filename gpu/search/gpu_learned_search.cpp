@@ -171,9 +171,8 @@ class DeviceLearnedSearch final : public cas::search::LearnedSearch {
   }
 
   LearnedParams paramsFor(int simulations) const {
-    return {config_.cPuct, config_.dirichletAlpha, config_.dirichletFraction, config_.discount,
-            simulations,   config_.gumbel ? 1 : 0, config_.gumbelArms,        stepBase_,
-            setup_.seed};
+    return {config_.cPuct, config_.dirichletAlpha, config_.dirichletFraction, config_.discount, config_.minMaxFloor,
+            simulations,   config_.gumbel ? 1 : 0, config_.gumbelArms,        stepBase_,        setup_.seed};
   }
 
   // The call's parameters, game list and observations (game g's at row g) down to the device,

@@ -47,7 +47,7 @@ constexpr int kMaxLearnedActions = 32;
 // The search configuration as the kernels read it: in device memory, so a change needs no new
 // graph.
 struct LearnedParams {
-  float cPuct, dirichletAlpha, dirichletFraction, discount;
+  float cPuct, dirichletAlpha, dirichletFraction, discount, minMaxFloor;
   std::int32_t simulations;  // this search() call's (Gumbel's phase lengths, the budget)
   std::int32_t gumbel, gumbelArms;
   std::uint32_t stepBase;  // the CPU clock before this search: the roots' step is stepBase + 1
@@ -110,13 +110,13 @@ CAS_HD inline float* latentOf(const LearnedContext& c, GameTree& t, std::int32_t
 CAS_HD inline float learnedNormalizedQ(const LearnedContext& c, GameTree& t, const LearnedSlot& slot, std::int32_t ch) {
   if (t.visits(ch) == 0) return 0.0f;
   const float q = cas::search::learnedQ(c.reward[t.at(ch)], t.valueSum(ch), t.visits(ch), c.params->discount);
-  return cas::search::minMaxNormalize(q, slot.lo, slot.hi);
+  return cas::search::minMaxNormalize(q, slot.lo, slot.hi, c.params->minMaxFloor);
 }
 
 // Gumbel's completed Q: a visited child's normalised Q, an unvisited one's the root value's.
 CAS_HD inline float learnedCompletedQ(const LearnedContext& c, GameTree& t, const LearnedSlot& slot, std::int32_t ch) {
   if (t.visits(ch) > 0) return learnedNormalizedQ(c, t, slot, ch);
-  return cas::search::minMaxNormalize(t.valueSum(0) / float(t.visits(0)), slot.lo, slot.hi);
+  return cas::search::minMaxNormalize(t.valueSum(0) / float(t.visits(0)), slot.lo, slot.hi, c.params->minMaxFloor);
 }
 
 CAS_HD inline void sortArmsByScore(std::int8_t* arms, int count, const float* score) {

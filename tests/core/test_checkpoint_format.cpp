@@ -110,7 +110,7 @@ class TestCheckpointFormat : public QObject {
     QVERIFY2(r.status == 0, qPrintable(r.err));
     QVERIFY2(r.err.contains(QStringLiteral("(iteration 2)")), qPrintable(r.err));
     const QJsonObject written = parsed(newestCheckpoint(run));
-    QCOMPARE(written.value(QStringLiteral("version")).toInt(), 2);
+    QCOMPARE(written.value(QStringLiteral("version")).toInt(), 3);
     QCOMPARE(written.value(QStringLiteral("iteration")).toInt(), 3);
     const QJsonArray tensors = written.value(QStringLiteral("tensors")).toArray();
     QVERIFY(!tensors.isEmpty());
@@ -130,8 +130,8 @@ class TestCheckpointFormat : public QObject {
     QTemporaryDir dir;
     const QString run = dir.filePath(QStringLiteral("run"));
     QVERIFY(copyRun(kFixture + QStringLiteral("/run"), run));
-    QVERIFY(setVersion(newestCheckpoint(run), 3));
-    const QString why = QStringLiteral("a checkpoint of format version 3, written by a newer cuda-agent; this one reads versions 1 to 2");
+    QVERIFY(setVersion(newestCheckpoint(run), 4));
+    const QString why = QStringLiteral("a checkpoint of format version 4, written by a newer cuda-agent; this one reads versions 1 to 3");
     // What the run holds before and after, but for the lock file a run's writer creates.
     const auto contents = [&run] {
       QStringList files;
@@ -149,7 +149,7 @@ class TestCheckpointFormat : public QObject {
     };
     // A resume refuses it before reading any checkpoint (hardening 3), naming what it would
     // replace; the readers skip it with the reason.
-    const QString whyNot = QStringLiteral("is a checkpoint of format version 3, written by a newer cuda-agent (this one writes version 2); "
+    const QString whyNot = QStringLiteral("is a checkpoint of format version 4, written by a newer cuda-agent (this one writes version 3); "
                                           "training the run here would replace it with an older format");
     for (const QStringList& args : readers) {
       const Result r = cli(args);

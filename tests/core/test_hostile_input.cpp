@@ -907,6 +907,33 @@ class TestHostileInput : public HostileSuite {
       QCOMPARE(err, QStringLiteral("error: ") + QLatin1String(out) + way);
     }
   }
+
+  // Held-out probe (issue 44, acceptance 3): a ".." after a folder that did not exist yet passed
+  // the checks made on the path as given, and the writes then landed in the folder above: `train
+  // --out victim/x/..` replaced a project's project.toml and policy.pdl, `export --out
+  // victim/nx/../project.toml` wrote an ONNX model over it. Both refused now, nothing made.
+  void upAfterAFolderNameIsRefused() {
+    const QString victim = project(QStringLiteral("up-victim"), kHeader);
+    const QString trainer = project(QStringLiteral("up-trainer"), kHeader + "[train]\nparallel_games = 2\ngames_per_iteration = 2\n");
+    const QStringList before = QDir(victim).entryList(QDir::AllEntries | QDir::NoDotAndDotDot);
+    const QByteArray toml = bytes(victim + QStringLiteral("/project.toml"));
+    Result r = cli({QStringLiteral("train"), trainer, QStringLiteral("--iterations"), QStringLiteral("1"), QStringLiteral("--out"),
+                    victim + QStringLiteral("/x/..")});
+    QCOMPARE(r.status, 1);
+    QVERIFY2(r.err.contains(QStringLiteral("/x/.. goes up ('..') after naming the folder 'x', which does not exist; the checks before writing "
+                                           "could not see where it leads: give the path without it (") + victim),
+             qPrintable(r.err));
+    r = cli({QStringLiteral("export"), victim, QStringLiteral("--out"), victim + QStringLiteral("/nx/../project.toml")});
+    QCOMPARE(r.status, 2);
+    QVERIFY2(r.err.contains(QStringLiteral("/nx/../project.toml goes up ('..') after naming the folder 'nx', which does not exist")), qPrintable(r.err));
+    QCOMPARE(QDir(victim).entryList(QDir::AllEntries | QDir::NoDotAndDotDot), before);
+    QCOMPARE(bytes(victim + QStringLiteral("/project.toml")), toml);
+    // A leading "..", or one after a folder that exists, names a folder the checks see as the
+    // writes will: still allowed.
+    QCOMPARE(cas::upAfterName("../runs/x"), std::nullopt);
+    QCOMPARE(cas::upAfterName("./runs/./x"), std::nullopt);
+    QCOMPARE(cas::upAfterName((victim + QStringLiteral("/../x")).toStdString()), std::nullopt);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestHostileInput)

@@ -120,9 +120,13 @@ class TestLearnedSearch : public QObject {
  private slots:
   void formulas() {
     COMPARE_EXACT(learnedQ(1.0f, 3.0f, 2, 0.5f), 1.75f);  // 1 + 0.5 * 3/2
-    COMPARE_EXACT(minMaxNormalize(2.0f, 1.0f, 3.0f), 0.5f);
-    COMPARE_EXACT(minMaxNormalize(3.0f, 1.0f, 1.0f), 0.0f);  // max <= min: 0
-    COMPARE_EXACT(minMaxNormalize(5.0f, 1.0f, 3.0f), 1.0f);  // clamped
+    COMPARE_EXACT(minMaxNormalize(2.0f, 1.0f, 3.0f, 0.0f), 0.5f);
+    COMPARE_EXACT(minMaxNormalize(3.0f, 1.0f, 1.0f, 0.0f), 0.0f);  // max <= min: 0
+    COMPARE_EXACT(minMaxNormalize(5.0f, 1.0f, 3.0f, 0.0f), 1.0f);  // clamped
+    // A floor above the span seen divides by the floor: values 0.001 apart stay 0.1 apart.
+    COMPARE_EXACT(minMaxNormalize(0.002f, 0.001f, 0.002f, 0.01f), (0.002f - 0.001f) / 0.01f);
+    COMPARE_EXACT(minMaxNormalize(2.0f, 1.0f, 3.0f, 0.01f), 0.5f);  // below the span seen: no effect
+    COMPARE_EXACT(minMaxNormalize(1.0f, 1.0f, 1.0f, 0.01f), 0.0f);
     COMPARE_EXACT(pendingQ(0.5f, 1, 1), 0.25f);              // one pending visit of value 0
     COMPARE_EXACT(pendingQ(0.75f, 0, 3), 0.0f);
     float state[8], next[8], logits[6], reward = 0, value = 0;

@@ -173,7 +173,15 @@ class TestProject : public QObject {
     auto single = load("name = \"t\"\nenvironment = \"cartpole\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\n");
     QCOMPARE(only(single), std::string("3:13 algorithm 'alphazero' needs a two-player board game, but 'cartpole' is a single-agent environment"));
     auto unknown = load("name = \"t\"\nenvironment = \"tictactoe\"\nalgorithm = \"dqn\"\npolicy = \"policy.pdl\"\n");
-    QCOMPARE(only(unknown), std::string("3:13 unknown algorithm 'dqn'; known algorithms: alphazero, ppo"));
+    QCOMPARE(only(unknown), std::string("3:13 unknown algorithm 'dqn'; known algorithms: alphazero, ppo, muzero"));
+    // MuZero's self-play plays a single-agent environment's CPU twin without a price series.
+    auto board = load("name = \"t\"\nenvironment = \"connect4\"\nalgorithm = \"muzero\"\npolicy = \"policy.pdl\"\n");
+    QVERIFY2(only(board).rfind("3:13 algorithm 'muzero' needs a single-agent environment without a price series, but 'connect4' is not one; "
+                               "it trains on: cartpole, minatar-asterix", 0) == 0, only(board).c_str());
+    auto series = load("name = \"t\"\nenvironment = \"trading-stocks\"\nalgorithm = \"muzero\"\npolicy = \"policy.pdl\"\n");
+    QVERIFY2(only(series).find("algorithm 'muzero' needs a single-agent environment without a price series, but 'trading-stocks'") !=
+                 std::string::npos, only(series).c_str());
+    QVERIFY(load("name = \"t\"\nenvironment = \"minatar-breakout\"\nalgorithm = \"muzero\"\npolicy = \"policy.pdl\"\n").project);
   }
 
   void missingPolicyFile() {

@@ -356,15 +356,15 @@ class TestRunCheckpoints : public cas::test::RunFolderSuite {
 
     const QByteArray good = bytes(folder + QStringLiteral("iter-00000002.ckpt"));
     QByteArray newer = good.left(good.size() - 16);
-    const std::uint32_t version = 3;
+    const std::uint32_t version = 4;
     std::memcpy(newer.data() + 4, &version, sizeof version);
     std::memcpy(newer.data() + 8, "\3\0\0\0\0\0\0\0", 8);  // iteration 3
     append(folder + QStringLiteral("iter-00000003.ckpt"), withChecksum(newer));
     const QMap<QString, QByteArray> withNewer = contents(run);
     r = cli(resume);
     QCOMPARE(r.status, 1);
-    QVERIFY2(r.err.endsWith(QStringLiteral("error: %1iter-00000003.ckpt is a checkpoint of format version 3, written by a newer cuda-agent (this one "
-                                           "writes version 2); training the run here would replace it with an older format: resume it with "
+    QVERIFY2(r.err.endsWith(QStringLiteral("error: %1iter-00000003.ckpt is a checkpoint of format version 4, written by a newer cuda-agent (this one "
+                                           "writes version 3); training the run here would replace it with an older format: resume it with "
                                            "that cuda-agent, or train into a new --out folder\n").arg(folder)),
              qPrintable(r.err));
     QCOMPARE(contents(run), withNewer);

@@ -58,12 +58,14 @@ class TestRunNotFinite : public cas::test::RunFolderSuite {
     const QString file = run + QStringLiteral("/checkpoints/iter-00000001.ckpt");
     const QByteArray good = bytes(file);
     QByteArray payload = good.left(good.size() - 16);
-    // The ring ends the payload; its last section is the 64 value targets (a u64 count, floats).
+    // The ring ends before the algorithm's section (AlphaZero's is empty: its u64 length, 0); the
+    // ring's last part is the 64 value targets (a u64 count, floats).
+    const qsizetype ringEnd = payload.size() - 8;
     quint64 count = 0;
-    std::memcpy(&count, payload.constData() + payload.size() - 64 * 4 - 8, sizeof count);
+    std::memcpy(&count, payload.constData() + ringEnd - 64 * 4 - 8, sizeof count);
     QCOMPARE(count, quint64(64));
     const float nan = std::numeric_limits<float>::quiet_NaN();
-    for (int i = 0; i < 64; ++i) std::memcpy(payload.data() + payload.size() - 64 * 4 + i * 4, &nan, sizeof nan);
+    for (int i = 0; i < 64; ++i) std::memcpy(payload.data() + ringEnd - 64 * 4 + i * 4, &nan, sizeof nan);
     QFile::remove(file);
     append(file, withChecksum(payload));
     const Result r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run, QStringLiteral("--iterations"), QStringLiteral("1")});
@@ -83,8 +85,9 @@ class TestRunNotFinite : public cas::test::RunFolderSuite {
     const QString file = run + QStringLiteral("/checkpoints/iter-00000001.ckpt");
     const QByteArray good = bytes(file);
     const QByteArray payload = good.left(good.size() - 16);
-    // The ring ends the payload: the 64 x 9 policy targets, then the 64 value targets (each a u64 count, floats).
-    const qsizetype values = payload.size() - 64 * 4, policies = values - 8 - 64 * 9 * 4;
+    // The ring ends before the algorithm's (empty) section: the 64 x 9 policy targets, then the 64
+    // value targets (each a u64 count, floats).
+    const qsizetype values = payload.size() - 8 - 64 * 4, policies = values - 8 - 64 * 9 * 4;
     quint64 count = 0;
     std::memcpy(&count, payload.constData() + policies - 8, sizeof count);
     QCOMPARE(count, quint64(64 * 9));

@@ -166,6 +166,12 @@ class TestGpuLearnedSearch : public QObject {
   void hashedEightLeavesPendingRule() { compareHashed(config(64, 8, false, 4096), 1000); }
   void hashedGumbel() { compareHashed(config(64, 4, true, 4096), 1000); }
   void hashedTinyBudgetRecycles() { compareHashed(config(200, 2, false, 1 + 6 * 5), 1000); }
+  // The normalisation's floor (muzero.min_max_floor) above the hashed model's Q spans of some trees.
+  void hashedMinMaxFloor() {
+    LearnedSearchConfig c = config(64, 1, false, 4096);
+    c.minMaxFloor = 0.5f;
+    compareHashed(c, 1000);
+  }
 
   // The same PDL model on both backends: float differences may move a visit, so the choice must
   // agree on most games and the root values stay close.

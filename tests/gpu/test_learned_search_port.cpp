@@ -62,9 +62,8 @@ class HostLearnedTwin {
       std::copy_n(observations + i * size_t(observationSize_), observationSize_,
                   observations_.data() + size_t(games[i]) * size_t(observationSize_));
     }
-    params_ = {config_.cPuct, config_.dirichletAlpha, config_.dirichletFraction, config_.discount,
-               simulations,   config_.gumbel,         config_.gumbelArms,        stepBase_,
-               seed_};
+    params_ = {config_.cPuct, config_.dirichletAlpha, config_.dirichletFraction, config_.discount, config_.minMaxFloor,
+               simulations,   config_.gumbel,         config_.gumbelArms,        stepBase_,          seed_};
     const gs::LearnedContext c = context();
     for (int g = 0; g < games_; ++g)
       gs::hashedRootRow(observations_.data(), observationSize_, g, c, rootStates_.data(), rootLogits_.data(), rootValues_.data());
@@ -257,6 +256,11 @@ class TestLearnedSearchPort : public QObject {
     QVERIFY2(m.recycledNodes > 0, "the budget is meant to force recycling");
   }
   void zeroSimulations() { compareSearches(Shape{}, config(3, 2, false, 4096), 8, 2, 18); }
+  void minMaxFloor() {  // muzero.min_max_floor above many trees' Q spans
+    LearnedSearchConfig c = config(48, 1, false, 4096);
+    c.minMaxFloor = 0.5f;
+    compareSearches(Shape{}, c, 200, 4, 19);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestLearnedSearchPort)

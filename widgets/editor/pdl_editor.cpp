@@ -24,6 +24,7 @@
 #include <cctype>
 
 #include "core/env/environments.hpp"
+#include "core/pdl/learned_model.hpp"
 #include "core/params/run_params.hpp"
 #include "core/project/project.hpp"
 #include "core/support/atomic_file.hpp"
@@ -36,6 +37,30 @@
 namespace cas::widgets {
 
 namespace {
+
+// What the editor shows of a policy file: the policy as the project compiles it, or for a MuZero
+// project the learned model's three functions as one summary (represent's layers, then the
+// recurrent program's: dynamics and predict; every parameter once; the recurrent graph, which
+// the search runs most, in the generated view).
+pdl::CompileResult compileForEditor(std::string_view source, const pdl::CompileOptions& options) {
+  if (options.algorithm != "muzero") return pdl::compile(source, options);
+  pdl::LearnedModelOptions o;
+  o.fileName = options.fileName;
+  o.observationShape = options.observationShape;
+  o.actionCount = options.actionCount;
+  o.seed = options.seed;
+  pdl::LearnedModelResult learned = pdl::compileLearnedModel(source, o);
+  pdl::CompileResult result;
+  result.diagnostics = std::move(learned.diagnostics);
+  if (!learned.model) return result;
+  pdl::CompiledPolicy summary = std::move(learned.model->recurrent);
+  const std::vector<pdl::LayerSummary>& represent = learned.model->represent.layers;
+  summary.layers.insert(summary.layers.begin(), represent.begin(), represent.end());
+  summary.parameters = learned.model->parameters;
+  summary.parameterCount = learned.model->parameterCount;
+  result.policy = std::move(summary);
+  return result;
+}
 
 constexpr int kErrorMarker = CodeEditor::kErrorMarker, kWarningMarker = CodeEditor::kWarningMarker, kNoteMarker = CodeEditor::kNoteMarker;
 constexpr int kErrorIndicator = CodeEditor::kErrorIndicator, kWarningIndicator = CodeEditor::kWarningIndicator,
@@ -492,7 +517,7 @@ void PdlEditor::compileNow() {
   QElapsedTimer clock;
   clock.start();
   const QByteArray source = editor_->text().toUtf8();
-  const pdl::CompileResult result = pdl::compile(std::string_view(source.constData(), size_t(source.size())), *options_);
+  const pdl::CompileResult result = compileForEditor(std::string_view(source.constData(), size_t(source.size())), *options_);
   lastCompileMs_ = double(clock.nsecsElapsed()) / 1e6;
   showDiagnostics(result.diagnostics);
   if (result.policy) {

@@ -1,6 +1,7 @@
 #include "widgets/tuning/tuning_panel.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include <QDir>
 #include <QFileInfo>
@@ -154,9 +155,15 @@ bool TuningPanel::writeToProject(const QStringList& names) {
 }
 
 bool TuningPanel::readBy(const std::string& algorithm, const std::string& parameter) {
-  const bool ppoSection = parameter.rfind("ppo.", 0) == 0;
-  if (algorithm == "ppo") return ppoSection || parameter == "train.checkpoint_every" || parameter.rfind("runtime.", 0) == 0;
-  return !ppoSection;
+  auto in = [&](const char* section) { return parameter.rfind(section, 0) == 0; };
+  if (algorithm == "ppo") return in("ppo.") || parameter == "train.checkpoint_every" || in("runtime.");
+  if (algorithm == "muzero") {  // its search, [train]'s optimizer, batch and replay (docs/project-format.md)
+    static const std::set<std::string> unread = {"train.parallel_games", "train.games_per_iteration", "train.steps_per_iteration",
+                                                 "train.overlap", "train.eval_every", "train.eval_games", "search.temperature",
+                                                 "search.temperature_moves", "search.subtree_reuse", "search.virtual_loss"};
+    return (in("muzero.") || in("search.") || in("train.") || in("runtime.")) && !unread.contains(parameter);
+  }
+  return !in("ppo.") && !in("muzero.");
 }
 
 void TuningPanel::showAlgorithm(const std::string& algorithm) {
