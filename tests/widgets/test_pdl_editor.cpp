@@ -137,6 +137,26 @@ class TestPdlEditor : public QObject {
     }
   }
 
+  // A MuZero project's policy file is a learned model: the editor compiles its three functions
+  // (no "no function named 'policy'") and hints the layers of each.
+  void aLearnedModelIsCompiledAsOne() {
+    QTemporaryDir dir;
+    const QDir source(cas::test::sourcePath(QStringLiteral("projects/minatar-breakout-muzero")));
+    for (const QString& name : {QStringLiteral("project.toml"), QStringLiteral("policy.pdl")})
+      QVERIFY(QFile::copy(source.filePath(name), dir.filePath(name)));
+    QFile::setPermissions(dir.filePath(QStringLiteral("policy.pdl")), QFile::ReadOwner | QFile::WriteOwner);
+    cas::project::LoadResult loaded = cas::project::loadProject(dir.path().toStdString());
+    QVERIFY(loaded.project);
+    PdlEditor editor;
+    editor.resize(1100, 700);
+    editor.setProject(*loaded.project);
+    QVERIFY(editor.openFile(dir.filePath(QStringLiteral("policy.pdl"))));
+    QVERIFY2(editor.marks().empty(), "the learned model compiles");
+    QVERIFY2(editor.layerHint(9).startsWith(QStringLiteral("[16,10,10]")), qPrintable(editor.layerHint(9)));  // represent's conv2d
+    QVERIFY2(editor.layerHint(13).startsWith(QStringLiteral("[256]")), qPrintable(editor.layerHint(13)));     // dynamics' first dense
+    QVERIFY2(editor.layerHint(17).startsWith(QStringLiteral("[128]")), qPrintable(editor.layerHint(17)));     // predict's dense
+  }
+
   void typedErrorIsUnderlinedAtItsColumnWithin300ms() {
     auto editor = openExample();
     QVERIFY(editor);
