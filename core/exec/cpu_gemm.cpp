@@ -1,6 +1,6 @@
 // SGEMM on the CPU. B (or B^T) is packed, one K-block at a time, into panels of 16 columns
-// ([panel][k][16], zero-padded); a micro-kernel keeps a 4x16 tile of C in registers across the
-// K-block, so each step is 4 broadcasts and 4 vector FMAs. Row blocks are spread over the pool.
+// ([panel][k][16], zero-padded); a micro-kernel keeps an 8x16 tile of C in registers across the
+// K-block, so each step is 8 broadcasts and 8 vector FMAs. Row blocks are spread over the pool.
 // Built with -O3; the micro-kernel is cloned for AVX-512, AVX2 and baseline x86-64 and chosen at
 // load time.
 #include "core/exec/cpu_gemm.hpp"
@@ -14,7 +14,7 @@ namespace {
 
 constexpr std::int64_t kBlockK = 256;
 constexpr std::int64_t kPanel = 16;
-constexpr std::int64_t kRows = 4;
+constexpr std::int64_t kRows = 8;
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define CAS_GEMM_CLONES __attribute__((target_clones("avx512f", "arch=haswell", "default")))
@@ -22,27 +22,53 @@ constexpr std::int64_t kRows = 4;
 #define CAS_GEMM_CLONES
 #endif
 
-// C[rows, cols] += A[rows, k] * P[k, 16] for rows <= 4, cols <= 16; A row-major (stride lda).
+// C[rows, cols] += A[rows, k] * P[k, 16] for rows <= 8, cols <= 16; A row-major (stride lda).
+// Eight rows keep eight accumulators of 16 in flight: enough independent FMAs to cover their
+// latency on two FMA ports (four left half of them idle). Rows past `rows` read row 0. Written
+// out row by row: the compiler keeps them in registers only when they are named.
 CAS_GEMM_CLONES
 void microKernel(std::int64_t rows, std::int64_t cols, std::int64_t k, const float* a, std::int64_t lda, const float* panel,
                  float* c, std::int64_t ldc) {
   float acc[kRows][kPanel] = {};
-  const float* a0 = a;
-  const float* a1 = a + (rows > 1 ? lda : 0);
-  const float* a2 = a + (rows > 2 ? 2 * lda : 0);
-  const float* a3 = a + (rows > 3 ? 3 * lda : 0);
+  auto rowOf = [&](std::int64_t r) { return a + (rows > r ? r * lda : 0); };
+  const float *a0 = a, *a1 = rowOf(1), *a2 = rowOf(2), *a3 = rowOf(3), *a4 = rowOf(4), *a5 = rowOf(5), *a6 = rowOf(6), *a7 = rowOf(7);
   for (std::int64_t p = 0; p < k; ++p) {
     const float* b = panel + p * kPanel;
-    const float v0 = a0[p], v1 = a1[p], v2 = a2[p], v3 = a3[p];
+    const float v0 = a0[p], v1 = a1[p], v2 = a2[p], v3 = a3[p], v4 = a4[p], v5 = a5[p], v6 = a6[p], v7 = a7[p];
     for (int j = 0; j < kPanel; ++j) {
       acc[0][j] += v0 * b[j];
       acc[1][j] += v1 * b[j];
       acc[2][j] += v2 * b[j];
       acc[3][j] += v3 * b[j];
+      acc[4][j] += v4 * b[j];
+      acc[5][j] += v5 * b[j];
+      acc[6][j] += v6 * b[j];
+      acc[7][j] += v7 * b[j];
     }
   }
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t j = 0; j < cols; ++j) c[r * ldc + j] += acc[r][j];
+}
+
+// out[cols, rows] (row-major) = in[rows, cols]^T (in's row stride ld), a kTile x kTile tile at a
+// time through a local buffer: rows of `in` read contiguously, rows of `out` written contiguously
+// (writing a column of `out` directly strides by its row length, often 4 KiB, and every store of
+// a tile then lands in the same cache set). Tile rows are spread over the pool.
+void transposeInto(ThreadPool* pool, const float* in, std::int64_t ld, std::int64_t rows, std::int64_t cols, float* out) {
+  constexpr std::int64_t kTile = 32;
+  const std::int64_t tileRows = (rows + kTile - 1) / kTile;
+  auto tiles = [&](std::int64_t t0, std::int64_t t1) {
+    float tile[kTile][kTile];
+    for (std::int64_t t = t0; t < t1; ++t)
+      for (std::int64_t j0 = 0; j0 < cols; j0 += kTile) {
+        const std::int64_t r0 = t * kTile, nr = std::min(kTile, rows - r0), nc = std::min(kTile, cols - j0);
+        for (std::int64_t r = 0; r < nr; ++r)
+          for (std::int64_t j = 0; j < nc; ++j) tile[j][r] = in[(r0 + r) * ld + j0 + j];
+        for (std::int64_t j = 0; j < nc; ++j) std::copy_n(tile[j], nr, out + (j0 + j) * rows + r0);
+      }
+  };
+  if (pool && rows * cols > (1 << 16)) pool->parallelFor(tileRows, 1, tiles);
+  else tiles(0, tileRows);
 }
 
 }  // namespace
@@ -54,12 +80,12 @@ void gemm(ThreadPool* pool, bool transposeA, bool transposeB, std::int64_t m, st
     for (std::int64_t i = 0; i < m; ++i) std::memset(c + i * ldc, 0, size_t(n) * sizeof(float));
   if (k <= 0) return;
 
-  // A^T is made row-major once; it is small next to the work for the shapes policies use.
+  // A^T is made row-major once, tile by tile (a weight gradient's A^T is [units, batch]: copied
+  // element by element it cost more than the product itself).
   std::vector<float> aRowMajor;
   if (transposeA) {
     aRowMajor.resize(size_t(m * k));
-    for (std::int64_t p = 0; p < k; ++p)
-      for (std::int64_t i = 0; i < m; ++i) aRowMajor[size_t(i * k + p)] = a[p * lda + i];
+    transposeInto(pool, a, lda, k, m, aRowMajor.data());
     a = aRowMajor.data();
     lda = k;
   }
@@ -68,9 +94,21 @@ void gemm(ThreadPool* pool, bool transposeA, bool transposeB, std::int64_t m, st
   for (std::int64_t p0 = 0; p0 < k; p0 += kBlockK) {
     const std::int64_t kb = std::min(kBlockK, k - p0);
     packed.assign(size_t(panels * kb * kPanel), 0.0f);
-    for (std::int64_t p = 0; p < kb; ++p)
-      for (std::int64_t j = 0; j < n; ++j)
-        packed[size_t(((j / kPanel) * kb + p) * kPanel + j % kPanel)] = transposeB ? b[j * ldb + p0 + p] : b[(p0 + p) * ldb + j];
+    // Panel by panel over the pool. Read along B's rows either way (B^T's rows are its columns):
+    // a read down a column strides by ldb, which for a layer's width is often a multiple of 4 KiB.
+    auto pack = [&](std::int64_t q0, std::int64_t q1) {
+      for (std::int64_t q = q0; q < q1; ++q) {
+        float* panel = packed.data() + q * kb * kPanel;
+        const std::int64_t j0 = q * kPanel, width = std::min(kPanel, n - j0);
+        if (transposeB)
+          for (std::int64_t j = 0; j < width; ++j)
+            for (std::int64_t p = 0; p < kb; ++p) panel[p * kPanel + j] = b[(j0 + j) * ldb + p0 + p];
+        else
+          for (std::int64_t p = 0; p < kb; ++p) std::copy_n(b + (p0 + p) * ldb + j0, width, panel + p * kPanel);
+      }
+    };
+    if (pool && n * kb > (1 << 15)) pool->parallelFor(panels, 1, pack);
+    else pack(0, panels);
     const std::int64_t rowBlocks = (m + kRows - 1) / kRows;
     auto blocks = [&](std::int64_t r0, std::int64_t r1) {
       for (std::int64_t rb = r0; rb < r1; ++rb) {

@@ -329,6 +329,25 @@ void CpuProgram::reduce(const Node& n, const float* x, float* out) {
   const std::vector<std::int64_t> outStride = ir::reductionOutputStrides(xs, n.attrs.ints);
   const bool isMax = n.op == Op::ReduceMax;
   std::fill(out, out + outCount, isMax ? -std::numeric_limits<float>::infinity() : 0.0f);
+  // Reduced axes that are one run [first, last] (a bias gradient's batch axis, a row's sum):
+  // x is [outer, reduced, inner] and out [outer, inner], each output taking its inputs in the
+  // order the general walk below takes them, so the sums are the same to the bit.
+  std::vector<std::int64_t> axes = n.attrs.ints;
+  std::sort(axes.begin(), axes.end());
+  if (!axes.empty() && axes.back() - axes.front() + 1 == std::int64_t(axes.size())) {
+    const std::int64_t outer = product(xs, 0, size_t(axes.front())), reduced = product(xs, size_t(axes.front()), size_t(axes.back() + 1));
+    const std::int64_t inner = product(xs, size_t(axes.back() + 1), xs.size());
+    for (std::int64_t a = 0; a < outer; ++a)
+      for (std::int64_t r = 0; r < reduced; ++r) {
+        const float* row = x + (a * reduced + r) * inner;
+        float* to = out + a * inner;
+        if (isMax)
+          for (std::int64_t i = 0; i < inner; ++i) to[i] = std::max(to[i], row[i]);
+        else
+          for (std::int64_t i = 0; i < inner; ++i) to[i] += row[i];
+      }
+    return;
+  }
   std::vector<std::int64_t> coord(xs.size(), 0);
   std::int64_t o = 0;
   for (std::int64_t i = 0; i < inCount; ++i) {
