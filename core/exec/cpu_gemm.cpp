@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "core/ir/ops.hpp"
+
 namespace cas::exec {
 namespace {
 
@@ -72,6 +74,11 @@ void transposeInto(ThreadPool* pool, const float* in, std::int64_t ld, std::int6
 }
 
 }  // namespace
+
+CAS_GEMM_CLONES
+void tanhRows(const float* x, float* out, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) out[i] = ir::fastTanh(x[i]);
+}
 
 void gemm(ThreadPool* pool, bool transposeA, bool transposeB, std::int64_t m, std::int64_t n, std::int64_t k,
           const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float* c, std::int64_t ldc, bool accumulate) {
