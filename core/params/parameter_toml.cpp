@@ -79,7 +79,14 @@ std::optional<ParamValue> parseValue(const ParameterSpec& spec, std::string_view
   toml::table document;
   try {
     document = parseToml(line, "--set");
-  } catch (const toml::parse_error&) {
+  } catch (const toml::parse_error& e) {
+    // A number the reader cannot hold (a 1000-digit decimal) gets the reader's reason, as the
+    // same value in project.toml does; other text is simply not a value of the parameter's type.
+    const bool numeral = text.find_first_not_of("0123456789+-._eE") == std::string_view::npos;
+    if (numeral && error) {
+      *error = spec.name + ": " + quoteValue(text) + " is not valid (" + std::string(e.description()) + "): expected " + describeRange(spec);
+      return std::nullopt;
+    }
     return notValid();
   }
   const toml::node* node = document.get("value");

