@@ -15,6 +15,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "core/exec/backend.hpp"
@@ -158,6 +159,12 @@ class TestMuZeroTrainer : public QObject {
     std::memcpy(&altered[at], &outside, sizeof outside);
     QVERIFY(!other.restore(altered, &error));
     QVERIFY2(error.find("episode 1: the episode's action 0 is 7, outside 0-2") != std::string::npos, error.c_str());
+    // The environment steps, the section's first count, bounded as games and steps are (probe M2).
+    std::string steps = bytes;
+    const std::int64_t huge = std::numeric_limits<std::int64_t>::max();
+    std::memcpy(&steps[bytes.size() - section.size()], &huge, sizeof huge);
+    QVERIFY(!other.restore(steps, &error));
+    QVERIFY2(error.find("its environment steps are 9223372036854775807, outside 0 to 2^56") != std::string::npos, error.c_str());
     QCOMPARE(other.iteration(), std::int64_t(0));  // nothing was taken from either
     QCOMPARE(other.learner().replay().positions(), std::int64_t(0));
   }
@@ -239,6 +246,21 @@ class TestMuZeroTrainer : public QObject {
                  err.contains(QStringLiteral("reduce search.node_budget or muzero.copies")),
              qPrintable(err));
     QVERIFY(!QDir(dir.filePath(QStringLiteral("run"))).exists());
+  }
+
+  // A run at muzero.total_steps says so on --resume, naming MuZero's parameter (probe M1: it
+  // named ppo.total_steps).
+  void aFinishedRunNamesItsOwnTotalSteps() {
+    QTemporaryDir dir;
+    const QString run = dir.filePath(QStringLiteral("run"));
+    Result r = cli(QStringList{QStringLiteral("train"), kProject, QStringLiteral("--out"), run, QStringLiteral("--set"),
+                               QStringLiteral("muzero.total_steps=64")} + kSmall);
+    QVERIFY2(r.status == 0, qPrintable(r.err));
+    r = cli({QStringLiteral("train"), QStringLiteral("--resume"), run});
+    QCOMPARE(r.status, 0);
+    QVERIFY2(r.err.contains(QStringLiteral("has reached the end of the training its configuration sets (muzero.total_steps = 64 environment "
+                                           "steps): there is nothing to train; raise muzero.total_steps in ")),
+             qPrintable(r.err));
   }
 
   void killedRunResumesWithItsReplay() {
