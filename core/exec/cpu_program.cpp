@@ -313,6 +313,21 @@ void CpuProgram::elementwise(const Node& n, const std::vector<const float*>& in,
             for (std::int64_t j = 0; j < run; ++j) out[i + j] = f(x[i + j], y[col + j]);
             i += run;
           }
+        } else if (index[0].identity() && index[1].constantRun() > 1) {
+          // A value per run of the output (a channel bias over a plane): looked up once a run.
+          const std::int64_t run = index[1].constantRun();
+          for (std::int64_t i = b; i < e;) {
+            const std::int64_t end = std::min(e, (i / run + 1) * run);
+            const float rhs = y[index[1](i)];
+            for (; i < end; ++i) out[i] = f(x[i], rhs);
+          }
+        } else if (index[1].identity() && index[0].constantRun() > 1) {
+          const std::int64_t run = index[0].constantRun();
+          for (std::int64_t i = b; i < e;) {
+            const std::int64_t end = std::min(e, (i / run + 1) * run);
+            const float lhs = x[index[0](i)];
+            for (; i < end; ++i) out[i] = f(lhs, y[i]);
+          }
         } else {
           for (std::int64_t i = b; i < e; ++i) out[i] = f(x[index[0](i)], y[index[1](i)]);
         }
@@ -352,11 +367,18 @@ void CpuProgram::reduce(const Node& n, const float* x, float* out) {
       }
     return;
   }
-  std::vector<std::int64_t> coord(xs.size(), 0);
+  // Trailing reduced axes (a channel bias's gradient sums each plane): a run of inputs that all
+  // go to one output, summed in a register in the same order, then the odometer moves a run.
+  size_t outerDims = xs.size();
+  while (outerDims > 0 && outStride[outerDims - 1] == 0) --outerDims;
+  const std::int64_t run = product(xs, outerDims, xs.size());
+  std::vector<std::int64_t> coord(outerDims, 0);
   std::int64_t o = 0;
-  for (std::int64_t i = 0; i < inCount; ++i) {
-    out[o] = isMax ? std::max(out[o], x[i]) : out[o] + x[i];
-    for (size_t d = xs.size(); d-- > 0;) {  // advance the odometer, keeping o in step
+  for (std::int64_t i = 0; i < inCount; i += run) {
+    float acc = out[o];
+    for (std::int64_t r = 0; r < run; ++r) acc = isMax ? std::max(acc, x[i + r]) : acc + x[i + r];
+    out[o] = acc;
+    for (size_t d = outerDims; d-- > 0;) {  // advance the odometer, keeping o in step
       ++coord[d];
       o += outStride[d];
       if (coord[d] < xs[d]) break;

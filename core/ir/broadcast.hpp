@@ -24,6 +24,14 @@ class BroadcastIndexer {
 
   bool identity() const { return identity_; }
   bool scalar() const { return scalar_; }
+  // How many consecutive flat indices, from a multiple of it, share one operand index: the
+  // product of the trailing result dimensions the operand broadcasts over (a channel bias
+  // [C, 1, 1] over [N, C, H, W]: H x W). 1 when the last dimension is the operand's own.
+  std::int64_t constantRun() const {
+    std::int64_t run = 1;
+    for (size_t d = resultShape_.size(); d-- > 0 && strides_[d] == 0;) run *= resultShape_[d];
+    return run;
+  }
 
   std::int64_t operator()(std::int64_t flat) const {
     if (identity_) return flat;
