@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 
 namespace cas::exec {
 
@@ -50,9 +51,15 @@ bool ThreadPool::runChunk() {
     body = body_;
   }
   tInsideChunk = true;
-  (*body)(begin, std::min(n_, begin + chunk_));
+  std::exception_ptr failure;
+  try {
+    (*body)(begin, std::min(n_, begin + chunk_));
+  } catch (...) {  // handed to the calling thread: thrown in a worker it would end the process
+    failure = std::current_exception();
+  }
   tInsideChunk = false;
   std::lock_guard lock(mutex_);
+  if (failure && !failure_) failure_ = failure;
   if (--pending_ == 0) done_.notify_all();
   return true;
 }
@@ -94,6 +101,10 @@ void ThreadPool::parallelFor(std::int64_t n, std::int64_t grain, const std::func
   std::unique_lock lock(mutex_);
   done_.wait(lock, [&] { return pending_ == 0; });
   body_ = nullptr;
+  if (std::exception_ptr failure = std::exchange(failure_, nullptr)) {
+    lock.unlock();
+    std::rethrow_exception(failure);
+  }
 }
 
 }  // namespace cas::exec

@@ -5,6 +5,7 @@
 // thread); nested calls from inside a chunk run serially.
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -23,7 +24,9 @@ class ThreadPool {
 
   int size() const { return int(workers_.size()) + 1; }
 
-  // Calls body(begin, end) over [0, n) in chunks of at least `grain` items.
+  // Calls body(begin, end) over [0, n) in chunks of at least `grain` items. What a chunk throws
+  // (std::bad_alloc under a memory limit) is rethrown here, on the calling thread, once every
+  // chunk has ended: a worker never lets it end the process.
   void parallelFor(std::int64_t n, std::int64_t grain, const std::function<void(std::int64_t, std::int64_t)>& body);
 
  private:
@@ -37,6 +40,7 @@ class ThreadPool {
   const std::function<void(std::int64_t, std::int64_t)>* body_ = nullptr;
   std::int64_t n_ = 0, chunk_ = 0, next_ = 0, pending_ = 0;
   std::uint64_t generation_ = 0;
+  std::exception_ptr failure_;  // the first exception a chunk of this call threw
   bool stopping_ = false;
 };
 
