@@ -87,8 +87,8 @@ class CudaBackend final : public exec::Backend, public exec::DeviceServices {
   }
 
   std::unique_ptr<cas::env::VectorEnvironments> createEnvironments(std::string_view environment, int count, std::uint64_t seed,
-                                                                   std::string* reason) override {
-    return startRuntime(reason) ? env::makeDeviceEnvironments(environment, count, seed, runtime_, reason) : nullptr;
+                                                                   const cas::env::EnvironmentData& data, std::string* reason) override {
+    return startRuntime(reason) ? env::makeDeviceEnvironments(environment, count, seed, data, runtime_, reason) : nullptr;
   }
 
   std::unique_ptr<cas::train::Rollout> createRollout(const cas::train::RolloutSetup& setup, std::string* reason) override {

@@ -4,17 +4,23 @@
 // the CPU twins (core/env) over a thread pool; --device cuda the CUDA backend's device twins
 // (gpu/env, through exec::DeviceServices::createEnvironments). Both seed copy g's environment and its
 // action generator alike, so both play the same episodes: the totals printed agree (CartPole's
-// within a last-place difference of the device's cos and sin).
+// within a last-place difference of the device's cos and sin). A trading environment steps over
+// the training part of the series --series names (--train-fraction, as trading.train_fraction).
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "app/cli/commands.hpp"
 #include "core/env/environments.hpp"
 #include "core/env/game_random.hpp"
+#include "core/env/price_series.hpp"
 #include "core/env/single_agent.hpp"
+#include "core/env/trading.hpp"
 #include "core/env/vector_environments.hpp"
 #include "core/exec/backend.hpp"
 #include "core/exec/thread_pool.hpp"
@@ -34,8 +40,9 @@ int observationSize(const env::EnvironmentInfo& info) {
 }
 
 // Steps every CPU twin `steps` times; returns the totals and the seconds the stepping took.
-env::VectorEnvironments::RandomRun runOnCpu(const env::EnvironmentInfo& info, const EnvBenchOptions& o, exec::ThreadPool& pool) {
-  auto environments = info.singleAgent(o.envs, o.seed, {});
+env::VectorEnvironments::RandomRun runOnCpu(const env::EnvironmentInfo& info, const EnvBenchOptions& o, const env::EnvironmentData& data,
+                                             exec::ThreadPool& pool) {
+  auto environments = info.singleAgent(o.envs, o.seed, data);
   const int obs = observationSize(info);
   std::vector<float> observations(size_t(o.envs) * size_t(obs));
   std::vector<env::GameRandom> actions;
@@ -63,6 +70,23 @@ env::VectorEnvironments::RandomRun runOnCpu(const env::EnvironmentInfo& info, co
   return run;
 }
 
+// A trading environment's series from --series (read whole, refused at its file:line); what is
+// wrong, if anything.
+std::optional<std::string> readData(const env::EnvironmentInfo& info, const EnvBenchOptions& o, env::EnvironmentData& data) {
+  if (!info.needsSeries) {
+    if (!o.series.empty()) return "'" + o.env + "' steps over no price series; leave out --series";
+    return std::nullopt;
+  }
+  if (o.series.empty()) return "'" + o.env + "' steps over a price series; name its CSV file with --series (docs/trading.md)";
+  try {
+    data.series = std::make_shared<const env::PriceSeries>(env::readPriceSeries(o.series, env::splitNeed(o.trainFraction, env::stocksSetup())));
+  } catch (const env::PriceSeriesError& e) {
+    return e.what();
+  }
+  data.trainFraction = o.trainFraction;
+  return std::nullopt;
+}
+
 }  // namespace
 
 int runBenchEnv(const EnvBenchOptions& o) {
@@ -71,8 +95,9 @@ int runBenchEnv(const EnvBenchOptions& o) {
     std::cerr << "error: '" << o.env << "' is not a single-agent environment with a CPU twin\n";
     return 2;
   }
-  if (info->needsSeries) {
-    std::cerr << "error: '" << o.env << "' steps over a project's price series, which bench env cannot be given yet\n";
+  env::EnvironmentData data;
+  if (auto error = readData(*info, o, data)) {
+    std::cerr << "error: " << *error << "\n";
     return 2;
   }
   env::VectorEnvironments::RandomRun run;
@@ -87,7 +112,7 @@ int runBenchEnv(const EnvBenchOptions& o) {
     }
     exec::DeviceServices* services = backend->deviceServices();
     error = "it has no device services";
-    auto environments = services ? services->createEnvironments(o.env, o.envs, o.seed, &error) : nullptr;
+    auto environments = services ? services->createEnvironments(o.env, o.envs, o.seed, data, &error) : nullptr;
     if (!environments) {
       std::cerr << "error: the CUDA backend cannot step " << o.env << ": " << error << "\n";
       return 2;
@@ -97,7 +122,12 @@ int runBenchEnv(const EnvBenchOptions& o) {
   } else {
     exec::ThreadPool pool(o.threads);
     threads = pool.size();
-    run = runOnCpu(*info, o, pool);
+    try {
+      run = runOnCpu(*info, o, data, pool);
+    } catch (const std::invalid_argument& e) {  // a series too short for an episode
+      std::cerr << "error: " << e.what() << "\n";
+      return 2;
+    }
     where = std::to_string(threads) + " CPU thread" + (threads == 1 ? "" : "s");
   }
   const double rate = double(o.envs) * double(o.steps) / run.seconds;

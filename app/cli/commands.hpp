@@ -49,7 +49,9 @@ struct SearchBenchOptions {
 };
 
 struct EnvBenchOptions {
-  std::string env = "minatar-breakout";  // cartpole or a MinAtar game (minatar-breakout, ...)
+  std::string env = "minatar-breakout";  // a single-agent environment of the catalogue
+  std::string series;                    // a trading environment's CSV price series
+  double trainFraction = 0.8;            // the part of it the copies trade
   int envs = 4096, steps = 1000;
   std::string device = "cpu";  // cpu: the CPU twins on a thread pool; cuda: the device twins (gpu/env)
   int threads = 0;  // 0: one per hardware thread

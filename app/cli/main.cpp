@@ -322,8 +322,13 @@ Subcommand addBenchEnv(CLI::App& parent) {
       "Time environment steps alone: N environments side by side, random actions, resets where episodes end,\n"
       "observations written as the policy's batch; on the CPU twins (--device cpu) or the CUDA backend's\n"
       "device twins (--device cuda), which step the same copies with the same actions");
-  const std::vector<std::string> steppedEnvironments = {"cartpole", "minatar-asterix", "minatar-breakout", "minatar-freeway", "minatar-seaquest", "minatar-space-invaders"};
+  std::vector<std::string> steppedEnvironments;
+  for (const cas::env::EnvironmentInfo& e : cas::env::environments())
+    if (e.singleAgent) steppedEnvironments.push_back(e.name);
   benchEnv->add_option("--env", envBench.env, CLI::detail::join(steppedEnvironments, ", "))->check(CLI::IsMember(steppedEnvironments))->capture_default_str();
+  benchEnv->add_option("--series", envBench.series, "A trading environment's price series (a CSV file, docs/trading.md)");
+  benchEnv->add_option("--train-fraction", envBench.trainFraction, "The part of the series the copies trade (trading.train_fraction)")
+      ->check(numberIn(0.05, 0.95))->capture_default_str();
   benchEnv->add_option("--envs", envBench.envs, "Environments side by side")->check(integerIn(1, 1 << 20))->capture_default_str();
   benchEnv->add_option("--steps", envBench.steps, "Steps of every environment")->check(integerIn(1, 1000000))->capture_default_str();
   benchEnv->add_option("--device", envBench.device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();

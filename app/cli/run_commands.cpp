@@ -547,6 +547,24 @@ void printHeldOut(const train::HeldOutResult& h) {
   std::printf("  the policy %s buy and hold by %.2f percentage points\n", gap >= 0 ? "beat" : "lost to", 100 * std::abs(gap));
 }
 
+// A market-making run against the closed-form quotes, in words: a row each for the policy, the
+// closed form and the closed form on the action grid, and the policy's utility as a share of the
+// optimum's (utilities are negative: 1.05 is 5% worse).
+void printOptimum(const train::OptimumComparison& c) {
+  std::printf("against Avellaneda and Stoikov's closed-form quotes, on the same %d episodes (seed %llu: the same mid-price paths):\n", c.episodes,
+              static_cast<unsigned long long>(c.seed));
+  std::printf("  %-24s %14s %12s %12s %10s %10s\n", "", "mean utility", "certainty", "mean wealth", "std", "|q| at T");
+  auto row = [](const char* name, const train::QuotingResult& r) {
+    std::printf("  %-24s %14.6g %12.2f %12.2f %10.2f %10.2f\n", name, r.meanUtility, r.certaintyEquivalent, r.meanWealth, r.wealthStd, r.meanAbsInventory);
+  };
+  row("greedy policy", c.policy);
+  row("closed form", c.optimum);
+  row("closed form on the grid", c.optimumOnGrid);
+  const double shortfall = c.policy.meanUtility / c.optimum.meanUtility - 1;
+  std::printf("  the policy's mean utility is %.1f%% %s the closed form's (certainty equivalent %+.2f)\n", 100 * std::abs(shortfall),
+              shortfall > 0 ? "below" : "above", c.policy.certaintyEquivalent - c.optimum.certaintyEquivalent);
+}
+
 // `eval RUN --episodes N`: a single-agent run's policy for N episodes, greedy or sampled.
 int runEpisodes(const EvalOptions& o) {
   engine::OpenRunOptions options = readRun(o.useProject);
@@ -562,15 +580,18 @@ int runEpisodes(const EvalOptions& o) {
   const train::EpisodeEvaluation r = episodic->evaluate(o.episodes, o.stochastic, o.seed);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::optional<train::HeldOutResult> heldOut = episodic->heldOut();
+  const std::optional<train::OptimumComparison> optimum = episodic->againstOptimum(o.episodes, o.seed);
   if (o.json) {
     std::string json = train::episodesJson(r, o.stochastic, o.seed, seconds);
     if (heldOut) json.insert(json.size() - 1, ", \"held_out\": " + train::heldOutJson(*heldOut));
+    if (optimum) json.insert(json.size() - 1, ", \"against_optimum\": " + train::optimumJson(*optimum));
     std::printf("%s\n", json.c_str());
   } else {
     std::printf("%d episodes of %s with %s actions: mean return %.2f, median %.2f, std %.2f (min %.0f, max %.0f) in %s\n", o.episodes,
                 trainer->project().environment.c_str(), o.stochastic ? "sampled" : "greedy (most probable)", r.mean(), r.median(), r.standardDeviation(),
                 *std::min_element(r.returns.begin(), r.returns.end()), *std::max_element(r.returns.begin(), r.returns.end()), duration(seconds).c_str());
     if (heldOut) printHeldOut(*heldOut);
+    if (optimum) printOptimum(*optimum);
   }
   return 0;
 }

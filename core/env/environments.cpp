@@ -4,6 +4,7 @@
 
 #include "core/env/cartpole.hpp"
 #include "core/env/connect4_solver.hpp"
+#include "core/env/market_making.hpp"
 #include "core/env/minatar_asterix.hpp"
 #include "core/env/minatar_breakout.hpp"
 #include "core/env/minatar_environments.hpp"
@@ -36,12 +37,12 @@ template <class Game>
 std::unique_ptr<SingleAgentEnvironments> minatar(int count, std::uint64_t seed, const EnvironmentData&) {
   return std::make_unique<MinAtarEnvironments<Game>>(count, seed);
 }
-// Copies trading the training part of the project's series (trading.hpp's tradingPart).
+std::unique_ptr<SingleAgentEnvironments> marketMaking(int count, std::uint64_t seed, const EnvironmentData&) {
+  return std::make_unique<MarketMaking>(count, seed);
+}
+// Copies trading the training part of the project's series.
 std::unique_ptr<SingleAgentEnvironments> tradingStocks(int count, std::uint64_t seed, const EnvironmentData& data) {
-  if (!data.series) throw std::invalid_argument("trading-stocks steps over a price series; name its CSV file in project.toml (series = \"prices.csv\")");
-  const TradingSetup setup = stocksSetup();
-  if (auto problem = splitProblem(data.series->size(), data.trainFraction, setup)) throw std::invalid_argument(data.series->file + ": " + *problem);
-  return std::make_unique<TradingEnvironments>(leadingBars(*data.series, trainingBars(data.series->size(), data.trainFraction)), setup, count, seed);
+  return std::make_unique<TradingEnvironments>(tradingPart(data, stocksSetup()), stocksSetup(), count, seed);
 }
 
 EnvironmentInfo boardGame(std::string name, std::string summary, BoardGeometry board, std::unique_ptr<PerfectPlayer> (*perfect)(std::size_t),
@@ -90,6 +91,11 @@ const std::vector<EnvironmentInfo>& environments() {
        "observation: the last 30 bars' close and its change.",
        {30, 2}, 2, false, std::nullopt, nullptr, "", tradingStocks,
        {QT_TRANSLATE_NOOP("cas::env::Environments", "sell"), QT_TRANSLATE_NOOP("cas::env::Environments", "buy")}, true},
+      // Avellaneda and Stoikov's model (core/env/market_making.hpp): action 9 b + a quotes the bid
+      // 0.25 b below the mid and the ask 0.25 a above it.
+      {"market-making", "Quote a bid and an ask in Avellaneda and Stoikov's market-making model (Brownian mid price, fills with intensity "
+       "falling exponentially in the quote's distance, inventory penalised); observation: inventory / 10 and the time left.",
+       {2}, MarketMaking::kActions, false, std::nullopt, nullptr, "", marketMaking, {}},
   };
   return all;
 }

@@ -1,6 +1,6 @@
-// gym-anytrading's StocksEnv and ForexEnv over a price series, a batch of copies (trading.hpp):
-// the frames, the step's reward and profit rules, the observation of [price, diff] rows; and
-// the split of a series into a training part and a held-out part.
+// gym-anytrading's StocksEnv and ForexEnv over a price series, a batch of copies (trading.hpp)
+// stepped by trading_rules.hpp: the series' view the rules read, the frames; and the split of a
+// series into a training part and a held-out part.
 #include "core/env/trading.hpp"
 
 #include <algorithm>
@@ -49,6 +49,30 @@ std::shared_ptr<const PriceSeries> leadingBars(const PriceSeries& series, int ba
   return out;
 }
 
+std::shared_ptr<const PriceSeries> tradingPart(const EnvironmentData& data, const TradingSetup& setup) {
+  if (!data.series) throw std::invalid_argument("trading-stocks steps over a price series; name its CSV file in project.toml (series = \"prices.csv\")");
+  if (auto problem = splitProblem(data.series->size(), data.trainFraction, setup)) throw std::invalid_argument(data.series->file + ": " + *problem);
+  return leadingBars(*data.series, trainingBars(data.series->size(), data.trainFraction));
+}
+
+TradingSeriesView tradingView(const PriceSeries& series, const TradingSetup& setup, std::vector<float>& prices, std::vector<float>& diffs) {
+  const std::vector<double>& close = series.close;
+  prices.resize(close.size());
+  diffs.resize(close.size());
+  for (std::size_t b = 0; b < close.size(); ++b) {
+    prices[b] = float(close[b]);
+    diffs[b] = b == 0 ? 0.0f : float(close[b] - close[b - 1]);
+  }
+  TradingSeriesView view;
+  view.prices = prices.data();
+  view.diffs = diffs.data();
+  view.bars = series.size();
+  view.window = setup.window;
+  view.episodeSteps = setup.episodeSteps;
+  view.market = setup.market;
+  return view;
+}
+
 TradingEnvironments::TradingEnvironments(std::shared_ptr<const PriceSeries> series, TradingSetup setup, int count, std::uint64_t seed)
     : series_(std::move(series)), setup_(setup), copies_(std::size_t(count < 0 ? 0 : count)) {
   if (!series_) throw std::invalid_argument("trading: no price series");
@@ -56,19 +80,13 @@ TradingEnvironments::TradingEnvironments(std::shared_ptr<const PriceSeries> seri
   if (setup_.window > series_->size() || setup_.episodeSteps > series_->size() || series_->size() < setup_.barsNeeded())
     throw std::invalid_argument("trading: " + std::to_string(series_->size()) + " bars, fewer than the " + std::to_string(setup_.barsNeeded()) +
                                 " one episode needs");
-  prices_.reserve(series_->close.size());
-  for (double c : series_->close) prices_.push_back(float(c));
-  for (int g = 0; g < count; ++g) copies_[std::size_t(g)].random = GameRandom::forGame(seed, g);
-  for (int g = 0; g < count; ++g) reset(g);
-}
-
-void TradingEnvironments::reset(int env) {
-  Copy& c = copies_[std::size_t(env)];
-  // Frame starts 0 .. size - barsNeeded, uniform (the modulo's bias is below 1e-9 for any series
-  // a file may hold).
-  const std::uint64_t starts = std::uint64_t(series_->size() - setup_.barsNeeded() + 1);
-  const int begin = int(c.random.next() % starts);
-  resetToFrame(env, begin + setup_.window, begin + setup_.barsNeeded());
+  const TradingSeriesView view = tradingView(*series_, setup_, prices_, diffs_);
+  for (int g = 0; g < count; ++g) {
+    TradingRules::State& s = at(g);
+    s.series = view;
+    s.random = GameRandom::forGame(seed, g);
+    TradingRules::reset(s);
+  }
 }
 
 void TradingEnvironments::resetToFrame(int env, int first, int last) {
@@ -76,62 +94,7 @@ void TradingEnvironments::resetToFrame(int env, int first, int last) {
   if (begin < 0 || last > series_->size() || last - begin < setup_.window + 2)
     throw std::invalid_argument("trading: the frame [" + std::to_string(first) + ", " + std::to_string(last) + ") with a window of " +
                                 std::to_string(setup_.window) + " does not fit a series of " + std::to_string(series_->size()) + " bars");
-  Copy& c = copies_[std::size_t(env)];
-  c.begin = begin;
-  c.length = last - begin;
-  c.tick = setup_.window;
-  c.lastTradeTick = c.tick - 1;
-  c.position = TradingPosition::Short;
-  c.totalReward = 0;
-  c.totalProfit = 1;
-}
-
-float TradingEnvironments::reward(const Copy& c, bool trade) const {
-  if (!trade) return 0;
-  const float diff = price(c, c.tick) - price(c, c.lastTradeTick);
-  if (setup_.market == TradingMarket::Stocks) return c.position == TradingPosition::Long ? diff : 0.0f;
-  return c.position == TradingPosition::Short ? -diff * 10000.0f : diff * 10000.0f;
-}
-
-// The total profit once the position held since the last trade is closed at this tick.
-float TradingEnvironments::profitAfter(const Copy& c) const {
-  const float current = price(c, c.tick), last = price(c, c.lastTradeTick);
-  if (setup_.market == TradingMarket::Stocks) {
-    if (c.position != TradingPosition::Long) return c.totalProfit;
-    // gym-anytrading's (1 - 0.005) and (1 - 0.01), Python floats rounded to float32.
-    constexpr float kAfterAskFee = float(1.0 - 0.005), kAfterBidFee = float(1.0 - 0.01);
-    const float shares = (c.totalProfit * kAfterAskFee) / last;
-    return (shares * kAfterBidFee) * current;
-  }
-  if (c.position != TradingPosition::Short) return c.totalProfit;
-  const float quantity = c.totalProfit * (last - 0.0003f);
-  return quantity / current;
-}
-
-StepResult TradingEnvironments::step(int env, int action) {
-  Copy& c = copies_[std::size_t(env)];
-  if (c.tick >= c.length - 1) return {0.0f, false, true};  // ended: stays until reset
-  ++c.tick;
-  const bool truncated = c.tick == c.length - 1;
-  const bool trade = (action == kBuy && c.position == TradingPosition::Short) || (action == kSell && c.position == TradingPosition::Long);
-  const float r = reward(c, trade);
-  c.totalReward += r;
-  if (trade || truncated) c.totalProfit = profitAfter(c);
-  if (trade) {
-    c.position = c.position == TradingPosition::Long ? TradingPosition::Short : TradingPosition::Long;
-    c.lastTradeTick = c.tick;
-  }
-  return {r, false, truncated};
-}
-
-void TradingEnvironments::observe(int env, float* out) const {
-  const Copy& c = copies_[std::size_t(env)];
-  const std::vector<double>& close = series_->close;
-  for (int row = 0; row < setup_.window; ++row) {
-    const int tick = c.tick - setup_.window + 1 + row, bar = c.begin + tick;
-    out[2 * row] = prices_[std::size_t(bar)];
-    out[2 * row + 1] = tick == 0 ? 0.0f : float(close[std::size_t(bar)] - close[std::size_t(bar - 1)]);
-  }
+  TradingRules::setFrame(at(env), begin, last - begin);
 }
 
 }  // namespace cas::env

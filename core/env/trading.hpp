@@ -3,25 +3,10 @@
 // StocksEnv and ForexEnv, version 2.0.0), as a batch of copies PPO can step
 // (single_agent.hpp), each copy trading its own episode window of the series.
 //
-// One copy's episode is gym-anytrading's episode over the frame of bars [begin, end): with
-// window W, the frame's prices p[0..L) are the bars' closes as float32 and its diffs d[0] = 0,
-// d[i] = float32(close[i] - close[i-1]) (in float64, then rounded, as gym-anytrading does). The
-// tick t starts at W, the last trade's tick at W - 1, the position Short, the total profit 1.
-// Actions: 0 sells, 1 buys (gym-anytrading has no hold: an action that agrees with the position
-// keeps it). A step: t += 1 (truncated when t reaches L - 1); a trade is a buy while Short or a
-// sell while Long; then, with the position before the trade,
-//   - reward, stocks: p[t] - p[last] when a trade closes a Long, else 0;
-//             forex: (p[t] - p[last]) * 10000 when a trade closes a Long, -(p[t] - p[last]) * 10000
-//             when it closes a Short, else 0 (pips);
-//   - total profit, on a trade or the episode's last step, stocks: a Long's shares bought with
-//     the profit less the 0.5% ask fee at p[last] are sold less the 1% bid fee at p[t];
-//     forex (unit side left): a Short's profit becomes profit * (p[last] - 0.0003) / p[t];
-//   - a trade flips the position and sets last = t.
-// All in float32, as numpy >= 2 computes it (gym-anytrading's prices are float32 and Python's
-// floats adapt to them). The observation: the W rows t-W+1..t of [price, diff], oldest first
-// ([W][2], row-major). In gym-anytrading the frame is fixed (frame_bound); here reset() draws
-// each episode's frame from the copy's own generator: `episodeSteps` steps, starting anywhere
-// the series allows; resetToFrame() sets gym-anytrading's frame_bound exactly.
+// One copy's episode is gym-anytrading's episode over a frame of bars, by trading_rules.hpp's
+// rules (which the device twin runs too). In gym-anytrading the frame is fixed (frame_bound); here
+// reset() draws each episode's frame from the copy's own generator: `episodeSteps` steps,
+// starting anywhere the series allows; resetToFrame() sets gym-anytrading's frame_bound exactly.
 // Thread-safety: the series is shared read-only; distinct copies may be stepped from distinct
 // threads.
 #include <cstdint>
@@ -30,14 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "core/env/environments.hpp"
 #include "core/env/game_random.hpp"
 #include "core/env/price_series.hpp"
 #include "core/env/single_agent.hpp"
+#include "core/env/trading_rules.hpp"
 
 namespace cas::env {
-
-enum class TradingMarket { Stocks, Forex };
-enum class TradingPosition : std::uint8_t { Short = 0, Long = 1 };
 
 struct TradingSetup {
   TradingMarket market = TradingMarket::Stocks;
@@ -62,25 +46,32 @@ std::optional<std::string> splitProblem(int bars, double fraction, const Trading
 PriceSeriesNeed splitNeed(double fraction, const TradingSetup& setup);
 // The series' first `bars` bars (its file name kept, for messages).
 std::shared_ptr<const PriceSeries> leadingBars(const PriceSeries& series, int bars);
+// The training part of a project's series, what its copies trade (the CPU twin's and the device
+// twin's); throws std::invalid_argument, saying what to do, when `data` holds no series or one
+// that cannot be split so.
+std::shared_ptr<const PriceSeries> tradingPart(const EnvironmentData& data, const TradingSetup& setup);
 
 class TradingEnvironments final : public SingleAgentEnvironments {
  public:
-  static constexpr int kActions = 2, kSell = 0, kBuy = 1;
+  static constexpr int kActions = TradingRules::kActions, kSell = TradingRules::kSell, kBuy = TradingRules::kBuy;
 
   // Throws std::invalid_argument when the series is shorter than setup.barsNeeded() or the
   // setup is out of range (window < 1, episodeSteps < 1).
   TradingEnvironments(std::shared_ptr<const PriceSeries> series, TradingSetup setup, int count, std::uint64_t seed);
+  // The copies point into this object's prices: it is not copied.
+  TradingEnvironments(const TradingEnvironments&) = delete;
+  TradingEnvironments& operator=(const TradingEnvironments&) = delete;
 
   int size() const override { return int(copies_.size()); }
   int observationSize() const { return 2 * setup_.window; }
   // A new episode over a window drawn from the copy's generator.
-  void reset(int env) override;
+  void reset(int env) override { TradingRules::reset(at(env)); }
   // gym-anytrading's reset with frame_bound (first, last): the frame is bars
   // [first - window, last); throws std::invalid_argument outside the series or when the frame
   // leaves no step.
   void resetToFrame(int env, int first, int last);
-  StepResult step(int env, int action) override;
-  void observe(int env, float* out) const override;
+  StepResult step(int env, int action) override { return TradingRules::step(at(env), action); }
+  void observe(int env, float* out) const override { TradingRules::observe(copies_[std::size_t(env)], out); }
 
   TradingPosition position(int env) const { return copies_[std::size_t(env)].position; }
   float totalProfit(int env) const { return copies_[std::size_t(env)].totalProfit; }
@@ -90,21 +81,17 @@ class TradingEnvironments final : public SingleAgentEnvironments {
   int tick(int env) const { return copies_[std::size_t(env)].tick; }
 
  private:
-  struct Copy {
-    int begin = 0, length = 0;  // the frame: bars [begin, begin + length)
-    int tick = 0, lastTradeTick = 0;
-    TradingPosition position = TradingPosition::Short;
-    float totalReward = 0, totalProfit = 1;
-    GameRandom random;
-  };
-  float price(const Copy& c, int tick) const { return prices_[std::size_t(c.begin + tick)]; }
-  float reward(const Copy& c, bool trade) const;
-  float profitAfter(const Copy& c) const;
+  TradingRules::State& at(int env) { return copies_[std::size_t(env)]; }
 
   std::shared_ptr<const PriceSeries> series_;
   TradingSetup setup_;
-  std::vector<float> prices_;  // the closes as float32
-  std::vector<Copy> copies_;
+  std::vector<float> prices_, diffs_;  // TradingSeriesView's arrays
+  std::vector<TradingRules::State> copies_;
 };
+
+// The view over the first `bars` bars of a series' closes that TradingRules reads: prices and
+// diffs filled here (`prices`, `diffs` resized), for the CPU twin and for the device twin's
+// upload.
+TradingSeriesView tradingView(const PriceSeries& series, const TradingSetup& setup, std::vector<float>& prices, std::vector<float>& diffs);
 
 }  // namespace cas::env

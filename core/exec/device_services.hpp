@@ -23,6 +23,7 @@ struct ReplaySetup;
 }  // namespace cas::search
 namespace cas::env {
 class VectorEnvironments;
+struct EnvironmentData;
 }
 namespace cas::train {
 class Rollout;
@@ -51,9 +52,10 @@ class DeviceServices {
   // from and its search writes into. Null with `reason` when it cannot be made.
   virtual std::unique_ptr<search::ReplayStore> createReplayStore(const search::ReplaySetup& setup, std::string* reason) = 0;
   // `count` copies of the single-agent environment `environment` (a catalogue name) seeded with
-  // `seed` (core/env/vector_environments.hpp). Null with `reason` when it has no device twin.
+  // `seed` (core/env/vector_environments.hpp), with what the project gives it (`data`: a trading
+  // environment's series). Null with `reason` when it has no device twin or `data` will not do.
   virtual std::unique_ptr<env::VectorEnvironments> createEnvironments(std::string_view environment, int count, std::uint64_t seed,
-                                                                      std::string* reason) = 0;
+                                                                      const env::EnvironmentData& data, std::string* reason) = 0;
   // PPO's rollout on the device (core/train/rollout.hpp), its programs compiled by the
   // same backend. Null with `reason` when the environment has no device twin.
   virtual std::unique_ptr<train::Rollout> createRollout(const train::RolloutSetup& setup, std::string* reason) = 0;

@@ -22,9 +22,8 @@ using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 using ppo_math::logSumExp;
+using ppo_math::greedyAction;
 using ppo_math::sampleAction;
-
-int greedyAction(const float* logits, int actions) { return int(std::max_element(logits, logits + actions) - logits); }
 
 }  // namespace
 
@@ -283,39 +282,6 @@ EpisodeEvaluation PpoTrainer::evaluate(int episodes, bool stochastic, std::uint6
       envs->observe(e, &observations[size_t(e) * obs]);
     }
   }
-  return out;
-}
-
-std::optional<HeldOutResult> PpoTrainer::heldOut() {
-  const env::EnvironmentInfo& info = *env::findEnvironment(project_.environment);
-  if (!info.needsSeries || !project_.series) return std::nullopt;
-  HeldOutResult out;
-  out.file = project_.series->file;
-  out.seriesBars = project_.series->size();
-  out.firstBar = env::trainingBars(out.seriesBars, params_.getFloat("trading.train_fraction"));
-  // One copy trades; the inference program's other rows hold its first observation, unused.
-  env::TradingEnvironments policy(project_.series, env::stocksSetup(), 1, 0), hold(project_.series, env::stocksSetup(), 1, 0);
-  policy.resetToFrame(0, out.firstBar, out.seriesBars);
-  hold.resetToFrame(0, out.firstBar, out.seriesBars);
-  const auto obs = size_t(obsSize_);
-  std::vector<float> observations(size_t(ppo_.envs) * obs), logits;
-  for (int e = 0; e < int(ppo_.envs); ++e) policy.observe(0, &observations[size_t(e) * obs]);
-  for (bool ended = false; !ended;) {
-    forward(observations, &logits, nullptr);
-    const env::TradingPosition before = policy.position(0);
-    const env::StepResult step = policy.step(0, greedyAction(logits.data(), actions_));
-    out.policyReward += step.reward;
-    out.trades += policy.position(0) != before;
-    out.longSteps += policy.position(0) == env::TradingPosition::Long;
-    ++out.steps;
-    ended = step.truncated || step.terminated;
-    policy.observe(0, observations.data());
-    hold.step(0, env::TradingEnvironments::kBuy);
-  }
-  out.policyProfit = policy.totalProfit(0);
-  out.buyAndHoldProfit = hold.totalProfit(0);
-  out.firstClose = project_.series->close[size_t(out.firstBar + 1)];  // the first step's bar: where buy and hold buys
-  out.lastClose = project_.series->close.back();
   return out;
 }
 

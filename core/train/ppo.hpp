@@ -62,8 +62,11 @@ class PpoTrainer final : public Trainer, public EpisodicTrainer {
   EpisodeEvaluation evaluate(int episodes, bool stochastic, std::uint64_t seed) override;
   // One episode in a fresh environment seeded with `seed`, at most maxSteps steps, recorded.
   RecordedEpisode recordEpisode(bool stochastic, std::uint64_t seed, int maxSteps) override;
-  // For trading-stocks: the greedy policy over the series' held-out part against buy and hold.
+  // For trading-stocks: the greedy policy over the series' held-out part against buy and hold
+  // (ppo_judgement.cpp, as the next).
   std::optional<HeldOutResult> heldOut() override;
+  // For market-making: the greedy policy against the closed-form quotes on the same episodes.
+  std::optional<OptimumComparison> againstOptimum(int episodes, std::uint64_t seed) override;
 
   // Where the rollout runs, in one sentence: on the device (the backend's device rollout) or on
   // the host, and why not on the device when the backend has one.

@@ -25,6 +25,13 @@ CAS_HD inline double logSumExp(const float* logits, int actions) {
   return top + log(sum);
 }
 
+// The most probable action of one row (the first of equals).
+CAS_HD inline int greedyAction(const float* logits, int actions) {
+  int best = 0;
+  for (int a = 1; a < actions; ++a) best = logits[a] > logits[best] ? a : best;
+  return best;
+}
+
 // An action drawn from softmax(logits) with one uniform draw (inverse CDF).
 CAS_HD inline int sampleAction(const float* logits, int actions, double logNormaliser, env::GameRandom& random) {
   const double u = random.uniform();

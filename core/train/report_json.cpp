@@ -85,4 +85,19 @@ std::string heldOutJson(const HeldOutResult& r) {
   return b + numbers.notFinite("a profit is not a finite number") + "}";
 }
 
+std::string optimumJson(const OptimumComparison& c) {
+  JsonNumbers numbers;
+  auto row = [&](const char* name, const QuotingResult& r) {
+    std::string out = std::string("\"") + name + "\": {";
+    const std::pair<const char*, double> fields[] = {{"mean_utility", r.meanUtility},   {"certainty_equivalent", r.certaintyEquivalent},
+                                                     {"mean_wealth", r.meanWealth},     {"wealth_std", r.wealthStd},
+                                                     {"mean_abs_inventory", r.meanAbsInventory}};
+    for (const auto& [field, value] : fields) out += std::string(out.back() == '{' ? "" : ", ") + "\"" + field + "\": " + numbers.number(field, value, 9);
+    return out + "}";
+  };
+  return "{\"episodes\": " + std::to_string(c.episodes) + ", \"seed\": " + std::to_string(c.seed) + ", " + row("policy", c.policy) + ", " +
+         row("closed_form", c.optimum) + ", " + row("closed_form_on_grid", c.optimumOnGrid) +
+         numbers.notFinite("a utility or wealth is not a finite number") + "}";
+}
+
 }  // namespace cas::train

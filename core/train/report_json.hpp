@@ -21,5 +21,7 @@ std::string analysisJson(const std::string& moves, const env::BoardGames& board,
 std::string episodesJson(const EpisodeEvaluation& r, bool sampled, std::uint64_t seed, double seconds);
 // A trading run's held-out result, as the object `eval --episodes N --json` adds under "held_out".
 std::string heldOutJson(const HeldOutResult& r);
+// A market-making run against the closed-form quotes (OptimumComparison), one JSON object.
+std::string optimumJson(const OptimumComparison& c);
 
 }  // namespace cas::train

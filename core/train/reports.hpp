@@ -112,6 +112,21 @@ struct HeldOutResult {
   double firstClose = 0, lastClose = 0;  // the prices the buy and hold trades at
 };
 
+// A market-making run judged against Avellaneda and Stoikov's closed-form quotes
+// (env/market_making.hpp): the same episodes (the same seeds, so the same mid-price paths) played
+// by the greedy policy, by the closed form, and by the closed form rounded to the action grid
+// (the best the policy's actions can come to it). Wealth is cash plus inventory at the last mid
+// price; utility -exp(-gamma wealth); the certainty equivalent the wealth whose utility is the
+// mean utility, -ln(-mean utility) / gamma.
+struct QuotingResult {
+  double meanUtility = 0, certaintyEquivalent = 0, meanWealth = 0, wealthStd = 0, meanAbsInventory = 0;
+};
+struct OptimumComparison {
+  int episodes = 0;
+  std::uint64_t seed = 0;
+  QuotingResult policy, optimum, optimumOnGrid;
+};
+
 // One episode of a policy, frame by frame: what the studio's Episode view replays. Frame t holds
 // the observation the policy saw, its action probabilities and value there, the action taken and
 // the reward it brought; the last frame is the final observation (action -1, no reward).

@@ -95,6 +95,9 @@ class EpisodicTrainer {
   virtual RecordedEpisode recordEpisode(bool stochastic, std::uint64_t seed, int maxSteps) = 0;
   // A trading run's result on its series' held-out part; nullopt for other environments.
   virtual std::optional<HeldOutResult> heldOut() { return std::nullopt; }
+  // A market-making run's greedy policy against the closed-form quotes over `episodes` episodes
+  // seeded by `seed`; nullopt for other environments.
+  virtual std::optional<OptimumComparison> againstOptimum(int /*episodes*/, std::uint64_t /*seed*/) { return std::nullopt; }
   // Where the rollout runs, and why there, in one sentence.
   virtual const std::string& rolloutNote() const = 0;
   // The environment steps the run ends at, and those one iteration takes.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpu/cuda_check.hpp"
+#include "gpu/env/device_series.hpp"
 #include "gpu/env/environment_launch.hpp"
 #include "gpu/event_timer.hpp"
 
@@ -14,8 +15,10 @@ namespace {
 
 class DeviceEnvironments final : public cas::env::VectorEnvironments {
  public:
-  DeviceEnvironments(const EnvironmentKernels& kernels, int count, std::uint64_t seed, std::shared_ptr<DeviceRuntime> runtime)
+  DeviceEnvironments(const EnvironmentKernels& kernels, int count, std::uint64_t seed, const cas::env::EnvironmentData& data,
+                     std::shared_ptr<DeviceRuntime> runtime)
       : k_(kernels), count_(count), rt_(std::move(runtime)) {
+    if (k_.needsSeries) series_ = std::make_unique<DeviceSeries>(data, rt_);
     ContextScope scope(rt_->context);
     const auto n = std::uint64_t(count);
     try {
@@ -27,7 +30,7 @@ class DeviceEnvironments final : public cas::env::VectorEnvironments {
       // step()'s host side goes through page-locked memory: copies that are truly asynchronous,
       // ordered on the stream like the kernels.
       CAS_CU(cuMemHostAlloc(reinterpret_cast<void**>(&staging_), stagingBytes(), 0));
-      k_.init(reinterpret_cast<void*>(states_), count_, seed, rt_->compute);
+      k_.init(reinterpret_cast<void*>(states_), count_, seed, series_ ? &series_->view() : nullptr, rt_->compute);
       CAS_CU(cuStreamSynchronize(rt_->compute));
     } catch (...) {
       release();
@@ -56,8 +59,8 @@ class DeviceEnvironments final : public cas::env::VectorEnvironments {
     std::uint8_t* stagedEnds = stagedRewards + n * sizeof(float);
     CAS_CU(cuMemcpyHtoDAsync(actions_, staging_, n * sizeof(std::int32_t), rt_->compute));
     auto* ends = reinterpret_cast<std::uint8_t*>(ends_);
-    k_.step(reinterpret_cast<void*>(states_), reinterpret_cast<const std::int32_t*>(actions_), reinterpret_cast<float*>(rewards_), ends, ends + n,
-            count_, rt_->compute);
+    k_.step(reinterpret_cast<void*>(states_), reinterpret_cast<const std::int32_t*>(actions_), reinterpret_cast<float*>(rewards_), ends,
+            ends + n, count_, rt_->compute);
     CAS_CU(cuMemcpyDtoHAsync(stagedRewards, rewards_, n * sizeof(float), rt_->compute));
     CAS_CU(cuMemcpyDtoHAsync(stagedEnds, ends_, 2 * n, rt_->compute));
     CAS_CU(cuStreamSynchronize(rt_->compute));
@@ -88,8 +91,8 @@ class DeviceEnvironments final : public cas::env::VectorEnvironments {
       EventTimer timer;
       timer.begin(rt_->compute);
       for (int s = 0; s < steps; ++s)
-        k_.stepRandomly(reinterpret_cast<void*>(states_), reinterpret_cast<cas::env::GameRandom*>(random), reinterpret_cast<float*>(observations_),
-                        sums, count_, rt_->compute);
+        k_.stepRandomly(reinterpret_cast<void*>(states_), reinterpret_cast<cas::env::GameRandom*>(random),
+                        reinterpret_cast<float*>(observations_), sums, count_, rt_->compute);
       timer.end(rt_->compute);
       run.seconds = timer.seconds();
       std::vector<float> reward(n);
@@ -130,11 +133,13 @@ class DeviceEnvironments final : public cas::env::VectorEnvironments {
   CUdeviceptr states_ = 0, observations_ = 0, actions_ = 0, rewards_ = 0, ends_ = 0;
   std::uint8_t* staging_ = nullptr;  // page-locked
   std::vector<CUdeviceptr> owned_;
+  std::unique_ptr<DeviceSeries> series_;  // a trading environment's, released after the states
 };
 
 }  // namespace
 
 std::unique_ptr<cas::env::VectorEnvironments> makeDeviceEnvironments(std::string_view environment, int count, std::uint64_t seed,
+                                                                     const cas::env::EnvironmentData& data,
                                                                      std::shared_ptr<DeviceRuntime> runtime, std::string* reason) {
   const EnvironmentKernels* kernels = findEnvironmentKernels(environment);
   if (!kernels) {
@@ -146,7 +151,7 @@ std::unique_ptr<cas::env::VectorEnvironments> makeDeviceEnvironments(std::string
     return nullptr;
   }
   try {
-    return std::make_unique<DeviceEnvironments>(*kernels, count, seed, std::move(runtime));
+    return std::make_unique<DeviceEnvironments>(*kernels, count, seed, data, std::move(runtime));
   } catch (const std::exception& e) {
     if (reason) *reason = e.what();
     return nullptr;

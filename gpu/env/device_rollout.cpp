@@ -7,6 +7,7 @@
 
 #include "gpu/cuda_check.hpp"
 #include "gpu/cuda_program.hpp"
+#include "gpu/env/device_series.hpp"
 #include "gpu/env/environment_launch.hpp"
 #include "gpu/env/rollout_launch.hpp"
 
@@ -17,14 +18,22 @@ class DeviceRollout final : public cas::train::Rollout {
  public:
   DeviceRollout(const cas::train::RolloutSetup& setup, const EnvironmentKernels& kernels, DeviceProgram& inference, DeviceProgram& update,
                 std::shared_ptr<DeviceRuntime> runtime)
-      : k_(kernels), inference_(inference), update_(update), rt_(std::move(runtime)), n_(setup.envs), t_(setup.steps), minibatch_(setup.minibatch) {
+      : k_(kernels),
+        inference_(inference),
+        update_(update),
+        rt_(std::move(runtime)),
+        n_(setup.envs),
+        t_(setup.steps),
+        minibatch_(setup.minibatch) {
+    if (k_.needsSeries) series_ = std::make_unique<DeviceSeries>(setup.data, rt_);
     ContextScope scope(rt_->context);
     const auto n = std::uint64_t(n_), rows = n * std::uint64_t(t_), obs = std::uint64_t(k_.observationSize);
     try {
       states_ = take(n * k_.stateBytes, "PPO environment states");
       random_ = take(n * sizeof(cas::env::GameRandom), "PPO action generators");
       a_.obs = floats(rows * obs, "PPO rollout observations");
-      for (float** p : {&a_.actions, &a_.logProbs, &a_.values, &a_.rewards, &a_.dones, &a_.advantages, &a_.returns}) *p = floats(rows, "PPO rollout");
+      for (float** p : {&a_.actions, &a_.logProbs, &a_.values, &a_.rewards, &a_.dones, &a_.advantages, &a_.returns})
+        *p = floats(rows, "PPO rollout");
       a_.lastValues = floats(n, "PPO last values");
       truncated_ = take(n, "PPO truncations");
       finalObs_ = k_.canTruncate ? floats(n * obs, "PPO final observations") : nullptr;
@@ -38,7 +47,7 @@ class DeviceRollout final : public cas::train::Rollout {
       CAS_CU(cuEventCreate(&rolloutWritten_, CU_EVENT_DISABLE_TIMING));
       CAS_CU(cuEventCreate(&gathersDone_, CU_EVENT_DISABLE_TIMING));
       CUstream s = inference_.stream();
-      k_.init(reinterpret_cast<void*>(states_), int(n_), setup.environmentSeed, s);
+      k_.init(reinterpret_cast<void*>(states_), int(n_), setup.environmentSeed, series_ ? &series_->view() : nullptr, s);
       CAS_CU(cuMemcpyHtoDAsync(random_, setup.actionRandom.data(), n * sizeof(cas::env::GameRandom), s));
       for (double* p : {episodeReturn_, episodeLength_, endedCount_, endedReturn_, endedLength_})
         CAS_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p), 0, n * sizeof(double), s));
@@ -77,20 +86,10 @@ class DeviceRollout final : public cas::train::Rollout {
       CAS_CU(cuMemcpyDtoDAsync(input, reinterpret_cast<CUdeviceptr>(rowObs), rowBytes, s));
       inference_.markWrittenOnDevice("obs");
       inference_.run();
-      RolloutStepArrays step{logits,
-                             values,
-                             a_.actions + row,
-                             a_.logProbs + row,
-                             a_.values + row,
-                             a_.rewards + row,
-                             a_.dones + row,
-                             reinterpret_cast<std::uint8_t*>(truncated_),
-                             finalObs_,
-                             episodeReturn_,
-                             episodeLength_,
-                             endedCount_,
-                             endedReturn_,
-                             endedLength_};
+      RolloutStepArrays step{logits,          values,           a_.actions + row, a_.logProbs + row,
+                             a_.values + row, a_.rewards + row, a_.dones + row,   reinterpret_cast<std::uint8_t*>(truncated_),
+                             finalObs_,       episodeReturn_,   episodeLength_,   endedCount_,
+                             endedReturn_,    endedLength_};
       k_.rolloutStep(reinterpret_cast<void*>(states_), reinterpret_cast<cas::env::GameRandom*>(random_), step, int(n_), s);
       if (k_.canTruncate) {  // the cut episodes' last states through the policy (the others' rows are not used)
         CAS_CU(cuMemcpyDtoDAsync(input, reinterpret_cast<CUdeviceptr>(finalObs_), rowBytes, s));
@@ -102,14 +101,16 @@ class DeviceRollout final : public cas::train::Rollout {
     k_.observe(reinterpret_cast<const void*>(states_), reinterpret_cast<float*>(input), int(n_), s);
     inference_.markWrittenOnDevice("obs");
     inference_.run();
-    CAS_CU(cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(a_.lastValues), reinterpret_cast<CUdeviceptr>(values), std::uint64_t(n_) * sizeof(float), s));
+    CAS_CU(cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(a_.lastValues), reinterpret_cast<CUdeviceptr>(values),
+                             std::uint64_t(n_) * sizeof(float), s));
 
     const auto n = size_t(n_);
     std::vector<double> ended(3 * n);
     CAS_CU(cuMemcpyDtoHAsync(ended.data(), reinterpret_cast<CUdeviceptr>(endedCount_), n * sizeof(double), s));
     CAS_CU(cuMemcpyDtoHAsync(ended.data() + n, reinterpret_cast<CUdeviceptr>(endedReturn_), n * sizeof(double), s));
     CAS_CU(cuMemcpyDtoHAsync(ended.data() + 2 * n, reinterpret_cast<CUdeviceptr>(endedLength_), n * sizeof(double), s));
-    for (double* p : {endedCount_, endedReturn_, endedLength_}) CAS_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p), 0, n * sizeof(double), s));
+    for (double* p : {endedCount_, endedReturn_, endedLength_})
+      CAS_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p), 0, n * sizeof(double), s));
     CAS_CU(cuStreamSynchronize(s));
     cas::train::RolloutEpisodes out;
     for (size_t e = 0; e < n; ++e) {
@@ -140,7 +141,8 @@ class DeviceRollout final : public cas::train::Rollout {
     std::memcpy(staged, rows, std::uint64_t(minibatch_) * sizeof(std::int64_t));
     const CUdeviceptr onDevice = rowsOnDevice_ + std::uint64_t(k) * std::uint64_t(minibatch_) * sizeof(std::int64_t);
     CAS_CU(cuMemcpyHtoDAsync(onDevice, staged, std::uint64_t(minibatch_) * sizeof(std::int64_t), s));
-    const MinibatchInputs out{address("obs"), address("actions"), address("old_log_probs"), address("old_values"), address("advantages"), address("returns")};
+    const MinibatchInputs out{address("obs"),        address("actions"),    address("old_log_probs"),
+                              address("old_values"), address("advantages"), address("returns")};
     launchGather(a_, reinterpret_cast<const std::int64_t*>(onDevice), minibatch_, k_.observationSize, out, s);
     CAS_CU(cuEventRecord(sliceDone_[size_t(k)], s));
     if (slice_ == 0) sliceUsed_ = true;
@@ -204,12 +206,13 @@ class DeviceRollout final : public cas::train::Rollout {
   std::vector<CUevent> sliceDone_;
   CUevent rolloutWritten_ = nullptr, gathersDone_ = nullptr;
   std::vector<CUdeviceptr> owned_;
+  std::unique_ptr<DeviceSeries> series_;  // a trading environment's, released after the states
 };
 
 }  // namespace
 
 std::unique_ptr<cas::train::Rollout> makeDeviceRollout(const cas::train::RolloutSetup& setup, std::shared_ptr<DeviceRuntime> runtime,
-                                                             std::string* reason) {
+                                                       std::string* reason) {
   const EnvironmentKernels* kernels = findEnvironmentKernels(setup.environment);
   if (!kernels) {
     if (reason) *reason = "the environment '" + setup.environment + "' has no device twin";

@@ -11,20 +11,26 @@
 //                                keep a cut episode's last observation, reset
 //   env_seed_actions per copy    the random actions' generators
 // 128-thread blocks, one thread per copy. A copy's state is a few dozen bytes read and written
-// once per step (Seaquest's 584: its entity lists have fixed sizes); the observation rows (up to
-// 1,000 floats per copy) dominate the traffic: each thread clears its copy's row in 16-byte
+// once per step (Seaquest's 584: its entity lists have fixed sizes; a trading copy's 64 with the
+// series' view, the series itself read by every copy); the observation rows (up to 1,000 floats
+// per copy) dominate the traffic: each thread clears its copy's row in 16-byte
 // stores and then sets its ones (observeRow).
 #include <cuda_runtime.h>
 
+#include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "core/env/cartpole.hpp"
+#include "core/env/market_making.hpp"
 #include "core/env/minatar_asterix.hpp"
 #include "core/env/minatar_breakout.hpp"
 #include "core/env/minatar_environments.hpp"
 #include "core/env/minatar_freeway.hpp"
 #include "core/env/minatar_seaquest.hpp"
 #include "core/env/minatar_space_invaders.hpp"
+#include "core/env/trading_rules.hpp"
 #include "core/train/ppo_math.hpp"
 #include "gpu/cuda_check.hpp"
 #include "gpu/env/environment_launch.hpp"
@@ -44,11 +50,18 @@ void checkLaunch(const char* kernel) {
   if (e != cudaSuccess) throw CudaError(std::string(kernel) + " did not launch: " + cudaGetErrorString(e));
 }
 
+// Whether the rules' copies read a price series (their State holds its view).
+template <class Rules, class = void>
+struct ReadsSeries : std::false_type {};
 template <class Rules>
-__global__ void initKernel(typename Rules::State* states, int count, std::uint64_t seed) {
+struct ReadsSeries<Rules, std::void_t<decltype(std::declval<typename Rules::State&>().series)>> : std::true_type {};
+
+// `blank`: a value-initialised State, with the series' view where the rules read one.
+template <class Rules>
+__global__ void initKernel(typename Rules::State* states, int count, std::uint64_t seed, typename Rules::State blank) {
   const int g = blockIdx.x * blockDim.x + threadIdx.x;
   if (g >= count) return;
-  typename Rules::State s{};
+  typename Rules::State s = blank;
   s.random = GameRandom::forGame(seed, g);
   Rules::reset(s);
   states[g] = s;
@@ -95,7 +108,8 @@ __global__ void observeKernel(const typename Rules::State* states, float* observ
 }
 
 template <class Rules>
-__global__ void stepRandomKernel(typename Rules::State* states, GameRandom* actionRandom, float* observations, RandomTotals totals, int count) {
+__global__ void stepRandomKernel(typename Rules::State* states, GameRandom* actionRandom, float* observations, RandomTotals totals,
+                                 int count) {
   const int g = blockIdx.x * blockDim.x + threadIdx.x;
   if (g >= count) return;
   typename Rules::State s = states[g];
@@ -150,13 +164,19 @@ __global__ void seedActionsKernel(GameRandom* actionRandom, int count, std::uint
 template <class Rules>
 struct Launches {
   using State = typename Rules::State;
-  static void init(void* states, int count, std::uint64_t seed, CUstream s) {
-    initKernel<Rules><<<blocksFor(count), kThreads, 0, stream(s)>>>(static_cast<State*>(states), count, seed);
+  static void init(void* states, int count, std::uint64_t seed, const cas::env::TradingSeriesView* series, CUstream s) {
+    State blank{};
+    if constexpr (ReadsSeries<Rules>::value) {
+      if (!series) throw std::invalid_argument("the environment trades a price series; none was given");
+      blank.series = *series;
+    }
+    initKernel<Rules><<<blocksFor(count), kThreads, 0, stream(s)>>>(static_cast<State*>(states), count, seed, blank);
     checkLaunch("env_init");
   }
   static void step(void* states, const std::int32_t* actions, float* rewards, std::uint8_t* terminated, std::uint8_t* truncated, int count,
                    CUstream s) {
-    stepKernel<Rules><<<blocksFor(count), kThreads, 0, stream(s)>>>(static_cast<State*>(states), actions, rewards, terminated, truncated, count);
+    stepKernel<Rules>
+        <<<blocksFor(count), kThreads, 0, stream(s)>>>(static_cast<State*>(states), actions, rewards, terminated, truncated, count);
     checkLaunch("env_step");
   }
   static void observe(const void* states, float* observations, int count, CUstream s) {
@@ -164,7 +184,8 @@ struct Launches {
     checkLaunch("env_observe");
   }
   static void stepRandomly(void* states, GameRandom* actionRandom, float* observations, RandomTotals totals, int count, CUstream s) {
-    stepRandomKernel<Rules><<<blocksFor(count), kThreads, 0, stream(s)>>>(static_cast<State*>(states), actionRandom, observations, totals, count);
+    stepRandomKernel<Rules>
+        <<<blocksFor(count), kThreads, 0, stream(s)>>>(static_cast<State*>(states), actionRandom, observations, totals, count);
     checkLaunch("env_step_random");
   }
   static void rolloutStep(void* states, GameRandom* actionRandom, RolloutStepArrays arrays, int count, CUstream s) {
@@ -172,7 +193,9 @@ struct Launches {
     checkLaunch("env_rollout_step");
   }
   static EnvironmentKernels row(const char* name, bool canTruncate) {
-    return {name, sizeof(State), Rules::kObservationSize, Rules::kActions, canTruncate, init, step, observe, stepRandomly, rolloutStep};
+    return {
+        name,         sizeof(State), Rules::kObservationSize, Rules::kActions, canTruncate, ReadsSeries<Rules>::value, init, step, observe,
+        stepRandomly, rolloutStep};
   }
 };
 
@@ -189,6 +212,8 @@ const EnvironmentKernels* findEnvironmentKernels(std::string_view name) {
       MinAtar<cas::env::FreewayRules>::row("minatar-freeway", false),
       MinAtar<cas::env::SeaquestRules>::row("minatar-seaquest", false),
       MinAtar<cas::env::SpaceInvadersRules>::row("minatar-space-invaders", false),
+      Launches<cas::env::TradingRules>::row("trading-stocks", true),
+      Launches<cas::env::MarketMakingRules>::row("market-making", false),
   };
   for (const EnvironmentKernels& row : kRows)
     if (name == row.name) return &row;

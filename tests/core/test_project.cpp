@@ -158,7 +158,7 @@ class TestProject : public QObject {
   void unknownEnvironment() {
     auto r = load("name = \"t\"\nenvironment = \"chess\"\nalgorithm = \"alphazero\"\npolicy = \"policy.pdl\"\n");
     QVERIFY(!r.project);
-    QCOMPARE(only(r), std::string("2:15 unknown environment 'chess'; known environments: tictactoe, connect4, cartpole, minatar-asterix, minatar-breakout, minatar-freeway, minatar-seaquest, minatar-space-invaders, trading-stocks"));
+    QCOMPARE(only(r), std::string("2:15 unknown environment 'chess'; known environments: tictactoe, connect4, cartpole, minatar-asterix, minatar-breakout, minatar-freeway, minatar-seaquest, minatar-space-invaders, trading-stocks, market-making"));
   }
 
   void algorithmChecks() {

@@ -69,7 +69,7 @@ class TestSourceLookup : public QObject {
   void gpuSuiteReadsTheEnvironmentsCheckout() {
     QTemporaryDir checkout;
     QVERIFY(checkout.isValid());
-    for (const char* folder : {"minatar-breakout-ppo", "cartpole-ppo"}) {
+    for (const char* folder : {"minatar-breakout-ppo", "cartpole-ppo", "trading-ppo"}) {
       const QString relative = QStringLiteral("projects/") + QLatin1String(folder);
       QVERIFY(copyFolder(cas::test::sourcePath(relative), checkout.filePath(relative)));
     }
