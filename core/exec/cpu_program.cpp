@@ -98,7 +98,8 @@ class CpuProgram final : public Executable {
         default: {
           float* out = arena_.data() + slotOffset_[size_t(n.buffer)];
           pointers_[i] = out;
-          std::vector<const float*> in;
+          std::vector<const float*>& in = inputPointers_;  // reused: no allocation per node
+          in.clear();
           for (NodeId id : n.inputs) in.push_back(pointers_[size_t(id)]);
           execute(n, in, out);
           if (checkFinite_) checkFinite(NodeId(i), out);
@@ -148,6 +149,7 @@ class CpuProgram final : public Executable {
   std::map<std::string, NodeId> inputIndex_, outputIndex_;
   std::vector<std::pair<NodeId, NodeId>> updates_;
   std::vector<const float*> pointers_;
+  std::vector<const float*> inputPointers_;  // the running node's inputs
   bool checkFinite_ = false, ran_ = false;
 };
 
