@@ -3126,6 +3126,41 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
     </message>
 </context>
 <context>
+    <name>cas::widgets::TradingChart</name>
+    <message>
+        <source>close %1</source>
+        <translation>收盘价 %1</translation>
+    </message>
+    <message>
+        <source>long</source>
+        <translation>多头</translation>
+    </message>
+    <message>
+        <source>short, out of the market</source>
+        <translation>空头，未持仓</translation>
+    </message>
+    <message>
+        <source>▲ buy</source>
+        <translation>▲ 买入</translation>
+    </message>
+    <message>
+        <source>▼ sell</source>
+        <translation>▼ 卖出</translation>
+    </message>
+    <message>
+        <source>equity %1</source>
+        <translation>权益 %1</translation>
+    </message>
+    <message>
+        <source>total profit %1</source>
+        <translation>总利润 %1</translation>
+    </message>
+    <message>
+        <source>buy and hold %1</source>
+        <translation>买入持有 %1</translation>
+    </message>
+</context>
+<context>
     <name>cas::widgets::TrainPrompt</name>
     <message>
         <source>Train</source>

@@ -4,6 +4,8 @@
 // (environments.hpp) says which environment has one, and so which ones PPO can train on.
 // Thread-safety: distinct copies may be stepped from distinct threads.
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace cas::env {
 
@@ -23,6 +25,12 @@ class SingleAgentEnvironments {
   virtual StepResult step(int env, int action) = 0;
   // The observation of copy `env` (the catalogue's observation shape, flattened).
   virtual void observe(int env, float* out) const = 0;
+  // What a copy's state holds beyond its observation, as named numbers a recorded episode keeps
+  // frame by frame for the studio's Episode dock (trading: the position and the profits, which
+  // the observation does not show): the names, then a copy's values in their order. None by
+  // default.
+  virtual std::vector<std::string> scalarNames() const { return {}; }
+  virtual std::vector<float> scalars(int /*env*/) const { return {}; }
 };
 
 }  // namespace cas::env

@@ -97,4 +97,11 @@ void TradingEnvironments::resetToFrame(int env, int first, int last) {
   TradingRules::setFrame(at(env), begin, last - begin);
 }
 
+std::vector<std::string> TradingEnvironments::scalarNames() const { return {kPositionScalar, kTotalProfitScalar, kEquityScalar, kBuyAndHoldScalar}; }
+
+std::vector<float> TradingEnvironments::scalars(int env) const {
+  const TradingRules::State& s = copies_[std::size_t(env)];
+  return {s.position == TradingPosition::Long ? 1.0f : 0.0f, s.totalProfit, TradingRules::equity(s), TradingRules::buyAndHoldEquity(s)};
+}
+
 }  // namespace cas::env

@@ -54,6 +54,12 @@ std::shared_ptr<const PriceSeries> tradingPart(const EnvironmentData& data, cons
 class TradingEnvironments final : public SingleAgentEnvironments {
  public:
   static constexpr int kActions = TradingRules::kActions, kSell = TradingRules::kSell, kBuy = TradingRules::kBuy;
+  // scalars()' names, in order: the position (1 long, 0 short); gym-anytrading's total profit
+  // (1 is the money the episode started with; it changes on a trade and on the last step); the
+  // equity (TradingRules::equity: an open long sold at this step, less the fees); and buy and
+  // hold's equity over the same frame (TradingRules::buyAndHoldEquity: `eval`'s comparison).
+  static constexpr const char *kPositionScalar = "position", *kTotalProfitScalar = "total_profit", *kEquityScalar = "equity",
+                              *kBuyAndHoldScalar = "buy_and_hold";
 
   // Throws std::invalid_argument when the series is shorter than setup.barsNeeded() or the
   // setup is out of range (window < 1, episodeSteps < 1).
@@ -72,6 +78,8 @@ class TradingEnvironments final : public SingleAgentEnvironments {
   void resetToFrame(int env, int first, int last);
   StepResult step(int env, int action) override { return TradingRules::step(at(env), action); }
   void observe(int env, float* out) const override { TradingRules::observe(copies_[std::size_t(env)], out); }
+  std::vector<std::string> scalarNames() const override;
+  std::vector<float> scalars(int env) const override;
 
   TradingPosition position(int env) const { return copies_[std::size_t(env)].position; }
   float totalProfit(int env) const { return copies_[std::size_t(env)].totalProfit; }

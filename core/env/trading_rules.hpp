@@ -101,6 +101,29 @@ struct TradingRules {
     return {r, false, truncated};
   }
 
+  // The total profit the episode would end with at this tick: an open position sold here, less
+  // the fees; once the episode has ended, the total profit itself.
+  CAS_HD static float equity(const State& s) { return s.tick >= s.length - 1 ? s.totalProfit : profitAfter(s); }
+
+  // Buy and hold's equity over the same frame at this tick, as `eval` plays it: a buy at the
+  // first step (closing the starting Short under the market's rules, as a step would), held.
+  CAS_HD static float buyAndHoldEquity(const State& s) {
+    const int firstStep = s.series.window + 1;
+    if (s.tick < firstStep) return 1;
+    State start = s;
+    start.tick = firstStep;
+    start.lastTradeTick = s.series.window - 1;
+    start.position = TradingPosition::Short;
+    start.totalProfit = 1;
+    State held = s;
+    held.lastTradeTick = firstStep;
+    held.position = TradingPosition::Long;
+    held.totalProfit = profitAfter(start);
+    // A buy on an episode's last step is not sold: the episode ends holding it.
+    const bool boughtOnTheLastStep = s.tick == firstStep && s.tick >= s.length - 1;
+    return boughtOnTheLastStep ? held.totalProfit : profitAfter(held);
+  }
+
   // Writes 2 * window floats.
   CAS_HD static void observe(const State& s, float* out) {
     for (int row = 0; row < s.series.window; ++row) {

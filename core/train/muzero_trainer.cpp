@@ -199,12 +199,14 @@ RecordedEpisode MuZeroTrainer::recordEpisode(bool stochastic, std::uint64_t seed
   RecordedEpisode out;
   out.environment = project_.environment;
   out.observationShape = info.observationShape;
+  out.scalarNames = envs->scalarNames();
   std::vector<float> observation(static_cast<size_t>(observationSize_));
   envs->observe(0, observation.data());
   for (int t = 0; t < maxSteps; ++t) {
     const search::RootStats root = learner_->plan(observation.data(), 1).front();
     EpisodeFrame frame;
     frame.observation = observation;
+    frame.scalars = envs->scalars(0);
     frame.probabilities = root.policy;
     frame.value = root.value;
     frame.action = chooseAction(root, stochastic, random);
@@ -220,6 +222,7 @@ RecordedEpisode MuZeroTrainer::recordEpisode(bool stochastic, std::uint64_t seed
   }
   EpisodeFrame last;
   last.observation = observation;
+  last.scalars = envs->scalars(0);
   out.frames.push_back(std::move(last));
   return out;
 }

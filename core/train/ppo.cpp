@@ -295,12 +295,14 @@ RecordedEpisode PpoTrainer::recordEpisode(bool stochastic, std::uint64_t seed, i
   RecordedEpisode out;
   out.environment = project_.environment;
   out.observationShape = info.observationShape;
+  out.scalarNames = envs->scalarNames();
   std::vector<float> observations(size_t(n) * obs), logits, values;
   for (int e = 0; e < n; ++e) envs->observe(e, &observations[size_t(e) * obs]);
   for (int t = 0; t < maxSteps; ++t) {
     forward(observations, &logits, &values);
     EpisodeFrame frame;
     frame.observation.assign(observations.begin(), observations.begin() + std::ptrdiff_t(obs));
+    frame.scalars = envs->scalars(0);
     const double normaliser = logSumExp(logits.data(), actions_);
     for (int a = 0; a < actions_; ++a) frame.probabilities.push_back(float(std::exp(double(logits[size_t(a)]) - normaliser)));
     frame.value = values[0];
@@ -317,6 +319,7 @@ RecordedEpisode PpoTrainer::recordEpisode(bool stochastic, std::uint64_t seed, i
   }
   EpisodeFrame last;
   last.observation.assign(observations.begin(), observations.begin() + std::ptrdiff_t(obs));
+  last.scalars = envs->scalars(0);
   out.frames.push_back(std::move(last));
   return out;
 }

@@ -129,9 +129,11 @@ struct OptimumComparison {
 
 // One episode of a policy, frame by frame: what the studio's Episode view replays. Frame t holds
 // the observation the policy saw, its action probabilities and value there, the action taken and
-// the reward it brought; the last frame is the final observation (action -1, no reward).
+// the reward it brought; the last frame is the final observation (action -1, no reward). The
+// scalars are the environment's at that observation (SingleAgentEnvironments::scalars, named by
+// the episode's scalarNames; none for most environments).
 struct EpisodeFrame {
-  std::vector<float> observation, probabilities;
+  std::vector<float> observation, probabilities, scalars;
   float value = 0;
   int action = -1;
   float reward = 0;
@@ -139,6 +141,7 @@ struct EpisodeFrame {
 struct RecordedEpisode {
   std::string environment;
   std::vector<int> observationShape;
+  std::vector<std::string> scalarNames;
   std::vector<EpisodeFrame> frames;
   double episodeReturn = 0;
   bool ended = false;  // false: cut at the step limit before the environment ended it

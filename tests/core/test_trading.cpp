@@ -1,8 +1,9 @@
 // The trading environments (core/env/trading.hpp) against gym-anytrading's StocksEnv and
 // ForexEnv, step for step, on the package's own bundled series (STOCKS_GOOGL.csv,
 // FOREX_EURUSD_1H_ASK.csv) read from the installed package at test time, replaying the traces
-// tests/golden/make_trading_traces.py recorded; the episode windows reset() draws; and the CSV
-// reader (core/env/price_series.hpp) refusing each kind of bad file at its file:line.
+// tests/golden/make_trading_traces.py recorded; the episode windows reset() draws; the scalars a
+// recorded episode keeps per step (position, profits, buy and hold); and the CSV reader
+// (core/env/price_series.hpp) refusing each kind of bad file at its file:line.
 // Tolerances: rewards and total profits are float32 on both sides, computed by the same
 // operations in the same order, so they agree exactly in practice; the test allows a relative
 // 1e-5 (floor 1), for a numpy that computes a step in float64. The observation checksums are
@@ -169,6 +170,7 @@ class TestTrading : public QObject {
   void checkedAgainstTheGoldenData();
   void episodeWindowsAreDrawnFromTheSeed();
   void episodesEndWhereTheirWindowEnds();
+  void scalarsHoldThePositionAndTheProfits();
   void theCatalogueNamesTradingStocks();
   void readsTheTimeFormats();
   void refusesMissingColumns();
@@ -263,6 +265,52 @@ void TestTrading::episodesEndWhereTheirWindowEnds() {
   QVERIFY_THROWS_EXCEPTION(std::invalid_argument, TradingEnvironments(series, TradingSetup{TradingMarket::Stocks, 30, 10}, 1, 0));
   QVERIFY_THROWS_EXCEPTION(std::invalid_argument, env.resetToFrame(0, 4, 20));
   QVERIFY_THROWS_EXCEPTION(std::invalid_argument, env.resetToFrame(0, 30, 41));
+}
+
+// The equity at a step is what the same actions over a frame cut there end with (an open long
+// sold at the step's close), and buy and hold's is the equity of a copy that always buys; at the
+// last step both are the total profits the episodes end with.
+void TestTrading::scalarsHoldThePositionAndTheProfits() {
+  auto series = std::make_shared<PriceSeries>();
+  for (int i = 0; i < 120; ++i) series->close.push_back(100 + 20 * std::sin(i / 7.0) + 0.3 * i);
+  const TradingSetup setup{TradingMarket::Stocks, 5, 20};
+  const int first = 15, last = 75;  // ticks 5 .. 64: 59 steps
+  TradingEnvironments policy(series, setup, 1, 0), hold(series, setup, 1, 0);
+  policy.resetToFrame(0, first, last);
+  hold.resetToFrame(0, first, last);
+  QCOMPARE(policy.scalarNames(), (std::vector<std::string>{"position", "total_profit", "equity", "buy_and_hold"}));
+  std::mt19937 random(5);
+  std::vector<int> actions;
+  int trades = 0, longSteps = 0, compared = 0;
+  bool wasLong = false;
+  for (bool ended = false; !ended;) {
+    const std::vector<float> s = policy.scalars(0);
+    const bool isLong = policy.position(0) == cas::env::TradingPosition::Long;
+    QCOMPARE(s.size(), size_t(4));
+    QCOMPARE(s[0], isLong ? 1.0f : 0.0f);
+    QCOMPARE(s[1], policy.totalProfit(0));
+    QCOMPARE(s[3], hold.scalars(0)[2]);
+    // A buy on a frame's last step is never sold (gym-anytrading ends holding it), so the cut
+    // frame is compared where the step into this tick bought nothing.
+    if (policy.tick(0) > setup.window && !(isLong && !wasLong)) {
+      TradingEnvironments cut(series, setup, 1, 0);
+      cut.resetToFrame(0, first, first - setup.window + policy.tick(0) + 1);
+      for (const int a : actions) cut.step(0, a);
+      QCOMPARE(s[2], cut.totalProfit(0));
+      ++compared;
+    }
+    const int keep = isLong ? TradingEnvironments::kBuy : TradingEnvironments::kSell;
+    actions.push_back(random() % 4 == 0 ? 1 - keep : keep);
+    trades += actions.back() != keep;
+    longSteps += isLong;
+    wasLong = isLong;
+    ended = policy.step(0, actions.back()).truncated;
+    hold.step(0, TradingEnvironments::kBuy);
+  }
+  const std::vector<float> end = policy.scalars(0);
+  QCOMPARE(end[2], policy.totalProfit(0));
+  QCOMPARE(end[3], hold.totalProfit(0));
+  QVERIFY(trades >= 8 && longSteps >= 10 && compared >= 40);  // the walk held both positions and traded
 }
 
 void TestTrading::theCatalogueNamesTradingStocks() {

@@ -1,6 +1,8 @@
 // The Episode dock: a short PPO run of cartpole-ppo (trained through the CLI), recorded on the
 // recorder's thread and replayed: frames, the policy's probabilities, the slider and Play; a
-// two-player run is refused with a sentence, and the main window has the dock beside the Board.
+// trading-ppo run's episode with its position and profits per frame, drawn as a chart that follows
+// the slider; a two-player run is refused with a sentence, and the main window has the dock beside
+// the Board.
 #include <QCheckBox>
 #include <QDockWidget>
 #include <QLabel>
@@ -12,6 +14,7 @@
 #include <numeric>
 
 #include "support/cli_runs.hpp"
+#include "support/price_fixture.hpp"
 #include "widgets/board/episode_view.hpp"
 #include "widgets/main_window.hpp"
 #include "support/source_dir.hpp"
@@ -32,7 +35,7 @@ T* child(QWidget& w, const char* name) {
 class TestEpisodeView : public QObject {
   Q_OBJECT
   QTemporaryDir dir_;
-  QString ppoRun_, alphaZeroRun_;
+  QString ppoRun_, tradingRun_, alphaZeroRun_;
 
  private slots:
   void initTestCase() {
@@ -40,6 +43,12 @@ class TestEpisodeView : public QObject {
     const cas::test::Result ppo = cas::test::cli({QStringLiteral("train"), cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo")), QStringLiteral("--set"),
                                                   QStringLiteral("ppo.total_steps=4096"), QStringLiteral("--out"), ppoRun_});
     QVERIFY2(ppo.status == 0, qPrintable(ppo.err));
+    tradingRun_ = dir_.filePath(QStringLiteral("trading"));
+    const QString trading = cas::test::loadableExample(cas::test::sourcePath(QStringLiteral("projects/trading-ppo")), dir_.path());
+    const cas::test::Result tr = cas::test::cli({QStringLiteral("train"), trading, QStringLiteral("--iterations"), QStringLiteral("1"), QStringLiteral("--device"),
+                                                 QStringLiteral("cpu"), QStringLiteral("--set"), QStringLiteral("ppo.envs=2"), QStringLiteral("--set"),
+                                                 QStringLiteral("ppo.rollout_steps=64"), QStringLiteral("--out"), tradingRun_});
+    QVERIFY2(tr.status == 0, qPrintable(tr.err));
     alphaZeroRun_ = dir_.filePath(QStringLiteral("ttt"));
     const cas::test::Result az = cas::test::cli(QStringList{QStringLiteral("train"), cas::test::kExample, QStringLiteral("--iterations"), QStringLiteral("1"),
                                                             QStringLiteral("--out"), alphaZeroRun_} + cas::test::kQuick);
@@ -60,6 +69,7 @@ class TestEpisodeView : public QObject {
     const auto& episode = view.episode();
     QVERIFY2(episode.frames.size() >= 9, qPrintable(child<QLabel>(view, "episodeStatus")->text()));  // CartPole lasts at least 8 steps
     QCOMPARE(episode.environment, std::string("cartpole"));
+    QVERIFY(episode.scalarNames.empty());  // CartPole's observation is its whole state
     double sum = 0;
     for (size_t t = 0; t + 1 < episode.frames.size(); ++t) {
       const auto& f = episode.frames[t];
@@ -86,6 +96,37 @@ class TestEpisodeView : public QObject {
     QTest::mouseClick(record, Qt::LeftButton);
     QTRY_VERIFY_WITH_TIMEOUT(!view.busy(), 60000);
     QVERIFY(view.episode().frames.size() >= 9);
+  }
+
+  void drawsATradingEpisodeAsAChart() {
+    EpisodeView view;
+    view.resize(900, 560);
+    view.show();
+    view.setRun(tradingRun_, true);
+    view.record();
+    QTRY_VERIFY_WITH_TIMEOUT(!view.busy(), 60000);
+    const auto& episode = view.episode();
+    QCOMPARE(episode.environment, std::string("trading-stocks"));
+    QCOMPARE(episode.scalarNames, (std::vector<std::string>{"position", "total_profit", "equity", "buy_and_hold"}));
+    QCOMPARE(episode.frames.size(), size_t(257));  // 256 steps and the last observation
+    for (const auto& f : episode.frames) QCOMPARE(f.scalars.size(), size_t(4));
+    // The position after a step is the action's: a buy goes or stays long, a sell short.
+    for (size_t t = 0; t + 1 < episode.frames.size(); ++t) QCOMPARE(episode.frames[t + 1].scalars[0], float(episode.frames[t].action));
+    QCOMPARE(episode.frames.front().scalars, (std::vector<float>{0, 1, 1, 1}));  // short, the starting money
+    QCOMPARE(episode.frames.back().scalars[2], episode.frames.back().scalars[1]);  // at the end the equity is the total profit
+    // The chart follows the slider: the cursor moves, and buy and hold's line (its own blue) is drawn.
+    auto* canvas = child<QWidget>(view, "episodeCanvas");
+    const QImage start = canvas->grab().toImage();
+    child<QSlider>(view, "episodeFrame")->setValue(128);
+    const QImage middle = canvas->grab().toImage();
+    QVERIFY(start != middle);
+    int buyAndHold = 0;
+    for (int y = 0; y < middle.height(); ++y)
+      for (int x = 0; x < middle.width(); ++x) {
+        const QColor c = middle.pixelColor(x, y);
+        buyAndHold += std::abs(c.red() - 110) + std::abs(c.green() - 175) + std::abs(c.blue() - 230) < 30;
+      }
+    QVERIFY2(buyAndHold > 50, qPrintable(QString::number(buyAndHold)));
   }
 
   void aTwoPlayerRunIsRefused() {

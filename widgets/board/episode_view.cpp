@@ -15,6 +15,7 @@
 #include "core/engine/trained_run.hpp"
 #include "core/env/environments.hpp"
 #include "core/exec/backend.hpp"
+#include "widgets/board/trading_chart.hpp"
 
 namespace cas::widgets {
 namespace {
@@ -77,16 +78,20 @@ void EpisodeCanvas::paintEvent(QPaintEvent*) {
   }
   const train::EpisodeFrame& f = episode_->frames[size_t(std::clamp(frame_, 0, int(episode_->frames.size()) - 1))];
   const QRectF all = QRectF(rect()).adjusted(8, 8, -8, -8);
-  // Side by side when the dock is wide; in a narrow dock the policy's numbers go below the picture.
+  const env::EnvironmentInfo* info = env::findEnvironment(episode_->environment);
+  const bool priceChart = info && info->needsSeries;
+  // Side by side when the dock is wide; in a narrow dock the policy's numbers go below the
+  // picture. A price chart spreads its steps across, so it keeps the whole width for longer.
   const QFontMetricsF m(font());
   const double policyHeight = m.height() * (4.5 + 2.0 * double(f.probabilities.size()));
-  const bool stacked = all.width() < 480;
+  const bool stacked = all.width() < (priceChart ? 900 : 480);
   const double policyWidth = std::min(240.0, all.width() * 0.4);
   const QRectF world = stacked ? QRectF(all.left(), all.top(), all.width(), std::max(80.0, all.height() - policyHeight))
                                : QRectF(all.left(), all.top(), all.width() - policyWidth - 12, all.height());
   const QRectF policy = stacked ? QRectF(all.left(), world.bottom() + 4, all.width(), all.bottom() - world.bottom() - 4)
                                 : QRectF(world.right() + 12, all.top(), policyWidth, all.height());
   if (episode_->environment == "cartpole") drawCartPole(p, world, f.observation);
+  else if (priceChart) TradingChart(*episode_).draw(p, world, frame_);
   else drawGrid(p, world, f.observation, episode_->observationShape);
   drawPolicy(p, policy, f);
 }

@@ -3,8 +3,10 @@
 // frame. "Record Episode" opens the run's newest valid checkpoint on the CPU backend, on a
 // worker thread (EpisodeRecorder), and plays one episode in a fresh environment (greedy, or with
 // sampled actions); the view then draws each frame (CartPole as a cart and its pole, a MinAtar
-// game as its coloured 10x10 grid) beside the policy's action probabilities and value there, the
-// action taken and the return so far. A slider and Play step through the frames.
+// game as its coloured 10x10 grid, a trading episode as its price chart with the positions and
+// the equity, the cursor at the frame: trading_chart.hpp) beside the policy's action
+// probabilities and value there, the action taken and the return so far. A slider and Play step
+// through the frames.
 // Works the same whatever backend trained the run: the recording is the CPU backend's.
 // Thread-safety: EpisodeView on the GUI thread; EpisodeRecorder on its own thread, reached by
 // queued signals only.
