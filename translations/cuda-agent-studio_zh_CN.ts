@@ -243,6 +243,10 @@
         <source>Trading: the share of the price series, from its start, that training draws its episodes from; eval trades the rest, held out.</source>
         <translation>交易：训练从价格序列开头起抽取回合所用的比例；eval 在其余留出部分上交易。</translation>
     </message>
+    <message>
+        <source>Trading: what a step rewards: price, gym-anytrading&apos;s price change of each closed long (fees not counted); equity, the change of the equity in percent of the starting money (fees counted).</source>
+        <translation>交易：每一步的奖励：price 为 gym-anytrading 的每笔平仓多头的价格变化（不计手续费）；equity 为权益的变化，以初始资金的百分比计（计入手续费）。</translation>
+    </message>
 </context>
 <context>
     <name>cas::RuntimeStats</name>

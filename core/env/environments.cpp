@@ -42,7 +42,7 @@ std::unique_ptr<SingleAgentEnvironments> marketMaking(int count, std::uint64_t s
 }
 // Copies trading the training part of the project's series.
 std::unique_ptr<SingleAgentEnvironments> tradingStocks(int count, std::uint64_t seed, const EnvironmentData& data) {
-  return std::make_unique<TradingEnvironments>(tradingPart(data, stocksSetup()), stocksSetup(), count, seed);
+  return std::make_unique<TradingEnvironments>(tradingPart(data, stocksSetup(data)), stocksSetup(data), count, seed);
 }
 
 EnvironmentInfo boardGame(std::string name, std::string summary, BoardGeometry board, std::unique_ptr<PerfectPlayer> (*perfect)(std::size_t),

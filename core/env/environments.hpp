@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/env/trading_rules.hpp"
+
 namespace cas::env {
 
 class PerfectPlayer;
@@ -20,10 +22,12 @@ struct PriceSeries;
 
 // What a project gives an environment beyond its name: the price series a trading environment
 // steps over (project.toml's `series`), and the part of it training draws its episodes from
-// (trading.train_fraction; the rest is held out for `eval`). Empty for every other environment.
+// (trading.train_fraction; the rest is held out for `eval`), and what its steps reward
+// (trading.reward). Empty for every other environment.
 struct EnvironmentData {
   std::shared_ptr<const PriceSeries> series;
   double trainFraction = 0.8;
+  TradingReward tradingReward = TradingReward::PriceChange;  // trading.reward
 };
 
 // A board game's board: how it is laid out, how a move is written and how stones are drawn.

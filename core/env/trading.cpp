@@ -55,6 +55,12 @@ std::shared_ptr<const PriceSeries> tradingPart(const EnvironmentData& data, cons
   return leadingBars(*data.series, trainingBars(data.series->size(), data.trainFraction));
 }
 
+TradingSetup stocksSetup(const EnvironmentData& data) {
+  TradingSetup setup = stocksSetup();
+  setup.reward = data.tradingReward;
+  return setup;
+}
+
 TradingSeriesView tradingView(const PriceSeries& series, const TradingSetup& setup, std::vector<float>& prices, std::vector<float>& diffs) {
   const std::vector<double>& close = series.close;
   prices.resize(close.size());
@@ -70,6 +76,7 @@ TradingSeriesView tradingView(const PriceSeries& series, const TradingSetup& set
   view.window = setup.window;
   view.episodeSteps = setup.episodeSteps;
   view.market = setup.market;
+  view.reward = setup.reward;
   return view;
 }
 

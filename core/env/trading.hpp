@@ -27,12 +27,15 @@ struct TradingSetup {
   TradingMarket market = TradingMarket::Stocks;
   int window = 30;         // bars in an observation (gym-anytrading's window_size)
   int episodeSteps = 256;  // steps of an episode reset() draws
+  TradingReward reward = TradingReward::PriceChange;
   // Bars one episode needs: its window, its steps and the bar a first trade is priced against.
   int barsNeeded() const { return window + episodeSteps + 1; }
 };
 
 // trading-stocks' setup in the catalogue: stocks-v0's window of 30 bars, episodes of 256 steps.
 inline TradingSetup stocksSetup() { return {}; }
+// The catalogue's setup with what the project chose (trading.reward).
+TradingSetup stocksSetup(const EnvironmentData& data);
 
 // Training on the first part of a series and judging on the rest (trading.train_fraction):
 // bars [0, trainingBars) are the training part PPO's episodes are drawn from, the rest the

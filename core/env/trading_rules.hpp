@@ -17,13 +17,17 @@
 // profit 1. Actions: 0 sells, 1 buys (gym-anytrading has no hold: an action that agrees with the
 // position keeps it). A step: t += 1 (truncated when t reaches L - 1); a trade is a buy while
 // Short or a sell while Long; then, with the position before the trade,
-//   - reward, stocks: p[t] - p[last] when a trade closes a Long, else 0;
+//   - reward (TradingReward::PriceChange, gym-anytrading's), stocks: p[t] - p[last] when a trade closes a Long, else 0;
 //             forex: (p[t] - p[last]) * 10000 when a trade closes a Long, -(p[t] - p[last]) * 10000
 //             when it closes a Short, else 0 (pips);
 //   - total profit, on a trade or the episode's last step, stocks: a Long's shares bought with
 //     the profit less the 0.5% ask fee at p[last] are sold less the 1% bid fee at p[t];
 //     forex (unit side left): a Short's profit becomes profit * (p[last] - 0.0003) / p[t];
-//   - a trade flips the position and sets last = t.
+//   - a trade flips the position and sets last = t;
+//   - with TradingReward::Equity the reward is instead (equity after - equity before) * 100:
+//     the equity (equity() below) is the total profit with an open long sold at the tick's
+//     close less the fees, so over an episode the rewards sum to about 100 (final total profit
+//     - 1), float32's rounding aside.
 // All in float32, as numpy >= 2 computes it (gym-anytrading's prices are float32 and Python's
 // floats adapt to them), with no operation whose result may differ between host and device: the
 // device twin agrees with the CPU twin to the bit. The observation: the W rows t-W+1..t of
@@ -39,6 +43,10 @@ namespace cas::env {
 
 enum class TradingMarket : std::uint8_t { Stocks, Forex };
 enum class TradingPosition : std::uint8_t { Short = 0, Long = 1 };
+// What a step rewards (trading.reward): gym-anytrading's price change of each closed long
+// (fees not counted; the rules the check against gym-anytrading covers), or the change of the
+// equity over the step in percent of the starting money (fees counted as they are paid).
+enum class TradingReward : std::uint8_t { PriceChange, Equity };
 
 struct TradingSeriesView {
   const float* prices = nullptr;
@@ -47,6 +55,7 @@ struct TradingSeriesView {
   int window = 30;         // bars in an observation (gym-anytrading's window_size)
   int episodeSteps = 256;  // steps of an episode reset() draws
   TradingMarket market = TradingMarket::Stocks;
+  TradingReward reward = TradingReward::PriceChange;
   // Bars one episode needs: its window, its steps and the bar a first trade is priced against.
   CAS_HD int barsNeeded() const { return window + episodeSteps + 1; }
 };
@@ -88,16 +97,18 @@ struct TradingRules {
 
   CAS_HD static StepResult step(State& s, int action) {
     if (s.tick >= s.length - 1) return {0.0f, false, true};  // ended: stays until reset
+    const float equityBefore = s.series.reward == TradingReward::Equity ? equity(s) : 0.0f;
     ++s.tick;
     const bool truncated = s.tick == s.length - 1;
     const bool trade = (action == kBuy && s.position == TradingPosition::Short) || (action == kSell && s.position == TradingPosition::Long);
-    const float r = trade ? tradeReward(s) : 0.0f;
-    s.totalReward += r;
+    float r = trade ? tradeReward(s) : 0.0f;
     if (trade || truncated) s.totalProfit = profitAfter(s);
     if (trade) {
       s.position = s.position == TradingPosition::Long ? TradingPosition::Short : TradingPosition::Long;
       s.lastTradeTick = s.tick;
     }
+    if (s.series.reward == TradingReward::Equity) r = (equity(s) - equityBefore) * 100.0f;
+    s.totalReward += r;
     return {r, false, truncated};
   }
 

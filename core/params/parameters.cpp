@@ -89,6 +89,7 @@ std::vector<ParameterSpec> standardSpecs() {
       floatParam("muzero.min_max_floor", 0.0, 1e6, 0.0, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "MuZero: the smallest span of Q values the search's min-max normalisation divides by (0: the span seen, as MuZero does); above 0, values that differ only by the model's noise, in a tree whose rewards are all zero, are not stretched to [0, 1].")),
       intParam("muzero.total_steps", 1, 1000000000000, 1000000, kLive, QT_TRANSLATE_NOOP("cas::Parameters", "MuZero: environment steps of the whole run; the run ends there.")),
 
+      choiceParam("trading.reward", {"price", "equity"}, "price", kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Trading: what a step rewards: price, gym-anytrading's price change of each closed long (fees not counted); equity, the change of the equity in percent of the starting money (fees counted).")),
       floatParam("trading.train_fraction", 0.05, 0.95, 0.8, kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Trading: the share of the price series, from its start, that training draws its episodes from; eval trades the rest, held out.")),
 
       choiceParam("runtime.device", {"auto", "cpu", "cuda"}, "auto", kRestart, QT_TRANSLATE_NOOP("cas::Parameters", "Backend: auto uses CUDA when it is available, else the CPU.")),

@@ -250,7 +250,9 @@ class Validator {
 }  // namespace
 
 env::EnvironmentData environmentData(const Project& project) {
-  return {project.series, project.parameters.getFloat("trading.train_fraction")};
+  const bool equity = project.parameters.getChoice("trading.reward") == "equity";
+  return {project.series, project.parameters.getFloat("trading.train_fraction"),
+          equity ? env::TradingReward::Equity : env::TradingReward::PriceChange};
 }
 
 bool isKnownAlgorithm(const std::string& name) { return name == "alphazero" || name == "ppo" || name == "muzero"; }

@@ -8,6 +8,7 @@
 #include "core/env/environments.hpp"
 #include "core/env/market_making.hpp"
 #include "core/env/trading.hpp"
+#include "core/project/project.hpp"
 #include "core/train/ppo.hpp"
 #include "core/train/ppo_math.hpp"
 
@@ -48,7 +49,8 @@ std::optional<HeldOutResult> PpoTrainer::heldOut() {
   out.seriesBars = project_.series->size();
   out.firstBar = env::trainingBars(out.seriesBars, params_.getFloat("trading.train_fraction"));
   // One copy trades; the inference program's other rows hold its first observation, unused.
-  env::TradingEnvironments policy(project_.series, env::stocksSetup(), 1, 0), hold(project_.series, env::stocksSetup(), 1, 0);
+  const env::TradingSetup setup = env::stocksSetup(project::environmentData(project_));
+  env::TradingEnvironments policy(project_.series, setup, 1, 0), hold(project_.series, setup, 1, 0);
   policy.resetToFrame(0, out.firstBar, out.seriesBars);
   hold.resetToFrame(0, out.firstBar, out.seriesBars);
   const auto obs = size_t(obsSize_);

@@ -9,7 +9,7 @@ namespace cas::gpu::env {
 
 DeviceSeries::DeviceSeries(const cas::env::EnvironmentData& data, std::shared_ptr<DeviceRuntime> runtime) : rt_(std::move(runtime)) {
   // The catalogue's one trading environment trades stocks-v0's window, the device rows' width.
-  const cas::env::TradingSetup setup = cas::env::stocksSetup();
+  const cas::env::TradingSetup setup = cas::env::stocksSetup(data);
   static_assert(2 * cas::env::TradingSetup{}.window == cas::env::TradingRules::kObservationSize);
   const std::shared_ptr<const cas::env::PriceSeries> part = cas::env::tradingPart(data, setup);
   std::vector<float> prices, diffs;

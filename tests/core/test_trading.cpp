@@ -170,6 +170,7 @@ class TestTrading : public QObject {
   void checkedAgainstTheGoldenData();
   void episodeWindowsAreDrawnFromTheSeed();
   void episodesEndWhereTheirWindowEnds();
+  void equityRewardsSumToTheProfit();
   void scalarsHoldThePositionAndTheProfits();
   void theCatalogueNamesTradingStocks();
   void readsTheTimeFormats();
@@ -243,6 +244,36 @@ void TestTrading::episodeWindowsAreDrawnFromTheSeed() {
   a.observe(0, obs.data());
   QCOMPARE(obs[2 * 9], float(100 + a.frameBegin(0) + 10));  // the newest row: the bar at tick W
   QCOMPARE(obs[2 * 9 + 1], 1.0f);
+}
+
+// trading.reward = "equity": a step's reward is the change of the equity in percent of the
+// starting money, so an episode's rewards sum to 100 (final total profit - 1); a buy costs its
+// fees at once; the price-change rules' results (position, total profit) do not change.
+void TestTrading::equityRewardsSumToTheProfit() {
+  auto series = std::make_shared<PriceSeries>();
+  for (int i = 0; i < 400; ++i) series->close.push_back(100 + 10 * std::sin(i / 7.0) + 0.05 * i);
+  TradingSetup setup{TradingMarket::Stocks, 10, 120};
+  TradingEnvironments price(series, setup, 16, 5);
+  setup.reward = cas::env::TradingReward::Equity;
+  TradingEnvironments equity(series, setup, 16, 5);
+  std::mt19937 rng(3);
+  for (int g = 0; g < 16; ++g) {
+    double sum = 0;
+    bool ended = false;
+    for (int step = 0; !ended; ++step) {
+      const int action = int(rng() % 2);
+      const cas::env::StepResult a = price.step(g, action), b = equity.step(g, action);
+      QCOMPARE(equity.position(g), price.position(g));
+      QCOMPARE(equity.totalProfit(g), price.totalProfit(g));
+      if (step == 0 && action == TradingEnvironments::kBuy)  // the fees, paid at once: 0.5% and 1%
+        QVERIFY2(std::abs(b.reward - 100 * (0.995f * 0.99f - 1)) < 1e-3, qPrintable(QString::number(b.reward)));
+      sum += b.reward;
+      ended = a.truncated;
+      QCOMPARE(b.truncated, a.truncated);
+    }
+    const double want = 100 * (double(equity.totalProfit(g)) - 1);
+    QVERIFY2(std::abs(sum - want) < 1e-3, qPrintable(QStringLiteral("copy %1: rewards %2, profit %3").arg(g).arg(sum).arg(want)));
+  }
 }
 
 void TestTrading::episodesEndWhereTheirWindowEnds() {

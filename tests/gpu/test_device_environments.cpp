@@ -27,14 +27,18 @@ std::shared_ptr<exec::Backend> cuda() {
   return e ? e->backend : nullptr;
 }
 
-const char* const kEnvironments[] = {"cartpole",         "minatar-asterix",        "minatar-breakout", "minatar-freeway",
-                                     "minatar-seaquest", "minatar-space-invaders", "trading-stocks", "market-making"};
+// A row is an environment, or a trading environment and its reward after a '/'.
+const char* const kEnvironments[] = {"cartpole",         "minatar-asterix",        "minatar-breakout", "minatar-freeway",        "minatar-seaquest",
+                                     "minatar-space-invaders", "trading-stocks", "trading-stocks/equity", "market-making"};
 
-// What the project would give `environment`: for trading, a synthetic series of 3,000 daily bars
+std::string environmentOf(const QString& row) { return row.section(QLatin1Char('/'), 0, 0).toStdString(); }
+
+// What the project would give the row's environment: for trading, a synthetic series of 3,000 daily bars
 // (read through the CSV reader, as a project's), 80% of it traded.
-env::EnvironmentData dataFor(const std::string& environment) {
+env::EnvironmentData dataFor(const QString& row) {
   env::EnvironmentData data;
-  if (!env::findEnvironment(environment)->needsSeries) return data;
+  if (!env::findEnvironment(environmentOf(row))->needsSeries) return data;
+  if (row.endsWith(QStringLiteral("/equity"))) data.tradingReward = env::TradingReward::Equity;
   QTemporaryDir dir;
   const QString path = dir.filePath(QStringLiteral("prices.csv"));
   if (!cas::test::writeText(path, cas::test::syntheticPrices(3000, 4))) throw std::runtime_error("cannot write the series");
@@ -63,7 +67,7 @@ class TestDeviceEnvironments : public QObject {
   }
   void stepsAsTheCpuTwin() {
     QFETCH(QString, name);
-    const std::string environment = name.toStdString();
+    const std::string environment = environmentOf(name);
     const env::EnvironmentInfo& info = *env::findEnvironment(environment);
     const bool exact = environment != "cartpole";
     // Freeway's episodes end by its clock, after 2500 steps.
@@ -71,7 +75,7 @@ class TestDeviceEnvironments : public QObject {
     const int kSteps = environment == "minatar-freeway" ? 2600 : 400;
     constexpr std::uint64_t kSeed = 7;
     std::string reason;
-    const env::EnvironmentData data = dataFor(environment);
+    const env::EnvironmentData data = dataFor(name);
     auto device = cuda()->deviceServices()->createEnvironments(environment, kCopies, kSeed, data, &reason);
     QVERIFY2(device, reason.c_str());
     QCOMPARE(device->observationSize(), observationSize(info));
@@ -122,11 +126,11 @@ class TestDeviceEnvironments : public QObject {
   void randomRunAsTheCpuLoop_data() { stepsAsTheCpuTwin_data(); }
   void randomRunAsTheCpuLoop() {
     QFETCH(QString, name);
-    const std::string environment = name.toStdString();
+    const std::string environment = environmentOf(name);
     const env::EnvironmentInfo& info = *env::findEnvironment(environment);
     constexpr int kCopies = 512, kSteps = 300;
     std::string reason;
-    const env::EnvironmentData data = dataFor(environment);
+    const env::EnvironmentData data = dataFor(name);
     auto device = cuda()->deviceServices()->createEnvironments(environment, kCopies, 3, data, &reason);
     QVERIFY2(device, reason.c_str());
     const auto run = device->stepRandomly(kSteps, 11);
