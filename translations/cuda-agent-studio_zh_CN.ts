@@ -2278,6 +2278,10 @@ Project %2 (%3), checkpoint %4</source>
         <source>%1 = %2 live from iteration %3</source>
         <translation>%1 = %2（自第 %3 次迭代起实时更改）</translation>
     </message>
+    <message>
+        <source>return %1</source>
+        <translation>回报 %1</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::RunController</name>

@@ -143,6 +143,22 @@ class TestRunsDock : public QObject {
     QCOMPARE(cas::widgets::readRunSummary(run, nullptr).lastScore, QStringLiteral("mcts_200 0.25, 完美玩家 0.75, 随机玩家 1.00"));
   }
 
+  // A run with no opponents (PPO, MuZero) shows its last mean episode return, in the user's
+  // language.
+  void lastScoreOfAnEpisodicRunIsItsReturn() {
+    const QString run = dir_.filePath(QStringLiteral("scored-run"));  // a run folder, made by the test before
+    QVERIFY(QFile::exists(run + QStringLiteral("/config.toml")));
+    QFile metrics(run + QStringLiteral("/metrics.jsonl"));
+    QVERIFY(metrics.open(QIODevice::WriteOnly));
+    metrics.write("{\"iteration\": 1, \"episode_return_mean\": 38.879}\n{\"iteration\": 2, \"loss\": 1.0}\n");
+    metrics.close();
+    QCOMPARE(cas::widgets::readRunSummary(run, nullptr).lastScore, QStringLiteral("return 38.9"));
+    QTranslator chinese;
+    QVERIFY(chinese.load(QStringLiteral(":/i18n/cuda-agent-studio_zh_CN.qm")));
+    QVERIFY(QCoreApplication::installTranslator(&chinese));  // until the test ends
+    QCOMPARE(cas::widgets::readRunSummary(run, nullptr).lastScore, QStringLiteral("回报 38.9"));
+  }
+
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName(QStringLiteral("CUDA-Agent-Test"));

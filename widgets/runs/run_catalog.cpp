@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLocale>
 #include <QStandardPaths>
 
 #include <algorithm>
@@ -95,6 +96,12 @@ RunSummary readRunSummary(const QString& folder, const project::Project* current
   const std::vector<QJsonObject> metrics = lastJsonLines(s.folder + QStringLiteral("/metrics.jsonl"), 64 * 1024);
   if (!metrics.empty()) s.iterations = qint64(metrics.back().value(QLatin1String("iteration")).toDouble());
   for (auto it = metrics.rbegin(); it != metrics.rend() && s.lastScore.isEmpty(); ++it) s.lastScore = scoresOf(*it);
+  // A run without opponents (PPO, MuZero): its last mean episode return.
+  for (auto it = metrics.rbegin(); it != metrics.rend() && s.lastScore.isEmpty(); ++it) {
+    const QJsonValue mean = it->value(QLatin1String("episode_return_mean"));
+    if (mean.isDouble())
+      s.lastScore = QCoreApplication::translate("cas::widgets::RunCatalog", "return %1").arg(QLocale().toString(mean.toDouble(), 'f', 1));
+  }
 
   if (current) {
     for (const params::ParameterSpec& spec : params::ParameterRegistry::standard().all()) {

@@ -28,7 +28,8 @@ struct RunSummary {
   QString name;              // the folder's name
   QDateTime started;         // when config.toml was written (the run's creation)
   qint64 iterations = 0;     // the last iteration in metrics.jsonl
-  QString lastScore;         // "perfect 0.75, random 1.00" from the last evaluation; empty without one
+  QString lastScore;         // "perfect 0.75, random 1.00" from the last evaluation, else "return 65.6" (the last mean
+                             // episode return); empty without either
   QString projectFolder;     // the project the run trains (config.toml's `project`)
   QStringList differences;   // parameters that differ from the open project, then changes made live
   bool hasCheckpoint = false;
