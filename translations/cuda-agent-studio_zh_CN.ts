@@ -2452,6 +2452,14 @@ Its folder, with its checkpoints, metrics and logs, is removed from the disk; th
         <source>%1 was not added to the runs: %2</source>
         <translation>%1 未添加到运行列表：%2</translation>
     </message>
+    <message>
+        <source>Records an episode of the selected run in the Episode dock.</source>
+        <translation>在“回合”停靠窗中录制所选运行的一个回合。</translation>
+    </message>
+    <message>
+        <source>Analyse sets up positions on the Board: for board-game runs only.</source>
+        <translation>分析在棋盘上摆设局面：仅适用于棋盘游戏的运行。</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::RunsModel</name>

@@ -80,6 +80,13 @@ void MainWindow::connectRuns(QDockWidget* metrics, QDockWidget* board) {
   // The Metrics dock's own Overlay Run... and Remove Overlay change the ticks too.
   connect(metrics_, &MetricsPanel::overlaysChanged, runsDock_, [this] { runsDock_->model()->setOverlaidRuns(metrics_->overlays()); });
   connect(runsDock_, &RunsDock::playRequested, this, [this, board](const QString& folder) {
+    const int row = runsDock_->model()->rowOf(folder);
+    if (row >= 0 && runsDock_->model()->run(row).singleAgent) {  // no board: an episode of it
+      episodeView_->setRun(folder, true);
+      episodeView_->record();
+      findChild<QDockWidget*>(QStringLiteral("episodeDock"))->raise();
+      return;
+    }
     if (reportBoardBusy()) return;
     playPanel_->setMode(PlayPanel::Mode::Play);
     playPanel_->loadRun(folder);

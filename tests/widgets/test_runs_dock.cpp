@@ -33,6 +33,7 @@
 
 #include <functional>
 
+#include "widgets/board/episode_view.hpp"
 #include "widgets/board/play_panel.hpp"
 #include "widgets/editor/pdl_editor.hpp"
 #include "widgets/log_panel.hpp"
@@ -322,6 +323,33 @@ class TestRunsDock : public QObject {
     QVERIFY(!QFileInfo::exists(renamed));
     QCOMPARE(runs->rowCount(), elsewhere + 1);
     QVERIFY(w.metricsPanel()->overlays().isEmpty());
+  }
+
+  // A single-agent run (PPO) has no board: Play records an episode of it in the Episode dock,
+  // and Analyse, which sets up board positions, is off and says why.
+  void singleAgentRunsPlayAnEpisode() {
+    const QString project = dir_.filePath(QStringLiteral("episodic"));
+    QDir().mkpath(project);
+    QFile::copy(cas::test::sourcePath(QStringLiteral("projects/cartpole-ppo/policy.pdl")), project + QStringLiteral("/policy.pdl"));
+    QVERIFY(writeText(project + QStringLiteral("/project.toml"),
+                      QStringLiteral("name = \"episodic\"\nenvironment = \"cartpole\"\nalgorithm = \"ppo\"\npolicy = \"policy.pdl\"\n"
+                                     "[ppo]\nenvs = 4\nrollout_steps = 16\nminibatches = 2\nepochs = 1\n")));
+    MainWindow w;
+    w.show();
+    QVERIFY(w.openProject(project));
+    const QString run = train(w, 1);
+    QVERIFY(!run.isEmpty());
+    w.runsDock()->selectRun(run);
+    auto* play = w.findChild<QAction*>(QStringLiteral("runPlayAction"));
+    auto* analyse = w.findChild<QAction*>(QStringLiteral("runAnalyseAction"));
+    QVERIFY(play->isEnabled());
+    QVERIFY(!analyse->isEnabled());
+    QVERIFY2(analyse->toolTip().contains(QStringLiteral("board-game runs only")), qPrintable(analyse->toolTip()));
+    QVERIFY2(play->toolTip().contains(QStringLiteral("Episode dock")), qPrintable(play->toolTip()));
+    play->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.episodeView()->busy() && !w.episodeView()->episode().frames.empty(), 60000);
+    QCOMPARE(QString::fromStdString(w.episodeView()->episode().environment), QStringLiteral("cartpole"));
+    QVERIFY(!w.playPanel()->agent());  // the Board was left alone
   }
 
   void boardUsesTheRunsOwnPolicyAndReportsFailures() {

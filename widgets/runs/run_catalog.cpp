@@ -11,6 +11,7 @@
 
 #include <algorithm>
 
+#include "core/env/environments.hpp"
 #include "core/engine/run_folder.hpp"
 #include "widgets/metrics/run_metrics.hpp"
 #include "core/engine/run_lock.hpp"
@@ -85,6 +86,8 @@ RunSummary readRunSummary(const QString& folder, const project::Project* current
     return s;
   }
   s.projectFolder = QString::fromStdString(recorded.directory.string());
+  const env::EnvironmentInfo* environment = env::findEnvironment(recorded.environment);
+  s.singleAgent = environment && !environment->twoPlayer;
 
   const engine::RunLockState lock = engine::readRunLockState(dir);
   s.pid = lock.pid;

@@ -28,6 +28,7 @@ struct RunSummary {
   QString name;              // the folder's name
   QDateTime started;         // when config.toml was written (the run's creation)
   qint64 iterations = 0;     // the last iteration in metrics.jsonl
+  bool singleAgent = false;  // its environment is a single-agent one (PPO, MuZero): no Board, an Episode
   QString lastScore;         // "perfect 0.75, random 1.00" from the last evaluation, else "return 65.6" (the last mean
                              // episode return); empty without either
   QString projectFolder;     // the project the run trains (config.toml's `project`)

@@ -129,7 +129,13 @@ void RunsDock::updateActions() {
   metricsAction_->setEnabled(readable && !training_);
   resumeAction_->setEnabled(readable && !writing && !training_ && run->hasCheckpoint);
   playAction_->setEnabled(readable && run->hasCheckpoint);
-  analyseAction_->setEnabled(readable && run->hasCheckpoint);
+  // A single-agent run has no positions to set up: Play records an episode instead.
+  analyseAction_->setEnabled(readable && run->hasCheckpoint && !run->singleAgent);
+  const bool episodic = run && run->singleAgent;
+  playAction_->setToolTip(episodic ? tr("Records an episode of the selected run in the Episode dock.")
+                                   : tr("Loads the selected run on the Board to play against it."));
+  analyseAction_->setToolTip(episodic ? tr("Analyse sets up positions on the Board: for board-game runs only.")
+                                      : tr("Loads the selected run on the Board in Set up mode, to analyse positions with it."));
   renameAction_->setEnabled(readable && !writing);
   deleteAction_->setEnabled(run && !writing);
   openFolderAction_->setEnabled(run && QFileInfo(run->folder).isDir());
