@@ -2706,6 +2706,14 @@ Tick the box to draw this run&apos;s metrics in the Metrics dock beside the curr
         <source>Search tree: show the game&apos;s newest tree once (Refresh)</source>
         <translation>搜索树：显示该对局最新的树一次（刷新）</translation>
     </message>
+    <message>
+        <source>This project trains with PPO, which searches no tree: the Metrics and Episode docks show its training.</source>
+        <translation>此项目使用 PPO 训练，不进行树搜索：“指标”和“回合”停靠窗显示其训练。</translation>
+    </message>
+    <message>
+        <source>The tree view does not show MuZero&apos;s search over its learned model yet: the Metrics and Episode docks show its training.</source>
+        <translation>树视图尚未显示 MuZero 在其学习模型上的搜索：“指标”和“回合”停靠窗显示其训练。</translation>
+    </message>
 </context>
 <context>
     <name>cas::widgets::SearchTreeView</name>

@@ -474,6 +474,7 @@ bool MainWindow::openProject(const QString& folder) {
   policyEditor_->openFile(QString::fromStdString(p.policyFile.string()));
   parameterModel_->showParameters(p.parameters);
   tuningPanel_->showAlgorithm(p.algorithm);
+  searchTree_->showAlgorithm(p.algorithm);
   tuningPanel_->setProjectFile(QString::fromStdString(p.projectFile.string()));
   runsDock_->model()->setProject(p);
   runsDock_->refresh();

@@ -19,6 +19,7 @@
 #include <QProcess>
 #include <QPushButton>
 #include <QSettings>
+#include <QCheckBox>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -43,6 +44,7 @@
 #include "widgets/runs/run_controller.hpp"
 #include "widgets/runs/runs_dock.hpp"
 #include "widgets/runs/runs_model.hpp"
+#include "widgets/tree/search_tree_view.hpp"
 #include "widgets/tuning/parameter_table_model.hpp"
 #include "widgets/tuning/tuning_panel.hpp"
 #include "support/source_dir.hpp"
@@ -326,7 +328,8 @@ class TestRunsDock : public QObject {
   }
 
   // A single-agent run (PPO) has no board: Play records an episode of it in the Episode dock,
-  // and Analyse, which sets up board positions, is off and says why.
+  // and Analyse, which sets up board positions, is off and says why. Its project has no search
+  // tree: the Search tree's controls are off and its status says why.
   void singleAgentRunsPlayAnEpisode() {
     const QString project = dir_.filePath(QStringLiteral("episodic"));
     QDir().mkpath(project);
@@ -337,8 +340,19 @@ class TestRunsDock : public QObject {
     MainWindow w;
     w.show();
     QVERIFY(w.openProject(project));
+    // The Search tree has nothing to show for it: its controls are off and it says why.
+    auto* tree = w.searchTreePanel();
+    QVERIFY2(tree->statusText().contains(QStringLiteral("PPO")), qPrintable(tree->statusText()));
+    QVERIFY(!tree->findChild<QCheckBox*>(QStringLiteral("searchTreeFollow"))->isEnabled());
+    QVERIFY(!tree->findChild<QSpinBox*>(QStringLiteral("searchTreeGame"))->isEnabled());
     const QString run = train(w, 1);
     QVERIFY(!run.isEmpty());
+    QVERIFY2(tree->statusText().contains(QStringLiteral("PPO")), qPrintable(tree->statusText()));
+    // A board-game project turns them on again.
+    QVERIFY(w.openProject(quickProject(QStringLiteral("boardgame"))));
+    QVERIFY(tree->findChild<QCheckBox*>(QStringLiteral("searchTreeFollow"))->isEnabled());
+    QVERIFY(!tree->statusText().contains(QStringLiteral("PPO")));
+    QVERIFY(w.openProject(project));
     w.runsDock()->selectRun(run);
     auto* play = w.findChild<QAction*>(QStringLiteral("runPlayAction"));
     auto* analyse = w.findChild<QAction*>(QStringLiteral("runAnalyseAction"));

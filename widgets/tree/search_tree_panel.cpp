@@ -17,6 +17,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "widgets/board/board_view.hpp"
 #include "widgets/board/play_panel.hpp"
@@ -349,8 +350,9 @@ void SearchTreePanel::setGame(int game) {
     view_->setEmptyMessage(tr("Searching the Board's position…"));
     requestBoardTree(false);
   } else {
-    view_->setEmptyMessage(run_ && run_->running() ? tr("Waiting for the first snapshot of self-play game %1…").arg(game_ + 1)
-                                                   : tr("Train the project to watch the search tree of a self-play game grow."));
+    view_->setEmptyMessage(!noTree_.isEmpty()            ? noTree_
+                           : run_ && run_->running() ? tr("Waiting for the first snapshot of self-play game %1…").arg(game_ + 1)
+                                                     : tr("Train the project to watch the search tree of a self-play game grow."));
     refreshTree();
   }
   updateControls();
@@ -459,14 +461,34 @@ void SearchTreePanel::publishStats() {
 
 QString SearchTreePanel::statusText() const { return status_->text(); }
 
+void SearchTreePanel::showAlgorithm(const std::string& algorithm) {
+  if (algorithm == "ppo")
+    noTree_ = tr("This project trains with PPO, which searches no tree: the Metrics and Episode docks show its training.");
+  else if (algorithm == "muzero")
+    noTree_ = tr("The tree view does not show MuZero's search over its learned model yet: the Metrics and Episode docks show its training.");
+  else
+    noTree_.clear();
+  view_->setEmptyMessage(noTree_.isEmpty() ? tr("Train the project to watch the search tree of a self-play game grow.") : noTree_);
+  updateControls();
+}
+
 void SearchTreePanel::updateControls() {
   const bool running = run_ && run_->running();
   const bool paused = running && run_->paused();
   const bool board = followsBoard();
-  follow_->setEnabled(!board);
-  refreshButton_->setEnabled(running && !follow_->isChecked() && !board);
-  step_->setVisible(teachingMode());
+  const bool hasTree = noTree_.isEmpty();  // the project's algorithm has a tree to show
+  for (QWidget* control : std::initializer_list<QWidget*>{sunburstButton_, nodeLinkButton_, fitButton_, debugButton_, teaching_, gameBox_})
+    control->setEnabled(hasTree);
+  follow_->setEnabled(hasTree && !board);
+  refreshButton_->setEnabled(hasTree && running && !follow_->isChecked() && !board);
+  step_->setVisible(hasTree && teachingMode());
   step_->setEnabled(board ? board_ && !boardTreePending_ && boardTreeProblem_.isEmpty() && view_->layout() : paused && requests_.empty());
+  if (!hasTree) {
+    status_->setText(noTree_);
+    hint_->hide();
+    path_->hide();
+    return;
+  }
   if (!teachingMode()) hint_->clear();
   else if (board) hint_->setText(boardTreeProblem_.isEmpty() ? tr("Each step animates selection, expansion and backup.") : boardTreeProblem_);
   else if (!running) hint_->setText(tr("Start a run, then pause it to step."));

@@ -257,6 +257,9 @@ class SearchTreePanel : public QWidget {
   void setRunController(RunController* run);
   // The Board whose position the tree can follow (setGame(kBoardPosition)) and whose agent grows it.
   void setBoard(PlayPanel* board);
+  // The open project's algorithm: one without a tree to show (PPO; MuZero's learned-model search,
+  // not drawn yet) turns the controls off and says why in the status line.
+  void showAlgorithm(const std::string& algorithm);
   SearchTreeView* view() const { return view_; }
   int requestsInFlight() const { return int(requests_.size()); }
   bool teachingMode() const;
@@ -320,6 +323,7 @@ class SearchTreePanel : public QWidget {
   int game_ = 0;
   bool refreshWanted_ = false;  // one live snapshot, asked for while the view holds still
   QLabel *hint_, *status_, *path_;
+  QString noTree_;  // why the open project has no tree to show; empty when it has one
   QPointer<RunController> run_;
   QTimer ticker_;
   QElapsedTimer sinceLastRequest_;
